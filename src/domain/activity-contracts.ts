@@ -1,0 +1,86 @@
+/** Inputs and outputs of the activities, shared by workflow code (as types) and activity code. */
+import type { Json } from './canonical';
+import type { ToolIntent } from './identity';
+import type { PlannerConfig, RetryStrategy } from './run';
+
+/**
+ * A tool outcome as the next planning step sees it: parsed, promoted fields only, in a data channel of its own.
+ * `data` is untrusted: it came from a downstream system and is never concatenated into instructions.
+ */
+export interface Observation {
+  readonly logicalCallId: string;
+  readonly providerCallId: string;
+  readonly toolName: string;
+  readonly state: 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
+  readonly data?: Json;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+export interface PlanRequest {
+  readonly runId: string;
+  readonly turn: number;
+  readonly goal: string;
+  readonly planner: PlannerConfig;
+  readonly observations: readonly Observation[];
+}
+
+export interface ProposedCall {
+  readonly providerCallId: string;
+  readonly name: string;
+  /** The raw argument text the model produced: parsed and validated by the workflow, never trusted. */
+  readonly argumentsJson: string;
+}
+
+export type PlanResponse =
+  | { readonly kind: 'proposals'; readonly proposals: readonly ProposedCall[]; readonly attempt: number }
+  | { readonly kind: 'final'; readonly text: string; readonly attempt: number };
+
+export interface DispatchRequest {
+  readonly intent: ToolIntent;
+  readonly service: string;
+  readonly route: string;
+  /** The canonical arguments: exactly what was hashed into `intent.argumentsHash`. */
+  readonly body: Json;
+  readonly strategy: RetryStrategy;
+  /** Which workflow-level dispatch of this call this is (1 = first). */
+  readonly dispatch: number;
+  /** The key to send: the operation key, or a fresh one under the naive strategy. */
+  readonly keyUsed: string;
+}
+
+export interface DispatchResponse {
+  readonly outcome: 'succeeded' | 'rejected';
+  readonly httpStatus: number;
+  /** The downstream's response body: untrusted until the workflow validates it against the tool's schema. */
+  readonly body: unknown;
+  readonly receipt?: string;
+  /** The downstream answered from its idempotency record instead of committing a new effect. */
+  readonly replayed: boolean;
+  /** Temporal's attempt number for this dispatch activity. */
+  readonly attempt: number;
+  readonly fence: number;
+  /** The idempotency key this attempt actually sent. */
+  readonly keyUsed: string;
+  /** Set when an earlier attempt's outcome was unknown and this attempt settled it. */
+  readonly recoveredVia?: 'receipt_lookup' | 'same_key_replay';
+  readonly errorCode?: string;
+  readonly errorMessage?: string;
+  readonly workerIdentity: string;
+}
+
+export interface ReconcileRequest {
+  readonly intent: ToolIntent;
+  readonly service: string;
+  /** Seal a missing key, so a late request can no longer commit after we concluded "no effect". */
+  readonly seal: boolean;
+}
+
+export type ReconcileResponse =
+  | {
+      readonly kind: 'found';
+      readonly status: 'completed' | 'failed';
+      readonly receipt?: string;
+      readonly result?: unknown;
+      readonly errorCode?: string;
+    }
+  | { readonly kind: 'not_found'; readonly sealed: boolean };

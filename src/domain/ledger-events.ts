@@ -1,0 +1,103 @@
+/**
+ * The run's domain events: the durable ledger kept in workflow state and therefore in Temporal history.
+ * Every event carries the ids and versions that explain it, not only a timestamp.
+ */
+import type { ToolIntent } from './identity';
+import type { Budgets, RetryStrategy, StopReason } from './run';
+
+export type CallState = 'PROPOSED' | 'VALIDATED' | 'AUTHORIZED' | 'INTENT_RECORDED' | 'DISPATCHING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
+
+export type LedgerEventBody =
+  | {
+      readonly type: 'RunCreated';
+      readonly runId: string;
+      readonly principalId: string;
+      readonly tenant: string;
+      readonly policyVersion: string;
+      readonly strategy: RetryStrategy;
+      readonly deadlineAt: string;
+      readonly budgets: Budgets;
+      readonly reducerVersion: number;
+    }
+  | { readonly type: 'ModelRequestStarted'; readonly turn: number }
+  | {
+      readonly type: 'ModelResponseRecorded';
+      readonly turn: number;
+      readonly proposals: number;
+      readonly final: boolean;
+      readonly attempt: number;
+    }
+  | {
+      readonly type: 'ToolProposalRecorded';
+      readonly turn: number;
+      readonly logicalCallId: string;
+      readonly providerCallId: string;
+      readonly toolName: string;
+    }
+  | {
+      readonly type: 'ProposalRejected';
+      readonly logicalCallId: string;
+      readonly code: string;
+      readonly message: string;
+    }
+  | {
+      readonly type: 'ArgumentsCanonicalized';
+      readonly logicalCallId: string;
+      readonly toolVersion: number;
+      readonly argumentsHash: string;
+      readonly operationKey: string;
+    }
+  | {
+      readonly type: 'AuthorizationAllowed' | 'AuthorizationDenied';
+      readonly logicalCallId: string;
+      readonly principalId: string;
+      readonly tenant: string;
+      readonly action: string;
+      readonly resource: string;
+      readonly argumentsHash: string;
+      readonly policyVersion: string;
+      readonly issuedAt: string;
+      readonly expiresAt: string;
+      readonly reason: string;
+    }
+  | { readonly type: 'DispatchIntentRecorded'; readonly logicalCallId: string; readonly intent: ToolIntent }
+  | {
+      readonly type: 'ToolAttemptStarted';
+      readonly logicalCallId: string;
+      /** Which dispatch of this call (1 = first); Temporal's own attempts inside it are reported with the result. */
+      readonly dispatch: number;
+      readonly keyUsed: string;
+    }
+  | {
+      readonly type: 'ToolOutcomeMarkedUnknown';
+      readonly logicalCallId: string;
+      readonly cause: string;
+      readonly attempts: number;
+    }
+  | {
+      readonly type: 'ToolEffectReconciled';
+      readonly logicalCallId: string;
+      readonly via: 'receipt_lookup' | 'same_key_replay' | 'operator';
+      readonly outcome: 'SUCCEEDED' | 'FAILED';
+      readonly receipt?: string;
+      readonly detail: string;
+    }
+  | {
+      readonly type: 'ToolResultRecorded';
+      readonly logicalCallId: string;
+      readonly state: 'SUCCEEDED' | 'FAILED';
+      readonly attempts: number;
+      readonly receipt?: string;
+      readonly resultHash?: string;
+      readonly errorCode?: string;
+      readonly replayed: boolean;
+      readonly fence?: number;
+      readonly workerIdentity?: string;
+    }
+  | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }
+  | { readonly type: 'RunCompleted'; readonly stopReason: StopReason; readonly detail: string };
+
+export type LedgerEventType = LedgerEventBody['type'];
+
+/** An event as stored: the body plus its position and the workflow-task time at which it was appended. */
+export type LedgerEvent = LedgerEventBody & { readonly seq: number; readonly at: string };

@@ -1,0 +1,164 @@
+/**
+ * The pure, versioned reducer. `reduce(events, version)` rebuilds the projection; `projectionHash` hashes it.
+ * Invariants: replay of the same events with the same reducer version gives the same hash, and a dispatch
+ * (ToolAttemptStarted) without an earlier DispatchIntentRecorded for its call is a recorded violation.
+ */
+import { hashCanonical } from './canonical';
+import type { CallState, LedgerEvent } from './ledger-events';
+import type { StopReason } from './run';
+
+export const REDUCER_VERSION = 1;
+
+export interface CallView {
+  readonly logicalCallId: string;
+  readonly toolName: string;
+  readonly providerCallIds: readonly string[];
+  readonly turn: number;
+  readonly state: CallState;
+  readonly operationKey: string | null;
+  readonly argumentsHash: string | null;
+  readonly policyVersion: string | null;
+  readonly dispatches: number;
+  readonly attempts: number;
+  readonly receipt: string | null;
+  readonly errorCode: string | null;
+  readonly reconciledVia: string | null;
+}
+
+export interface Projection {
+  readonly reducerVersion: number;
+  readonly runId: string | null;
+  readonly principalId: string | null;
+  readonly tenant: string | null;
+  readonly status: 'running' | 'waiting_for_operator' | 'stopped';
+  readonly stopReason: StopReason | null;
+  readonly turns: number;
+  readonly intents: number;
+  readonly calls: Readonly<Record<string, CallView>>;
+  readonly violations: readonly string[];
+}
+
+export class UnsupportedReducerVersion extends Error {
+  override readonly name = 'Reducer.UnsupportedVersion';
+}
+
+export function emptyProjection(): Projection {
+  return {
+    reducerVersion: REDUCER_VERSION,
+    runId: null,
+    principalId: null,
+    tenant: null,
+    status: 'running',
+    stopReason: null,
+    turns: 0,
+    intents: 0,
+    calls: {},
+    violations: [],
+  };
+}
+
+export function reduce(events: readonly LedgerEvent[], version: number = REDUCER_VERSION): Projection {
+  if (version !== REDUCER_VERSION) throw new UnsupportedReducerVersion(`reducer version ${version} is not known`);
+  return events.reduce(apply, emptyProjection());
+}
+
+export function projectionHash(p: Projection): string {
+  return hashCanonical(p);
+}
+
+function patchCall(p: Projection, id: string, patch: Partial<CallView>, event: LedgerEvent): Projection {
+  const current = p.calls[id];
+  if (current === undefined) {
+    return { ...p, violations: [...p.violations, `#${event.seq} ${event.type} for unknown call ${id}`] };
+  }
+  return { ...p, calls: { ...p.calls, [id]: { ...current, ...patch } } };
+}
+
+/** Apply one event. Pure: the same projection and event always give the same result. */
+export function apply(p: Projection, e: LedgerEvent): Projection {
+  switch (e.type) {
+    case 'RunCreated':
+      return { ...p, runId: e.runId, principalId: e.principalId, tenant: e.tenant };
+    case 'ModelRequestStarted':
+      return { ...p, turns: Math.max(p.turns, e.turn) };
+    case 'ModelResponseRecorded':
+      return p;
+    case 'ToolProposalRecorded': {
+      const existing = p.calls[e.logicalCallId];
+      const call: CallView = existing
+        ? { ...existing, providerCallIds: [...existing.providerCallIds, e.providerCallId] }
+        : {
+            logicalCallId: e.logicalCallId,
+            toolName: e.toolName,
+            providerCallIds: [e.providerCallId],
+            turn: e.turn,
+            state: 'PROPOSED',
+            operationKey: null,
+            argumentsHash: null,
+            policyVersion: null,
+            dispatches: 0,
+            attempts: 0,
+            receipt: null,
+            errorCode: null,
+            reconciledVia: null,
+          };
+      return { ...p, calls: { ...p.calls, [e.logicalCallId]: call } };
+    }
+    case 'ProposalRejected':
+      return patchCall(p, e.logicalCallId, { state: 'FAILED', errorCode: e.code }, e);
+    case 'ArgumentsCanonicalized':
+      return patchCall(
+        p,
+        e.logicalCallId,
+        { state: 'VALIDATED', operationKey: e.operationKey, argumentsHash: e.argumentsHash },
+        e,
+      );
+    case 'AuthorizationAllowed':
+      return patchCall(p, e.logicalCallId, { state: 'AUTHORIZED', policyVersion: e.policyVersion }, e);
+    case 'AuthorizationDenied':
+      return patchCall(
+        p,
+        e.logicalCallId,
+        { state: 'FAILED', policyVersion: e.policyVersion, errorCode: 'Authorization.Denied' },
+        e,
+      );
+    case 'DispatchIntentRecorded':
+      return { ...patchCall(p, e.logicalCallId, { state: 'INTENT_RECORDED' }, e), intents: p.intents + 1 };
+    case 'ToolAttemptStarted': {
+      const call = p.calls[e.logicalCallId];
+      const intentRecorded = call !== undefined && call.state !== 'PROPOSED' && call.state !== 'VALIDATED' && call.state !== 'AUTHORIZED';
+      const q = intentRecorded
+        ? p
+        : { ...p, violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`] };
+      return patchCall(q, e.logicalCallId, { state: 'DISPATCHING', dispatches: (call?.dispatches ?? 0) + 1 }, e);
+    }
+    case 'ToolOutcomeMarkedUnknown':
+      return patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: e.attempts }, e);
+    case 'ToolEffectReconciled':
+      return patchCall(
+        p,
+        e.logicalCallId,
+        { state: e.outcome, receipt: e.receipt ?? null, reconciledVia: e.via },
+        e,
+      );
+    case 'ToolResultRecorded':
+      return patchCall(
+        p,
+        e.logicalCallId,
+        { state: e.state, attempts: e.attempts, receipt: e.receipt ?? null, errorCode: e.errorCode ?? null },
+        e,
+      );
+    case 'OperatorWaitStarted':
+      return { ...p, status: 'waiting_for_operator' };
+    case 'RunCompleted':
+      return { ...p, status: 'stopped', stopReason: e.stopReason };
+  }
+}
+
+/** Calls that are still UNKNOWN: the run cannot complete while any remains. */
+export function unknownCalls(p: Projection): string[] {
+  return Object.values(p.calls)
+    .filter((c) => c.state === 'UNKNOWN')
+    .map((c) => c.logicalCallId)
+    .sort();
+}

@@ -1,0 +1,68 @@
+/**
+ * The tool-definition API. One declaration per tool: argument and result schemas, the canonical form that is
+ * hashed and sent downstream, the effect it protects, its idempotency contract and its authorization mapping.
+ *
+ * Declarations are pure data and pure functions: the workflow validates, canonicalizes and authorizes with them
+ * inside the deterministic sandbox; activities use the same declaration to dispatch.
+ */
+import type { z } from 'zod';
+import type { Json } from './canonical';
+
+/** How a downstream contract lets us recover after a lost response. */
+export type IdempotencyContract =
+  /** The downstream deduplicates the same key with the same arguments: a same-key retry is safe. */
+  | 'idempotent_by_key'
+  /** The downstream can be asked by key whether the effect exists, but a retry is not deduplicated. */
+  | 'reconcilable_by_lookup'
+  /** Neither: a lost response can only be settled by an operator. */
+  | 'none';
+
+export interface DispatchContext {
+  readonly tenant: string;
+  readonly principalId: string;
+}
+
+/** What authorization needs to know about one call, derived from its canonical arguments. */
+export interface AuthorizationRequest {
+  readonly action: string;
+  /** A tenant-scoped resource id, `tenant/kind/id`. */
+  readonly resource: string;
+  readonly resourceTenant: string;
+  /** The amount at stake, in minor units, when the call moves money. */
+  readonly amountMinor?: number;
+  readonly currency?: string;
+}
+
+export interface ToolDefinition<A = unknown, R = unknown> {
+  /** Stable name the model sees, e.g. `wallet_debit`. */
+  readonly name: string;
+  /** Bumped when the canonical form or the downstream contract changes; part of the operation key. */
+  readonly version: number;
+  readonly description: string;
+  readonly args: z.ZodType<A>;
+  readonly result: z.ZodType<R>;
+  /** Largest accepted argument JSON, in bytes, checked before parsing the schema. */
+  readonly maxArgumentBytes: number;
+  /** Largest accepted result JSON, in bytes. */
+  readonly maxResultBytes: number;
+  /** Which downstream service performs the effect, and the route of the mutating request. */
+  readonly service: string;
+  readonly route: string;
+  /** The effect the operation key protects, e.g. `wallet.charge`. */
+  readonly effectScope: string;
+  readonly idempotency: IdempotencyContract;
+  /** The canonical arguments: explicit units, tenant-scoped ids, sorted sets, zoned times, no secrets. */
+  canonicalize(args: A, ctx: DispatchContext): Json;
+  authorization(args: A, ctx: DispatchContext): AuthorizationRequest;
+  /** One line for the Temporal UI's activity summary. */
+  summary(args: A): string;
+  /** The fields of a validated result that the next planning step may see. Everything else stays out. */
+  promote(result: R): Json;
+}
+
+/** Identity helper that keeps the declaration's generic types. */
+export function defineTool<A, R>(def: ToolDefinition<A, R>): ToolDefinition<A, R> {
+  return def;
+}
+
+export type AnyTool = ToolDefinition<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,0 +1,51 @@
+/** The wallet's tools, declared once: used by the workflow (validation, keys, policy) and by activities. */
+import { z } from 'zod';
+import { defineTool } from '../domain/tool';
+import { formatMoney, Money, PositiveMoney } from '../domain/money';
+
+const AccountId = z.string().regex(/^[a-z0-9_-]{1,64}$/i, 'an account id like acct_1');
+
+export const walletDebit = defineTool({
+  name: 'wallet_debit',
+  version: 1,
+  description: 'Debit an amount from a customer account in the caller tenant. Charges real money.',
+  args: z
+    .object({
+      account: AccountId,
+      amount: PositiveMoney,
+      memo: z.string().max(200).optional(),
+    })
+    .strict(),
+  result: z
+    .object({
+      receipt: z.string().min(1).max(128),
+      tenant: z.string(),
+      account: z.string(),
+      amount: Money,
+      balanceAfter: Money,
+    })
+    .passthrough(),
+  maxArgumentBytes: 4096,
+  maxResultBytes: 16384,
+  service: 'wallet',
+  route: '/v1/debits',
+  effectScope: 'wallet.charge',
+  idempotency: 'idempotent_by_key',
+  canonicalize: (args, ctx) => ({
+    tenant: ctx.tenant,
+    account: args.account,
+    amount: { minor: args.amount.minor, currency: args.amount.currency },
+    ...(args.memo === undefined ? {} : { memo: args.memo.normalize('NFC').trim() }),
+  }),
+  authorization: (args, ctx) => ({
+    action: 'wallet.debit',
+    resource: `${ctx.tenant}/account/${args.account}`,
+    resourceTenant: ctx.tenant,
+    amountMinor: args.amount.minor,
+    currency: args.amount.currency,
+  }),
+  summary: (args) => `wallet_debit ${args.account} ${formatMoney(args.amount)}`,
+  promote: (r) => ({ receipt: r.receipt, account: r.account, amount: r.amount, balanceAfter: r.balanceAfter }),
+});
+
+export const walletTools = [walletDebit] as const;
