@@ -1,0 +1,127 @@
+/**
+ * Tool dispatch and reconciliation activities: the only code that talks to downstream services on a run's
+ * behalf. No retries happen here: Temporal retries the activity (one retry owner), and every retry applies the
+ * run's strategy before it sends anything again.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type {
+  DispatchRequest,
+  DispatchResponse,
+  ReconcileRequest,
+  ReconcileResponse,
+} from '../src/domain/activity-contracts';
+import { Failure } from '../src/domain/failures';
+import type { DownstreamClient } from '../src/downstream/client';
+
+export interface DispatchDeps {
+  /** One client per downstream service name (`wallet`, ...). */
+  readonly services: Readonly<Record<string, DownstreamClient>>;
+  readonly workerIdentity: string;
+}
+
+/** Fence for one attempt: monotonic per operation key across workflow-level dispatches and Temporal attempts. */
+export function fenceFor(dispatch: number, attempt: number): number {
+  return dispatch * 1000 + attempt;
+}
+
+function receiptOf(body: unknown): string | undefined {
+  if (typeof body === 'object' && body !== null && 'receipt' in body) {
+    const r = (body as { receipt: unknown }).receipt;
+    return typeof r === 'string' ? r : undefined;
+  }
+  return undefined;
+}
+
+export function createDispatchActivities(deps: DispatchDeps) {
+  function client(service: string): DownstreamClient {
+    const c = deps.services[service];
+    if (c === undefined) throw ApplicationFailure.nonRetryable(`no downstream configured for ${service}`, 'Config.MissingService');
+    return c;
+  }
+
+  async function dispatchTool(req: DispatchRequest): Promise<DispatchResponse> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const fence = fenceFor(req.dispatch, attempt);
+    const downstream = client(req.service);
+    // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
+    const key = req.strategy === 'blind_retry' && attempt > 1 ? `${req.keyUsed}~a${attempt}` : req.keyUsed;
+    const base = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity };
+    let recoveredVia: DispatchResponse['recoveredVia'];
+
+    if (attempt > 1 && req.strategy === 'check_receipt') {
+      // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
+      const found = await downstream.lookup(req.keyUsed, { seal: false });
+      if (found.kind === 'unreachable') throw ApplicationFailure.retryable(found.reason, Failure.DispatchUnavailable);
+      if (found.kind === 'found') {
+        const r = found.record;
+        if (r.status === 'in_progress') throw ApplicationFailure.retryable('earlier attempt still in progress', Failure.IdempotencyInProgress);
+        if (r.status === 'completed') {
+          return { ...base, outcome: 'succeeded', httpStatus: 200, body: r.result, receipt: r.receipt, replayed: true, recoveredVia: 'receipt_lookup' };
+        }
+        if (r.status === 'failed') {
+          return {
+            ...base,
+            outcome: 'rejected',
+            httpStatus: 422,
+            body: r.error,
+            replayed: true,
+            errorCode: r.error?.error ?? Failure.DispatchRejected,
+            errorMessage: r.error?.message ?? 'rejected by the downstream',
+          };
+        }
+      }
+    }
+
+    const sent = await downstream.send(req.route, req.body, {
+      key,
+      argumentsHash: req.intent.argumentsHash,
+      fence,
+      signal: ctx.cancellationSignal,
+    });
+    switch (sent.kind) {
+      case 'ok':
+        if (attempt > 1 && sent.replayed) recoveredVia = 'same_key_replay';
+        return {
+          ...base,
+          outcome: 'succeeded',
+          httpStatus: sent.status,
+          body: sent.body,
+          receipt: receiptOf(sent.body),
+          replayed: sent.replayed,
+          ...(recoveredVia ? { recoveredVia } : {}),
+        };
+      case 'rejected': {
+        if (sent.code === Failure.IdempotencyArgumentsMismatch || sent.code === Failure.IdempotencyKeySealed || sent.code === Failure.FenceStale) {
+          throw ApplicationFailure.nonRetryable(`downstream refused the key: ${sent.code}`, sent.code);
+        }
+        const message = typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body ? String((sent.body as { message: unknown }).message) : sent.code;
+        return { ...base, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.code, errorMessage: message };
+      }
+      case 'in_progress':
+        throw ApplicationFailure.retryable('an attempt with this key is in progress downstream', Failure.IdempotencyInProgress);
+      case 'unavailable':
+        throw ApplicationFailure.retryable(`downstream unavailable, nothing committed: ${sent.reason}`, Failure.DispatchUnavailable);
+      case 'response_lost':
+        throw ApplicationFailure.retryable(`request sent, response lost: ${sent.reason}`, Failure.DispatchResponseLost);
+    }
+  }
+
+  async function reconcileCall(req: ReconcileRequest): Promise<ReconcileResponse> {
+    const found = await client(req.service).lookup(req.intent.operationKey, { seal: req.seal });
+    if (found.kind === 'unreachable') throw ApplicationFailure.retryable(found.reason, Failure.ReconcileUnreachable);
+    if (found.kind === 'not_found') return { kind: 'not_found', sealed: found.sealed };
+    const r = found.record;
+    if (r.status === 'in_progress') throw ApplicationFailure.retryable('effect still in progress downstream', Failure.IdempotencyInProgress);
+    if (r.status === 'sealed') return { kind: 'not_found', sealed: true };
+    return {
+      kind: 'found',
+      status: r.status,
+      ...(r.receipt !== undefined ? { receipt: r.receipt } : {}),
+      ...(r.result !== undefined ? { result: r.result } : {}),
+      ...(r.error !== undefined ? { errorCode: r.error.error } : {}),
+    };
+  }
+
+  return { dispatchTool, reconcileCall };
+}

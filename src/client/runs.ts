@@ -1,0 +1,36 @@
+/** Client-side helpers: start an agent run, read its ledger. */
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { AgentRunInput, AgentRunResult } from '../domain/run';
+import type { agentRun } from '../../workflows/agent-run.workflow';
+import { ledgerQuery } from '../../workflows/definitions';
+import type { LedgerSnapshot } from '../../workflows/ledger';
+import { SA } from '../server/search-attributes';
+
+export interface StartRunOptions {
+  readonly workflowId: string;
+  readonly taskQueue: string;
+  readonly input: AgentRunInput;
+}
+
+export async function startAgentRun(client: Client, opts: StartRunOptions): Promise<WorkflowHandle<typeof agentRun>> {
+  const { input } = opts;
+  return client.workflow.start<typeof agentRun>('agentRun', {
+    workflowId: opts.workflowId,
+    taskQueue: opts.taskQueue,
+    args: [input],
+    staticSummary: `agent run for ${input.principal.id} (${input.principal.tenant}) · strategy ${input.strategy}`,
+    staticDetails: `goal: ${input.goal}\n\ndeadline: ${input.deadlineAt}`,
+    typedSearchAttributes: [
+      { key: SA.status, value: 'running' },
+      { key: SA.principal, value: input.principal.id },
+      { key: SA.tenant, value: input.principal.tenant },
+      { key: SA.strategy, value: input.strategy },
+    ],
+  });
+}
+
+export async function readLedger(handle: WorkflowHandle, upTo?: number): Promise<LedgerSnapshot> {
+  return upTo === undefined ? handle.query(ledgerQuery) : handle.query(ledgerQuery, upTo);
+}
+
+export type { AgentRunResult };

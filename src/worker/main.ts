@@ -1,0 +1,39 @@
+/**
+ * A worker process. Configuration from the environment:
+ *   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LEDGERLOOP_TASK_QUEUE,
+ *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
+ *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS.
+ * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
+ */
+import { Runtime } from '@temporalio/worker';
+import { createLedgerloopWorker, DEFAULT_TASK_QUEUE } from './worker';
+
+function services(): Record<string, string> {
+  if (process.env.LEDGERLOOP_SERVICES) return JSON.parse(process.env.LEDGERLOOP_SERVICES) as Record<string, string>;
+  if (process.env.LEDGERLOOP_WALLET_URL) return { wallet: process.env.LEDGERLOOP_WALLET_URL };
+  throw new Error('set LEDGERLOOP_SERVICES or LEDGERLOOP_WALLET_URL');
+}
+
+export async function runWorkerProcess(): Promise<void> {
+  Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => console.error(`[worker] ${m}`), error: (m) => console.error(`[worker] ${m}`) } });
+  const cached = process.env.LEDGERLOOP_MAX_CACHED_WORKFLOWS;
+  const { worker, identity } = await createLedgerloopWorker({
+    address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    services: services(),
+    ...(process.env.LEDGERLOOP_WORKFLOW_BUNDLE ? { workflowBundlePath: process.env.LEDGERLOOP_WORKFLOW_BUNDLE } : {}),
+    ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
+    ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),
+  });
+  const run = worker.run();
+  process.stdout.write(`${JSON.stringify({ worker: identity, pid: process.pid })}\n`);
+  await run;
+}
+
+if (require.main === module) {
+  runWorkerProcess().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

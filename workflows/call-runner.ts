@@ -1,0 +1,121 @@
+/**
+ * Runs one logical call: dispatch under its key, then settle the outcome. A timeout or a lost response makes
+ * the call UNKNOWN, never FAILED; reconciliation asks the downstream by key and settles it, or leaves it
+ * UNKNOWN for an operator.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { reconcilePreset, toolDispatchPreset, type DeadlineClock } from '../src/domain/activity-presets';
+import type { Observation } from '../src/domain/activity-contracts';
+import { hashCanonical, type Json } from '../src/domain/canonical';
+import { classifyDispatchFailure, Failure, type FailureLike } from '../src/domain/failures';
+import { blindRetryKey } from '../src/domain/identity';
+import type { RetryStrategy } from '../src/domain/run';
+import type { Ledger } from './ledger';
+import type { ReadyCall } from './proposals';
+
+export interface CallRunnerContext {
+  readonly ledger: Ledger;
+  readonly strategy: RetryStrategy;
+  readonly tenant: string;
+  readonly clock: () => DeadlineClock;
+}
+
+function keyPrefix(key: string): string {
+  return key.slice(0, 14);
+}
+
+/** Validate an untrusted result: size, schema, tenant. Only the promoted fields go on to the model. */
+function admitResult(call: ReadyCall, tenant: string, body: unknown): { data: Json } | { error: { code: string; message: string } } {
+  const text = JSON.stringify(body ?? null);
+  if (text.length > call.tool.maxResultBytes) {
+    return { error: { code: Failure.ResultInvalid, message: `result exceeds ${call.tool.maxResultBytes} bytes` } };
+  }
+  const parsed = call.tool.result.safeParse(body);
+  if (!parsed.success) return { error: { code: Failure.ResultInvalid, message: 'result does not match the tool result schema' } };
+  const resultTenant = (parsed.data as { tenant?: unknown }).tenant;
+  if (resultTenant !== undefined && resultTenant !== tenant) {
+    return { error: { code: Failure.ResultInvalid, message: 'result names another tenant' } };
+  }
+  return { data: call.tool.promote(parsed.data) };
+}
+
+export async function runCall(ctx: CallRunnerContext, call: ReadyCall): Promise<Observation> {
+  const { ledger, strategy } = ctx;
+  const { intent } = call;
+  const id = intent.logicalCallId;
+  const base = { logicalCallId: id, providerCallId: intent.providerCallId, toolName: intent.toolName };
+  const summary = `${call.tool.summary(call.args)} · ${id} · ${keyPrefix(intent.operationKey)}`;
+  const maxDispatches = strategy === 'blind_retry' ? 2 : 1;
+
+  for (let dispatch = 1; ; dispatch++) {
+    const keyUsed = strategy === 'blind_retry' ? blindRetryKey(intent.operationKey, dispatch) : intent.operationKey;
+    ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed });
+    try {
+      const { dispatchTool } = proxyActivities<Activities>(toolDispatchPreset(ctx.clock(), summary));
+      const r = await dispatchTool({ intent, service: call.tool.service, route: call.tool.route, body: call.body, strategy, dispatch, keyUsed });
+      if (r.recoveredVia !== undefined) {
+        ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: 'earlier attempt did not report', attempts: r.attempt - 1 });
+        ledger.append({
+          type: 'ToolEffectReconciled',
+          logicalCallId: id,
+          via: r.recoveredVia,
+          outcome: r.outcome === 'succeeded' ? 'SUCCEEDED' : 'FAILED',
+          ...(r.receipt !== undefined ? { receipt: r.receipt } : {}),
+          detail: `attempt ${r.attempt} found the effect of an earlier attempt`,
+        });
+      }
+      const common = { attempts: r.attempt, replayed: r.replayed, fence: r.fence, workerIdentity: r.workerIdentity };
+      if (r.outcome === 'rejected') {
+        const code = r.errorCode ?? Failure.DispatchRejected;
+        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: code, ...common });
+        return { ...base, state: 'FAILED', error: { code, message: r.errorMessage ?? code } };
+      }
+      const admitted = admitResult(call, ctx.tenant, r.body);
+      ledger.append({
+        type: 'ToolResultRecorded',
+        logicalCallId: id,
+        state: 'SUCCEEDED',
+        ...(r.receipt !== undefined ? { receipt: r.receipt } : {}),
+        resultHash: hashCanonical(r.body ?? null),
+        ...('error' in admitted ? { errorCode: admitted.error.code } : {}),
+        ...common,
+      });
+      return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
+    } catch (err) {
+      const verdict = classifyDispatchFailure(err as FailureLike);
+      if (verdict.state === 'FAILED') {
+        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: verdict.code, attempts: 0, replayed: false });
+        return { ...base, state: 'FAILED', error: { code: verdict.code, message: verdict.message } };
+      }
+      ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: verdict.cause, attempts: ctx.clock().limits.tool });
+      if (strategy === 'blind_retry') {
+        // The naive loop: dispatch again under a fresh key, then give up and call it failed. This is the bug.
+        if (dispatch < maxDispatches) continue;
+        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: 'Naive.AssumedFailed', attempts: 0, replayed: false });
+        return { ...base, state: 'FAILED', error: { code: 'Naive.AssumedFailed', message: verdict.cause } };
+      }
+      return reconcile(ctx, call, base);
+    }
+  }
+}
+
+async function reconcile(ctx: CallRunnerContext, call: ReadyCall, base: Omit<Observation, 'state'>): Promise<Observation> {
+  const { ledger } = ctx;
+  const id = call.intent.logicalCallId;
+  try {
+    const { reconcileCall } = proxyActivities<Activities>(reconcilePreset(ctx.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`));
+    const r = await reconcileCall({ intent: call.intent, service: call.tool.service, seal: true });
+    if (r.kind === 'found' && r.status === 'completed') {
+      ledger.append({ type: 'ToolEffectReconciled', logicalCallId: id, via: 'receipt_lookup', outcome: 'SUCCEEDED', ...(r.receipt ? { receipt: r.receipt } : {}), detail: 'the downstream holds the effect under the operation key' });
+      const admitted = admitResult(call, ctx.tenant, r.result);
+      return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
+    }
+    const detail = r.kind === 'found' ? `the downstream recorded a terminal failure ${r.errorCode ?? ''}`.trim() : 'no effect under the key; the key is now sealed';
+    ledger.append({ type: 'ToolEffectReconciled', logicalCallId: id, via: 'receipt_lookup', outcome: 'FAILED', detail });
+    return { ...base, state: 'FAILED', error: { code: r.kind === 'found' ? (r.errorCode ?? Failure.DispatchRejected) : 'Reconcile.NoEffect', message: detail } };
+  } catch {
+    // Reconciliation could not establish the outcome: the call stays UNKNOWN and an operator must settle it.
+    return { ...base, state: 'UNKNOWN', error: { code: Failure.ReconcileUnreachable, message: 'outcome unknown; waiting for an operator' } };
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The run's ledger inside the workflow: an append-only list of domain events plus the projection the pure
+ * reducer keeps up to date. Appends happen in workflow code only, so replay rebuilds them exactly.
+ */
+import type { LedgerEvent, LedgerEventBody } from '../src/domain/ledger-events';
+import { apply, emptyProjection, projectionHash, reduce, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
+
+export interface LedgerSnapshot {
+  readonly reducerVersion: number;
+  readonly eventCount: number;
+  readonly events: readonly LedgerEvent[];
+  readonly projection: Projection;
+  readonly projectionHash: string;
+}
+
+export class Ledger {
+  private readonly events: LedgerEvent[] = [];
+  private current: Projection = emptyProjection();
+
+  append(body: LedgerEventBody): LedgerEvent {
+    // Date.now() in workflow code is the workflow-task time: deterministic on replay.
+    const event = { ...body, seq: this.events.length + 1, at: new Date(Date.now()).toISOString() } as LedgerEvent;
+    this.events.push(event);
+    this.current = apply(this.current, event);
+    return event;
+  }
+
+  get projection(): Projection {
+    return this.current;
+  }
+
+  get size(): number {
+    return this.events.length;
+  }
+
+  /** The ledger as a query returns it; `upTo` rebuilds the projection of the first n events only. */
+  snapshot(upTo?: number): LedgerSnapshot {
+    const events = upTo === undefined ? this.events.slice() : this.events.slice(0, upTo);
+    const projection = upTo === undefined ? this.current : reduce(events, REDUCER_VERSION);
+    return {
+      reducerVersion: REDUCER_VERSION,
+      eventCount: events.length,
+      events,
+      projection,
+      projectionHash: projectionHash(projection),
+    };
+  }
+}
