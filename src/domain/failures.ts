@@ -55,8 +55,9 @@ export interface FailureLike {
 
 /**
  * Decide UNKNOWN versus FAILED for a dispatch that ended without a result. Only failures that prove no effect
- * (a contract rejection, or an unavailable downstream that refused before committing) become FAILED; a timeout,
- * a lost response and anything unrecognised stay UNKNOWN. "Do not guess."
+ * (a contract rejection: other arguments under the key, a sealed key, a stale fence, a business refusal)
+ * become FAILED; a timeout, a lost response, an unavailable downstream and anything unrecognised stay UNKNOWN
+ * and go to reconciliation. "Do not guess."
  */
 export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   const cause = err.cause ?? err;
@@ -65,9 +66,9 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   }
   if (cause.name === 'CancelledFailure') return { state: 'UNKNOWN', cause: 'cancelled_while_in_flight' };
   const type = cause.type ?? undefined;
-  if (type === Failure.DispatchUnavailable) {
-    return { state: 'FAILED', code: type, message: cause.message ?? 'downstream unavailable, nothing committed' };
-  }
+  // "Unavailable" proves only that the last attempt committed nothing; an earlier attempt's response may have
+  // been lost. Only reconciliation can tell, so it stays UNKNOWN.
+  if (type === Failure.DispatchUnavailable) return { state: 'UNKNOWN', cause: 'unavailable_after_retries' };
   if (type !== undefined && (NON_RETRYABLE_DISPATCH as readonly string[]).includes(type)) {
     return { state: 'FAILED', code: type, message: cause.message ?? type };
   }

@@ -1,0 +1,58 @@
+/** Start one agent run on a test stack with an in-process worker and collect what the durable records say. */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { activityAttempts } from '../../src/client/history-metrics';
+import { readLedger, startAgentRun } from '../../src/client/runs';
+import type { Stack } from '../../src/demo/stack';
+import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
+import type { LedgerSnapshot } from '../../workflows/ledger';
+import { deadlineIn, inProcessWorker, taskQueue } from './stack';
+
+export interface RunOutcome {
+  readonly result: AgentRunResult;
+  readonly ledger: LedgerSnapshot;
+  readonly dispatchAttempts: number;
+  readonly workflowId: string;
+  readonly handle: WorkflowHandle;
+}
+
+export function input(over: Partial<AgentRunInput> & { vars?: Record<string, unknown>; scenario?: string } = {}): AgentRunInput {
+  const { vars, scenario, ...rest } = over;
+  return {
+    principal: { id: 'user:alice', tenant: 'acme' },
+    goal: 'Charge 12.50 EUR for order 1001',
+    strategy: 'same_key_replay',
+    planner: { kind: 'scripted', scenario: scenario ?? 'wallet-debit', vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } } },
+    deadlineAt: deadlineIn(60_000),
+    caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
+    ...rest,
+  };
+}
+
+/** Runs to completion; `during` may act on the handle while the worker runs (approve, resolve, ...). */
+export async function runAgent(
+  stack: Stack,
+  name: string,
+  runInput: AgentRunInput,
+  during?: (handle: WorkflowHandle, worker: Worker) => Promise<void>,
+  opts: { services?: Record<string, string> } = {},
+): Promise<RunOutcome> {
+  const tq = taskQueue(name);
+  const worker = await inProcessWorker(stack, tq, opts.services);
+  const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
+  return worker.runUntil(async () => {
+    const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput });
+    if (during) await during(handle, worker);
+    const result = await handle.result();
+    const ledger = await readLedger(handle);
+    const history = await handle.fetchHistory();
+    const dispatchAttempts = activityAttempts(history)
+      .filter((a) => a.activityType === 'dispatchTool')
+      .reduce((n, a) => n + a.attempts, 0);
+    return { result, ledger, dispatchAttempts, workflowId, handle };
+  });
+}
+
+export function eventTypes(ledger: LedgerSnapshot): string[] {
+  return ledger.events.map((e) => e.type);
+}

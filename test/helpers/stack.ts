@@ -1,0 +1,53 @@
+/**
+ * Integration-test stack: the Temporal server named by TEMPORAL_ADDRESS (`npm test` starts one), a fresh
+ * wallet process per test file, and in-process workers that replay every workflow task (no cache).
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { Runtime, Worker } from '@temporalio/worker';
+import { startStack, type Stack } from '../../src/demo/stack';
+import { createActivities } from '../../activities';
+import { DownstreamClient } from '../../src/downstream/client';
+import { NativeConnection } from '@temporalio/worker';
+
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+  } catch {
+    /* already installed by another helper */
+  }
+}
+
+export async function startTestStack(name: string, opts: { walletRetentionMs?: number } = {}): Promise<Stack> {
+  quietRuntime();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `ledgerloop-${name}-`));
+  return startStack({ name, dataDir, server: { headless: true }, ...opts });
+}
+
+let queue = 0;
+export function taskQueue(name: string): string {
+  queue += 1;
+  return `${name}-${process.pid}-${Date.now()}-${queue}`;
+}
+
+/** An in-process worker with maxCachedWorkflows 0, so every workflow task replays the history from the start. */
+export async function inProcessWorker(stack: Stack, tq: string, services: Record<string, string> = { wallet: stack.wallet.url }): Promise<Worker> {
+  const connection = await NativeConnection.connect({ address: stack.server.address });
+  const clients = Object.fromEntries(Object.entries(services).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })]));
+  return Worker.create({
+    connection,
+    namespace: stack.server.namespace,
+    taskQueue: tq,
+    workflowBundle: { codePath: stack.bundlePath },
+    activities: createActivities({ services: clients, workerIdentity: `test-worker:${process.pid}` }),
+    maxCachedWorkflows: 0,
+  });
+}
+
+export function deadlineIn(ms: number): string {
+  return new Date(Date.now() + ms).toISOString();
+}

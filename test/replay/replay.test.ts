@@ -1,0 +1,55 @@
+/**
+ * Replay tier: every checked-in history replays with the current workflow code; a deliberately changed
+ * workflow fails with a determinism error; a history round-trips through JSON.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { Runtime, Worker } from '@temporalio/worker';
+import { buildWorkflowBundle } from '../../src/worker/bundle';
+
+jest.setTimeout(120_000);
+
+const root = path.join(__dirname, 'histories');
+const fixtures = readdirSync(root).flatMap((version) =>
+  readdirSync(path.join(root, version))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({ name: `${version}/${f}`, file: path.join(root, version, f) })),
+);
+
+let current: { code: string };
+let changed: { code: string };
+
+beforeAll(async () => {
+  try {
+    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+  } catch {
+    /* installed already */
+  }
+  [current, changed] = await Promise.all([
+    buildWorkflowBundle(),
+    buildWorkflowBundle({ workflowsPath: path.join(__dirname, 'changed-workflow', 'index.ts') }),
+  ]);
+});
+
+test('there are checked-in histories to replay', () => {
+  expect(fixtures.length).toBeGreaterThanOrEqual(5);
+});
+
+test.each(fixtures)('$name replays with the current workflow code', async ({ file, name }) => {
+  const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
+  await expect(Worker.runReplayHistory({ workflowBundle: current }, history, name)).resolves.toBeUndefined();
+});
+
+test('a deliberately changed workflow fails with a determinism error', async () => {
+  const first = fixtures.find((f) => f.name.includes('opening-failure')) ?? fixtures[0]!;
+  const history = historyFromJSON(JSON.parse(readFileSync(first.file, 'utf8')));
+  await expect(Worker.runReplayHistory({ workflowBundle: changed }, history, first.name)).rejects.toBeInstanceOf(DeterminismViolationError);
+});
+
+test('a history round-trips through JSON unchanged', () => {
+  const raw = readFileSync(fixtures[0]!.file, 'utf8');
+  const again = historyToJSON(historyFromJSON(JSON.parse(raw)));
+  expect(JSON.parse(again)).toEqual(JSON.parse(raw));
+});

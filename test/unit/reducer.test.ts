@@ -1,0 +1,69 @@
+import type { LedgerEvent, LedgerEventBody } from '../../src/domain/ledger-events';
+import { projectionHash, reduce, REDUCER_VERSION, UnsupportedReducerVersion, unknownCalls } from '../../src/domain/reducer';
+
+let seq = 0;
+const ev = (body: LedgerEventBody): LedgerEvent => ({ ...body, seq: ++seq, at: `2026-01-01T00:00:${String(seq).padStart(2, '0')}.000Z` }) as LedgerEvent;
+const intent = {
+  runId: 'r1',
+  providerCallId: 'call_a',
+  logicalCallId: 'lc_1_a',
+  operationKey: 'op_a',
+  toolName: 'wallet_debit',
+  toolVersion: 1,
+  argumentsHash: 'h',
+  principalId: 'user:alice',
+  tenant: 'acme',
+  policyVersion: 'p/1',
+  deadlineAt: '2026-01-01T00:10:00.000Z',
+};
+function opening(): LedgerEvent[] {
+  seq = 0;
+  return [
+    ev({ type: 'RunCreated', runId: 'r1', principalId: 'user:alice', tenant: 'acme', policyVersion: 'p/1', strategy: 'check_receipt', deadlineAt: intent.deadlineAt, budgets: { maxTurns: 4, maxToolCalls: 4 }, reducerVersion: 1 }),
+    ev({ type: 'ModelRequestStarted', turn: 1 }),
+    ev({ type: 'ToolProposalRecorded', turn: 1, logicalCallId: 'lc_1_a', providerCallId: 'call_a', toolName: 'wallet_debit' }),
+    ev({ type: 'ArgumentsCanonicalized', logicalCallId: 'lc_1_a', toolVersion: 1, argumentsHash: 'h', operationKey: 'op_a' }),
+    ev({ type: 'AuthorizationAllowed', logicalCallId: 'lc_1_a', principalId: 'user:alice', tenant: 'acme', action: 'wallet.debit', resource: 'acme/account/acct_1', argumentsHash: 'h', policyVersion: 'p/1', issuedAt: 'x', expiresAt: 'y', reason: 'ok' }),
+    ev({ type: 'DispatchIntentRecorded', logicalCallId: 'lc_1_a', intent }),
+    ev({ type: 'ToolAttemptStarted', logicalCallId: 'lc_1_a', dispatch: 1, keyUsed: 'op_a' }),
+    ev({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: 'lc_1_a', cause: 'timeout:START_TO_CLOSE', attempts: 3 }),
+  ];
+}
+
+describe('the versioned reducer', () => {
+  test('replay(events, reducerVersion) gives the same projection hash', () => {
+    const events = opening();
+    expect(projectionHash(reduce(events, REDUCER_VERSION))).toBe(projectionHash(reduce(JSON.parse(JSON.stringify(events)) as LedgerEvent[], REDUCER_VERSION)));
+  });
+
+  test('a different history gives a different hash', () => {
+    const events = opening();
+    expect(projectionHash(reduce(events))).not.toBe(projectionHash(reduce(events.slice(0, -1))));
+  });
+
+  test('a lost response leaves the call UNKNOWN, not FAILED, and the run cannot count it as settled', () => {
+    const p = reduce(opening());
+    expect(p.calls['lc_1_a']?.state).toBe('UNKNOWN');
+    expect(unknownCalls(p)).toEqual(['lc_1_a']);
+  });
+
+  test('reconciliation settles the call with the receipt it found', () => {
+    const events = opening();
+    events.push(ev({ type: 'ToolEffectReconciled', logicalCallId: 'lc_1_a', via: 'receipt_lookup', outcome: 'SUCCEEDED', receipt: 'rcpt_1', detail: 'found' }));
+    const p = reduce(events);
+    expect(p.calls['lc_1_a']).toMatchObject({ state: 'SUCCEEDED', receipt: 'rcpt_1', reconciledVia: 'receipt_lookup' });
+    expect(unknownCalls(p)).toEqual([]);
+    expect(p.violations).toEqual([]);
+  });
+
+  test('no dispatch before DispatchIntentRecorded: a dispatch without an intent is a recorded violation', () => {
+    const events = opening().filter((e) => e.type !== 'DispatchIntentRecorded');
+    const p = reduce(events);
+    expect(p.violations).toHaveLength(1);
+    expect(p.violations[0]).toContain('before DispatchIntentRecorded');
+  });
+
+  test('an unknown reducer version is refused rather than guessed', () => {
+    expect(() => reduce(opening(), 99)).toThrow(UnsupportedReducerVersion);
+  });
+});
