@@ -1,0 +1,86 @@
+// @ts-check
+// ESLint 9 flat config. Two jobs: typed linting of all TypeScript (floating promises, type-only imports), and the
+// DETERMINISM BOUNDARY: workflow code and what it may import (src/domain, the search-attribute keys) must not
+// reach Node built-ins, Temporal's client/worker/activity packages, the database or the model SDK, and may
+// import activities as types only (for proxyActivities<typeof activities>).
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const TS_FILES = ['**/*.ts'];
+const BOUNDARY_FILES = ['workflows/**/*.ts', 'src/domain/**/*.ts', 'src/tools/**/*.ts', 'src/server/search-attributes.ts'];
+
+const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
+const builtinMessage = 'Workflow-side code is deterministic and bundled for the sandbox: no Node built-ins.';
+const forbiddenPackages = [
+  { name: '@temporalio/worker', message: 'Workers live outside workflow code.' },
+  { name: '@temporalio/client', message: 'Clients live outside workflow code; use @temporalio/workflow.' },
+  { name: '@temporalio/activity', message: 'Activity context is not available in workflow code.' },
+  { name: 'better-sqlite3', message: 'I/O belongs in activities or services.' },
+  { name: 'openai', message: 'Model calls belong in activities.' },
+];
+
+export default defineConfig(
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.tools/**',
+      '.data/**',
+      'dist/**',
+      'coverage/**',
+      'bench/results/**',
+      'test/replay/histories/**',
+    ],
+  },
+  {
+    files: ['**/*.{js,cjs,mjs}'],
+    extends: [js.configs.recommended],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ['**/*.{js,cjs}'],
+    languageOptions: { sourceType: 'commonjs' },
+  },
+  {
+    files: TS_FILES,
+    extends: [tseslint.configs.recommended],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      globals: { ...globals.node },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    files: BOUNDARY_FILES,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [...nodeBuiltins.map((name) => ({ name, message: builtinMessage })), ...forbiddenPackages],
+          patterns: [
+            { group: ['node:*'], message: builtinMessage },
+            { group: ['better-sqlite3/*', 'openai/*', '@temporalio/worker/*', '@temporalio/client/*'] },
+            {
+              regex: '(^|/)activities(/.*)?$',
+              allowTypeImports: true,
+              message: 'Import activities as types only (`import type`), then use proxyActivities.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

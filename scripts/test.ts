@@ -1,0 +1,115 @@
+/**
+ * `npm test`: starts a Temporal dev server (or uses TEMPORAL_ADDRESS), runs jest against it with
+ * TEMPORAL_ADDRESS exported, stops the server, and prints one closing line `N passed, M failed[, K skipped]`.
+ *
+ *   node -r tsx/cjs scripts/test.ts [jest args...]
+ *
+ * Exits with jest's exit code, and non-zero when no test ran.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connectOrStart, type ServerHandle } from '../src/server/dev-server';
+import { DATA_DIR, REPO_ROOT } from '../src/server/temporal-binaries';
+
+interface JestJsonResult {
+  numTotalTests: number;
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests: number;
+  numTodoTests: number;
+  numRuntimeErrorTestSuites: number;
+}
+
+const RESULTS_FILE = path.join(DATA_DIR, 'jest-results.json');
+
+function summarize(file: string): { line: string; total: number; failed: number } | undefined {
+  let r: JestJsonResult;
+  try {
+    r = JSON.parse(fs.readFileSync(file, 'utf8')) as JestJsonResult;
+  } catch {
+    return undefined;
+  }
+  // A suite that failed to load has no test results of its own: count it as a failure.
+  const failed = r.numFailedTests + r.numRuntimeErrorTestSuites;
+  const skipped = r.numPendingTests + r.numTodoTests;
+  let line = `${r.numPassedTests} passed, ${failed} failed`;
+  if (skipped > 0) line += `, ${skipped} skipped`;
+  return { line, total: r.numTotalTests, failed };
+}
+
+async function main(): Promise<number> {
+  const jestArgs = process.argv.slice(2);
+  fs.mkdirSync(DATA_DIR, { recursive: true });
+  fs.rmSync(RESULTS_FILE, { force: true });
+
+  let server: ServerHandle | undefined;
+  let jest: ChildProcess | undefined;
+  let stopping = false;
+  let stopped: Promise<void> | undefined;
+  const stopServer = (): Promise<void> => (stopped ??= server ? server.stop() : Promise.resolve());
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`\ntest: ${signal}: stopping\n`);
+    jest?.kill(signal);
+    void stopServer().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    const logFile = path.join(DATA_DIR, 'temporal-test.log');
+    fs.rmSync(logFile, { force: true });
+    server = await connectOrStart({ headless: true, ephemeral: true, logFile });
+    if (server.external) {
+      process.stderr.write(`test: using the Temporal server at ${server.address}\n`);
+    } else {
+      process.stderr.write(
+        `test: Temporal dev server ${server.address} ready in ${server.startupMs} ms (log ${path.relative(REPO_ROOT, server.logFile)})\n`,
+      );
+    }
+
+    const jestBin = path.join(REPO_ROOT, 'node_modules', '.bin', 'jest');
+    const args = ['--runInBand', '--json', '--outputFile', RESULTS_FILE, ...jestArgs];
+    const child = spawn(jestBin, args, {
+      cwd: REPO_ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace },
+    });
+    jest = child;
+    const code = await new Promise<number>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (c, signal) => resolve(c ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)));
+    });
+    jest = undefined;
+    await stopServer();
+    if (stopping) return code;
+
+    const summary = summarize(RESULTS_FILE);
+    if (!summary) {
+      process.stderr.write(`test: jest wrote no results to ${RESULTS_FILE} (exit code ${code})\n`);
+      return code === 0 ? 1 : code;
+    }
+    process.stdout.write(`\n${summary.line}\n`);
+    if (summary.total === 0) {
+      process.stderr.write('test: jest ran no tests\n');
+      return code === 0 ? 1 : code;
+    }
+    return code;
+  } catch (err) {
+    process.stderr.write(`test: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  } finally {
+    await stopServer().catch(() => undefined);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`test: ${String(err)}\n`);
+    process.exit(1);
+  },
+);
