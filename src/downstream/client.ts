@@ -1,0 +1,225 @@
+/**
+ * Typed HTTP client of a Ledgerloop downstream service (global `fetch`, i.e. undici on Node 20).
+ *
+ * `send` and `lookup` never throw for HTTP or network outcomes: they return discriminated unions (see
+ * `classify.ts`). The client never retries: Temporal is the only retry owner. Admin helpers (test and demo
+ * plumbing) throw `DownstreamAdminError` on any failure.
+ */
+import { hashCanonical } from '../domain/canonical';
+import { classifyHttpResponse, classifyTransportError, type SendOutcome } from './classify';
+import {
+  HEADER_ARGS_HASH,
+  HEADER_FENCE,
+  HEADER_KEY,
+  HEADER_REPLAYED,
+  type FaultRule,
+  type KeyStats,
+  type OperationRecord,
+  type ServiceContract,
+} from './protocol';
+
+export { classifyHttpResponse, classifyTransportError, type SendOutcome, type TransportFailure } from './classify';
+
+/** Default per-request timeout of the client. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Options of `DownstreamClient`. */
+export interface DownstreamClientOptions {
+  /** e.g. `http://127.0.0.1:4100` (no trailing path). */
+  readonly baseUrl: string;
+  /** Per-request timeout; a timeout after sending is `response_lost`. Default 10 s. */
+  readonly timeoutMs?: number;
+}
+
+/** Per-call options of `send`. */
+export interface SendOptions {
+  /** The operation key (`Idempotency-Key`). */
+  readonly key: string;
+  /** SHA-256 of the canonical body; default `hashCanonical(body)`. */
+  readonly argumentsHash?: string;
+  /** Fencing value (`X-Fence`); default 0. */
+  readonly fence?: number;
+  /** Caller cancellation (e.g. Temporal activity cancellation). */
+  readonly signal?: AbortSignal;
+}
+
+/** Outcome of `lookup`. `sealed` says a late request under the key can no longer commit. */
+export type LookupOutcome =
+  | { readonly kind: 'found'; readonly record: OperationRecord }
+  | { readonly kind: 'not_found'; readonly sealed: boolean }
+  | { readonly kind: 'unreachable'; readonly reason: string };
+
+/** Seed of a wallet account (`POST /admin/accounts`). */
+export interface AccountSeed {
+  readonly tenant: string;
+  readonly account: string;
+  readonly balanceMinor: number;
+  readonly currency: string;
+}
+
+/** An admin call failed (any non-2xx status or transport error). */
+export class DownstreamAdminError extends Error {
+  override readonly name = 'DownstreamAdminError';
+}
+
+/** Client of one downstream service. */
+export class DownstreamClient {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+
+  constructor(options: DownstreamClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** POSTs `body` to `path` under the idempotency headers and classifies the outcome. One attempt, no retry. */
+  async send(path: string, body: unknown, options: SendOptions): Promise<SendOutcome> {
+    if (options.signal?.aborted === true) return { kind: 'unavailable', reason: 'cancelled before sending' };
+    let text: string;
+    let argumentsHash: string;
+    try {
+      text = JSON.stringify(body);
+      argumentsHash = options.argumentsHash ?? hashCanonical(body);
+    } catch (err) {
+      return { kind: 'unavailable', reason: `body not sent, not serializable: ${String(err)}` };
+    }
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      [HEADER_KEY]: options.key,
+      [HEADER_ARGS_HASH]: argumentsHash,
+      [HEADER_FENCE]: String(options.fence ?? 0),
+    };
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method: 'POST',
+        headers,
+        body: text,
+        redirect: 'manual',
+        signal: this.signal(options.signal),
+      });
+    } catch (err) {
+      if (isAborted(options.signal)) {
+        // The caller gave up while the request was in flight: it may have been received and applied.
+        return {
+          kind: 'response_lost',
+          reason: `cancelled by the caller in flight: ${String(options.signal?.reason)}`,
+        };
+      }
+      return classifyTransportError(err);
+    }
+    let parsed: unknown;
+    try {
+      parsed = parseJson(await response.text());
+    } catch (err) {
+      // Headers arrived but the body did not: whatever the status, the outcome is unknown.
+      const lost = classifyTransportError(err);
+      return { kind: 'response_lost', reason: `${response.status} body lost: ${lost.reason}` };
+    }
+    return classifyHttpResponse(response.status, parsed, response.headers.get(HEADER_REPLAYED) === 'true');
+  }
+
+  /** Reconciliation: the record under `key`; with `seal`, a missing key is sealed so it stays missing. */
+  async lookup(
+    key: string,
+    options: { readonly seal?: boolean; readonly signal?: AbortSignal } = {},
+  ): Promise<LookupOutcome> {
+    const query = options.seal === true ? '?seal=true' : '';
+    let status: number;
+    let body: unknown;
+    try {
+      const response = await fetch(`${this.baseUrl}/v1/operations/${encodeURIComponent(key)}${query}`, {
+        signal: this.signal(options.signal),
+        redirect: 'manual',
+      });
+      status = response.status;
+      body = parseJson(await response.text());
+    } catch (err) {
+      return { kind: 'unreachable', reason: classifyTransportError(err).reason };
+    }
+    const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    if (status === 200 && typeof fields['operationKey'] === 'string') {
+      const record = body as OperationRecord;
+      return record.status === 'sealed' ? { kind: 'not_found', sealed: true } : { kind: 'found', record };
+    }
+    if (status === 404 && fields['error'] === 'not_found')
+      return { kind: 'not_found', sealed: fields['sealed'] === true };
+    return { kind: 'unreachable', reason: `lookup answered ${status}: ${JSON.stringify(body ?? null).slice(0, 200)}` };
+  }
+
+  /** `GET /v1/contract`: the declared idempotency retention. */
+  contract(): Promise<ServiceContract> {
+    return this.admin<ServiceContract>('GET', '/v1/contract');
+  }
+
+  /** `GET /admin/stats`: dispatch and effect counts under a key (or key prefix). */
+  stats(key: string, options: { readonly prefix?: boolean } = {}): Promise<KeyStats> {
+    const prefix = options.prefix === true ? '&prefix=true' : '';
+    return this.admin<KeyStats>('GET', `/admin/stats?key=${encodeURIComponent(key)}${prefix}`);
+  }
+
+  /** `POST /admin/faults`: arms a fault rule; resolves with its id. */
+  armFault(rule: FaultRule): Promise<{ id: string }> {
+    return this.admin<{ id: string }>('POST', '/admin/faults', rule);
+  }
+
+  /** `DELETE /admin/faults`: disarms every fault rule. */
+  async clearFaults(): Promise<void> {
+    await this.admin('DELETE', '/admin/faults');
+  }
+
+  /** `POST /admin/accounts` (wallet): creates or resets an account balance. */
+  seedAccount(seed: AccountSeed): Promise<unknown> {
+    return this.admin('POST', '/admin/accounts', seed);
+  }
+
+  /** `GET /v1/accounts/:tenant/:account` (wallet): the balance, or undefined for an unknown account. */
+  async balance(tenant: string, account: string): Promise<{ minor: number; currency: string } | undefined> {
+    const path = `/v1/accounts/${encodeURIComponent(tenant)}/${encodeURIComponent(account)}`;
+    const body = await this.admin<{ balance: { minor: number; currency: string } } | undefined>(
+      'GET',
+      path,
+      undefined,
+      [404],
+    );
+    return body?.balance;
+  }
+
+  private async admin<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method,
+        signal: this.signal(undefined),
+        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+      text = await response.text();
+    } catch (err) {
+      throw new DownstreamAdminError(`${method} ${path} failed: ${classifyTransportError(err).reason}`);
+    }
+    if (absentOn.includes(response.status)) return undefined as T;
+    if (!response.ok) throw new DownstreamAdminError(`${method} ${path} answered ${response.status}: ${text}`);
+    return parseJson(text) as T;
+  }
+
+  private signal(caller: AbortSignal | undefined): AbortSignal {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    return caller === undefined ? timeout : AbortSignal.any([timeout, caller]);
+  }
+}
+
+/** Whether `signal` is aborted (a function, so narrowing from before an `await` does not stick). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** Parses JSON text; undefined for an empty or non-JSON body. */
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The idempotency contract every Ledgerloop downstream service speaks over HTTP (Stripe-like, made stricter).
+ *
+ * A mutating request carries:
+ *   - `Idempotency-Key`: the application-owned operation key of one business intent;
+ *   - `X-Arguments-Hash`: SHA-256 of the RFC 8785 canonical JSON of the request body; the service recomputes it;
+ *   - `X-Fence`: a monotonic fencing value for that key; a lower one than the highest accepted is refused.
+ *
+ * Rules, decided in one SQLite transaction in the service:
+ *   - same key, same arguments, completed  -> the retained result (`Idempotent-Replayed: true`), no new effect;
+ *   - same key, same arguments, failed     -> the retained failure (terminal, recorded before any effect);
+ *   - same key, same arguments, in progress -> 409 `Idempotency.InProgress` (wait or reconcile);
+ *   - same key, other arguments            -> 409 `Idempotency.ArgumentsMismatch`, nothing recorded as an effect;
+ *   - key sealed by a reconciliation lookup -> 409 `Idempotency.KeySealed` (a late request cannot commit after
+ *     reconciliation decided "no effect");
+ *   - keys are retained for a declared window (default 24 h) and then pruned; `GET /v1/contract` declares it.
+ *
+ * Reconciliation: `GET /v1/operations/:key` returns the record (receipt, result) or 404 `not_found`;
+ * with `?seal=true` a missing key is sealed in the same transaction, so "not found" stays true.
+ */
+
+export const HEADER_KEY = 'idempotency-key';
+export const HEADER_ARGS_HASH = 'x-arguments-hash';
+export const HEADER_FENCE = 'x-fence';
+export const HEADER_REPLAYED = 'idempotent-replayed';
+export const HEADER_RETAINED_UNTIL = 'idempotency-retained-until';
+
+/** Stable error codes in a service's JSON error body `{ error: code, message, committed }`. */
+export const DownstreamErrorCode = {
+  ArgumentsMismatch: 'Idempotency.ArgumentsMismatch',
+  InProgress: 'Idempotency.InProgress',
+  KeySealed: 'Idempotency.KeySealed',
+  StaleFence: 'Fence.Stale',
+  ArgumentsHashInvalid: 'Request.ArgumentsHashInvalid',
+  BadRequest: 'Request.Invalid',
+  Unavailable: 'Downstream.Unavailable',
+  Rejected: 'Downstream.Rejected',
+  NotFound: 'not_found',
+} as const;
+export type DownstreamErrorCode = (typeof DownstreamErrorCode)[keyof typeof DownstreamErrorCode];
+
+export interface DownstreamErrorBody {
+  readonly error: DownstreamErrorCode | string;
+  readonly message: string;
+  /** Whether the service guarantees no business effect was committed for this request. */
+  readonly committed: false;
+}
+
+/** What `GET /v1/operations/:key` returns: the service's idempotency record. */
+export interface OperationRecord {
+  readonly operationKey: string;
+  readonly argumentsHash: string;
+  readonly scope: string;
+  readonly status: 'in_progress' | 'completed' | 'failed' | 'sealed';
+  readonly receipt?: string;
+  readonly result?: unknown;
+  readonly error?: { readonly error: string; readonly message: string };
+  readonly fence: number;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+/** What `GET /admin/stats?key=K[&prefix=true]` returns, counted from the service's own database. */
+export interface KeyStats {
+  readonly key: string;
+  readonly prefix: boolean;
+  /** Requests received under the key (or keys starting with it). */
+  readonly dispatchCount: number;
+  /** Business effects committed under the key (or keys starting with it). */
+  readonly businessEffectCount: number;
+}
+
+/** Fault points a test or the fault protocol can arm on a service with `POST /admin/faults`. */
+export type FaultPoint = 'before_commit' | 'after_commit';
+export type FaultAction = 'drop_response' | 'delay' | 'error_5xx';
+export interface FaultRule {
+  readonly at: FaultPoint;
+  readonly do: FaultAction;
+  /** For `delay`: milliseconds to wait at the point before going on. */
+  readonly ms?: number;
+  /** Apply to the n-th matching request from now on (1 = the next one). Default 1. */
+  readonly occurrence?: number;
+  /** How many matching requests it applies to, starting at `occurrence`. Default 1. */
+  readonly times?: number;
+  /** Only requests to this route path (e.g. `/v1/debits`). Default: any mutating route. */
+  readonly path?: string;
+}
+
+/** What `GET /v1/contract` returns: the service's declared idempotency contract. */
+export interface ServiceContract {
+  readonly service: string;
+  /** How long a key's record is retained after its first request; after that the key may be reused. */
+  readonly idempotencyRetentionMs: number;
+}
+
+/** The 404 body of `GET /v1/operations/:key`; `sealed` means no request can commit under the key any more. */
+export interface OperationNotFoundBody {
+  readonly error: typeof DownstreamErrorCode.NotFound;
+  readonly message: string;
+  readonly sealed: boolean;
+}
+
+/** The 422 body of a business rejection (retained as the key's failed record). */
+export interface RejectedBody extends DownstreamErrorBody {
+  readonly error: typeof DownstreamErrorCode.Rejected;
+  /** A stable service-specific reason such as `Wallet.InsufficientFunds`. */
+  readonly reason: string;
+}

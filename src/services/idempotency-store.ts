@@ -1,0 +1,276 @@
+/**
+ * The SQLite idempotency layer every Ledgerloop downstream service reuses. It owns three tables:
+ *
+ *   - `idem_records`: one idempotency record per operation key (the protocol's OperationRecord);
+ *   - `idem_requests`: one row per mutating request received (dispatch evidence, never pruned);
+ *   - `idem_effects`: one row per committed business effect (effect evidence, never pruned).
+ *
+ * Only records expire (lazily, on each request, after the declared retention window); the request and effect
+ * logs are audit evidence, so a key reused after its record was pruned shows up as a second effect in `stats`.
+ *
+ * A mutation runs in two phases so a fault can hold the record `in_progress` between them:
+ * `begin` (transaction: prune, decide by the rules, insert `in_progress`) then `commit` (transaction: apply the
+ * business effect and mark `completed`, or record a typed rejection as `failed`) or `abort` (roll back).
+ */
+import type { Database } from 'better-sqlite3';
+import { DownstreamErrorCode, type KeyStats, type OperationRecord } from '../downstream/protocol';
+import {
+  decide,
+  migrateIdempotencySchema,
+  RECORD_COLUMNS,
+  toOperationRecord,
+  type ConflictCode,
+  type RecordRow,
+} from './idempotency-rows';
+
+export type { ConflictCode } from './idempotency-rows';
+
+/** Default idempotency-key retention: 24 hours, like Stripe's documented pruning window. */
+export const DEFAULT_RETENTION_MS = 86_400_000;
+
+/** A typed business refusal thrown by `apply`: recorded as a retained `failed` record, nothing committed. */
+export class BusinessRejection extends Error {
+  override readonly name = 'BusinessRejection';
+  constructor(
+    /** A stable reason code such as `Wallet.InsufficientFunds`. */
+    readonly reason: string,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** What `apply` returns when the business effect was performed. */
+export interface AppliedEffect {
+  readonly receipt: string;
+  /** The JSON result retained and replayed for the key. */
+  readonly result: unknown;
+  /** The effect kind logged in `idem_effects`; defaults to the request scope. */
+  readonly kind?: string;
+}
+
+/** Performs the business effect synchronously inside the commit transaction, or throws `BusinessRejection`. */
+export type ApplyEffect = (db: Database) => AppliedEffect;
+
+/** One mutating request as the store sees it. */
+export interface MutationRequest {
+  readonly key: string;
+  readonly argumentsHash: string;
+  readonly fence: number;
+  /** Which effect the key protects, e.g. `wallet.charge`; a key reused under another scope is a mismatch. */
+  readonly scope: string;
+}
+
+/** Returned by `begin` when the request may perform the effect; pass it to `commit` or `abort`. */
+export interface PendingOperation extends MutationRequest {
+  readonly requestId: number;
+}
+
+/** The phase-1 decision. */
+export type BeginResult =
+  | { readonly kind: 'proceed'; readonly pending: PendingOperation }
+  | { readonly kind: 'replayed' | 'retained_failure'; readonly requestId: number; readonly record: OperationRecord }
+  | {
+      readonly kind: 'conflict';
+      readonly requestId: number;
+      readonly code: ConflictCode;
+      readonly message: string;
+      readonly record: OperationRecord;
+    };
+
+/** The phase-2 outcome. `lost` means the in-progress record vanished (pruned) and nothing was committed. */
+export type CommitResult =
+  | { readonly kind: 'completed'; readonly record: OperationRecord }
+  | { readonly kind: 'failed'; readonly record: OperationRecord }
+  | { readonly kind: 'lost' };
+
+/** Result of the one-shot `runIdempotent`. */
+export type RunResult = Exclude<BeginResult, { kind: 'proceed' }> | CommitResult;
+
+/** Result of `lookup`. A sealed key reads as not found, for ever within retention. */
+export type LookupResult =
+  | { readonly kind: 'found'; readonly record: OperationRecord }
+  | { readonly kind: 'not_found'; readonly sealed: boolean };
+
+/** Options of `IdempotencyStore`. */
+export interface IdempotencyStoreOptions {
+  readonly db: Database;
+  /** How long a record is retained after its creation. Default 24 h. */
+  readonly retentionMs?: number;
+  /** Injectable clock (epoch milliseconds), for tests. */
+  readonly now?: () => number;
+}
+
+/** The idempotency rules of `src/downstream/protocol.ts`, decided in SQLite transactions. */
+export class IdempotencyStore {
+  readonly retentionMs: number;
+  private readonly db: Database;
+  private readonly now: () => number;
+
+  constructor(options: IdempotencyStoreOptions) {
+    this.db = options.db;
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    if (!Number.isSafeInteger(this.retentionMs) || this.retentionMs <= 0) {
+      throw new RangeError(`retentionMs must be a positive integer, got ${this.retentionMs}`);
+    }
+    this.now = options.now ?? Date.now;
+    migrateIdempotencySchema(this.db);
+  }
+
+  /** Deletes records whose retention expired; returns how many. Called lazily by `begin` and `lookup`. */
+  prune(): number {
+    return this.db.prepare('DELETE FROM idem_records WHERE expires_at <= ?').run(this.now()).changes;
+  }
+
+  /** Phase 1: logs the request and decides by the rules; on `proceed` the key is now `in_progress`. */
+  begin(request: MutationRequest): BeginResult {
+    return this.db.transaction((): BeginResult => {
+      this.prune();
+      const now = this.now();
+      const row = this.getRow(request.key);
+      if (row === undefined) {
+        this.db
+          .prepare(
+            `INSERT INTO idem_records (operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
+             VALUES (?, ?, ?, 'in_progress', ?, ?, ?)`,
+          )
+          .run(request.key, request.argumentsHash, request.scope, request.fence, now, now + this.retentionMs);
+        const requestId = this.logRequest(request, 'accepted');
+        return { kind: 'proceed', pending: { ...request, requestId } };
+      }
+      const decision = decide(row, request);
+      if (decision.kind === 'conflict') {
+        const requestId = this.logRequest(request, decision.code);
+        return { ...decision, requestId, record: toOperationRecord(row) };
+      }
+      if (request.fence > row.fence) {
+        this.db.prepare('UPDATE idem_records SET fence = ? WHERE operation_key = ?').run(request.fence, request.key);
+      }
+      const record = toOperationRecord({ ...row, fence: Math.max(row.fence, request.fence) });
+      if (decision.kind === 'in_progress') {
+        const requestId = this.logRequest(request, DownstreamErrorCode.InProgress);
+        const message = `operation ${request.key} is still in progress`;
+        return { kind: 'conflict', requestId, code: DownstreamErrorCode.InProgress, message, record };
+      }
+      return { kind: decision.kind, requestId: this.logRequest(request, decision.kind), record };
+    })();
+  }
+
+  /**
+   * Phase 2: runs `apply` in a savepoint of one transaction that also marks the record `completed` and logs the
+   * effect. A `BusinessRejection` rolls the savepoint back and retains the record as `failed`. Any other error
+   * rolls everything back, removes the in-progress record (nothing was committed) and is rethrown.
+   */
+  commit(
+    pending: PendingOperation,
+    apply: ApplyEffect,
+    rejectionCode: string = DownstreamErrorCode.Rejected,
+  ): CommitResult {
+    try {
+      return this.db.transaction((): CommitResult => {
+        const row = this.getRow(pending.key);
+        if (row === undefined || row.status !== 'in_progress' || row.arguments_hash !== pending.argumentsHash) {
+          this.setOutcome(pending.requestId, 'lost');
+          return { kind: 'lost' };
+        }
+        let applied: AppliedEffect;
+        try {
+          applied = this.db.transaction(() => apply(this.db))();
+        } catch (err) {
+          if (!(err instanceof BusinessRejection)) throw err;
+          const error = { ...err.details, error: rejectionCode, reason: err.reason, message: err.message };
+          this.db
+            .prepare(`UPDATE idem_records SET status = 'failed', error_json = ? WHERE operation_key = ?`)
+            .run(JSON.stringify(error), pending.key);
+          this.setOutcome(pending.requestId, 'failed');
+          return { kind: 'failed', record: this.mustGet(pending.key) };
+        }
+        this.db
+          .prepare(`UPDATE idem_records SET status = 'completed', receipt = ?, result_json = ? WHERE operation_key = ?`)
+          .run(applied.receipt, JSON.stringify(applied.result ?? null), pending.key);
+        this.db
+          .prepare('INSERT INTO idem_effects (operation_key, receipt, kind, at) VALUES (?, ?, ?, ?)')
+          .run(pending.key, applied.receipt, applied.kind ?? pending.scope, this.now());
+        this.setOutcome(pending.requestId, 'completed');
+        return { kind: 'completed', record: this.mustGet(pending.key) };
+      })();
+    } catch (err) {
+      this.abort(pending, 'error');
+      throw err;
+    }
+  }
+
+  /** Rolls back an in-progress record created by `begin` (nothing committed); `outcome` goes to the request log. */
+  abort(pending: PendingOperation, outcome: string): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(`DELETE FROM idem_records WHERE operation_key = ? AND status = 'in_progress' AND arguments_hash = ?`)
+        .run(pending.key, pending.argumentsHash);
+      this.setOutcome(pending.requestId, outcome);
+    })();
+  }
+
+  /** Both phases at once, for callers that have nothing to do in between. */
+  runIdempotent(request: MutationRequest, apply: ApplyEffect): RunResult {
+    const begun = this.begin(request);
+    return begun.kind === 'proceed' ? this.commit(begun.pending, apply) : begun;
+  }
+
+  /** The record under `key`. With `seal`, a missing key is sealed in the same transaction. */
+  lookup(key: string, options: { readonly seal?: boolean } = {}): LookupResult {
+    return this.db.transaction((): LookupResult => {
+      this.prune();
+      const row = this.getRow(key);
+      if (row !== undefined) {
+        return row.status === 'sealed'
+          ? { kind: 'not_found', sealed: true }
+          : { kind: 'found', record: toOperationRecord(row) };
+      }
+      if (options.seal !== true) return { kind: 'not_found', sealed: false };
+      const now = this.now();
+      this.db
+        .prepare(
+          `INSERT INTO idem_records (operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
+           VALUES (?, '', '', 'sealed', 0, ?, ?)`,
+        )
+        .run(key, now, now + this.retentionMs);
+      return { kind: 'not_found', sealed: true };
+    })();
+  }
+
+  /** Dispatch and effect counts under `key`, or under every key starting with `key` when `prefix`. */
+  stats(key: string, prefix = false): KeyStats {
+    const where = prefix ? 'substr(operation_key, 1, length(?)) = ?' : 'operation_key = ?';
+    const params = prefix ? [key, key] : [key];
+    const count = (table: string): number =>
+      (this.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as { n: number }).n;
+    return { key, prefix, dispatchCount: count('idem_requests'), businessEffectCount: count('idem_effects') };
+  }
+
+  /** Logs a mutating request that was refused before the rules ran (e.g. an invalid body); returns its row id. */
+  logRequest(request: Omit<MutationRequest, 'scope'>, outcome: string): number {
+    const info = this.db
+      .prepare(
+        'INSERT INTO idem_requests (operation_key, arguments_hash, fence, received_at, outcome) VALUES (?, ?, ?, ?, ?)',
+      )
+      .run(request.key, request.argumentsHash, request.fence, this.now(), outcome);
+    return Number(info.lastInsertRowid);
+  }
+
+  /** Updates the outcome of a logged request. */
+  setOutcome(requestId: number, outcome: string): void {
+    this.db.prepare('UPDATE idem_requests SET outcome = ? WHERE id = ?').run(outcome, requestId);
+  }
+
+  private getRow(key: string): RecordRow | undefined {
+    return this.db.prepare(`SELECT ${RECORD_COLUMNS} FROM idem_records WHERE operation_key = ?`).get(key) as
+      RecordRow | undefined;
+  }
+
+  private mustGet(key: string): OperationRecord {
+    const row = this.getRow(key);
+    if (row === undefined) throw new Error(`idempotency record ${key} vanished inside its transaction`);
+    return toOperationRecord(row);
+  }
+}

@@ -1,0 +1,332 @@
+/**
+ * The wallet as a real child process (spawned with `spawnService`) over HTTP and SQLite: the idempotency
+ * contract, reconciliation by key, retention, and the injected faults. No Temporal needed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { DownstreamClient } from '../../src/downstream/client';
+import { DownstreamErrorCode } from '../../src/downstream/protocol';
+import { spawnService, type SpawnedService } from '../../src/services/spawn';
+
+jest.setTimeout(30_000);
+
+const TENANT = 't1';
+let dir: string;
+let wallet: SpawnedService;
+let client: DownstreamClient;
+let counter = 0;
+
+/** A fresh key, account and debit body per test, the account seeded with `balance` EUR minor units. */
+async function fixture(balance = 10_000) {
+  counter += 1;
+  const key = `op-${counter}-${Date.now()}`;
+  const account = `acct_${counter}`;
+  await client.seedAccount({ tenant: TENANT, account, balanceMinor: balance, currency: 'EUR' });
+  const debit = (minor: number) => ({ tenant: TENANT, account, amount: { minor, currency: 'EUR' } });
+  return { key, account, debit };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-wallet-'));
+  wallet = await spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), port: 0 });
+  client = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 5_000 });
+});
+
+afterAll(async () => {
+  await wallet?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  await client.clearFaults();
+});
+
+describe('wallet service (real process)', () => {
+  it('starts as a separate process and declares a 24 h retention by default', async () => {
+    expect(wallet.pid).not.toBe(process.pid);
+    expect(wallet.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await client.contract()).toEqual({ service: 'wallet', idempotencyRetentionMs: 86_400_000 });
+  });
+
+  it('a debit succeeds, returns a receipt and the balance after, and counts one dispatch and one effect', async () => {
+    const { key, account, debit } = await fixture(10_000);
+    const out = await client.send('/v1/debits', debit(2_500), { key });
+    expect(out).toMatchObject({ kind: 'ok', status: 201, replayed: false });
+    if (out.kind !== 'ok') throw new Error('unreachable');
+    expect(out.body).toMatchObject({ receipt: expect.stringMatching(/^wd_/), account, amount: { minor: 2_500 } });
+    expect(out.body).toMatchObject({ balanceAfter: { minor: 7_500, currency: 'EUR' } });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 7_500, currency: 'EUR' });
+    expect(await client.stats(key)).toEqual({ key, prefix: false, dispatchCount: 1, businessEffectCount: 1 });
+  });
+
+  it('the same key with the same arguments replays the retained result without a second effect', async () => {
+    const { key, account, debit } = await fixture(10_000);
+    const first = await client.send('/v1/debits', debit(1_000), { key });
+    const second = await client.send('/v1/debits', debit(1_000), { key });
+    expect(first).toMatchObject({ kind: 'ok', replayed: false });
+    expect(second).toMatchObject({ kind: 'ok', replayed: true });
+    if (first.kind !== 'ok' || second.kind !== 'ok') throw new Error('unreachable');
+    expect(second.body).toEqual(first.body);
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 9_000, currency: 'EUR' });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('the same key with other arguments is refused with ArgumentsMismatch and commits nothing', async () => {
+    const { key, account, debit } = await fixture(10_000);
+    await client.send('/v1/debits', debit(1_000), { key });
+    const other = await client.send('/v1/debits', debit(1_001), { key });
+    expect(other).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.ArgumentsMismatch });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 9_000, currency: 'EUR' });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('a dropped response after commit leaves one effect that lookup by key finds', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'after_commit', do: 'drop_response' });
+    const lost = await client.send('/v1/debits', debit(300), { key });
+    expect(lost.kind).toBe('response_lost');
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
+    const found = await client.lookup(key);
+    expect(found).toMatchObject({
+      kind: 'found',
+      record: { status: 'completed', receipt: expect.stringMatching(/^wd_/) },
+    });
+    if (found.kind !== 'found') throw new Error('unreachable');
+    const retry = await client.send('/v1/debits', debit(300), { key });
+    expect(retry).toMatchObject({ kind: 'ok', replayed: true, body: { receipt: found.record.receipt } });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('a dropped response before commit leaves no effect, and lookup says not found', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'before_commit', do: 'drop_response' });
+    expect((await client.send('/v1/debits', debit(300), { key })).kind).toBe('response_lost');
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+  });
+
+  it('a key sealed by lookup refuses a late request with KeySealed and no effect', async () => {
+    const { key, debit } = await fixture(10_000);
+    expect(await client.lookup(key, { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    const late = await client.send('/v1/debits', debit(300), { key });
+    expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: true });
+    expect(await client.stats(key)).toMatchObject({ businessEffectCount: 0 });
+  });
+
+  it('an injected 5xx before commit is unavailable, and the same key then succeeds exactly once', async () => {
+    const { key, account, debit } = await fixture(10_000);
+    await client.armFault({ at: 'before_commit', do: 'error_5xx' });
+    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'unavailable' });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'ok', replayed: false });
+    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'ok', replayed: true });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 9_600, currency: 'EUR' });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 3, businessEffectCount: 1 });
+  });
+
+  it('an injected 5xx after commit is an ambiguous response, with the effect committed', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'after_commit', do: 'error_5xx' });
+    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'response_lost' });
+    expect(await client.stats(key)).toMatchObject({ businessEffectCount: 1 });
+  });
+
+  it('a delay before commit holds the key in progress for a concurrent retry, then commits once', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'before_commit', do: 'delay', ms: 600 });
+    const started = Date.now();
+    const slow = client.send('/v1/debits', debit(500), { key });
+    await waitFor(async () => (await client.lookup(key)).kind === 'found');
+    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
+    expect(await client.send('/v1/debits', debit(500), { key })).toEqual({ kind: 'in_progress' });
+    expect(await slow).toMatchObject({ kind: 'ok', replayed: false });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('a client timeout during a delay after commit is response_lost while the effect is committed', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_500 });
+    const impatient = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 300 });
+    expect(await impatient.send('/v1/debits', debit(500), { key })).toMatchObject({ kind: 'response_lost' });
+    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+  });
+
+  it('cancelling the caller does not stop the remote effect: response_lost, then the debit commits', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'before_commit', do: 'delay', ms: 500 });
+    const controller = new AbortController();
+    const pending = client.send('/v1/debits', debit(500), { key, signal: controller.signal });
+    await waitFor(async () => (await client.lookup(key)).kind === 'found'); // received and in progress
+    controller.abort(new Error('activity cancelled'));
+    expect(await pending).toMatchObject({
+      kind: 'response_lost',
+      reason: expect.stringContaining('activity cancelled'),
+    });
+    await waitFor(async () => (await client.stats(key)).businessEffectCount === 1);
+    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+  });
+
+  it('a fault rule applies to its n-th matching request only', async () => {
+    const { key, debit } = await fixture(10_000);
+    await client.armFault({ at: 'before_commit', do: 'error_5xx', occurrence: 2, path: '/v1/debits' });
+    expect(await client.send('/v1/debits', debit(1), { key: `${key}-a` })).toMatchObject({ kind: 'ok' });
+    expect(await client.send('/v1/debits', debit(1), { key: `${key}-b` })).toMatchObject({ kind: 'unavailable' });
+    expect(await client.send('/v1/debits', debit(1), { key: `${key}-c` })).toMatchObject({ kind: 'ok' });
+    expect(await client.stats(key, { prefix: true })).toMatchObject({ dispatchCount: 3, businessEffectCount: 2 });
+  });
+
+  it('insufficient funds is rejected with its reason, retained as failed, and moves no money', async () => {
+    const { key, account, debit } = await fixture(100);
+    const first = await client.send('/v1/debits', debit(101), { key });
+    expect(first).toMatchObject({
+      kind: 'rejected',
+      status: 422,
+      code: 'Downstream.Rejected',
+      reason: 'Wallet.InsufficientFunds',
+    });
+    await client.seedAccount({ tenant: TENANT, account, balanceMinor: 1_000, currency: 'EUR' });
+    const retry = await client.send('/v1/debits', debit(101), { key });
+    expect(retry).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.InsufficientFunds' });
+    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'failed' } });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 0 });
+  });
+
+  it('an unknown account and a currency mismatch are business rejections', async () => {
+    const { key, debit } = await fixture(100);
+    const unknown = await client.send('/v1/debits', { ...debit(1), account: 'acct_nobody' }, { key: `${key}-u` });
+    expect(unknown).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.UnknownAccount' });
+    const usd = await client.send(
+      '/v1/debits',
+      { ...debit(1), amount: { minor: 1, currency: 'USD' } },
+      { key: `${key}-c` },
+    );
+    expect(usd).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.CurrencyMismatch' });
+  });
+
+  it('a refund credits back at most the debit minus earlier refunds', async () => {
+    const { key, account, debit } = await fixture(1_000);
+    const charged = await client.send('/v1/debits', debit(600), { key });
+    if (charged.kind !== 'ok') throw new Error(`debit failed: ${JSON.stringify(charged)}`);
+    const debitReceipt = (charged.body as { receipt: string }).receipt;
+    const refund = (minor: number) => ({ tenant: TENANT, account, amount: { minor, currency: 'EUR' }, debitReceipt });
+    expect(await client.send('/v1/refunds', refund(400), { key: `${key}-r1` })).toMatchObject({
+      kind: 'ok',
+      body: { balanceAfter: { minor: 800 }, refundableAfter: { minor: 200 } },
+    });
+    expect(await client.send('/v1/refunds', refund(201), { key: `${key}-r2` })).toMatchObject({
+      kind: 'rejected',
+      status: 422,
+      reason: 'Wallet.RefundExceedsDebit',
+    });
+    expect(await client.send('/v1/refunds', refund(200), { key: `${key}-r3` })).toMatchObject({ kind: 'ok' });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
+  });
+
+  it('a wrong X-Arguments-Hash is refused with ArgumentsHashInvalid and commits nothing', async () => {
+    const { key, debit } = await fixture(1_000);
+    const out = await client.send('/v1/debits', debit(5), { key, argumentsHash: 'f'.repeat(64) });
+    expect(out).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.ArgumentsHashInvalid });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+  });
+
+  it('a fence lower than the accepted one is refused as stale', async () => {
+    const { key, debit } = await fixture(1_000);
+    expect(await client.send('/v1/debits', debit(5), { key, fence: 3 })).toMatchObject({ kind: 'ok' });
+    expect(await client.send('/v1/debits', debit(5), { key, fence: 2 })).toMatchObject({
+      kind: 'rejected',
+      code: DownstreamErrorCode.StaleFence,
+    });
+    expect(await client.send('/v1/debits', debit(5), { key, fence: 4 })).toMatchObject({ kind: 'ok', replayed: true });
+    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { fence: 4 } });
+  });
+
+  it('an oversized or invalid body is refused before any idempotency record exists', async () => {
+    const { key, debit } = await fixture(1_000);
+    const huge = { ...debit(5), memo: 'x'.repeat(70 * 1024) };
+    expect(await client.send('/v1/debits', huge, { key })).toMatchObject({ kind: 'rejected', status: 413 });
+    const negative = await client.send('/v1/debits', debit(-5), { key });
+    expect(negative).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+  });
+
+  it('a closed port is unavailable (definitely not applied) and lookup says unreachable', async () => {
+    const port = await freePort();
+    const dead = new DownstreamClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2_000 });
+    expect(await dead.send('/v1/debits', { a: 1 }, { key: 'k' })).toMatchObject({ kind: 'unavailable' });
+    expect(await dead.lookup('k')).toMatchObject({ kind: 'unreachable' });
+  });
+});
+
+describe('wallet service retention and restarts', () => {
+  const body = { tenant: TENANT, account: 'acct_r', amount: { minor: 10, currency: 'EUR' } };
+
+  it('prunes a key after the declared retention window, after which lookup says not found', async () => {
+    const short = await spawnService('wallet', { dbPath: path.join(dir, 'short.db'), retentionMs: 750 });
+    try {
+      const c = new DownstreamClient({ baseUrl: short.url });
+      expect(await c.contract()).toEqual({ service: 'wallet', idempotencyRetentionMs: 750 });
+      await c.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
+      expect(await c.send('/v1/debits', body, { key: 'short-1' })).toMatchObject({ kind: 'ok' });
+      expect(await c.lookup('short-1')).toMatchObject({ kind: 'found' });
+      await new Promise((r) => setTimeout(r, 850));
+      expect(await c.lookup('short-1')).toEqual({ kind: 'not_found', sealed: false });
+      // The key is free again: the same intent sent now is charged a second time (why retention matters).
+      expect(await c.send('/v1/debits', body, { key: 'short-1' })).toMatchObject({ kind: 'ok', replayed: false });
+      expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });
+    } finally {
+      await short.stop();
+    }
+  });
+
+  it('keeps records across a clean process restart on the same database', async () => {
+    const db = path.join(dir, 'restart.db');
+    const first = await spawnService('wallet', { dbPath: db });
+    let second: SpawnedService | undefined;
+    try {
+      const c1 = new DownstreamClient({ baseUrl: first.url });
+      await c1.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
+      const charged = await c1.send('/v1/debits', body, { key: 'restart-1' });
+      expect(charged).toMatchObject({ kind: 'ok', replayed: false });
+      await first.stop();
+      expect(first.child.exitCode).toBe(0);
+
+      second = await spawnService('wallet', { dbPath: db });
+      const c2 = new DownstreamClient({ baseUrl: second.url });
+      const replayed = await c2.send('/v1/debits', body, { key: 'restart-1' });
+      expect(replayed).toMatchObject({ kind: 'ok', replayed: true });
+      if (charged.kind !== 'ok' || replayed.kind !== 'ok') throw new Error('unreachable');
+      expect(replayed.body).toEqual(charged.body);
+      expect(await c2.balance(TENANT, 'acct_r')).toEqual({ minor: 990, currency: 'EUR' });
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  });
+});
+
+/** Polls `check` every 20 ms until it holds (or 10 s pass). */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached within 10 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,188 @@
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { DownstreamErrorCode } from '../../src/downstream/protocol';
+import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src/services/idempotency-store';
+
+const HASH_A = 'a'.repeat(64);
+const HASH_B = 'b'.repeat(64);
+const SCOPE = 'test.charge';
+
+/** A business effect that inserts one row into `ledger` and returns a sequential receipt. */
+function charge(amount: number): ApplyEffect {
+  return (db) => {
+    const info = db.prepare('INSERT INTO ledger (amount) VALUES (?)').run(amount);
+    const receipt = `r_${info.lastInsertRowid}`;
+    return { receipt, result: { receipt, amount } };
+  };
+}
+
+function reject(reason: string): ApplyEffect {
+  return (db) => {
+    db.prepare('INSERT INTO ledger (amount) VALUES (?)').run(-1); // must be rolled back
+    throw new BusinessRejection(reason, `refused: ${reason}`);
+  };
+}
+
+describe('IdempotencyStore', () => {
+  let db: Database;
+  let now: number;
+  let store: IdempotencyStore;
+  const ledgerRows = (): number => (db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number }).n;
+  const req = (key: string, argumentsHash = HASH_A, fence = 0) => ({ key, argumentsHash, fence, scope: SCOPE });
+
+  beforeEach(() => {
+    db = new BetterSqlite3(':memory:');
+    db.exec('CREATE TABLE ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, amount INTEGER NOT NULL)');
+    now = Date.parse('2026-01-01T00:00:00Z');
+    store = new IdempotencyStore({ db, retentionMs: 1_000, now: () => now });
+  });
+  afterEach(() => db.close());
+
+  it('replays the retained result for the same key and arguments, with one effect and two dispatches', () => {
+    const first = store.runIdempotent(req('k1'), charge(100));
+    const second = store.runIdempotent(req('k1'), charge(100));
+    expect(first.kind).toBe('completed');
+    expect(second.kind).toBe('replayed');
+    if (first.kind !== 'completed' || second.kind !== 'replayed') throw new Error('unreachable');
+    expect(second.record.result).toEqual(first.record.result);
+    expect(second.record.receipt).toBe(first.record.receipt);
+    expect(ledgerRows()).toBe(1);
+    expect(store.stats('k1')).toEqual({ key: 'k1', prefix: false, dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('refuses the same key with other arguments and records no effect for it', () => {
+    store.runIdempotent(req('k1'), charge(100));
+    const other = store.runIdempotent(req('k1', HASH_B), charge(999));
+    expect(other).toMatchObject({ kind: 'conflict', code: DownstreamErrorCode.ArgumentsMismatch });
+    expect(ledgerRows()).toBe(1);
+    expect(store.stats('k1').businessEffectCount).toBe(1);
+    expect(store.stats('k1').dispatchCount).toBe(2);
+  });
+
+  it('refuses the same key under another scope as an arguments mismatch', () => {
+    store.runIdempotent(req('k1'), charge(100));
+    expect(store.begin({ ...req('k1'), scope: 'test.refund' })).toMatchObject({
+      kind: 'conflict',
+      code: DownstreamErrorCode.ArgumentsMismatch,
+    });
+  });
+
+  it('answers in-progress while the first request is between its two phases, then completes once', () => {
+    const begun = store.begin(req('k1'));
+    if (begun.kind !== 'proceed') throw new Error(`expected proceed, got ${begun.kind}`);
+    expect(store.begin(req('k1'))).toMatchObject({ kind: 'conflict', code: DownstreamErrorCode.InProgress });
+    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
+    expect(store.commit(begun.pending, charge(100)).kind).toBe('completed');
+    expect(store.begin(req('k1')).kind).toBe('replayed');
+    expect(ledgerRows()).toBe(1);
+  });
+
+  it('retains a business rejection as a failed record, commits nothing, and returns it again', () => {
+    const first = store.runIdempotent(req('k1'), reject('Test.Insufficient'));
+    expect(first).toMatchObject({
+      kind: 'failed',
+      record: { status: 'failed', error: { error: DownstreamErrorCode.Rejected, reason: 'Test.Insufficient' } },
+    });
+    const again = store.runIdempotent(req('k1'), charge(100));
+    expect(again).toMatchObject({ kind: 'retained_failure', record: { status: 'failed' } });
+    expect(ledgerRows()).toBe(0);
+    expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 0 });
+  });
+
+  it('rolls back an unexpected error completely, so a retry with the key proceeds', () => {
+    const boom: ApplyEffect = (d) => {
+      d.prepare('INSERT INTO ledger (amount) VALUES (1)').run();
+      throw new Error('disk on fire');
+    };
+    expect(() => store.runIdempotent(req('k1'), boom)).toThrow('disk on fire');
+    expect(ledgerRows()).toBe(0);
+    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.runIdempotent(req('k1'), charge(5)).kind).toBe('completed');
+  });
+
+  it('aborting an in-progress record leaves nothing, so the same key proceeds normally afterwards', () => {
+    const begun = store.begin(req('k1'));
+    if (begun.kind !== 'proceed') throw new Error('expected proceed');
+    store.abort(begun.pending, 'injected_unavailable');
+    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.runIdempotent(req('k1'), charge(100)).kind).toBe('completed');
+    expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('a lookup with seal on a missing key makes every later request under it fail with KeySealed', () => {
+    expect(store.lookup('k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.runIdempotent(req('k1'), charge(100))).toMatchObject({
+      kind: 'conflict',
+      code: DownstreamErrorCode.KeySealed,
+    });
+    expect(ledgerRows()).toBe(0);
+  });
+
+  it('a lookup with seal on an existing key returns the record and does not seal it', () => {
+    store.runIdempotent(req('k1'), charge(100));
+    expect(store.lookup('k1', { seal: true })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(store.runIdempotent(req('k1'), charge(100)).kind).toBe('replayed');
+  });
+
+  it('refuses a fence lower than the highest accepted one and stores a higher one', () => {
+    store.runIdempotent(req('k1', HASH_A, 2), charge(100));
+    expect(store.begin(req('k1', HASH_A, 1))).toMatchObject({
+      kind: 'conflict',
+      code: DownstreamErrorCode.StaleFence,
+    });
+    expect(store.begin(req('k1', HASH_A, 5))).toMatchObject({ kind: 'replayed', record: { fence: 5 } });
+    expect(store.begin(req('k1', HASH_A, 4))).toMatchObject({ kind: 'conflict', code: DownstreamErrorCode.StaleFence });
+    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { fence: 5 } });
+    expect(ledgerRows()).toBe(1);
+  });
+
+  it('prunes a record once its retention expired, after which the key is reusable (and counted again)', () => {
+    const first = store.runIdempotent(req('k1'), charge(100));
+    if (first.kind !== 'completed') throw new Error('expected completed');
+    expect(first.record.expiresAt).toBe(new Date(now + 1_000).toISOString());
+    now += 999;
+    expect(store.lookup('k1').kind).toBe('found');
+    now += 1;
+    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.runIdempotent(req('k1', HASH_B), charge(7)).kind).toBe('completed');
+    expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });
+  });
+
+  it('counts stats by exact key or by key prefix', () => {
+    store.runIdempotent(req('run1/step1'), charge(1));
+    store.runIdempotent(req('run1/step2'), charge(2));
+    store.runIdempotent(req('run10/step1'), charge(3));
+    store.runIdempotent(req('run1/step1'), charge(1));
+    expect(store.stats('run1/')).toEqual({ key: 'run1/', prefix: false, dispatchCount: 0, businessEffectCount: 0 });
+    expect(store.stats('run1/', true)).toEqual({
+      key: 'run1/',
+      prefix: true,
+      dispatchCount: 3,
+      businessEffectCount: 2,
+    });
+    expect(store.stats('run1', true)).toMatchObject({ dispatchCount: 4, businessEffectCount: 3 });
+    expect(store.stats('run1/step1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+  });
+
+  it('counts every key with an empty prefix', () => {
+    store.runIdempotent(req('x1'), charge(1));
+    store.runIdempotent(req('y1'), charge(1));
+    expect(store.stats('', true)).toEqual({ key: '', prefix: true, dispatchCount: 2, businessEffectCount: 2 });
+  });
+
+  it('commits nothing when the in-progress record expired before the second phase', () => {
+    const begun = store.begin(req('k1'));
+    if (begun.kind !== 'proceed') throw new Error('expected proceed');
+    now += 1_000;
+    store.prune();
+    expect(store.commit(begun.pending, charge(100))).toEqual({ kind: 'lost' });
+    expect(ledgerRows()).toBe(0);
+    expect(store.stats('k1').businessEffectCount).toBe(0);
+  });
+
+  it('treats a LIKE wildcard in a stats prefix literally', () => {
+    store.runIdempotent(req('a_b'), charge(1));
+    store.runIdempotent(req('axb'), charge(1));
+    expect(store.stats('a_', true).businessEffectCount).toBe(1);
+  });
+});
