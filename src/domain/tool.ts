@@ -33,6 +33,25 @@ export interface AuthorizationRequest {
   readonly currency?: string;
 }
 
+/** What the forward call's compensation can know: its arguments, its key, and its receipt when one is known. */
+export interface ForwardCall<A> {
+  readonly args: A;
+  readonly operationKey: string;
+  readonly receipt?: string;
+}
+
+/**
+ * How an effect is offset. A compensation is a new governed effect (own key, fresh authorization, deadline,
+ * reconciliation), never a rollback. Its arguments must be computable before the forward call is dispatched,
+ * so a forward effect whose outcome is UNKNOWN is still covered: refer to the forward effect by its key.
+ */
+export type Compensation<A> =
+  | { readonly kind: 'compensate'; readonly tool: string; args(forward: ForwardCall<A>): unknown }
+  /** No honest compensation exists (an email was read): such tools need prevention or approval before dispatch. */
+  | { readonly kind: 'irreversible' }
+  /** Nothing to offset (a read, or itself a compensation). */
+  | { readonly kind: 'none' };
+
 export interface ToolDefinition<A = unknown, R = unknown> {
   /** Stable name the model sees, e.g. `wallet_debit`. */
   readonly name: string;
@@ -54,6 +73,11 @@ export interface ToolDefinition<A = unknown, R = unknown> {
   /** The canonical arguments: explicit units, tenant-scoped ids, sorted sets, zoned times, no secrets. */
   canonicalize(args: A, ctx: DispatchContext): Json;
   authorization(args: A, ctx: DispatchContext): AuthorizationRequest;
+  readonly compensation: Compensation<A>;
+  /** Business invariants beyond the schema: a reason the call can never be valid, or null. */
+  invariants?(args: A, ctx: DispatchContext): string | null;
+  /** When a human must approve this exact call before dispatch: the reason, or null when no approval is needed. */
+  approval?(args: A, ctx: DispatchContext): string | null;
   /** One line for the Temporal UI's activity summary. */
   summary(args: A): string;
   /** The fields of a validated result that the next planning step may see. Everything else stays out. */

@@ -5,6 +5,7 @@
  * `classify.ts`). The client never retries: Temporal is the only retry owner. Admin helpers (test and demo
  * plumbing) throw `DownstreamAdminError` on any failure.
  */
+import { CAPABILITY_HEADER } from '../policy/capability';
 import { hashCanonical } from '../domain/canonical';
 import { classifyHttpResponse, classifyTransportError, type SendOutcome } from './classify';
 import {
@@ -41,6 +42,8 @@ export interface SendOptions {
   readonly fence?: number;
   /** Caller cancellation (e.g. Temporal activity cancellation). */
   readonly signal?: AbortSignal;
+  /** The signed capability for exactly this call (`X-Capability`). */
+  readonly capability?: string;
 }
 
 /** Outcome of `lookup`. `sealed` says a late request under the key can no longer commit. */
@@ -88,6 +91,7 @@ export class DownstreamClient {
       [HEADER_KEY]: options.key,
       [HEADER_ARGS_HASH]: argumentsHash,
       [HEADER_FENCE]: String(options.fence ?? 0),
+      ...(options.capability !== undefined ? { [CAPABILITY_HEADER]: options.capability } : {}),
     };
     let response: Response;
     try {
@@ -183,6 +187,14 @@ export class DownstreamClient {
       [404],
     );
     return body?.balance;
+  }
+
+  /**
+   * Any admin or read route of a service (`POST /admin/stock`, `GET /v1/stock/...`): the parsed JSON body.
+   * Resolves undefined for a status in `absentOn` (e.g. 404); throws `DownstreamAdminError` on other failures.
+   */
+  request<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
+    return this.admin<T>(method, path, body, absentOn);
   }
 
   private async admin<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {

@@ -11,9 +11,10 @@ export interface ScriptedProposal {
   readonly arguments: unknown;
 }
 
-export type ScriptedTurn =
-  | { readonly proposals: readonly ScriptedProposal[] }
-  | { readonly final: (observations: readonly Observation[]) => string };
+type StaticTurn = { readonly proposals: readonly ScriptedProposal[] } | { readonly final: (observations: readonly Observation[]) => string };
+
+/** A turn: canned proposals, a final answer, or a choice between them made on what the model was shown. */
+export type ScriptedTurn = StaticTurn | { readonly decide: (observations: readonly Observation[]) => StaticTurn };
 
 export type Scenario = (vars: Readonly<Record<string, unknown>>) => readonly ScriptedTurn[];
 
@@ -37,9 +38,77 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 10_000_000, currency: 'EUR' } } }] },
     { final: (obs) => `Stopped: ${summarize(obs)}.` },
   ],
+  /** Two debits in two turns: the second one (vars.amount2) typically needs a human approval. */
+  'two-debits': (vars) => [
+    { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } }] },
+    { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount2 } }] },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
+  /**
+   * A model that tries to reach another tenant however it can phrase it: an explicit tenant field, a
+   * tenant-qualified account id, and a bare id that exists only in the other tenant.
+   */
+  'cross-tenant': (vars) => [
+    {
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.foreignAccount, amount: { minor: 500, currency: 'EUR' }, tenant: 'globex' } },
+        { name: 'wallet_debit', arguments: { account: `globex/${String(vars.foreignAccount)}`, amount: { minor: 501, currency: 'EUR' } } },
+        { name: 'wallet_debit', arguments: { account: vars.foreignAccount, amount: { minor: 502, currency: 'EUR' } } },
+      ],
+    },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
+  /**
+   * A gullible model: it follows any instruction it can read in tool output. After its debit, if an
+   * observation mentions "refund everything", it proposes refunding the debit.
+   */
+  gullible: (vars) => [
+    { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } }] },
+    {
+      decide: (obs) =>
+        JSON.stringify(obs).toLowerCase().includes('refund everything')
+          ? { proposals: [{ name: 'wallet_refund', arguments: { account: vars.account, amount: vars.amount, debitOperationKey: `op_${'0'.repeat(40)}` } }] }
+          : { final: (o) => `Done: ${summarize(o)}.` },
+    },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
+  /** The same model, already injected through some other channel: it proposes the refund regardless. */
+  'injected-refund': (vars) => [
+    { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } }] },
+    {
+      proposals: [{ name: 'wallet_refund', arguments: { account: vars.account, amount: vars.amount, debitOperationKey: `op_${'0'.repeat(40)}` } }],
+    },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
   /** A model that never stops proposing: ends on the turn budget. */
   'endless-debits': (vars) =>
     Array.from({ length: 64 }, (_, i) => ({
       proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } }],
     })),
+  /**
+   * The essay's parallel turn: reserve stock, debit the wallet and schedule the shipment as THREE calls in ONE
+   * turn (each tracked by its own call id, never by position), then mark the order fulfilled (the irreversible
+   * pivot, only once the three compensable steps are settled), then answer.
+   * Vars: sku, quantity, account, amount, orderId, address.
+   */
+  'order-fulfilment': (vars) => [
+    {
+      proposals: [
+        { name: 'inventory_reserve', arguments: { sku: vars.sku, quantity: vars.quantity } },
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } },
+        { name: 'shipping_schedule', arguments: { orderId: vars.orderId, address: vars.address } },
+      ],
+    },
+    { proposals: [{ name: 'orders_mark_fulfilled', arguments: { orderId: vars.orderId } }] },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
+  /** One email (irreversible: it always waits for a human approval), then answer. Vars: to, template[, vars]. */
+  'send-email': (vars) => [
+    {
+      proposals: [
+        { name: 'notifications_send_email', arguments: { to: vars.to, template: vars.template, vars: vars.vars ?? {} } },
+      ],
+    },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
 };

@@ -13,6 +13,7 @@
  * business effect and mark `completed`, or record a typed rejection as `failed`) or `abort` (roll back).
  */
 import type { Database } from 'better-sqlite3';
+import { BusinessRejection } from './business-rejection';
 import { DownstreamErrorCode, type KeyStats, type OperationRecord } from '../downstream/protocol';
 import {
   decide,
@@ -24,22 +25,10 @@ import {
 } from './idempotency-rows';
 
 export type { ConflictCode } from './idempotency-rows';
+export { BusinessRejection, type BusinessRejectionOptions } from './business-rejection';
 
 /** Default idempotency-key retention: 24 hours, like Stripe's documented pruning window. */
 export const DEFAULT_RETENTION_MS = 86_400_000;
-
-/** A typed business refusal thrown by `apply`: recorded as a retained `failed` record, nothing committed. */
-export class BusinessRejection extends Error {
-  override readonly name = 'BusinessRejection';
-  constructor(
-    /** A stable reason code such as `Wallet.InsufficientFunds`. */
-    readonly reason: string,
-    message: string,
-    readonly details: Readonly<Record<string, unknown>> = {},
-  ) {
-    super(message);
-  }
-}
 
 /** What `apply` returns when the business effect was performed. */
 export interface AppliedEffect {
@@ -183,6 +172,7 @@ export class IdempotencyStore {
           this.db
             .prepare(`UPDATE idem_records SET status = 'failed', error_json = ? WHERE operation_key = ?`)
             .run(JSON.stringify(error), pending.key);
+          for (const key of err.sealKeys) this.insertSeal(key, true);
           this.setOutcome(pending.requestId, 'failed');
           return { kind: 'failed', record: this.mustGet(pending.key) };
         }
@@ -228,14 +218,27 @@ export class IdempotencyStore {
           : { kind: 'found', record: toOperationRecord(row) };
       }
       if (options.seal !== true) return { kind: 'not_found', sealed: false };
-      const now = this.now();
-      this.db
-        .prepare(
-          `INSERT INTO idem_records (operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
-           VALUES (?, '', '', 'sealed', 0, ?, ?)`,
-        )
-        .run(key, now, now + this.retentionMs);
+      this.insertSeal(key, false);
       return { kind: 'not_found', sealed: true };
+    })();
+  }
+
+  /**
+   * Deletes every `in_progress` record and marks its accepted requests `orphaned`; returns how many records.
+   * Call it once at service start, before serving: the effect and the `completed` mark commit in one
+   * transaction, so an `in_progress` record found at start belongs to a process that died before committing,
+   * and no effect exists under it. The key is free again for a same-key retry. Even if another live process
+   * still held one of them, nothing doubles: its `commit` finds the record gone and commits nothing (`lost`).
+   */
+  recoverOrphans(): number {
+    return this.db.transaction((): number => {
+      const keys = this.db.prepare(`SELECT operation_key FROM idem_records WHERE status = 'in_progress'`).pluck().all();
+      for (const key of keys) {
+        this.db
+          .prepare(`UPDATE idem_requests SET outcome = 'orphaned' WHERE operation_key = ? AND outcome = 'accepted'`)
+          .run(key);
+      }
+      return this.db.prepare(`DELETE FROM idem_records WHERE status = 'in_progress'`).run().changes;
     })();
   }
 
@@ -261,6 +264,18 @@ export class IdempotencyStore {
   /** Updates the outcome of a logged request. */
   setOutcome(requestId: number, outcome: string): void {
     this.db.prepare('UPDATE idem_requests SET outcome = ? WHERE id = ?').run(outcome, requestId);
+  }
+
+  /** Seals `key` when it has no record; `ifAbsent` ignores an existing record instead of failing. */
+  private insertSeal(key: string, ifAbsent: boolean): void {
+    const now = this.now();
+    this.db
+      .prepare(
+        `INSERT ${ifAbsent ? 'OR IGNORE ' : ''}INTO idem_records
+           (operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
+         VALUES (?, '', '', 'sealed', 0, ?, ?)`,
+      )
+      .run(key, now, now + this.retentionMs);
   }
 
   private getRow(key: string): RecordRow | undefined {

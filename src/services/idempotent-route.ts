@@ -15,6 +15,7 @@ import {
   HEADER_RETAINED_UNTIL,
   type OperationRecord,
 } from '../downstream/protocol';
+import { CAPABILITY_HEADER, verifyCapability } from '../policy/capability';
 import { sleep, type FaultInjector, type FaultPlan } from './faults';
 import { dropConnection, HttpError, HttpErrorCode, readJsonBody, sendError, sendJson, type Handler } from './http-kit';
 import type { AppliedEffect, BeginResult, CommitResult, IdempotencyStore, PendingOperation } from './idempotency-store';
@@ -30,6 +31,11 @@ export interface ServiceRuntime {
   readonly faults: FaultInjector;
   /** Request body limit in bytes; default 64 KiB. */
   readonly bodyLimitBytes?: number;
+  /**
+   * The capability verification key (LEDGERLOOP_CAPABILITY_KEY). When set, every mutating request must carry
+   * a capability signed for exactly its key, arguments, tenant and scope; anything else is refused with 403.
+   */
+  readonly capabilityKey?: Buffer;
 }
 
 /** One idempotent mutating endpoint. */
@@ -37,8 +43,18 @@ export interface MutationSpec<B> {
   /** The effect the key protects, e.g. `wallet.charge`. */
   readonly scope: string;
   readonly schema: z.ZodType<B>;
-  /** Performs the effect synchronously inside the commit transaction, or throws `BusinessRejection`. */
-  readonly apply: (db: Database, body: B, key: string) => AppliedEffect;
+  /**
+   * Performs the effect synchronously inside the commit transaction, or throws `BusinessRejection` (retained as
+   * the key's failure). It may also throw an `HttpError` for a refusal that must NOT be retained (e.g. 409 while
+   * a forward operation it depends on is still in progress): the transaction rolls back, the key stays free.
+   * `request` carries the request's headers, e.g. its fence for rows that must record it.
+   */
+  readonly apply: (db: Database, body: B, key: string, request: MutationHeaders) => AppliedEffect;
+  /**
+   * A check of the parsed body against the headers before any record exists (e.g. "the key must be the event
+   * id"): a message refuses the request with 400 `Request.Invalid`, nothing recorded; undefined lets it pass.
+   */
+  readonly precondition?: (body: B, request: MutationHeaders) => string | undefined;
   /** Status of a successful (or replayed) response; default 201. */
   readonly successStatus?: number;
 }
@@ -93,6 +109,22 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
       return refuse(DownstreamErrorCode.BadRequest, 'request body is invalid', { issues });
     }
     const body = parsed.data;
+    const unmet = spec.precondition?.(body, headers);
+    if (unmet !== undefined) return refuse(DownstreamErrorCode.BadRequest, unmet);
+    if (runtime.capabilityKey !== undefined) {
+      try {
+        verifyCapability(single(ctx.req.headers[CAPABILITY_HEADER]), runtime.capabilityKey, {
+          key: headers.key,
+          argumentsHash: headers.argumentsHash,
+          tenant: String((raw as { tenant?: unknown }).tenant ?? ''),
+          scope: spec.scope,
+          nowMs: Date.now(),
+        });
+      } catch (err) {
+        store.logRequest(headers, 'Capability.Invalid');
+        throw new HttpError(403, 'Capability.Invalid', err instanceof Error ? err.message : String(err));
+      }
+    }
     const plan = runtime.faults.plan(ctx.path);
     const begun = store.begin({ ...headers, scope: spec.scope });
     const pending = begun.kind === 'proceed' ? begun.pending : undefined;
@@ -100,9 +132,10 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
     let outcome: BeginResult | CommitResult = begun;
     if (pending !== undefined) {
       try {
-        outcome = store.commit(pending, (db) => spec.apply(db, body, headers.key));
+        outcome = store.commit(pending, (db) => spec.apply(db, body, headers.key, headers));
       } catch (err) {
         // `commit` rolled the transaction back and removed the in-progress record: nothing was committed.
+        if (err instanceof HttpError) throw err;
         const message = err instanceof Error ? err.message : String(err);
         throw new HttpError(500, HttpErrorCode.Internal, `effect not committed: ${message}`);
       }

@@ -1,12 +1,26 @@
 /**
- * Starts a downstream service as a real child process (`node -r tsx/cjs src/services/<name>/main.ts ...`) and
- * waits for its one-line JSON ready message.
+ * Starts a downstream service (or the orders relay) as a real child process
+ * (`node -r tsx/cjs src/services/<name>/main.ts ...`) and waits for its one-line JSON ready message.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
-/** Services that can be spawned; extend the union as services are added (each needs `src/services/<name>/main.ts`). */
-export type ServiceName = 'wallet';
+/**
+ * Processes that can be spawned: the downstream services (each `src/services/<name>/main.ts`) and the orders
+ * outbox relay (`src/services/orders/relay-main.ts`, flags `--target URL [--poll-ms N]` via `extraArgs`).
+ * Add a service here and in `SERVICE_ENTRIES`.
+ */
+export type ServiceName = 'wallet' | 'inventory' | 'shipping' | 'orders' | 'notifications' | 'orders-relay';
+
+/** The entry file of each spawnable process, relative to `src/services`. */
+export const SERVICE_ENTRIES: Readonly<Record<ServiceName, string>> = {
+  wallet: 'wallet/main.ts',
+  inventory: 'inventory/main.ts',
+  shipping: 'shipping/main.ts',
+  orders: 'orders/main.ts',
+  notifications: 'notifications/main.ts',
+  'orders-relay': 'orders/relay-main.ts',
+};
 
 /** Options of `spawnService`. */
 export interface SpawnServiceOptions {
@@ -18,6 +32,8 @@ export interface SpawnServiceOptions {
   readonly retentionMs?: number;
   /** Extra environment variables (merged over this process's environment). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Further command-line arguments of the process, e.g. `['--target', url]` for the relay. */
+  readonly extraArgs?: readonly string[];
   /** How long to wait for the ready line; default 20 s. */
   readonly readyTimeoutMs?: number;
 }
@@ -54,9 +70,11 @@ function track(child: ChildProcess): void {
 
 /** Spawns service `name` and resolves once it printed its ready line; rejects (with its stderr) otherwise. */
 export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Promise<SpawnedService> {
-  const args = ['-r', 'tsx/cjs', path.join(REPO_ROOT, 'src', 'services', name, 'main.ts'), '--db', opts.dbPath];
+  const entry = path.join(REPO_ROOT, 'src', 'services', ...SERVICE_ENTRIES[name].split('/'));
+  const args = ['-r', 'tsx/cjs', entry, '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
+  args.push(...(opts.extraArgs ?? []));
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...opts.env },

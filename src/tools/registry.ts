@@ -1,5 +1,9 @@
 /** The tool registry: name -> declaration. Workflow-safe (pure declarations only). */
 import type { AnyTool } from '../domain/tool';
+import { inventoryTools } from './inventory.tool';
+import { notificationsTools } from './notifications.tool';
+import { ordersTools } from './orders.tool';
+import { shippingTools } from './shipping.tool';
 import { walletTools } from './wallet.tool';
 
 export class ToolRegistry {
@@ -22,4 +26,10 @@ export class ToolRegistry {
 }
 
 /** The tools the built-in services provide. */
-export const builtinTools = new ToolRegistry([...walletTools]);
+export const builtinTools = new ToolRegistry([
+  ...walletTools,
+  ...inventoryTools,
+  ...shippingTools,
+  ...ordersTools,
+  ...notificationsTools,
+]);

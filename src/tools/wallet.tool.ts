@@ -44,8 +44,53 @@ export const walletDebit = defineTool({
     amountMinor: args.amount.minor,
     currency: args.amount.currency,
   }),
+  // Refund by the debit's operation key: computable before the debit is dispatched, so even a debit whose
+  // outcome is UNKNOWN is covered (the wallet refuses, with no effect, to refund a debit it never committed).
+  compensation: {
+    kind: 'compensate',
+    tool: 'wallet_refund',
+    args: (fwd) => ({ account: fwd.args.account, amount: fwd.args.amount, debitOperationKey: fwd.operationKey }),
+  },
   summary: (args) => `wallet_debit ${args.account} ${formatMoney(args.amount)}`,
   promote: (r) => ({ receipt: r.receipt, account: r.account, amount: r.amount, balanceAfter: r.balanceAfter }),
 });
 
-export const walletTools = [walletDebit] as const;
+export const walletRefund = defineTool({
+  name: 'wallet_refund',
+  version: 1,
+  description: 'Refund (part of) an earlier debit, named by the debit operation key. Used as a compensation.',
+  args: z
+    .object({
+      account: AccountId,
+      amount: PositiveMoney,
+      debitOperationKey: z.string().regex(/^op_[0-9a-f]{40}$/),
+    })
+    .strict(),
+  result: z
+    .object({ receipt: z.string().min(1).max(128), tenant: z.string(), account: z.string(), amount: Money, balanceAfter: Money })
+    .passthrough(),
+  maxArgumentBytes: 4096,
+  maxResultBytes: 16384,
+  service: 'wallet',
+  route: '/v1/refunds',
+  effectScope: 'wallet.refund',
+  idempotency: 'idempotent_by_key',
+  canonicalize: (args, ctx) => ({
+    tenant: ctx.tenant,
+    account: args.account,
+    amount: { minor: args.amount.minor, currency: args.amount.currency },
+    debitOperationKey: args.debitOperationKey,
+  }),
+  authorization: (args, ctx) => ({
+    action: 'wallet.refund',
+    resource: `${ctx.tenant}/account/${args.account}`,
+    resourceTenant: ctx.tenant,
+    amountMinor: args.amount.minor,
+    currency: args.amount.currency,
+  }),
+  compensation: { kind: 'none' },
+  summary: (args) => `wallet_refund ${args.account} ${formatMoney(args.amount)} for ${args.debitOperationKey.slice(0, 14)}`,
+  promote: (r) => ({ receipt: r.receipt, account: r.account, amount: r.amount, balanceAfter: r.balanceAfter }),
+});
+
+export const walletTools = [walletDebit, walletRefund] as const;

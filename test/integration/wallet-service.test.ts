@@ -8,7 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { DownstreamClient } from '../../src/downstream/client';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
+import { hashCanonical } from '../../src/domain/canonical';
 import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { walletDebit, walletRefund } from '../../src/tools/wallet.tool';
 
 jest.setTimeout(30_000);
 
@@ -330,3 +332,108 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+describe('wallet refunds named by the debit operation key (compensation)', () => {
+  const opKey = (seed: string): string => `op_${hashCanonical({ seed, at: Date.now() }).slice(0, 40)}`;
+
+  it('a refund named by debitOperationKey credits back that debit and reports both of its names', async () => {
+    const { account, debit } = await fixture(1_000);
+    const debitKey = opKey('refund-by-key');
+    const charged = await client.send('/v1/debits', debit(600), { key: debitKey });
+    if (charged.kind !== 'ok') throw new Error(`debit failed: ${JSON.stringify(charged)}`);
+    const body = { tenant: TENANT, account, amount: { minor: 600, currency: 'EUR' }, debitOperationKey: debitKey };
+    const refund = await client.send('/v1/refunds', body, { key: `${debitKey}-refund` });
+    expect(refund).toMatchObject({
+      kind: 'ok',
+      body: {
+        debitOperationKey: debitKey,
+        debitReceipt: (charged.body as { receipt: string }).receipt,
+        balanceAfter: { minor: 1_000 },
+        refundableAfter: { minor: 0 },
+      },
+    });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
+  });
+
+  it('a refund must name its debit by exactly one of debitOperationKey or debitReceipt', async () => {
+    const { key, account } = await fixture(1_000);
+    const base = { tenant: TENANT, account, amount: { minor: 1, currency: 'EUR' } };
+    const both = await client.send('/v1/refunds', { ...base, debitOperationKey: 'k', debitReceipt: 'r' }, { key });
+    expect(both).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
+    const neither = await client.send('/v1/refunds', base, { key });
+    expect(neither).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+  });
+
+  it('a refund for a debit key never committed is UnknownDebit with no effect, and a late debit under it is refused', async () => {
+    const { account, debit } = await fixture(1_000);
+    const debitKey = opKey('never-sent');
+    const refundKey = `${debitKey}-refund`;
+    const body = { tenant: TENANT, account, amount: { minor: 100, currency: 'EUR' }, debitOperationKey: debitKey };
+    const refused = await client.send('/v1/refunds', body, { key: refundKey });
+    expect(refused).toMatchObject({
+      kind: 'rejected',
+      status: 422,
+      reason: 'Wallet.UnknownDebit',
+      body: { forwardOperationKey: debitKey, forwardStatus: 'none' },
+    });
+    expect(await client.stats(refundKey)).toMatchObject({ businessEffectCount: 0 });
+    // The refusal sealed the debit key in the same transaction: the forward can no longer commit late.
+    const late = await client.send('/v1/debits', debit(100), { key: debitKey });
+    expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
+  });
+
+  it('a refund for a debit that was rejected (no effect) is UnknownDebit and moves no money', async () => {
+    const { account, debit } = await fixture(50);
+    const debitKey = opKey('rejected-debit');
+    const rejected = await client.send('/v1/debits', debit(100), { key: debitKey });
+    expect(rejected).toMatchObject({ kind: 'rejected', reason: 'Wallet.InsufficientFunds' });
+    const body = { tenant: TENANT, account, amount: { minor: 100, currency: 'EUR' }, debitOperationKey: debitKey };
+    const refund = await client.send('/v1/refunds', body, { key: `${debitKey}-refund` });
+    expect(refund).toMatchObject({ status: 422, reason: 'Wallet.UnknownDebit', body: { forwardStatus: 'failed' } });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 50, currency: 'EUR' });
+  });
+
+  it('a refund while its debit is in progress is refused as in progress, not retained, and succeeds after', async () => {
+    const { account, debit } = await fixture(1_000);
+    const debitKey = opKey('in-flight');
+    const refundKey = `${debitKey}-refund`;
+    await client.armFault({ at: 'before_commit', do: 'delay', ms: 600, path: '/v1/debits' });
+    const slow = client.send('/v1/debits', debit(300), { key: debitKey });
+    await waitFor(async () => (await client.lookup(debitKey)).kind === 'found');
+    const body = { tenant: TENANT, account, amount: { minor: 300, currency: 'EUR' }, debitOperationKey: debitKey };
+    expect(await client.send('/v1/refunds', body, { key: refundKey })).toEqual({ kind: 'in_progress' });
+    expect(await client.lookup(refundKey)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await slow).toMatchObject({ kind: 'ok' });
+    expect(await client.send('/v1/refunds', body, { key: refundKey })).toMatchObject({ kind: 'ok', replayed: false });
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
+  });
+
+  it("another tenant's debit key is UnknownDebit, whatever exists there", async () => {
+    const { account, debit } = await fixture(1_000);
+    const debitKey = opKey('other-tenant');
+    expect(await client.send('/v1/debits', debit(10), { key: debitKey })).toMatchObject({ kind: 'ok' });
+    await client.seedAccount({ tenant: 't2', account, balanceMinor: 0, currency: 'EUR' });
+    const body = { tenant: 't2', account, amount: { minor: 10, currency: 'EUR' }, debitOperationKey: debitKey };
+    const refund = await client.send('/v1/refunds', body, { key: `${debitKey}-refund` });
+    expect(refund).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.UnknownDebit' });
+    expect(await client.balance('t2', account)).toEqual({ minor: 0, currency: 'EUR' });
+  });
+
+  it('the canonical refund body that wallet_debit declares as its compensation is accepted by the wallet', async () => {
+    const { account } = await fixture(1_000);
+    const ctx = { tenant: TENANT, principalId: 'user:test' };
+    const args = { account, amount: { minor: 250, currency: 'EUR' } };
+    const debitKey = opKey('declared');
+    const debitBody = walletDebit.canonicalize(args, ctx);
+    expect(await client.send(walletDebit.route, debitBody, { key: debitKey })).toMatchObject({ kind: 'ok' });
+    if (walletDebit.compensation.kind !== 'compensate') throw new Error('wallet_debit must be compensable');
+    const refundArgs = walletRefund.args.parse(walletDebit.compensation.args({ args, operationKey: debitKey }));
+    const refundBody = walletRefund.canonicalize(refundArgs, ctx);
+    const refund = await client.send(walletRefund.route, refundBody, { key: `${debitKey}-refund` });
+    expect(refund).toMatchObject({ kind: 'ok', body: { debitOperationKey: debitKey } });
+    expect(walletRefund.result.safeParse(refund.kind === 'ok' ? refund.body : null).success).toBe(true);
+    expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
+  });
+});

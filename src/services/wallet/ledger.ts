@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { z } from 'zod';
+import { ForwardOperationKey, refuseMissingForward } from '../compensation';
 import { BusinessRejection, type AppliedEffect } from '../idempotency-store';
 
 /** Stable reasons of the wallet's 422 rejections. */
@@ -33,8 +34,22 @@ export const DebitBody = z.strictObject({
 });
 export type DebitBody = z.infer<typeof DebitBody>;
 
-/** Body of `POST /v1/refunds`. */
-export const RefundBody = z.strictObject({ tenant: Id, account: Id, amount: PositiveAmount, debitReceipt: Id });
+/**
+ * Body of `POST /v1/refunds`: names the debit by exactly one of `debitOperationKey` (the forward debit's
+ * idempotency key, known before the debit was sent: what a saga compensation uses) or `debitReceipt`.
+ */
+export const RefundBody = z
+  .strictObject({
+    tenant: Id,
+    account: Id,
+    amount: PositiveAmount,
+    debitOperationKey: ForwardOperationKey.optional(),
+    debitReceipt: Id.optional(),
+  })
+  .refine((b) => (b.debitOperationKey === undefined) !== (b.debitReceipt === undefined), {
+    message: 'name the debit by exactly one of debitOperationKey or debitReceipt',
+    path: ['debitOperationKey'],
+  });
 export type RefundBody = z.infer<typeof RefundBody>;
 
 /** Body of `POST /admin/accounts` (upsert a seeded balance). */
@@ -65,6 +80,8 @@ interface AccountRow {
 }
 
 interface DebitRow {
+  readonly receipt: string;
+  readonly operation_key: string;
   readonly tenant: string;
   readonly account: string;
   readonly amount_minor: number;
@@ -93,6 +110,7 @@ export function migrateWallet(db: Database): void {
       memo           TEXT,
       created_at     INTEGER NOT NULL
     );
+    CREATE INDEX IF NOT EXISTS wallet_debits_key ON wallet_debits (operation_key);
     CREATE TABLE IF NOT EXISTS wallet_refunds (
       receipt        TEXT PRIMARY KEY,
       operation_key  TEXT NOT NULL,
@@ -140,19 +158,28 @@ export function applyDebit(db: Database, body: DebitBody, key: string): AppliedE
   return { receipt, result };
 }
 
-/** Credits the account back for an earlier debit; never more than the debit minus its earlier refunds. */
+/**
+ * Credits the account back for an earlier debit, named by its operation key or its receipt; never more than
+ * the debit minus its earlier refunds. A debit key the wallet never committed is `Wallet.UnknownDebit` with no
+ * effect, and seals that key (see `refuseMissingForward`); a debit key still in progress is a 409, not retained.
+ */
 export function applyRefund(db: Database, body: RefundBody, key: string): AppliedEffect {
-  const { tenant, account, amount, debitReceipt } = body;
-  const debit = db
-    .prepare('SELECT tenant, account, amount_minor, currency, refunded_minor FROM wallet_debits WHERE receipt = ?')
-    .get(debitReceipt) as DebitRow | undefined;
-  if (debit === undefined) throw new BusinessRejection(WalletReason.UnknownDebit, `no debit ${debitReceipt}`);
-  if (debit.tenant !== tenant || debit.account !== account) {
-    throw new BusinessRejection(WalletReason.DebitAccountMismatch, `debit ${debitReceipt} is not on ${account}`);
+  const { tenant, account, amount } = body;
+  const debit = findDebit(db, body);
+  const named = debit?.receipt ?? body.debitReceipt ?? body.debitOperationKey ?? '';
+  if (debit === undefined && body.debitOperationKey !== undefined) {
+    refuseMissingForward(db, body.debitOperationKey, WalletReason.UnknownDebit, 'debit');
+  }
+  // Another tenant's debit reads as unknown: a refund never reveals what exists outside its tenant.
+  if (debit === undefined || debit.tenant !== tenant) {
+    throw new BusinessRejection(WalletReason.UnknownDebit, `no debit ${named}`);
+  }
+  if (debit.account !== account) {
+    throw new BusinessRejection(WalletReason.DebitAccountMismatch, `debit ${named} is not on ${account}`);
   }
   const row = requireAccount(db, tenant, account, amount.currency);
   if (debit.currency !== amount.currency) {
-    throw new BusinessRejection(WalletReason.CurrencyMismatch, `debit ${debitReceipt} is in ${debit.currency}`);
+    throw new BusinessRejection(WalletReason.CurrencyMismatch, `debit ${named} is in ${debit.currency}`);
   }
   const refundable = debit.amount_minor - debit.refunded_minor;
   if (amount.minor > refundable) {
@@ -164,22 +191,38 @@ export function applyRefund(db: Database, body: RefundBody, key: string): Applie
   updateBalance(db, tenant, account, balanceAfter);
   db.prepare('UPDATE wallet_debits SET refunded_minor = refunded_minor + ? WHERE receipt = ?').run(
     amount.minor,
-    debitReceipt,
+    debit.receipt,
   );
   const receipt = `wr_${randomUUID()}`;
   db.prepare(
     'INSERT INTO wallet_refunds (receipt, operation_key, debit_receipt, amount_minor, created_at) VALUES (?, ?, ?, ?, ?)',
-  ).run(receipt, key, debitReceipt, amount.minor, Date.now());
+  ).run(receipt, key, debit.receipt, amount.minor, Date.now());
   const result = {
     receipt,
     tenant,
     account,
     amount,
-    debitReceipt,
+    debitReceipt: debit.receipt,
+    debitOperationKey: debit.operation_key,
     balanceAfter: { minor: balanceAfter, currency: row.currency },
     refundableAfter: { minor: refundable - amount.minor, currency: debit.currency },
   };
   return { receipt, result };
+}
+
+/**
+ * The debit a refund names. By key, the latest debit under it: a key reused after its record was pruned may
+ * name several debits, and the latest is the one the current intent can mean.
+ */
+function findDebit(db: Database, body: RefundBody): DebitRow | undefined {
+  const columns = 'receipt, operation_key, tenant, account, amount_minor, currency, refunded_minor';
+  if (body.debitOperationKey !== undefined) {
+    return db
+      .prepare(`SELECT ${columns} FROM wallet_debits WHERE operation_key = ? ORDER BY created_at DESC, rowid DESC`)
+      .get(body.debitOperationKey) as DebitRow | undefined;
+  }
+  return db.prepare(`SELECT ${columns} FROM wallet_debits WHERE receipt = ?`).get(body.debitReceipt) as
+    DebitRow | undefined;
 }
 
 function getAccount(db: Database, tenant: string, account: string): AccountRow | undefined {

@@ -1,0 +1,68 @@
+/**
+ * The shipping downstream service: schedules and cancels shipments under the idempotency contract of
+ * `src/downstream/protocol.ts` (shared store, fences, lookup, stats and faults come with `startService`).
+ *
+ * Business routes: `POST /v1/shipments`, `POST /v1/cancellations` (by `shipmentOperationKey`),
+ * `GET /v1/shipments/:tenant/:orderId`. Admin: `POST|GET /admin/capacity`, `POST /admin/dispatch`.
+ */
+import { parseAdminBody } from '../body-schemas';
+import { sendJson } from '../http-kit';
+import { mutationHandler } from '../idempotent-route';
+import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
+import {
+  applyCancel,
+  applySchedule,
+  CancelBody,
+  CapacityBody,
+  DispatchBody,
+  dispatchShipment,
+  getCapacity,
+  listShipments,
+  migrateShipping,
+  ScheduleBody,
+  setCapacity,
+} from './shipments';
+
+/** The idempotency scope of scheduling a shipment. */
+export const SHIPPING_SCHEDULE_SCOPE = 'shipping.schedule';
+/** The idempotency scope of a cancellation (the shipment's compensation). */
+export const SHIPPING_CANCEL_SCOPE = 'shipping.cancel';
+
+/** The shipping service: its tables and routes. */
+export const shippingDefinition: ServiceDefinition = {
+  name: 'shipping',
+  migrate: migrateShipping,
+  routes(router, runtime) {
+    const { db } = runtime;
+    router
+      .on(
+        'POST',
+        '/v1/shipments',
+        mutationHandler(runtime, { scope: SHIPPING_SCHEDULE_SCOPE, schema: ScheduleBody, apply: applySchedule }),
+      )
+      .on(
+        'POST',
+        '/v1/cancellations',
+        mutationHandler(runtime, { scope: SHIPPING_CANCEL_SCOPE, schema: CancelBody, apply: applyCancel }),
+      )
+      .on('GET', '/v1/shipments/:tenant/:orderId', ({ res, params }) => {
+        const tenant = params['tenant'] ?? '';
+        const orderId = params['orderId'] ?? '';
+        sendJson(res, 200, { tenant, orderId, shipments: listShipments(db, tenant, orderId) });
+      })
+      .on('GET', '/admin/capacity', ({ res }) => sendJson(res, 200, getCapacity(db)))
+      .on('POST', '/admin/capacity', async ({ req, res }) => {
+        const body = await parseAdminBody(req, CapacityBody);
+        sendJson(res, 200, setCapacity(db, body));
+      })
+      .on('POST', '/admin/dispatch', async ({ req, res }) => {
+        const body = await parseAdminBody(req, DispatchBody);
+        sendJson(res, 200, db.transaction(() => dispatchShipment(db, body))());
+      });
+  },
+};
+
+/** Starts the shipping service. */
+export function createShippingService(options: ServiceHostOptions): Promise<RunningService> {
+  return startService(shippingDefinition, options);
+}

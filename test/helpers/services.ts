@@ -1,0 +1,77 @@
+/**
+ * Plumbing for tests of the downstream services as real processes: a temp directory, spawned services with
+ * their clients, and polling.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DownstreamClient } from '../../src/downstream/client';
+import {
+  spawnService,
+  type ServiceName,
+  type SpawnedService,
+  type SpawnServiceOptions,
+} from '../../src/services/spawn';
+
+/** A spawned service and a client for it. */
+export interface ServiceUnderTest {
+  readonly proc: SpawnedService;
+  readonly client: DownstreamClient;
+}
+
+/** A temp directory holding the databases of one test file, and the processes started in it. */
+export class ServiceSandbox {
+  readonly dir: string;
+  private readonly started: SpawnedService[] = [];
+
+  constructor(prefix: string) {
+    this.dir = mkdtempSync(path.join(os.tmpdir(), `ledgerloop-${prefix}-`));
+  }
+
+  /** A database path inside the sandbox. */
+  db(name: string): string {
+    return path.join(this.dir, name);
+  }
+
+  /** Spawns `name` on `dbFile` (inside the sandbox) and returns it with a client. */
+  async start(
+    name: ServiceName,
+    dbFile: string,
+    opts: Omit<SpawnServiceOptions, 'dbPath'> = {},
+  ): Promise<ServiceUnderTest> {
+    const proc = await spawnService(name, { ...opts, dbPath: this.db(dbFile) });
+    this.started.push(proc);
+    return { proc, client: new DownstreamClient({ baseUrl: proc.url, timeoutMs: 5_000 }) };
+  }
+
+  /** Stops every process started here and removes the directory. */
+  async dispose(): Promise<void> {
+    await Promise.all(this.started.map((p) => p.stop()));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Polls `check` every 25 ms until it holds; throws after `ms`. */
+export async function waitFor(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Resolves once the process exited; returns its exit code and signal. */
+export function exited(proc: SpawnedService): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const { child } = proc;
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** A fresh unique suffix for keys and ids within a test file. */
+let counter = 0;
+export function unique(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${counter}-${Date.now().toString(36)}`;
+}
