@@ -19,6 +19,18 @@ export interface DispatchDeps {
   readonly workerIdentity: string;
 }
 
+/** A capability closer than this to its expiry is not sent: the downstream could see it expired. */
+const CAPABILITY_MARGIN_MS = 1_000;
+
+function capabilityExpiresWithin(token: string, marginMs: number): boolean {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { expiresAt?: string };
+    return claims.expiresAt === undefined || Date.parse(claims.expiresAt) - marginMs <= Date.now();
+  } catch {
+    return true;
+  }
+}
+
 /** Fence for one attempt: monotonic per operation key across workflow-level dispatches and Temporal attempts. */
 export function fenceFor(dispatch: number, attempt: number): number {
   return dispatch * 1000 + attempt;
@@ -73,11 +85,16 @@ export function createDispatchActivities(deps: DispatchDeps) {
       }
     }
 
+    if (req.capability !== undefined && capabilityExpiresWithin(req.capability, CAPABILITY_MARGIN_MS)) {
+      // Never send on a decision that is about to lapse: the workflow decides again under the current policy.
+      throw ApplicationFailure.nonRetryable('the capability for this call expired before dispatch', Failure.AuthorizationExpired);
+    }
     const sent = await downstream.send(req.route, req.body, {
       key,
       argumentsHash: req.intent.argumentsHash,
       fence,
       signal: ctx.cancellationSignal,
+      ...(req.capability !== undefined ? { capability: req.capability } : {}),
     });
     switch (sent.kind) {
       case 'ok':
@@ -92,6 +109,9 @@ export function createDispatchActivities(deps: DispatchDeps) {
           ...(recoveredVia ? { recoveredVia } : {}),
         };
       case 'rejected': {
+        if (sent.code === 'Capability.Invalid') {
+          throw ApplicationFailure.nonRetryable(`downstream refused the capability: ${sent.reason ?? ''}`, Failure.CapabilityRejected);
+        }
         if (sent.code === Failure.IdempotencyArgumentsMismatch || sent.code === Failure.IdempotencyKeySealed || sent.code === Failure.FenceStale) {
           throw ApplicationFailure.nonRetryable(`downstream refused the key: ${sent.code}`, sent.code);
         }

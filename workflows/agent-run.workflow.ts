@@ -14,8 +14,8 @@ import {
 import type { Activities } from '../activities';
 import { DeadlineTooClose, modelCallPreset, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation, PlanResponse } from '../src/domain/activity-contracts';
-import { DEFAULT_POLICY } from '../src/domain/policy';
-import { unknownCalls, REDUCER_VERSION } from '../src/domain/reducer';
+import { Failure } from '../src/domain/failures';
+import { pendingApprovals, unknownCalls, REDUCER_VERSION } from '../src/domain/reducer';
 import {
   DEFAULT_BUDGETS,
   DEFAULT_CAPS,
@@ -26,6 +26,8 @@ import {
 } from '../src/domain/run';
 import { SA } from '../src/server/search-attributes';
 import { builtinTools } from '../src/tools/registry';
+import { Approvals } from './approvals';
+import type { DispatchGate } from './authorize';
 import { runCall } from './call-runner';
 import { ledgerQuery, resolveCallUpdate } from './definitions';
 import { Ledger } from './ledger';
@@ -37,7 +39,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const limits = { ...DEFAULT_LIMITS, ...input.limits };
   const caps = { ...DEFAULT_CAPS, ...input.caps };
   const budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
-  const policy = input.policyVersion ? { ...DEFAULT_POLICY, version: input.policyVersion } : DEFAULT_POLICY;
   const deadlineAtMs = Date.parse(input.deadlineAt);
   const clock = (): DeadlineClock => ({ deadlineAtMs, nowMs: Date.now(), caps, limits });
   const ctx: RunContext = {
@@ -45,13 +46,26 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     principalId: input.principal.id,
     tenant: input.principal.tenant,
     deadlineAt: input.deadlineAt,
-    policy,
     tools: builtinTools,
     ledger,
     occurrences: new Map(),
   };
 
   setHandler(ledgerQuery, (upTo?: number) => ledger.snapshot(upTo));
+  const approvals = new Approvals(ledger, () => publish());
+  const gate: DispatchGate = {
+    ledger,
+    approvals,
+    runId,
+    principalId: input.principal.id,
+    tenant: input.principal.tenant,
+    deadlineAt: input.deadlineAt,
+    strategy: input.strategy,
+    clock,
+    dispatchTimes: new Map(),
+    unresolved: (except) => unknownCalls(ledger.projection).filter((c) => c !== except),
+    budgetLeft: () => ledger.projection.intents < budgets.maxToolCalls,
+  };
   setHandler(
     resolveCallUpdate,
     (res) => {
@@ -82,6 +96,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     upsertSearchAttributes([
       { key: SA.status, value: p.status },
       { key: SA.unknownCalls, value: open.length },
+      { key: SA.pendingApprovals, value: pendingApprovals(p).length },
       ...(p.stopReason ? [{ key: SA.stopReason, value: p.stopReason }] : []),
     ]);
     const rows = Object.values(p.calls).map((c) => `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.receipt ?? ''} |`);
@@ -116,7 +131,6 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     runId,
     principalId: input.principal.id,
     tenant: input.principal.tenant,
-    policyVersion: policy.version,
     strategy: input.strategy,
     deadlineAt: input.deadlineAt,
     budgets,
@@ -146,16 +160,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     if (plan.kind === 'final') return stop('completed', `the model finished after ${turn} turn(s)`, plan.text);
 
     const perTurn = new Map<string, number>();
-    const prepared = proposals.map((p) => {
-      if (ledger.projection.intents >= budgets.maxToolCalls) return null;
-      return prepareProposal(ctx, turn, p, perTurn);
-    });
-    if (prepared.some((p) => p === null)) return stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
+    const prepared = proposals.map((p) => prepareProposal(ctx, turn, p, perTurn));
     publish();
     let results: Observation[];
     try {
+      // Parallel calls run side by side; each is tracked by its logical call id, never by position.
       results = await Promise.all(
-        prepared.map((p) => (p!.ok ? runCall({ ledger, strategy: input.strategy, tenant: ctx.tenant, clock }, p!.call) : Promise.resolve(p!.observation))),
+        prepared.map((p) => (p.ok ? runCall({ ledger, strategy: input.strategy, tenant: ctx.tenant, clock, gate }, p.call) : Promise.resolve(p.observation))),
       );
     } catch (err) {
       if (err instanceof DeadlineTooClose) return stop('deadline_exceeded', err.message);
@@ -176,5 +187,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       });
     }
     observations = results;
+    if (results.some((o) => o.error?.code === Failure.BudgetToolCalls)) {
+      return stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
+    }
   }
 }

@@ -9,17 +9,21 @@ import { reconcilePreset, toolDispatchPreset, type DeadlineClock } from '../src/
 import type { Observation } from '../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../src/domain/canonical';
 import { classifyDispatchFailure, Failure, type FailureLike } from '../src/domain/failures';
-import { blindRetryKey } from '../src/domain/identity';
+import { blindRetryKey, type ToolIntent } from '../src/domain/identity';
 import type { RetryStrategy } from '../src/domain/run';
+import { authorizeForDispatch, type DispatchGate } from './authorize';
 import type { Ledger } from './ledger';
-import type { ReadyCall } from './proposals';
+import type { ValidatedCall } from './proposals';
 
 export interface CallRunnerContext {
   readonly ledger: Ledger;
   readonly strategy: RetryStrategy;
   readonly tenant: string;
   readonly clock: () => DeadlineClock;
+  readonly gate: DispatchGate;
 }
+
+type ReadyCall = ValidatedCall & { readonly intent: ToolIntent };
 
 function keyPrefix(key: string): string {
   return key.slice(0, 14);
@@ -40,20 +44,34 @@ function admitResult(call: ReadyCall, tenant: string, body: unknown): { data: Js
   return { data: call.tool.promote(parsed.data) };
 }
 
-export async function runCall(ctx: CallRunnerContext, call: ReadyCall): Promise<Observation> {
+/** Authorize at dispatch, dispatch under the operation key, settle the outcome. */
+export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall): Promise<Observation> {
   const { ledger, strategy } = ctx;
-  const { intent } = call;
-  const id = intent.logicalCallId;
-  const base = { logicalCallId: id, providerCallId: intent.providerCallId, toolName: intent.toolName };
-  const summary = `${call.tool.summary(call.args)} · ${id} · ${keyPrefix(intent.operationKey)}`;
+  const id = validated.logicalCallId;
+  const base = { logicalCallId: id, providerCallId: validated.providerCallId, toolName: validated.tool.name };
+  const summary = `${validated.tool.summary(validated.args)} · ${id} · ${keyPrefix(validated.operationKey)}`;
   const maxDispatches = strategy === 'blind_retry' ? 2 : 1;
+  let reauthorizations = 0;
 
+  let gate = await authorizeForDispatch(ctx.gate, validated);
   for (let dispatch = 1; ; dispatch++) {
+    if (!gate.ok) return gate.observation;
+    const intent = gate.intent;
+    const call: ReadyCall = { ...validated, intent };
     const keyUsed = strategy === 'blind_retry' ? blindRetryKey(intent.operationKey, dispatch) : intent.operationKey;
     ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed });
     try {
       const { dispatchTool } = proxyActivities<Activities>(toolDispatchPreset(ctx.clock(), summary));
-      const r = await dispatchTool({ intent, service: call.tool.service, route: call.tool.route, body: call.body, strategy, dispatch, keyUsed });
+      const r = await dispatchTool({
+        intent,
+        service: call.tool.service,
+        route: call.tool.route,
+        body: call.body,
+        strategy,
+        dispatch,
+        keyUsed,
+        ...(gate.capability ? { capability: gate.capability } : {}),
+      });
       if (r.recoveredVia !== undefined) {
         ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: 'earlier attempt did not report', attempts: r.attempt - 1 });
         ledger.append({
@@ -84,6 +102,16 @@ export async function runCall(ctx: CallRunnerContext, call: ReadyCall): Promise<
       return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
     } catch (err) {
       const verdict = classifyDispatchFailure(err as FailureLike);
+      if (verdict.state === 'REAUTHORIZE' && reauthorizations < 3) {
+        // The decision ran out before the send: decide again under the current policy; the key stays the same.
+        reauthorizations += 1;
+        gate = await authorizeForDispatch(ctx.gate, validated);
+        continue;
+      }
+      if (verdict.state === 'REAUTHORIZE') {
+        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: Failure.AuthorizationExpired, attempts: 0, replayed: false });
+        return { ...base, state: 'FAILED', error: { code: Failure.AuthorizationExpired, message: verdict.message } };
+      }
       if (verdict.state === 'FAILED') {
         ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: verdict.code, attempts: 0, replayed: false });
         return { ...base, state: 'FAILED', error: { code: verdict.code, message: verdict.message } };

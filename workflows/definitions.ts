@@ -17,3 +17,32 @@ export interface OperatorResolution {
 
 /** An operator settles a call that reconciliation left UNKNOWN. Refused for a call that is not UNKNOWN. */
 export const resolveCallUpdate = defineUpdate<{ readonly accepted: true }, [OperatorResolution]>('resolveCall');
+
+/** A human's decision on one exact call: it must name the call's arguments hash and the policy version. */
+export interface ApprovalDecisionInput {
+  readonly logicalCallId: string;
+  readonly argumentsHash: string;
+  readonly policyVersion: string;
+  /** Who decides, e.g. `manager:carol`; recorded in the ledger and the decision chain. */
+  readonly approver: string;
+  readonly decision: 'approve' | 'deny';
+  readonly reason?: string;
+  /** How long an approval stays valid; default the policy's approvalTtlMs. */
+  readonly ttlMs?: number;
+}
+
+export interface PendingApproval {
+  readonly logicalCallId: string;
+  readonly toolName: string;
+  readonly summary: string;
+  readonly argumentsHash: string;
+  readonly policyVersion: string;
+  readonly reason: string;
+  readonly requestedAt: string;
+}
+
+/** Approve or deny a call waiting for approval. Refused unless it names the pending call's hash and policy. */
+export const decideApprovalUpdate = defineUpdate<{ readonly accepted: true; readonly expiresAt?: string }, [ApprovalDecisionInput]>('decideApproval');
+
+/** The calls waiting for a human decision, with what the decision must name. */
+export const pendingApprovalsQuery = defineQuery<readonly PendingApproval[]>('pendingApprovals');

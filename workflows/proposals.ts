@@ -1,13 +1,14 @@
 /**
- * The proposal pipeline, run in workflow code in the essay's order: size limits, known tool, parse and schema,
- * canonical arguments, keys, authorization at dispatch. Every rejection is typed and recorded; none reaches a
- * downstream system. Pure and deterministic apart from the ledger appends.
+ * The proposal pipeline, run in workflow code in the essay's order: (1) size limits and schema, (2) known tool
+ * and version, (3) canonical arguments and the keys bound to them, (4) tenant and resource binding, (5) business
+ * invariants. Steps (6) authorization and approval, (7) unresolved-call state and (8) dispatch budget happen at
+ * dispatch time in the call runner. Every rejection is typed and recorded; none reaches a downstream system.
  */
 import { canonicalJson, hashCanonical, sha256Hex, type Json } from '../src/domain/canonical';
 import type { Observation, ProposedCall } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { deriveLogicalCallId, deriveOperationKey, type ToolIntent } from '../src/domain/identity';
-import { evaluatePolicy, type Policy } from '../src/domain/policy';
+import { deriveLogicalCallId, deriveOperationKey } from '../src/domain/identity';
+import type { CallOrigin } from '../src/domain/ledger-events';
 import type { AnyTool } from '../src/domain/tool';
 import type { ToolRegistry } from '../src/tools/registry';
 import type { Ledger } from './ledger';
@@ -20,21 +21,25 @@ export interface RunContext {
   readonly principalId: string;
   readonly tenant: string;
   readonly deadlineAt: string;
-  readonly policy: Policy;
   readonly tools: ToolRegistry;
   readonly ledger: Ledger;
   /** Intents already recorded in this run, by tool and arguments hash: the occurrence part of the key. */
   readonly occurrences: Map<string, number>;
 }
 
-export interface ReadyCall {
+/** A proposal that passed validation steps 1-5: authorization (6-8) happens at dispatch, in the call runner. */
+export interface ValidatedCall {
   readonly tool: AnyTool;
   readonly args: unknown;
   readonly body: Json;
-  readonly intent: ToolIntent;
+  readonly logicalCallId: string;
+  readonly providerCallId: string;
+  readonly operationKey: string;
+  readonly argumentsHash: string;
+  readonly origin: CallOrigin;
 }
 
-export type Prepared = { readonly ok: true; readonly call: ReadyCall } | { readonly ok: false; readonly observation: Observation };
+export type Prepared = { readonly ok: true; readonly call: ValidatedCall } | { readonly ok: false; readonly observation: Observation };
 
 function utf8Bytes(text: string): number {
   let n = 0;
@@ -50,7 +55,7 @@ function utf8Bytes(text: string): number {
   return n;
 }
 
-/** Validate, canonicalize, key and authorize one proposal of `turn`. */
+/** Validate, canonicalize and key one proposal of `turn`. */
 export function prepareProposal(ctx: RunContext, turn: number, proposal: ProposedCall, occurrenceInTurn: Map<string, number>): Prepared {
   const { ledger } = ctx;
   const tool = ctx.tools.get(proposal.name);
@@ -116,50 +121,18 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
   });
   ledger.append({ type: 'ArgumentsCanonicalized', logicalCallId, toolVersion: tool.version, argumentsHash, operationKey });
 
-  // 4-6. tenant binding, business invariants, authorization: evaluated now, right before dispatch
+  // 4. tenant and resource binding: a principal of one tenant never names another tenant's resource
   const authz = tool.authorization(checked.data, who);
-  const decision = evaluatePolicy(ctx.policy, { principalId: ctx.principalId, tenant: ctx.tenant }, authz, Date.now());
-  ledger.append({
-    type: decision.allowed ? 'AuthorizationAllowed' : 'AuthorizationDenied',
-    logicalCallId,
-    principalId: ctx.principalId,
-    tenant: ctx.tenant,
-    action: authz.action,
-    resource: authz.resource,
-    argumentsHash,
-    policyVersion: decision.policyVersion,
-    issuedAt: decision.issuedAt,
-    expiresAt: decision.expiresAt,
-    reason: decision.reason,
-  });
-  if (!decision.allowed) {
-    return {
-      ok: false,
-      observation: {
-        logicalCallId,
-        providerCallId: proposal.providerCallId,
-        toolName: tool.name,
-        state: 'FAILED',
-        error: { code: Failure.AuthorizationDenied, message: decision.reason },
-      },
-    };
+  if (authz.resourceTenant !== ctx.tenant) {
+    return reject(logicalCallId, Failure.TenantMismatch, `resource ${authz.resource} is not in tenant ${ctx.tenant}`);
   }
-
-  // The intent becomes durable (workflow state, and the activity input in history) before any dispatch.
+  // 5. business invariants declared by the tool
+  const broken = tool.invariants?.(checked.data, who) ?? null;
+  if (broken !== null) return reject(logicalCallId, Failure.ProposalInvariant, broken);
   ctx.occurrences.set(slot, occurrence + 1);
-  const intent: ToolIntent = {
-    runId: ctx.runId,
-    providerCallId: proposal.providerCallId,
-    logicalCallId,
-    operationKey,
-    toolName: tool.name,
-    toolVersion: tool.version,
-    argumentsHash,
-    principalId: ctx.principalId,
-    tenant: ctx.tenant,
-    policyVersion: decision.policyVersion,
-    deadlineAt: ctx.deadlineAt,
+  return {
+    ok: true,
+    call: { tool, args: checked.data, body, logicalCallId, providerCallId: proposal.providerCallId, operationKey, argumentsHash, origin: 'model' },
   };
-  ledger.append({ type: 'DispatchIntentRecorded', logicalCallId, intent });
-  return { ok: true, call: { tool, args: checked.data, body, intent } };
 }
+

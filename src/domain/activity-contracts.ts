@@ -31,9 +31,22 @@ export interface ProposedCall {
   readonly argumentsJson: string;
 }
 
+/** Tokens one planning call used, as the provider reported them. The scripted model reports none. */
+export interface PlanUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  /** The model that actually answered (the provider's name for it). */
+  readonly model: string;
+}
+
 export type PlanResponse =
-  | { readonly kind: 'proposals'; readonly proposals: readonly ProposedCall[]; readonly attempt: number }
-  | { readonly kind: 'final'; readonly text: string; readonly attempt: number };
+  | {
+      readonly kind: 'proposals';
+      readonly proposals: readonly ProposedCall[];
+      readonly attempt: number;
+      readonly usage?: PlanUsage;
+    }
+  | { readonly kind: 'final'; readonly text: string; readonly attempt: number; readonly usage?: PlanUsage };
 
 export interface DispatchRequest {
   readonly intent: ToolIntent;
@@ -46,6 +59,8 @@ export interface DispatchRequest {
   readonly dispatch: number;
   /** The key to send: the operation key, or a fresh one under the naive strategy. */
   readonly keyUsed: string;
+  /** The signed capability for exactly this call, sent as `X-Capability`; the downstream verifies it. */
+  readonly capability?: string;
 }
 
 export interface DispatchResponse {

@@ -8,7 +8,18 @@ export const Failure = {
   ProposalSchemaViolation: 'Proposal.SchemaViolation',
   ProposalUnknownTool: 'Proposal.UnknownTool',
   ProposalCanonicalization: 'Proposal.Canonicalization',
+  ProposalInvariant: 'Proposal.InvariantViolated',
+  TenantMismatch: 'Tenant.Mismatch',
   AuthorizationDenied: 'Authorization.Denied',
+  /** The capability expired before the dispatch could send: a new decision is needed. */
+  AuthorizationExpired: 'Authorization.Expired',
+  /** The downstream refused the capability (expired, other call, bad signature): no effect from this attempt. */
+  CapabilityRejected: 'Capability.Rejected',
+  ApprovalDenied: 'Approval.Denied',
+  ApprovalTimedOut: 'Approval.TimedOut',
+  /** Another call of the run is UNKNOWN: no new dispatch until it is settled. */
+  UnresolvedCall: 'Dispatch.UnresolvedCall',
+  BudgetToolCalls: 'Budget.ToolCalls',
   IdempotencyArgumentsMismatch: 'Idempotency.ArgumentsMismatch',
   IdempotencyInProgress: 'Idempotency.InProgress',
   IdempotencyKeySealed: 'Idempotency.KeySealed',
@@ -21,11 +32,19 @@ export const Failure = {
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',
   PlannerUnavailable: 'Planner.Unavailable',
+  /** The model provider failed transiently (429, 408, 409, 5xx, connection): Temporal retries, honouring retry-after. */
+  PlannerProviderRetryable: 'Planner.ProviderRetryable',
+  /** The model provider refused the request (400, 401, 403, 404, 422): no retry can change that. */
+  PlannerProviderRejected: 'Planner.ProviderRejected',
+  /** The planner's transcript store lacks an earlier turn of the run (or disagrees with what the workflow saw). */
+  PlannerTranscriptMissing: 'Planner.TranscriptMissing',
 } as const;
 export type FailureType = (typeof Failure)[keyof typeof Failure];
 
 /** Failures that prove no effect happened and that no retry can change: Temporal must not retry them. */
 export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
+  Failure.AuthorizationExpired,
+  Failure.CapabilityRejected,
   Failure.IdempotencyArgumentsMismatch,
   Failure.IdempotencyKeySealed,
   Failure.FenceStale,
@@ -35,6 +54,8 @@ export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
 export const NON_RETRYABLE_PLANNER: readonly FailureType[] = [
   Failure.PlannerScriptExhausted,
   Failure.PlannerMalformed,
+  Failure.PlannerProviderRejected,
+  Failure.PlannerTranscriptMissing,
 ];
 
 /** Everything the workflow may conclude about a dispatch activity that did not return a result. */
@@ -42,7 +63,17 @@ export type DispatchVerdict =
   /** The effect may or may not exist: reconcile, never mark failed. */
   | { readonly state: 'UNKNOWN'; readonly cause: string }
   /** Proven: no effect happened. */
-  | { readonly state: 'FAILED'; readonly code: string; readonly message: string };
+  | { readonly state: 'FAILED'; readonly code: string; readonly message: string }
+  /** The capability ran out before sending: decide again (under the same key) and dispatch again. */
+  | { readonly state: 'REAUTHORIZE'; readonly message: string };
+
+/** Rejections that prove the request had no effect and that no earlier attempt of it could have had one. */
+const PROVEN_NO_EFFECT: readonly string[] = [
+  Failure.IdempotencyArgumentsMismatch,
+  Failure.IdempotencyKeySealed,
+  Failure.FenceStale,
+  Failure.DispatchRejected,
+];
 
 /** Shape of the failures the workflow sees, kept structural so this module stays free of SDK imports. */
 export interface FailureLike {
@@ -69,7 +100,10 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   // "Unavailable" proves only that the last attempt committed nothing; an earlier attempt's response may have
   // been lost. Only reconciliation can tell, so it stays UNKNOWN.
   if (type === Failure.DispatchUnavailable) return { state: 'UNKNOWN', cause: 'unavailable_after_retries' };
-  if (type !== undefined && (NON_RETRYABLE_DISPATCH as readonly string[]).includes(type)) {
+  if (type === Failure.AuthorizationExpired) return { state: 'REAUTHORIZE', message: cause.message ?? type };
+  // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
+  if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
+  if (type !== undefined && PROVEN_NO_EFFECT.includes(type)) {
     return { state: 'FAILED', code: type, message: cause.message ?? type };
   }
   if (type === Failure.DispatchResponseLost) return { state: 'UNKNOWN', cause: 'response_lost' };

@@ -5,7 +5,19 @@
 import type { ToolIntent } from './identity';
 import type { Budgets, RetryStrategy, StopReason } from './run';
 
-export type CallState = 'PROPOSED' | 'VALIDATED' | 'AUTHORIZED' | 'INTENT_RECORDED' | 'DISPATCHING' | 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
+export type CallState =
+  | 'PROPOSED'
+  | 'VALIDATED'
+  | 'AWAITING_APPROVAL'
+  | 'AUTHORIZED'
+  | 'INTENT_RECORDED'
+  | 'DISPATCHING'
+  | 'SUCCEEDED'
+  | 'FAILED'
+  | 'UNKNOWN';
+
+/** Who proposed a call: the model, or the run's own saga compensating an earlier effect. */
+export type CallOrigin = 'model' | 'compensation';
 
 export type LedgerEventBody =
   | {
@@ -13,7 +25,6 @@ export type LedgerEventBody =
       readonly runId: string;
       readonly principalId: string;
       readonly tenant: string;
-      readonly policyVersion: string;
       readonly strategy: RetryStrategy;
       readonly deadlineAt: string;
       readonly budgets: Budgets;
@@ -52,14 +63,40 @@ export type LedgerEventBody =
       readonly logicalCallId: string;
       readonly principalId: string;
       readonly tenant: string;
+      readonly origin: CallOrigin;
       readonly action: string;
       readonly resource: string;
+      readonly scope: string;
+      readonly amountMinor?: number;
+      readonly currency?: string;
       readonly argumentsHash: string;
       readonly policyVersion: string;
       readonly issuedAt: string;
-      readonly expiresAt: string;
+      readonly expiresAt?: string;
+      /** Principal, then approvers: who vouched for the call. */
+      readonly chain?: readonly string[];
+      readonly code?: string;
       readonly reason: string;
     }
+  | {
+      readonly type: 'ApprovalRequested';
+      readonly logicalCallId: string;
+      readonly argumentsHash: string;
+      readonly policyVersion: string;
+      readonly reason: string;
+      /** Why an earlier approval no longer counts (expired, policy changed), when this is a renewed request. */
+      readonly invalidated?: string;
+    }
+  | {
+      readonly type: 'ApprovalGranted';
+      readonly logicalCallId: string;
+      readonly argumentsHash: string;
+      readonly policyVersion: string;
+      readonly approver: string;
+      readonly expiresAt: string;
+    }
+  | { readonly type: 'ApprovalDenied'; readonly logicalCallId: string; readonly approver: string; readonly reason: string }
+  | { readonly type: 'DispatchDeferred'; readonly logicalCallId: string; readonly retryAfterMs: number; readonly reason: string }
   | { readonly type: 'DispatchIntentRecorded'; readonly logicalCallId: string; readonly intent: ToolIntent }
   | {
       readonly type: 'ToolAttemptStarted';

@@ -23,6 +23,8 @@ export interface CallView {
   readonly receipt: string | null;
   readonly errorCode: string | null;
   readonly reconciledVia: string | null;
+  readonly approvedBy: string | null;
+  readonly intentRecorded: boolean;
 }
 
 export interface Projection {
@@ -101,6 +103,8 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
             receipt: null,
             errorCode: null,
             reconciledVia: null,
+            approvedBy: null,
+            intentRecorded: false,
           };
       return { ...p, calls: { ...p.calls, [e.logicalCallId]: call } };
     }
@@ -119,14 +123,25 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       return patchCall(
         p,
         e.logicalCallId,
-        { state: 'FAILED', policyVersion: e.policyVersion, errorCode: 'Authorization.Denied' },
+        { state: 'FAILED', policyVersion: e.policyVersion, errorCode: e.code ?? 'Authorization.Denied' },
         e,
       );
-    case 'DispatchIntentRecorded':
-      return { ...patchCall(p, e.logicalCallId, { state: 'INTENT_RECORDED' }, e), intents: p.intents + 1 };
+    case 'ApprovalRequested':
+      return patchCall(p, e.logicalCallId, { state: 'AWAITING_APPROVAL', policyVersion: e.policyVersion }, e);
+    case 'ApprovalGranted':
+      return patchCall(p, e.logicalCallId, { state: 'VALIDATED', approvedBy: e.approver }, e);
+    case 'ApprovalDenied':
+      return patchCall(p, e.logicalCallId, { state: 'FAILED', errorCode: 'Approval.Denied' }, e);
+    case 'DispatchDeferred':
+      return p;
+    case 'DispatchIntentRecorded': {
+      const first = p.calls[e.logicalCallId]?.intentRecorded === false;
+      const q = patchCall(p, e.logicalCallId, { state: 'INTENT_RECORDED', intentRecorded: true, policyVersion: e.intent.policyVersion }, e);
+      return first ? { ...q, intents: q.intents + 1 } : q;
+    }
     case 'ToolAttemptStarted': {
       const call = p.calls[e.logicalCallId];
-      const intentRecorded = call !== undefined && call.state !== 'PROPOSED' && call.state !== 'VALIDATED' && call.state !== 'AUTHORIZED';
+      const intentRecorded = call?.intentRecorded === true;
       const q = intentRecorded
         ? p
         : { ...p, violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`] };
@@ -153,6 +168,14 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
     case 'RunCompleted':
       return { ...p, status: 'stopped', stopReason: e.stopReason };
   }
+}
+
+/** Calls waiting for a human approval. */
+export function pendingApprovals(p: Projection): string[] {
+  return Object.values(p.calls)
+    .filter((c) => c.state === 'AWAITING_APPROVAL')
+    .map((c) => c.logicalCallId)
+    .sort();
 }
 
 /** Calls that are still UNKNOWN: the run cannot complete while any remains. */

@@ -25,13 +25,31 @@ export interface Principal {
   readonly tenant: string;
 }
 
-export type PlannerConfig = {
+/** The embedded scripted model: canned proposals per scenario (demo, tests, fault protocol). */
+export interface ScriptedPlannerConfig {
   readonly kind: 'scripted';
   /** A scenario the worker's scripted model knows, e.g. `wallet-debit`. */
   readonly scenario: string;
   /** Values the scenario's canned proposals use. */
   readonly vars?: Readonly<Record<string, unknown>>;
-};
+}
+
+/**
+ * A real model behind an OpenAI-compatible Chat Completions API. Only the model's settings travel in workflow
+ * input and history: the API key and base URL are the worker's (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+ */
+export interface OpenAIPlannerConfig {
+  readonly kind: 'openai';
+  /** The model name, e.g. `gpt-4o-mini`; empty means the worker's `LEDGERLOOP_OPENAI_MODEL`. */
+  readonly model: string;
+  readonly temperature?: number;
+  /** Upper bound on the tokens the model may generate per turn (`max_completion_tokens`). */
+  readonly maxOutputTokens?: number;
+  /** Replaces the default planner role; the rule that tool results are untrusted data is always appended. */
+  readonly systemPrompt?: string;
+}
+
+export type PlannerConfig = ScriptedPlannerConfig | OpenAIPlannerConfig;
 
 export interface AttemptLimits {
   readonly model: number;
@@ -61,7 +79,6 @@ export interface AgentRunInput {
   readonly planner: PlannerConfig;
   /** The one absolute run deadline, ISO 8601 with zone. */
   readonly deadlineAt: string;
-  readonly policyVersion?: string;
   readonly limits?: Partial<AttemptLimits>;
   readonly caps?: Partial<TimeoutCaps>;
   readonly budgets?: Partial<Budgets>;

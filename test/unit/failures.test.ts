@@ -26,3 +26,14 @@ describe('dispatch failure classification: UNKNOWN unless no effect is proven', 
     expect(v).toEqual({ state: 'UNKNOWN', cause: 'timeout:START_TO_CLOSE' });
   });
 });
+
+describe('capabilities at dispatch', () => {
+  test('an expired capability asks for a new decision instead of failing the call', () => {
+    const v = classifyDispatchFailure({ name: 'ActivityFailure', cause: { name: 'ApplicationFailure', type: 'Authorization.Expired', message: 'expired' } });
+    expect(v.state).toBe('REAUTHORIZE');
+  });
+  test('a capability the downstream refused leaves the outcome UNKNOWN (an earlier attempt may have committed)', () => {
+    const v = classifyDispatchFailure({ name: 'ActivityFailure', cause: { name: 'ApplicationFailure', type: 'Capability.Rejected' } });
+    expect(v.state).toBe('UNKNOWN');
+  });
+});

@@ -19,11 +19,11 @@ const intent = {
 function opening(): LedgerEvent[] {
   seq = 0;
   return [
-    ev({ type: 'RunCreated', runId: 'r1', principalId: 'user:alice', tenant: 'acme', policyVersion: 'p/1', strategy: 'check_receipt', deadlineAt: intent.deadlineAt, budgets: { maxTurns: 4, maxToolCalls: 4 }, reducerVersion: 1 }),
+    ev({ type: 'RunCreated', runId: 'r1', principalId: 'user:alice', tenant: 'acme', strategy: 'check_receipt', deadlineAt: intent.deadlineAt, budgets: { maxTurns: 4, maxToolCalls: 4 }, reducerVersion: 1 }),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
     ev({ type: 'ToolProposalRecorded', turn: 1, logicalCallId: 'lc_1_a', providerCallId: 'call_a', toolName: 'wallet_debit' }),
     ev({ type: 'ArgumentsCanonicalized', logicalCallId: 'lc_1_a', toolVersion: 1, argumentsHash: 'h', operationKey: 'op_a' }),
-    ev({ type: 'AuthorizationAllowed', logicalCallId: 'lc_1_a', principalId: 'user:alice', tenant: 'acme', action: 'wallet.debit', resource: 'acme/account/acct_1', argumentsHash: 'h', policyVersion: 'p/1', issuedAt: 'x', expiresAt: 'y', reason: 'ok' }),
+    ev({ type: 'AuthorizationAllowed', logicalCallId: 'lc_1_a', principalId: 'user:alice', tenant: 'acme', origin: 'model', scope: 'wallet.charge', action: 'wallet.debit', resource: 'acme/account/acct_1', argumentsHash: 'h', policyVersion: 'p/1', issuedAt: 'x', expiresAt: 'y', reason: 'ok' }),
     ev({ type: 'DispatchIntentRecorded', logicalCallId: 'lc_1_a', intent }),
     ev({ type: 'ToolAttemptStarted', logicalCallId: 'lc_1_a', dispatch: 1, keyUsed: 'op_a' }),
     ev({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: 'lc_1_a', cause: 'timeout:START_TO_CLOSE', attempts: 3 }),

@@ -1,0 +1,169 @@
+/**
+ * Steps 6-8 of the pipeline, at the instant of dispatch: the current policy's decision (a local activity that
+ * also signs the capability), human approval bound to the exact call, the unresolved-call check and the
+ * dispatch budget. Only an allowed decision leads to a recorded intent; nothing else reaches a downstream.
+ */
+import { proxyLocalActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
+import type { Observation } from '../src/domain/activity-contracts';
+import { Failure } from '../src/domain/failures';
+import type { ToolIntent } from '../src/domain/identity';
+import type { ApprovalGrant, AuthorizationDecision } from '../src/policy/authorization';
+import type { RetryStrategy } from '../src/domain/run';
+import type { Approvals } from './approvals';
+import type { Ledger } from './ledger';
+import type { ValidatedCall } from './proposals';
+
+export interface DispatchGate {
+  readonly ledger: Ledger;
+  readonly approvals: Approvals;
+  readonly runId: string;
+  readonly principalId: string;
+  readonly tenant: string;
+  readonly deadlineAt: string;
+  readonly strategy: RetryStrategy;
+  readonly clock: () => DeadlineClock;
+  /** Workflow times of dispatches per action in this run (rate limits). */
+  readonly dispatchTimes: Map<string, number[]>;
+  /** Other calls of this run that are UNKNOWN right now. */
+  readonly unresolved: (except: string) => string[];
+  /** Whether one more intent fits the run's tool-call budget. */
+  readonly budgetLeft: () => boolean;
+}
+
+export type GateResult =
+  | { readonly ok: true; readonly intent: ToolIntent; readonly capability?: string }
+  | { readonly ok: false; readonly observation: Observation };
+
+const { authorizeCall } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '5s',
+  retry: { maximumAttempts: 3, initialInterval: 100, nonRetryableErrorTypes: ['Policy.Invalid'] },
+});
+
+export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall): Promise<GateResult> {
+  const { ledger } = g;
+  const id = call.logicalCallId;
+  const who = { tenant: g.tenant, principalId: g.principalId };
+  const authz = call.tool.authorization(call.args, who);
+  const fail = (code: string, message: string): GateResult => ({
+    ok: false,
+    observation: { logicalCallId: id, providerCallId: call.providerCallId, toolName: call.tool.name, state: 'FAILED', error: { code, message } },
+  });
+  const reject = (code: string, message: string): GateResult => {
+    ledger.append({ type: 'ProposalRejected', logicalCallId: id, code, message });
+    return fail(code, message);
+  };
+  let approval: ApprovalGrant | undefined;
+
+  for (;;) {
+    // 7. unresolved-call state: the model may not stack new effects on top of an outcome nobody knows yet
+    const open = g.unresolved(id);
+    if (call.origin === 'model' && open.length > 0) return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${open.join(', ')}`);
+    // 8. dispatch budget
+    if (!g.budgetLeft()) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
+
+    // 6. authorization and approval, against the policy as it is now
+    let decision: AuthorizationDecision;
+    try {
+      decision = await authorizeCall({
+        principalId: g.principalId,
+        tenant: g.tenant,
+        logicalCallId: id,
+        operationKey: call.operationKey,
+        argumentsHash: call.argumentsHash,
+        toolName: call.tool.name,
+        scope: call.tool.effectScope,
+        request: authz,
+        origin: call.origin,
+        toolApprovalReason: call.tool.approval?.(call.args, who) ?? null,
+        ...(approval ? { approval } : {}),
+        recentDispatches: g.dispatchTimes.get(authz.action) ?? [],
+        keyMode: g.strategy === 'blind_retry' ? 'derived' : 'exact',
+        nowMs: Date.now(),
+      });
+    } catch (err) {
+      return reject('Policy.Unavailable', `no authorization decision could be made: ${(err as Error).message}`);
+    }
+    const record = {
+      logicalCallId: id,
+      principalId: g.principalId,
+      tenant: g.tenant,
+      origin: call.origin,
+      action: authz.action,
+      resource: authz.resource,
+      scope: call.tool.effectScope,
+      ...(authz.amountMinor !== undefined ? { amountMinor: authz.amountMinor } : {}),
+      ...(authz.currency !== undefined ? { currency: authz.currency } : {}),
+      argumentsHash: call.argumentsHash,
+      policyVersion: decision.policyVersion,
+      issuedAt: decision.issuedAt,
+      reason: decision.reason,
+    };
+    switch (decision.kind) {
+      case 'denied':
+        ledger.append({ type: 'AuthorizationDenied', ...record, code: decision.code });
+        return fail(decision.code, decision.reason);
+      case 'rate_limited': {
+        ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs: decision.retryAfterMs, reason: decision.reason });
+        const c = g.clock();
+        if (c.nowMs + decision.retryAfterMs > c.deadlineAtMs - c.caps.recoveryReserveMs) {
+          throw new DeadlineTooClose(`rate limit would carry ${id} past the run deadline`);
+        }
+        await sleep(decision.retryAfterMs);
+        continue;
+      }
+      case 'approval_required': {
+        ledger.append({
+          type: 'ApprovalRequested',
+          logicalCallId: id,
+          argumentsHash: call.argumentsHash,
+          policyVersion: decision.policyVersion,
+          reason: decision.reason,
+          ...(decision.invalidated ? { invalidated: decision.invalidated } : {}),
+        });
+        const c = g.clock();
+        const outcome = await g.approvals.request(
+          {
+            logicalCallId: id,
+            toolName: call.tool.name,
+            summary: call.tool.summary(call.args),
+            argumentsHash: call.argumentsHash,
+            policyVersion: decision.policyVersion,
+            reason: decision.reason,
+            requestedAt: decision.issuedAt,
+          },
+          decision.approvalTtlMs,
+          c.deadlineAtMs - c.nowMs - c.caps.recoveryReserveMs,
+        );
+        if (outcome === undefined) {
+          return reject(Failure.ApprovalTimedOut, 'no approval decision before the run deadline');
+        }
+        if (outcome.kind === 'denied') return fail(Failure.ApprovalDenied, `${outcome.approver}: ${outcome.reason}`);
+        approval = outcome.grant;
+        continue;
+      }
+      case 'allowed': {
+        ledger.append({ type: 'AuthorizationAllowed', ...record, expiresAt: decision.expiresAt, chain: decision.chain });
+        const intent: ToolIntent = {
+          runId: g.runId,
+          providerCallId: call.providerCallId,
+          logicalCallId: id,
+          operationKey: call.operationKey,
+          toolName: call.tool.name,
+          toolVersion: call.tool.version,
+          argumentsHash: call.argumentsHash,
+          principalId: g.principalId,
+          tenant: g.tenant,
+          policyVersion: decision.policyVersion,
+          deadlineAt: g.deadlineAt,
+        };
+        // The intent becomes durable before any dispatch (workflow state, then the activity input in history).
+        ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
+        const times = g.dispatchTimes.get(authz.action) ?? [];
+        g.dispatchTimes.set(authz.action, [...times, Date.now()]);
+        return { ok: true, intent, ...(decision.capability ? { capability: decision.capability } : {}) };
+      }
+    }
+  }
+}
