@@ -1,5 +1,6 @@
-// Three test tiers, each a jest project: unit (no server), integration (real Temporal dev server and real
-// downstream processes), replay (checked-in histories). `npm test` starts the server and runs all three.
+// Four test tiers, each a jest project: unit (no server), integration (real Temporal dev server and real
+// downstream processes), replay (checked-in histories), browser (the Web UI in headless Chromium). `npm test`
+// starts the server and runs all four.
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 module.exports = {
@@ -7,5 +8,7 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'], slowTestThreshold: 60 },
     { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.test.ts'] },
+    // Headless Chromium against a dev server with the Web UI that the test file starts itself.
+    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'], slowTestThreshold: 90 },
   ],
 };

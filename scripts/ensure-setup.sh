@@ -17,3 +17,17 @@ if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.
 fi
 
 bash "$ROOT/scripts/install-temporal.sh"
+
+# Headless Chromium for the browser tests (test/browser), from Debian's package: playwright-core drives
+# /usr/bin/chromium and never downloads a browser. Installed only as root with apt-get; LEDGERLOOP_SKIP_CHROMIUM=1
+# skips this step. Without it the browser tests fail with a message saying how to install it.
+if [[ -z "${LEDGERLOOP_SKIP_CHROMIUM:-}" ]] && ! command -v chromium >/dev/null 2>&1; then
+  if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo 'ensure-setup: chromium is missing; installing Debian'"'"'s chromium (apt-get update && apt-get install -y chromium)' >&2
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; then
+      echo 'ensure-setup: warning: could not install chromium; the browser tests will fail' >&2
+    fi
+  else
+    echo 'ensure-setup: note: chromium is not installed (the browser tests need it: apt-get install chromium, as root)' >&2
+  fi
+fi

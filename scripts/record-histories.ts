@@ -39,7 +39,11 @@ async function main(): Promise<void> {
       connection,
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
-      activities: createActivities({ services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url }) }, workerIdentity: 'recorder' }),
+      activities: createActivities({
+        services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url }) },
+        workerIdentity: 'recorder',
+        authorize: { capabilityKey: stack.capabilityKey },
+      }),
     });
     const base = (over: Partial<AgentRunInput>): AgentRunInput => ({
       principal: { id: 'user:alice', tenant: 'acme' },

@@ -2,7 +2,12 @@
  * `ledgerloop demo` (what `npm start` runs): bring up the dev server with its Web UI, the wallet and workers;
  * run the opening failure once per strategy; print the table; keep the stack up for the UI until Ctrl-C.
  */
+import path from 'node:path';
+import { startDemoCodecServer } from '../codec/demo-codec';
+import { ensureCodecKeys } from '../codec/demo-key';
 import { RETRY_STRATEGIES } from '../domain/run';
+import { shutdownTracingFromEnv } from '../observability/tracing';
+import { DATA_DIR } from '../server/temporal-binaries';
 import { runOpeningFailure, type DemoRow } from '../demo/opening-failure';
 import { startStack } from '../demo/stack';
 import { renderTable } from '../demo/table';
@@ -19,9 +24,21 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   };
   const headless = opts.once;
   log(`starting the Temporal dev server${headless ? ' (headless)' : ' with the Web UI'}, the wallet and the workflow bundle…`);
+  // Payloads are always encrypted: configured keys, or the demo key (see src/codec/demo-key.ts).
+  const keys = ensureCodecKeys(path.join(DATA_DIR, 'codec-demo-keys'));
+  log(
+    keys.kind === 'demo'
+      ? `payloads are encrypted with a demo key ("${keys.keyId}", kept in ${path.relative(process.cwd(), keys.file)}); set LEDGERLOOP_CODEC_KEYS for your own`
+      : `payloads are encrypted with key "${keys.keyId}" (LEDGERLOOP_CODEC_KEYS)`,
+  );
+  // The Web UI decodes through a codec server; headless runs have no UI and need none.
+  const codecServer = headless ? undefined : await startDemoCodecServer(8233);
   const stack = await startStack({
     name: 'demo',
-    server: headless ? { headless: true } : { port: 7233, uiPort: 8233 },
+    server: headless ? { headless: true } : { port: 7233, uiPort: 8233, uiCodecEndpoint: codecServer?.url },
+  }).catch(async (err: unknown) => {
+    await codecServer?.close();
+    throw err;
   });
   let stopping = false;
   const shutdown = async (): Promise<void> => {
@@ -29,9 +46,12 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     stopping = true;
     log('stopping the stack…');
     await stack.stop();
+    await codecServer?.close();
+    await shutdownTracingFromEnv();
   };
   try {
     log(`Temporal at ${stack.server.address}${stack.server.uiUrl ? `, Web UI at ${stack.server.uiUrl}` : ''}; wallet at ${stack.wallet.url}`);
+    if (codecServer) log(`codec server at ${codecServer.url} (the Web UI decodes payloads through it)`);
     const rows: DemoRow[] = [];
     const stamp = Date.now();
     for (const strategy of RETRY_STRATEGIES) {

@@ -1,5 +1,10 @@
-/** The `ledgerloop` command line. */
+/**
+ * The `ledgerloop` command line. Subcommands are imported statically: under `node -r tsx/cjs` a dynamic `import()`
+ * goes through Node's ESM loader, which does not resolve extensionless TypeScript paths.
+ */
 import { Command } from 'commander';
+import { runCodecServerProcess } from '../codec/serve';
+import { runWorkerProcess } from '../worker/main';
 import { runDemo } from './demo';
 
 const program = new Command('ledgerloop').description('Governed LLM agent loops on Temporal').showHelpAfterError();
@@ -17,8 +22,17 @@ program
   .command('worker')
   .description('run a worker process (configured by TEMPORAL_ADDRESS, LEDGERLOOP_SERVICES, LEDGERLOOP_TASK_QUEUE)')
   .action(async () => {
-    const { runWorkerProcess } = await import('../worker/main');
     await runWorkerProcess();
+  });
+
+program
+  .command('codec-server')
+  .description('serve /encode and /decode for the Temporal Web UI with the keys in LEDGERLOOP_CODEC_KEYS')
+  .option('--port <port>', 'port to listen on', '8888')
+  .option('--host <host>', 'address to bind (0.0.0.0 in a container)', '127.0.0.1')
+  .option('--origins <list>', 'browser origins allowed by CORS, comma-separated (default: the UI on port 8233)')
+  .action(async (o: { port: string; host: string; origins?: string }) => {
+    await runCodecServerProcess({ port: Number(o.port), host: o.host, ...(o.origins ? { origins: o.origins } : {}) });
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

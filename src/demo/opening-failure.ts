@@ -60,6 +60,7 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
     taskQueue: opts.taskQueue,
     services: { wallet: stack.wallet.url },
     workflowBundlePath: stack.bundlePath,
+    env: stack.workerEnv,
   };
   await stack.walletClient.seedAccount({ tenant, account, balanceMinor: 100_00, currency: 'EUR' });
   // The wallet commits the next debit, then holds its response: the window in which the worker dies.

@@ -2,10 +2,14 @@
  * The local stack the demo and the integration tests run on: a Temporal dev server (or TEMPORAL_ADDRESS),
  * the wallet service as its own process, and a prebuilt workflow bundle that worker processes load.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { connectOrStart, type DevServerOptions, type ServerHandle } from '../server/dev-server';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv } from '../codec/data-converter';
+import { tracingFromEnv, type Tracing } from '../observability/tracing';
+import { connectOrStart, startDevServer, type DevServerOptions, type ServerHandle } from '../server/dev-server';
 import { spawnService, type SpawnedService } from '../services/spawn';
 import { DownstreamClient } from '../downstream/client';
 import { REPO_ROOT, writeWorkflowBundle } from '../worker/bundle';
@@ -18,7 +22,15 @@ export interface Stack {
   readonly client: Client;
   readonly bundlePath: string;
   readonly dataDir: string;
+  /** The client's payload codecs; workers of this stack must use the same (undefined: plain payloads). */
+  readonly dataConverter?: DataConverter;
+  /** The client's tracing, when on; the bundle then carries the workflow interceptors. */
+  readonly tracing?: Tracing;
   stop(): Promise<void>;
+  /** The HMAC key capabilities are signed with; the services of this stack verify with it. */
+  readonly capabilityKey: Buffer;
+  /** Environment a worker process of this stack needs (the capability key). */
+  readonly workerEnv: Readonly<Record<string, string>>;
 }
 
 export interface StackOptions {
@@ -27,23 +39,42 @@ export interface StackOptions {
   readonly dataDir?: string;
   readonly name?: string;
   readonly walletRetentionMs?: number;
+  /** Payload codecs for the client; default from LEDGERLOOP_CODEC_KEYS. */
+  readonly dataConverter?: DataConverter;
+  /** Tracing for the client and the bundle; default from LEDGERLOOP_TRACING. */
+  readonly tracing?: Tracing;
+  /** Start a dev server of its own even when TEMPORAL_ADDRESS is set (e.g. to have a Web UI). Default false. */
+  readonly ownServer?: boolean;
+  /** The capability key; default a fresh random one for this stack. */
+  readonly capabilityKey?: Buffer;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const dataDir = opts.dataDir ?? path.join(REPO_ROOT, '.data', opts.name ?? 'stack');
   mkdirSync(dataDir, { recursive: true });
+  const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
+  const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-client');
   const [server, bundlePath] = await Promise.all([
-    connectOrStart(opts.server ?? {}),
-    writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js')),
+    opts.ownServer ? startDevServer(opts.server ?? {}) : connectOrStart(opts.server ?? {}),
+    writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js'), { tracing: tracing !== undefined }),
   ]);
+  // One capability key per stack, shared by the authorizer (workers) and the services that verify it.
+  const capabilityKey = opts.capabilityKey ?? randomBytes(32);
+  const capabilityEnv = { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') };
   let wallet: SpawnedService | undefined;
   try {
     wallet = await spawnService('wallet', {
+      env: capabilityEnv,
       dbPath: path.join(dataDir, `wallet-${Date.now()}.db`),
       ...(opts.walletRetentionMs !== undefined ? { retentionMs: opts.walletRetentionMs } : {}),
     });
     const connection = await Connection.connect({ address: server.address });
-    const client = new Client({ connection, namespace: server.namespace });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      ...(dataConverter ? { dataConverter } : {}),
+      ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+    });
     const w = wallet;
     return {
       server,
@@ -53,6 +84,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       client,
       bundlePath,
       dataDir,
+      capabilityKey,
+      workerEnv: capabilityEnv,
+      ...(dataConverter ? { dataConverter } : {}),
+      ...(tracing ? { tracing } : {}),
       async stop() {
         await connection.close();
         await w.stop();

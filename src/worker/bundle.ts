@@ -5,19 +5,27 @@
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from '../observability/workflow-interceptors';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const WORKFLOWS_PATH = path.join(REPO_ROOT, 'workflows', 'index.ts');
 
-export async function buildWorkflowBundle(opts: { workflowsPath?: string } = {}): Promise<{ code: string }> {
+export interface BundleOptions {
+  workflowsPath?: string;
+  /** Bundle the OpenTelemetry workflow interceptors (see src/observability/tracing.ts). Default false. */
+  tracing?: boolean;
+}
+
+export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ code: string }> {
   return bundleWorkflowCode({
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
+    ...(opts.tracing ? { workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_MODULE] } : {}),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
 }
 
 /** Bundle the workflows into `file` (default `.data/workflow-bundle.js`) and return its path. */
-export async function writeWorkflowBundle(file = path.join(REPO_ROOT, '.data', 'workflow-bundle.js'), opts: { workflowsPath?: string } = {}): Promise<string> {
+export async function writeWorkflowBundle(file = path.join(REPO_ROOT, '.data', 'workflow-bundle.js'), opts: BundleOptions = {}): Promise<string> {
   const { code } = await buildWorkflowBundle(opts);
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, code);

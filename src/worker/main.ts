@@ -2,10 +2,12 @@
  * A worker process. Configuration from the environment:
  *   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LEDGERLOOP_TASK_QUEUE,
  *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
- *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS.
+ *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
+ *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp).
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';
+import { shutdownTracingFromEnv } from '../observability/tracing';
 import { createLedgerloopWorker, DEFAULT_TASK_QUEUE } from './worker';
 
 function services(): Record<string, string> {
@@ -28,7 +30,11 @@ export async function runWorkerProcess(): Promise<void> {
   });
   const run = worker.run();
   process.stdout.write(`${JSON.stringify({ worker: identity, pid: process.pid })}\n`);
-  await run;
+  try {
+    await run;
+  } finally {
+    await shutdownTracingFromEnv();
+  }
 }
 
 if (require.main === module) {

@@ -1,8 +1,14 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
+import { dataConverterFromEnv } from '../codec/data-converter';
+import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
+import { openAIDepsFromEnv } from '../planner/openai-env';
+import { capabilityKeyFromEnv } from '../policy/capability';
+import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import { WORKFLOWS_PATH } from './bundle';
 
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
@@ -21,6 +27,19 @@ export interface LedgerloopWorkerOptions {
   readonly maxCachedWorkflows?: number;
   /** HTTP timeout for downstream calls; must stay below the tool attempt timeout. */
   readonly downstreamTimeoutMs?: number;
+  /**
+   * The model transcript store for `planner.kind: 'openai'` runs (SQLite; default LEDGERLOOP_TRANSCRIPT_DB or
+   * `<repo>/.data/transcripts.db`). The OpenAI client itself is built from OPENAI_API_KEY / OPENAI_BASE_URL.
+   */
+  readonly transcriptDbPath?: string;
+  /** Payload codecs; default from LEDGERLOOP_CODEC_KEYS (src/codec/data-converter.ts). Must equal the client's. */
+  readonly dataConverter?: DataConverter;
+  /** Tracing; default from LEDGERLOOP_TRACING (src/observability/tracing.ts). */
+  readonly tracing?: Tracing;
+  /** Where the current policy comes from; default LEDGERLOOP_POLICY_FILE, else the built-in policy. */
+  readonly policies?: PolicyStore;
+  /** Capability signing key shared with the services; default LEDGERLOOP_CAPABILITY_KEY, else none. */
+  readonly capabilityKey?: Buffer;
 }
 
 export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
@@ -28,17 +47,34 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
   const services = Object.fromEntries(
     Object.entries(opts.services).map(([name, baseUrl]) => [name, new DownstreamClient({ baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) })]),
   );
+  const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
+  const capabilityKey = opts.capabilityKey ?? capabilityKeyFromEnv();
+  const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
+  // Built once per worker, only when the environment names a provider: the key never enters workflow input.
+  const openai = openAIDepsFromEnv(process.env, opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {});
   const connection = await NativeConnection.connect({ address: opts.address });
   const options: WorkerOptions = {
     connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     identity,
-    activities: createActivities({ services, workerIdentity: identity, planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {} }),
+    activities: createActivities({
+      services,
+      workerIdentity: identity,
+      planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
+      ...(openai ? { openai } : {}),
+      authorize: {
+        policies: opts.policies ?? policyStoreFromEnv(),
+        ...(capabilityKey ? { capabilityKey } : {}),
+      },
+    }),
     ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
     // A killed worker's sticky queue would hold the next workflow task for the default 10 s; 2 s is enough here.
     stickyQueueScheduleToStartTimeout: '2s',
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { interceptors: tracing.workerInterceptors({ prebuiltBundle: !!opts.workflowBundlePath }) } : {}),
+    sinks: tracing ? tracing.sinks : DISCARD_WORKFLOW_SPANS,
   };
   const worker = await Worker.create(options);
   return { worker, connection, identity };

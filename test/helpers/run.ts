@@ -1,4 +1,5 @@
 /** Start one agent run on a test stack with an in-process worker and collect what the durable records say. */
+import type { PolicyStore } from '../../src/policy/policy-store';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { activityAttempts } from '../../src/client/history-metrics';
@@ -35,10 +36,13 @@ export async function runAgent(
   name: string,
   runInput: AgentRunInput,
   during?: (handle: WorkflowHandle, worker: Worker) => Promise<void>,
-  opts: { services?: Record<string, string> } = {},
+  opts: { services?: Record<string, string>; policies?: PolicyStore; noCapabilityKey?: boolean } = {},
 ): Promise<RunOutcome> {
   const tq = taskQueue(name);
-  const worker = await inProcessWorker(stack, tq, opts.services);
+  const worker = await inProcessWorker(stack, tq, opts.services, {
+    ...(opts.policies ? { policies: opts.policies } : {}),
+    ...(opts.noCapabilityKey ? { noCapabilityKey: true } : {}),
+  });
   const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
   return worker.runUntil(async () => {
     const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput });

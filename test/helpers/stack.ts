@@ -2,6 +2,7 @@
  * Integration-test stack: the Temporal server named by TEMPORAL_ADDRESS (`npm test` starts one), a fresh
  * wallet process per test file, and in-process workers that replay every workflow task (no cache).
  */
+import type { PolicyStore } from '../../src/policy/policy-store';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { startStack, type Stack } from '../../src/demo/stack';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
 import { NativeConnection } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tracing';
 
 let runtimeInstalled = false;
 function quietRuntime(): void {
@@ -22,7 +25,10 @@ function quietRuntime(): void {
   }
 }
 
-export async function startTestStack(name: string, opts: { walletRetentionMs?: number } = {}): Promise<Stack> {
+export async function startTestStack(
+  name: string,
+  opts: { walletRetentionMs?: number; dataConverter?: DataConverter; tracing?: Tracing } = {},
+): Promise<Stack> {
   quietRuntime();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `ledgerloop-${name}-`));
   return startStack({ name, dataDir, server: { headless: true }, ...opts });
@@ -34,8 +40,17 @@ export function taskQueue(name: string): string {
   return `${name}-${process.pid}-${Date.now()}-${queue}`;
 }
 
-/** An in-process worker with maxCachedWorkflows 0, so every workflow task replays the history from the start. */
-export async function inProcessWorker(stack: Stack, tq: string, services: Record<string, string> = { wallet: stack.wallet.url }): Promise<Worker> {
+/**
+ * An in-process worker with maxCachedWorkflows 0, so every workflow task replays the history from the start.
+ * It uses the stack's data converter and tracing unless `opts.dataConverter` says otherwise.
+ */
+export async function inProcessWorker(
+  stack: Stack,
+  tq: string,
+  services: Record<string, string> = { wallet: stack.wallet.url },
+  opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean } = {},
+): Promise<Worker> {
+  const dataConverter = opts.dataConverter ?? stack.dataConverter;
   const connection = await NativeConnection.connect({ address: stack.server.address });
   const clients = Object.fromEntries(Object.entries(services).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })]));
   return Worker.create({
@@ -43,8 +58,15 @@ export async function inProcessWorker(stack: Stack, tq: string, services: Record
     namespace: stack.server.namespace,
     taskQueue: tq,
     workflowBundle: { codePath: stack.bundlePath },
-    activities: createActivities({ services: clients, workerIdentity: `test-worker:${process.pid}` }),
+    activities: createActivities({
+      services: clients,
+      workerIdentity: `test-worker:${process.pid}`,
+      authorize: { ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }), ...(opts.policies ? { policies: opts.policies } : {}) },
+    }),
     maxCachedWorkflows: 0,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(stack.tracing ? { interceptors: stack.tracing.workerInterceptors({ prebuiltBundle: true }) } : {}),
+    sinks: stack.tracing ? stack.tracing.sinks : DISCARD_WORKFLOW_SPANS,
   });
 }
 

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 /** A wallet of its own that we can kill after it commits, so nobody can answer the lookup. */
 async function doomedWallet(): Promise<{ wallet: SpawnedService; client: DownstreamClient }> {
-  const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `doomed-${Date.now()}.db`) });
+  const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `doomed-${Date.now()}.db`), env: { ...stack.workerEnv } });
   const client = new DownstreamClient({ baseUrl: wallet.url });
   await client.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 10_000, currency: 'EUR' });
   await client.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# CI check of the compose deployment (docker-compose.yml + Dockerfile); no Docker engine needed.
+#
+# 1. `docker compose config -q` when the compose plugin runs here (it needs no engine for that);
+# 2. always, a structural check with Python's yaml module: the expected services, pinned images, the codec
+#    endpoint wiring, worker replicas and keys, references that resolve, and every search attribute of
+#    src/server/search-attributes.ts created by the temporal-setup service.
+# Without python3 + yaml only the search-attribute check runs (with grep), and the script says so.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+COMPOSE_FILE="docker-compose.yml"
+SA_FILE="src/server/search-attributes.ts"
+
+[[ -f "$COMPOSE_FILE" ]] || { echo "check-compose: $COMPOSE_FILE is missing" >&2; exit 1; }
+
+if docker compose version >/dev/null 2>&1; then
+  secret="$(mktemp)"
+  trap 'rm -f "$secret"' EXIT
+  echo 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' >"$secret"
+  LEDGERLOOP_CODEC_KEYS_PATH="$secret" docker compose -f "$COMPOSE_FILE" config -q
+  echo 'check-compose: docker compose config: ok'
+else
+  echo 'check-compose: `docker compose` is not available here; validating with Python instead'
+fi
+
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' >/dev/null 2>&1; then
+  python3 - "$COMPOSE_FILE" "$SA_FILE" <<'PY'
+import os
+import re
+import sys
+
+import yaml
+
+compose_path, sa_path = sys.argv[1], sys.argv[2]
+errors = []
+
+
+def check(cond, message):
+    if not cond:
+        errors.append(message)
+
+
+with open(compose_path) as f:
+    doc = yaml.safe_load(f)
+services = doc.get("services") or {}
+
+required = ["postgresql", "temporal-schema", "temporal", "temporal-setup", "temporal-ui", "codec-server", "wallet", "worker"]
+for name in required:
+    check(name in services, f"service {name} is missing")
+
+
+def env_of(svc):
+    env = svc.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) if "=" in item else (item, "") for item in env)
+    return env
+
+
+def as_text(value):
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value or "")
+
+
+# Images: every service names one; third-party images carry an explicit version tag.
+for name, svc in services.items():
+    image = svc.get("image")
+    check(bool(image), f"{name}: no image")
+    if not image:
+        continue
+    if "build" in svc:
+        continue  # our own image, built from the Dockerfile
+    repo, _, tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "")
+    check(tag != "" or "@sha256:" in image, f"{name}: image {image} is not pinned to a tag")
+    check(tag != "latest", f"{name}: image {image} uses :latest")
+    check(bool(re.search(r"\d", tag)) or "@sha256:" in image, f"{name}: image {image} has no version in its tag")
+
+# References resolve.
+defined_secrets = set((doc.get("secrets") or {}).keys())
+defined_volumes = set((doc.get("volumes") or {}).keys())
+for name, svc in services.items():
+    deps = svc.get("depends_on") or []
+    for dep in deps if isinstance(deps, list) else deps.keys():
+        check(dep in services, f"{name}: depends_on unknown service {dep}")
+    for s in svc.get("secrets") or []:
+        check((s if isinstance(s, str) else s.get("source")) in defined_secrets, f"{name}: unknown secret {s}")
+    for v in svc.get("volumes") or []:
+        source = v.split(":", 1)[0] if isinstance(v, str) else v.get("source", "")
+        if source.startswith((".", "/")):
+            check(os.path.exists(source), f"{name}: bind-mounted path {source} does not exist")
+        else:
+            check(source in defined_volumes, f"{name}: unknown volume {source}")
+    mode = svc.get("network_mode", "")
+    if mode.startswith("service:"):
+        check(mode.split(":", 1)[1] in services, f"{name}: network_mode names an unknown service")
+
+# The Temporal server runs on PostgreSQL; the UI decodes through the codec server.
+temporal_env = env_of(services.get("temporal", {}))
+check(str(temporal_env.get("DB", "")).startswith("postgres"), "temporal: DB is not postgres")
+ui_env = env_of(services.get("temporal-ui", {}))
+check("TEMPORAL_CODEC_ENDPOINT" in ui_env, "temporal-ui: TEMPORAL_CODEC_ENDPOINT is not set")
+check("8888" in str(ui_env.get("TEMPORAL_CODEC_ENDPOINT", "")), "temporal-ui: the codec endpoint is not the codec server's port")
+check("codec-server" in as_text(services.get("codec-server", {}).get("command")), "codec-server: does not run `codec-server`")
+
+# Workers: replicas, the frontend, the services, and the codec keys.
+worker = services.get("worker", {})
+check("replicas" in (worker.get("deploy") or {}), "worker: deploy.replicas is not set")
+worker_env = env_of(worker)
+for key in ["TEMPORAL_ADDRESS", "LEDGERLOOP_SERVICES"]:
+    check(key in worker_env, f"worker: {key} is not set")
+check(
+    "LEDGERLOOP_CODEC_KEYS" in worker_env or "LEDGERLOOP_CODEC_KEYS_FILE" in worker_env,
+    "worker: no codec keys (LEDGERLOOP_CODEC_KEYS or LEDGERLOOP_CODEC_KEYS_FILE)",
+)
+wallet_cmd = as_text(services.get("wallet", {}).get("entrypoint")) + " " + as_text(services.get("wallet", {}).get("command"))
+check("src/services/wallet/main.ts" in wallet_cmd and "/data/wallet.db" in wallet_cmd, "wallet: unexpected command")
+
+# Every project search attribute is created by temporal-setup, with its type.
+with open(sa_path) as f:
+    attrs = re.findall(r"\{\s*name:\s*'(\w+)',\s*type:\s*'(\w+)'\s*\}", f.read())
+check(len(attrs) > 0, f"no search attributes found in {sa_path}")
+setup_cmd = as_text(services.get("temporal-setup", {}).get("command"))
+for name, typ in attrs:
+    check(f"{name}={typ}" in setup_cmd, f"temporal-setup: search attribute {name}={typ} is not created")
+
+# The Dockerfile builds from node:20-bookworm-slim with npm ci.
+with open("Dockerfile") as f:
+    dockerfile = f.read()
+check(re.search(r"^FROM node:20-bookworm-slim", dockerfile, re.M) is not None, "Dockerfile: not FROM node:20-bookworm-slim")
+check("npm ci" in dockerfile, "Dockerfile: no `npm ci`")
+
+if errors:
+    for e in errors:
+        print(f"check-compose: {e}", file=sys.stderr)
+    sys.exit(1)
+print(f"check-compose: {len(services)} services, {len(attrs)} search attributes: ok")
+PY
+else
+  echo 'check-compose: warning: python3 with yaml is not available; checking the search attributes only' >&2
+  missing=0
+  while read -r pair; do
+    if ! grep -q -- "$pair" "$COMPOSE_FILE"; then
+      echo "check-compose: search attribute $pair is not created in $COMPOSE_FILE" >&2
+      missing=1
+    fi
+  done < <(sed -nE "s/.*name: '([A-Za-z0-9]+)', type: '([A-Za-z]+)'.*/\1=\2/p" "$SA_FILE")
+  [[ $missing -eq 0 ]] || exit 1
+  echo 'check-compose: search attributes: ok'
+fi

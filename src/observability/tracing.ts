@@ -1,0 +1,183 @@
+/**
+ * OpenTelemetry tracing of clients, workflows and activities with `@temporalio/interceptors-opentelemetry` 1.24:
+ *
+ * - client: `OpenTelemetryWorkflowClientInterceptor` (span `StartWorkflow:<type>`, context passed in headers);
+ * - worker: `OpenTelemetryActivityInboundInterceptor` (span `RunActivity:<type>`) and the workflow interceptor
+ *   module (spans `RunWorkflow:<type>`, `StartActivity:<type>`, ...), which runs inside the sandbox and must be
+ *   part of the workflow bundle (`buildWorkflowBundle({ tracing: true })`); its spans leave the sandbox through
+ *   the `exporter` sink.
+ *
+ * Configured from the environment (off by default):
+ *
+ *   LEDGERLOOP_TRACING=console   one JSON line per span on stderr
+ *   LEDGERLOOP_TRACING=otlp      OTLP over HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)
+ *   OTEL_SERVICE_NAME            overrides the service name a process reports
+ */
+import * as otel from '@opentelemetry/api';
+import { ExportResultCode, hrTimeToMicroseconds, type ExportResult } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import {
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { ClientInterceptors } from '@temporalio/client';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
+import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from './workflow-interceptors';
+
+/** Environment variable that turns tracing on. */
+export const TRACING_ENV = 'LEDGERLOOP_TRACING';
+
+/** Where spans go. */
+export type TracingMode = 'off' | 'console' | 'otlp';
+
+export { TRACING_WORKFLOW_INTERCEPTORS_MODULE };
+
+/** A set-up tracer provider with the interceptors and the sink that feed it. */
+export interface Tracing {
+  readonly tracer: otel.Tracer;
+  readonly resource: Resource;
+  readonly spanProcessor: SpanProcessor;
+  /** For `new Client({ interceptors })`. */
+  readonly clientInterceptors: ClientInterceptors;
+  /**
+   * For `Worker.create({ interceptors })`. Set `prebuiltBundle` when the worker loads a bundle file: the
+   * workflow interceptor module is then already in the bundle (and listing it would only draw a warning).
+   */
+  workerInterceptors(opts: { prebuiltBundle: boolean }): WorkerInterceptors;
+  /** For `Worker.create({ sinks })`: the sink workflow spans are exported through. */
+  readonly sinks: InjectedSinks<OpenTelemetrySinks>;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** Options for createTracing. */
+export interface CreateTracingOptions {
+  readonly exporter: SpanExporter;
+  readonly serviceName: string;
+  /** Export each span as it ends (tests, console) instead of batching. Default false. */
+  readonly simple?: boolean;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The tracing mode LEDGERLOOP_TRACING asks for; throws on an unknown value. */
+export function tracingModeFromEnv(env: Env = process.env): TracingMode {
+  const v = (env[TRACING_ENV] ?? '').trim().toLowerCase();
+  if (v === '' || v === 'off' || v === 'none' || v === '0' || v === 'false') return 'off';
+  if (v === 'console' || v === 'otlp') return v;
+  throw new Error(`${TRACING_ENV} must be off, console or otlp (got ${JSON.stringify(env[TRACING_ENV])})`);
+}
+
+/** Writes each finished span as one JSON line to stderr (stdout stays free for program output). */
+export class StderrSpanExporter implements SpanExporter {
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    for (const s of spans) {
+      const ctx = s.spanContext();
+      const line = {
+        span: s.name,
+        traceId: ctx.traceId,
+        spanId: ctx.spanId,
+        parentSpanId: s.parentSpanId,
+        service: s.resource.attributes['service.name'],
+        durationUs: hrTimeToMicroseconds(s.duration),
+        status: s.status.code === otel.SpanStatusCode.ERROR ? 'error' : 'ok',
+        attributes: s.attributes,
+      };
+      process.stderr.write(`[trace] ${JSON.stringify(line)}\n`);
+    }
+    done({ code: ExportResultCode.SUCCESS });
+  }
+
+  async shutdown(): Promise<void> {}
+}
+
+let registered = false;
+
+/**
+ * A tracer provider exporting to `exporter`, with Temporal's interceptors bound to its tracer. The first call in a
+ * process also registers it globally (context manager and W3C propagator), which the interceptors rely on to
+ * carry trace context from the client to the workflow and on to activities.
+ */
+export function createTracing(opts: CreateTracingOptions): Tracing {
+  const resource = new Resource({ 'service.name': opts.serviceName });
+  const spanProcessor = opts.simple ? new SimpleSpanProcessor(opts.exporter) : new BatchSpanProcessor(opts.exporter);
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  if (!registered) {
+    provider.register();
+    registered = true;
+  }
+  const tracer = provider.getTracer('ledgerloop');
+  return {
+    tracer,
+    resource,
+    spanProcessor,
+    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] },
+    workerInterceptors({ prebuiltBundle }) {
+      return {
+        activity: [
+          (ctx) => ({
+            inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
+            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+          }),
+        ],
+        ...(prebuiltBundle ? {} : { workflowModules: [TRACING_WORKFLOW_INTERCEPTORS_MODULE] }),
+      };
+    },
+    sinks: { exporter: makeWorkflowExporter(spanProcessor, resource) },
+    forceFlush: () => provider.forceFlush(),
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/**
+ * The sink to give a worker when tracing is off: a workflow bundle built with tracing still exports its spans
+ * through the `exporter` sink, and this drops them quietly instead of logging an unregistered-sink error.
+ */
+export const DISCARD_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = {
+  exporter: { export: { fn: () => undefined } },
+};
+
+let fromEnv: { tracing: Tracing | undefined } | undefined;
+
+/**
+ * The process's tracing as LEDGERLOOP_TRACING configures it, created once per process (later calls return the same
+ * instance), or undefined when tracing is off.
+ */
+export function tracingFromEnv(serviceName: string, env: Env = process.env): Tracing | undefined {
+  const mode = tracingModeFromEnv(env);
+  if (fromEnv) return fromEnv.tracing;
+  const name = env.OTEL_SERVICE_NAME?.trim() || serviceName;
+  let tracing: Tracing | undefined;
+  if (mode === 'console')
+    tracing = createTracing({ exporter: new StderrSpanExporter(), serviceName: name, simple: true });
+  if (mode === 'otlp') {
+    // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT itself.
+    tracing = createTracing({ exporter: new OTLPTraceExporter(), serviceName: name });
+  }
+  fromEnv = { tracing };
+  return tracing;
+}
+
+/** Flushes and shuts down the tracing tracingFromEnv created, if any. Safe to call more than once. */
+export async function shutdownTracingFromEnv(): Promise<void> {
+  const t = fromEnv?.tracing;
+  if (!t) return;
+  await t.shutdown().catch((err: unknown) => process.stderr.write(`tracing: shutdown failed: ${String(err)}\n`));
+}
+
+/** True when LEDGERLOOP_TRACING asks for tracing, i.e. the workflow bundle should carry the interceptors. */
+export function tracingEnabled(env: Env = process.env): boolean {
+  return tracingModeFromEnv(env) !== 'off';
+}

@@ -1,0 +1,115 @@
+/**
+ * Approval expiry on the time-skipping test server (a virtual clock): an approval that lapses while the call
+ * waits (here behind a policy rate limit) is not used; the call needs a new decision, and only a fresh
+ * approval dispatches it, once.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { DownstreamClient } from '../../src/downstream/client';
+import { Policy } from '../../src/policy/policy-format';
+import { StaticPolicyStore } from '../../src/policy/policy-store';
+import { createTimeSkippingEnv } from '../../src/server/time-skipping';
+import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { writeWorkflowBundle } from '../../src/worker/bundle';
+import type { agentRun } from '../../workflows/agent-run.workflow';
+import { decideApprovalUpdate, ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
+
+jest.setTimeout(120_000);
+
+let env: TestWorkflowEnvironment;
+let wallet: SpawnedService;
+let walletClient: DownstreamClient;
+let bundlePath: string;
+const capabilityKey = randomBytes(32);
+
+beforeAll(async () => {
+  try {
+    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+  } catch {
+    /* installed */
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-expiry-'));
+  [env, wallet, bundlePath] = await Promise.all([
+    createTimeSkippingEnv(),
+    spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env: { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') } }),
+    writeWorkflowBundle(path.join(dir, 'bundle.js')),
+  ]);
+  walletClient = new DownstreamClient({ baseUrl: wallet.url });
+  await walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
+});
+afterAll(async () => {
+  await wallet?.stop();
+  await env?.teardown();
+});
+
+const policy = Policy.parse({
+  version: 'acme-rl/1',
+  approvalTtlMs: 10_000,
+  rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, approvalOverMinor: 50_000, rateLimit: { max: 1, perMs: 60_000 } }],
+});
+
+test('an approval that expires while the call waits forces a new decision; a fresh one dispatches once', async () => {
+  const taskQueue = `expiry-${Date.now()}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: bundlePath },
+    activities: createActivities({
+      services: { wallet: new DownstreamClient({ baseUrl: wallet.url }) },
+      workerIdentity: 'expiry-test',
+      authorize: { policies: new StaticPolicyStore(policy), capabilityKey },
+    }),
+  });
+  await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof agentRun>('agentRun', {
+      taskQueue,
+      workflowId: `expiry-${Date.now()}`,
+      args: [
+        {
+          principal: { id: 'user:alice', tenant: 'acme' },
+          goal: 'two debits',
+          strategy: 'same_key_replay',
+          planner: { kind: 'scripted', scenario: 'two-debits', vars: { account: 'acct_1', amount: { minor: 1_000, currency: 'EUR' }, amount2: { minor: 60_000, currency: 'EUR' } } },
+          deadlineAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
+        },
+      ],
+    });
+    const pending = async (pred: (p: PendingApproval) => boolean): Promise<PendingApproval> => {
+      for (let i = 0; i < 200; i++) {
+        const found = (await handle.query(pendingApprovalsQuery)).find(pred);
+        if (found) return found;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('no pending approval');
+    };
+    const first = await pending(() => true);
+    // Approved for 10 s, but the rate limit (1 debit per 60 s) holds the dispatch for about a minute.
+    await handle.executeUpdate(decideApprovalUpdate, {
+      args: [{ logicalCallId: first.logicalCallId, argumentsHash: first.argumentsHash, policyVersion: first.policyVersion, approver: 'manager:carol', decision: 'approve' }],
+    });
+    await env.sleep(70_000); // virtual time: the deferred dispatch wakes up after its approval lapsed
+    const second = await pending(() => true);
+    const requestsBefore = (await walletClient.stats('', { prefix: true })).dispatchCount;
+    let snap = await handle.query(ledgerQuery);
+    const renewed = snap.events.filter((e) => e.type === 'ApprovalRequested');
+    expect(renewed).toHaveLength(2);
+    expect(renewed[1] && 'invalidated' in renewed[1] ? renewed[1].invalidated : '').toMatch(/expired/);
+    expect(snap.events.some((e) => e.type === 'DispatchDeferred')).toBe(true);
+    expect(requestsBefore).toBe(1); // only the first (small) debit reached the wallet so far
+    await handle.executeUpdate(decideApprovalUpdate, {
+      args: [{ logicalCallId: second.logicalCallId, argumentsHash: second.argumentsHash, policyVersion: second.policyVersion, approver: 'manager:dave', decision: 'approve', ttlMs: 120_000 }],
+    });
+    const result = await handle.result();
+    snap = await handle.query(ledgerQuery);
+    expect(result.stopReason).toBe('completed');
+    const big = result.calls[1]!;
+    expect(big.state).toBe('SUCCEEDED');
+    expect((await walletClient.stats(big.operationKey!)).businessEffectCount).toBe(1);
+    expect(snap.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({ chain: ['user:alice', 'approved-by:manager:dave'] });
+  });
+});
