@@ -92,7 +92,7 @@ const STOP_GRACE_MS = 10_000;
 const POLL_MS = 250;
 
 /** Values of temporal.api.enums.v1.IndexedValueType, by CLI type name. */
-const INDEXED_VALUE_TYPE: Readonly<Record<SearchAttributeTypeName, number>> = {
+export const INDEXED_VALUE_TYPE: Readonly<Record<SearchAttributeTypeName, number>> = {
   Text: 1,
   Keyword: 2,
   Int: 3,

@@ -3,6 +3,8 @@
  * binary from `.tools/venv`; never the SDK's download. One environment per test file; tests run serially.
  */
 import { TestWorkflowEnvironment, type TimeSkippingTestWorkflowEnvironmentOptions } from '@temporalio/testing';
+import { INDEXED_VALUE_TYPE } from './dev-server';
+import { SEARCH_ATTRIBUTES } from './search-attributes';
 import { resolveTestServer } from './temporal-binaries';
 
 export type TimeSkippingEnvOptions = Omit<TimeSkippingTestWorkflowEnvironmentOptions, 'server'> & {
@@ -12,7 +14,19 @@ export type TimeSkippingEnvOptions = Omit<TimeSkippingTestWorkflowEnvironmentOpt
   port?: number;
 };
 
+/**
+ * Starts the time-skipping server and registers the project's search attributes on it (the workflow upserts
+ * them; an unregistered one fails the workflow task with BadSearchAttributes).
+ */
 export async function createTimeSkippingEnv(opts: TimeSkippingEnvOptions = {}): Promise<TestWorkflowEnvironment> {
+  const env = await startTimeSkipping(opts);
+  const searchAttributes: Record<string, number> = {};
+  for (const sa of SEARCH_ATTRIBUTES) searchAttributes[sa.name] = INDEXED_VALUE_TYPE[sa.type];
+  await env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes });
+  return env;
+}
+
+function startTimeSkipping(opts: TimeSkippingEnvOptions): Promise<TestWorkflowEnvironment> {
   const { extraArgs, port, ...rest } = opts;
   return TestWorkflowEnvironment.createTimeSkipping({
     ...rest,

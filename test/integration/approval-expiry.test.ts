@@ -19,7 +19,7 @@ import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { decideApprovalUpdate, ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 
-jest.setTimeout(120_000);
+jest.setTimeout(60_000);
 
 let env: TestWorkflowEnvironment;
 let wallet: SpawnedService;
@@ -85,7 +85,9 @@ test('an approval that expires while the call waits forces a new decision; a fre
         if (found) return found;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error('no pending approval');
+      const desc = await handle.describe();
+      const snap = await handle.query(ledgerQuery).catch((e: unknown) => String(e));
+      throw new Error(`no pending approval: ${desc.status.name} ${JSON.stringify(snap).slice(0, 3000)}`);
     };
     const first = await pending(() => true);
     // Approved for 10 s, but the rate limit (1 debit per 60 s) holds the dispatch for about a minute.
