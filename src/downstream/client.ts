@@ -58,6 +58,8 @@ export interface AccountSeed {
   readonly account: string;
   readonly balanceMinor: number;
   readonly currency: string;
+  /** Holder-controlled free text the wallet echoes in debit results (untrusted content). */
+  readonly note?: string;
 }
 
 /** An admin call failed (any non-2xx status or transport error). */

@@ -58,6 +58,8 @@ export const SeedAccountBody = z.strictObject({
   account: Id,
   balanceMinor: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   currency: Currency,
+  /** Free text the account holder controls, echoed in debit results: untrusted content from another user. */
+  note: z.string().max(500).optional(),
 });
 export type SeedAccountBody = z.infer<typeof SeedAccountBody>;
 
@@ -77,6 +79,7 @@ export interface AccountBalance {
 interface AccountRow {
   readonly balance_minor: number;
   readonly currency: string;
+  readonly note: string | null;
 }
 
 interface DebitRow {
@@ -97,6 +100,7 @@ export function migrateWallet(db: Database): void {
       account       TEXT NOT NULL,
       balance_minor INTEGER NOT NULL CHECK (balance_minor >= 0),
       currency      TEXT NOT NULL,
+      note          TEXT,
       PRIMARY KEY (tenant, account)
     );
     CREATE TABLE IF NOT EXISTS wallet_debits (
@@ -124,9 +128,10 @@ export function migrateWallet(db: Database): void {
 /** Upserts an account with the given balance (admin seeding). */
 export function seedAccount(db: Database, seed: SeedAccountBody): AccountBalance {
   db.prepare(
-    `INSERT INTO wallet_accounts (tenant, account, balance_minor, currency) VALUES (?, ?, ?, ?)
-     ON CONFLICT (tenant, account) DO UPDATE SET balance_minor = excluded.balance_minor, currency = excluded.currency`,
-  ).run(seed.tenant, seed.account, seed.balanceMinor, seed.currency);
+    `INSERT INTO wallet_accounts (tenant, account, balance_minor, currency, note) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (tenant, account) DO UPDATE SET balance_minor = excluded.balance_minor, currency = excluded.currency,
+       note = excluded.note`,
+  ).run(seed.tenant, seed.account, seed.balanceMinor, seed.currency, seed.note ?? null);
   return { tenant: seed.tenant, account: seed.account, balance: { minor: seed.balanceMinor, currency: seed.currency } };
 }
 
@@ -154,7 +159,14 @@ export function applyDebit(db: Database, body: DebitBody, key: string): AppliedE
     `INSERT INTO wallet_debits (receipt, operation_key, tenant, account, amount_minor, currency, memo, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(receipt, key, tenant, account, amount.minor, amount.currency, body.memo ?? null, Date.now());
-  const result = { receipt, tenant, account, amount, balanceAfter: { minor: balanceAfter, currency: row.currency } };
+  const result = {
+    receipt,
+    tenant,
+    account,
+    amount,
+    balanceAfter: { minor: balanceAfter, currency: row.currency },
+    ...(row.note ? { accountNote: row.note } : {}),
+  };
   return { receipt, result };
 }
 
@@ -227,7 +239,7 @@ function findDebit(db: Database, body: RefundBody): DebitRow | undefined {
 
 function getAccount(db: Database, tenant: string, account: string): AccountRow | undefined {
   return db
-    .prepare('SELECT balance_minor, currency FROM wallet_accounts WHERE tenant = ? AND account = ?')
+    .prepare('SELECT balance_minor, currency, note FROM wallet_accounts WHERE tenant = ? AND account = ?')
     .get(tenant, account) as AccountRow | undefined;
 }
 
