@@ -12,6 +12,7 @@ import type {
 } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { DownstreamClient } from '../src/downstream/client';
+import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
 
 export interface DispatchDeps {
   /** One client per downstream service name (`wallet`, ...). */
@@ -60,6 +61,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
     const key = req.strategy === 'blind_retry' && attempt > 1 ? `${req.keyUsed}~a${attempt}` : req.keyUsed;
     const base = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity };
     let recoveredVia: DispatchResponse['recoveredVia'];
+    await activityCrashPoint('before_send', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
 
     if (attempt > 1 && req.strategy === 'check_receipt') {
       // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
@@ -96,6 +98,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
       signal: ctx.cancellationSignal,
       ...(req.capability !== undefined ? { capability: req.capability } : {}),
     });
+    await activityCrashPoint('after_response', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
     switch (sent.kind) {
       case 'ok':
         if (attempt > 1 && sent.replayed) recoveredVia = 'same_key_replay';
@@ -116,7 +119,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
           throw ApplicationFailure.nonRetryable(`downstream refused the key: ${sent.code}`, sent.code);
         }
         const message = typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body ? String((sent.body as { message: unknown }).message) : sent.code;
-        return { ...base, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.code, errorMessage: message };
+        return { ...base, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.reason ?? sent.code, errorMessage: message };
       }
       case 'in_progress':
         throw ApplicationFailure.retryable('an attempt with this key is in progress downstream', Failure.IdempotencyInProgress);

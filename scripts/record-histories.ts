@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const version = process.argv[2] ?? 'v1';
   const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', version);
   mkdirSync(dir, { recursive: true });
-  const stack = await startStack({ name: 'record', server: { headless: true } });
+  const stack = await startStack({ name: 'record', server: { headless: true }, services: ['inventory', 'shipping', 'orders'] });
   const save = async (name: string, workflowId: string): Promise<void> => {
     const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     writeFileSync(path.join(dir, `${name}.json`), `${historyToJSON(history)}\n`);
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
-        services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url }) },
+        services: Object.fromEntries(Object.entries(stack.serviceUrls).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url })])),
         workerIdentity: 'recorder',
         authorize: { capabilityKey: stack.capabilityKey },
       }),
@@ -60,6 +60,22 @@ async function main(): Promise<void> {
         ['rejected-malformed', base({ planner: { kind: 'scripted', scenario: 'malformed-arguments' } })],
         ['denied-over-limit', base({ planner: { kind: 'scripted', scenario: 'over-limit-debit', vars: { account: 'acct_fx' } } })],
         ['turn-budget', base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 2 } })],
+        [
+          'saga-compensated',
+          base({
+            planner: {
+              kind: 'scripted',
+              scenario: 'order-fulfilment',
+              vars: { sku: 'SKU-FX', quantity: 1, account: 'acct_fx', amount: { minor: 900, currency: 'EUR' }, orderId: 'ord-fx', address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' } },
+            },
+          }),
+          async () => {
+            const s = stack.services;
+            await s.inventory!.client.request('POST', '/admin/stock', { tenant: 'acme', sku: 'SKU-FX', onHand: 5 });
+            await s.orders!.client.request('POST', '/admin/orders', { tenant: 'acme', orderId: 'ord-fx', customerEmail: 'ada@example.com' });
+            await s.shipping!.client.request('POST', '/admin/capacity', { remaining: 0 });
+          },
+        ],
       ];
       for (const [name, input, arm] of runs) {
         if (arm) await arm();

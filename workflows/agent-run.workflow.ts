@@ -1,12 +1,14 @@
 /**
  * The agent-run workflow: plan, validate, key, authorize, record intent, dispatch, settle, next turn; until the
- * model says done, a budget ends the run, or the deadline passes. The model only proposes; this code decides.
+ * model says done, a budget or the deadline ends the run, a failed effect is compensated, or an operator stops
+ * it. The model only proposes; this code decides.
  */
 import {
   allHandlersFinished,
+  CancellationScope,
   condition,
+  isCancellation,
   proxyActivities,
-  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -15,23 +17,19 @@ import type { Activities } from '../activities';
 import { DeadlineTooClose, modelCallPreset, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation, PlanResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { pendingApprovals, unknownCalls, REDUCER_VERSION } from '../src/domain/reducer';
-import {
-  DEFAULT_BUDGETS,
-  DEFAULT_CAPS,
-  DEFAULT_LIMITS,
-  type AgentRunInput,
-  type AgentRunResult,
-  type StopReason,
-} from '../src/domain/run';
+import { unknownCalls, REDUCER_VERSION } from '../src/domain/reducer';
+import { DEFAULT_BUDGETS, DEFAULT_CAPS, DEFAULT_LIMITS, type AgentRunInput, type AgentRunResult, type StopReason } from '../src/domain/run';
 import { SA } from '../src/server/search-attributes';
 import { builtinTools } from '../src/tools/registry';
 import { Approvals } from './approvals';
 import type { DispatchGate } from './authorize';
-import { runCall } from './call-runner';
-import { ledgerQuery, resolveCallUpdate } from './definitions';
+import { runCall, type CallRunnerContext } from './call-runner';
+import { ledgerQuery } from './definitions';
 import { Ledger } from './ledger';
+import { handleOperatorResolutions } from './operator';
 import { prepareProposal, type RunContext } from './proposals';
+import { publish, runResult } from './run-view';
+import { Saga } from './saga';
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const runId = workflowInfo().workflowId;
@@ -41,24 +39,18 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
   const deadlineAtMs = Date.parse(input.deadlineAt);
   const clock = (): DeadlineClock => ({ deadlineAtMs, nowMs: Date.now(), caps, limits });
-  const ctx: RunContext = {
-    runId,
-    principalId: input.principal.id,
-    tenant: input.principal.tenant,
-    deadlineAt: input.deadlineAt,
-    tools: builtinTools,
-    ledger,
-    occurrences: new Map(),
-  };
+  const who = { principalId: input.principal.id, tenant: input.principal.tenant };
+  const ctx: RunContext = { runId, ...who, deadlineAt: input.deadlineAt, tools: builtinTools, ledger, occurrences: new Map() };
+  const show = (): void => publish(ledger, budgets);
 
   setHandler(ledgerQuery, (upTo?: number) => ledger.snapshot(upTo));
-  const approvals = new Approvals(ledger, () => publish());
+  handleOperatorResolutions(ledger, show);
+  const saga = new Saga(ledger, builtinTools, runId, who);
   const gate: DispatchGate = {
     ledger,
-    approvals,
+    approvals: new Approvals(ledger, show),
     runId,
-    principalId: input.principal.id,
-    tenant: input.principal.tenant,
+    ...who,
     deadlineAt: input.deadlineAt,
     strategy: input.strategy,
     clock,
@@ -66,129 +58,94 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     unresolved: (except) => unknownCalls(ledger.projection).filter((c) => c !== except),
     budgetLeft: () => ledger.projection.intents < budgets.maxToolCalls,
   };
-  setHandler(
-    resolveCallUpdate,
-    (res) => {
-      ledger.append({
-        type: 'ToolEffectReconciled',
-        logicalCallId: res.logicalCallId,
-        via: 'operator',
-        outcome: res.outcome,
-        ...(res.receipt !== undefined ? { receipt: res.receipt } : {}),
-        detail: `${res.operator}: ${res.reason}`,
-      });
-      publish();
-      return { accepted: true as const };
-    },
-    {
-      validator: (res) => {
-        if (ledger.projection.calls[res.logicalCallId]?.state !== 'UNKNOWN') {
-          throw new Error(`call ${res.logicalCallId} is not UNKNOWN`);
-        }
-        if (!res.operator || !res.reason) throw new Error('an operator resolution needs who and why');
-      },
-    },
-  );
+  const runner: CallRunnerContext = { ledger, strategy: input.strategy, tenant: who.tenant, clock, gate, beforeDispatch: (c) => saga.register(c) };
 
-  function publish(): void {
-    const p = ledger.projection;
-    const open = unknownCalls(p);
-    upsertSearchAttributes([
-      { key: SA.status, value: p.status },
-      { key: SA.unknownCalls, value: open.length },
-      { key: SA.pendingApprovals, value: pendingApprovals(p).length },
-      ...(p.stopReason ? [{ key: SA.stopReason, value: p.stopReason }] : []),
-    ]);
-    const rows = Object.values(p.calls).map((c) => `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.receipt ?? ''} |`);
-    setCurrentDetails(
-      [`**${p.status}** · turn ${p.turns}/${budgets.maxTurns} · intents ${p.intents}/${budgets.maxToolCalls}`, '', '| call | tool | state | receipt |', '|---|---|---|---|', ...rows].join('\n'),
-    );
-  }
+  /** End the run: record why, publish, and return; never interrupted by a cancellation. */
+  const stop = (reason: StopReason, detail: string, finalText?: string): Promise<AgentRunResult> =>
+    CancellationScope.nonCancellable(async () => {
+      ledger.append({ type: 'RunCompleted', stopReason: reason, detail });
+      show();
+      await condition(allHandlersFinished);
+      return runResult(ledger, reason, detail, finalText);
+    });
 
-  async function stop(stopReason: StopReason, detail: string, finalText?: string): Promise<AgentRunResult> {
-    ledger.append({ type: 'RunCompleted', stopReason, detail });
-    publish();
-    await condition(allHandlersFinished);
-    const snap = ledger.snapshot();
-    return {
-      stopReason,
-      detail,
-      ...(finalText !== undefined ? { finalText } : {}),
-      projectionHash: snap.projectionHash,
-      eventCount: snap.eventCount,
-      calls: Object.values(snap.projection.calls).map((c) => ({
-        logicalCallId: c.logicalCallId,
-        toolName: c.toolName,
-        state: c.state,
-        ...(c.operationKey ? { operationKey: c.operationKey } : {}),
-        ...(c.receipt ? { receipt: c.receipt } : {}),
-      })),
-    };
-  }
-
-  ledger.append({
-    type: 'RunCreated',
-    runId,
-    principalId: input.principal.id,
-    tenant: input.principal.tenant,
-    strategy: input.strategy,
-    deadlineAt: input.deadlineAt,
-    budgets,
-    reducerVersion: REDUCER_VERSION,
-  });
+  ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION });
   upsertSearchAttributes([
-    { key: SA.principal, value: input.principal.id },
-    { key: SA.tenant, value: input.principal.tenant },
+    { key: SA.principal, value: who.principalId },
+    { key: SA.tenant, value: who.tenant },
     { key: SA.strategy, value: input.strategy },
   ]);
-  publish();
+  show();
+
+  /** Run one turn's calls side by side; each is tracked by its logical call id, never by position. */
+  async function dispatchTurn(turn: number, plan: Extract<PlanResponse, { kind: 'proposals' }>): Promise<Observation[]> {
+    const perTurn = new Map<string, number>();
+    const prepared = plan.proposals.map((p) => prepareProposal(ctx, turn, p, perTurn));
+    show();
+    const settled = await Promise.allSettled(prepared.map((p) => (p.ok ? runCall(runner, p.call) : Promise.resolve(p.observation))));
+    const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (rejected) throw rejected.reason;
+    show();
+    return settled.map((s) => (s as PromiseFulfilledResult<Observation>).value);
+  }
+
+  /** A dispatched call failed downstream: offset what already took effect, then stop. */
+  async function compensateAndStop(turn: number, failed: readonly Observation[]): Promise<AgentRunResult> {
+    const why = failed.map((o) => `${o.toolName} ${o.error?.code ?? 'failed'}`).join(', ');
+    const outcome = await saga.compensate(turn, why, (c) => runCall(runner, c));
+    show();
+    const summary = `offset ${outcome.offset.length}, nothing to offset ${outcome.nothingToOffset.length}`;
+    if (outcome.unsettled.length > 0) {
+      return stop('compensation_failed', `${why}; ${summary}; compensation did not settle for ${outcome.unsettled.join(', ')}: an operator must repair`);
+    }
+    return stop('tool_failed', `${why}; ${summary} (compensated, not rolled back)`);
+  }
 
   let observations: Observation[] = [];
-  for (let turn = 1; ; turn++) {
-    if (turn > budgets.maxTurns) return stop('budget_exhausted', `turns: ${budgets.maxTurns} used`);
-    let plan: PlanResponse;
-    try {
-      const { planTurn } = proxyActivities<Activities>(modelCallPreset(clock(), `plan turn ${turn}`));
-      ledger.append({ type: 'ModelRequestStarted', turn });
-      plan = await planTurn({ runId, turn, goal: input.goal, planner: input.planner, observations });
-    } catch (err) {
-      if (err instanceof DeadlineTooClose) return stop('deadline_exceeded', err.message);
-      return stop('model_failed', (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message);
-    }
-    const proposals = plan.kind === 'proposals' ? plan.proposals : [];
-    ledger.append({ type: 'ModelResponseRecorded', turn, proposals: proposals.length, final: plan.kind === 'final', attempt: plan.attempt });
-    if (plan.kind === 'final') return stop('completed', `the model finished after ${turn} turn(s)`, plan.text);
+  try {
+    for (let turn = 1; ; turn++) {
+      if (turn > budgets.maxTurns) return await stop('budget_exhausted', `turns: ${budgets.maxTurns} used`);
+      let plan: PlanResponse;
+      try {
+        const { planTurn } = proxyActivities<Activities>(modelCallPreset(clock(), `plan turn ${turn}`));
+        ledger.append({ type: 'ModelRequestStarted', turn });
+        plan = await planTurn({ runId, turn, goal: input.goal, planner: input.planner, observations });
+      } catch (err) {
+        if (err instanceof DeadlineTooClose || isCancellation(err)) throw err;
+        const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+        return await stop('model_failed', cause);
+      }
+      const proposals = plan.kind === 'proposals' ? plan.proposals : [];
+      ledger.append({ type: 'ModelResponseRecorded', turn, proposals: proposals.length, final: plan.kind === 'final', attempt: plan.attempt });
+      if (plan.kind === 'final') return await stop('completed', `the model finished after ${turn} turn(s)`, plan.text);
 
-    const perTurn = new Map<string, number>();
-    const prepared = proposals.map((p) => prepareProposal(ctx, turn, p, perTurn));
-    publish();
-    let results: Observation[];
-    try {
-      // Parallel calls run side by side; each is tracked by its logical call id, never by position.
-      results = await Promise.all(
-        prepared.map((p) => (p.ok ? runCall({ ledger, strategy: input.strategy, tenant: ctx.tenant, clock, gate }, p.call) : Promise.resolve(p.observation))),
-      );
-    } catch (err) {
-      if (err instanceof DeadlineTooClose) return stop('deadline_exceeded', err.message);
-      throw err;
-    }
-    publish();
+      let results = await dispatchTurn(turn, plan as Extract<PlanResponse, { kind: 'proposals' }>);
+      const failedDownstream = results.filter((o) => o.state === 'FAILED' && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true);
+      if (failedDownstream.length > 0) return await compensateAndStop(turn, failedDownstream);
 
-    const open = unknownCalls(ledger.projection);
-    if (open.length > 0) {
-      ledger.append({ type: 'OperatorWaitStarted', unknownCalls: open });
-      publish();
-      const settled = await condition(() => unknownCalls(ledger.projection).length === 0, Math.max(0, deadlineAtMs - Date.now()));
-      if (!settled) return stop('outcome_unknown', `calls still UNKNOWN at the deadline: ${open.join(', ')}`);
-      // Operator decisions replace the UNKNOWN observations.
-      results = results.map((o) => {
-        const c = ledger.projection.calls[o.logicalCallId];
-        return o.state === 'UNKNOWN' && c ? { ...o, state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED' } : o;
-      });
+      const open = unknownCalls(ledger.projection);
+      if (open.length > 0) {
+        ledger.append({ type: 'OperatorWaitStarted', unknownCalls: open });
+        show();
+        const settled = await condition(() => unknownCalls(ledger.projection).length === 0, Math.max(0, deadlineAtMs - Date.now()));
+        if (!settled) return await stop('outcome_unknown', `calls still UNKNOWN at the deadline: ${open.join(', ')}`);
+        results = results.map((o) => {
+          const c = ledger.projection.calls[o.logicalCallId];
+          return o.state === 'UNKNOWN' && c ? { ...o, state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED' } : o;
+        });
+      }
+      observations = results;
+      if (results.some((o) => o.error?.code === Failure.BudgetToolCalls)) return await stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
     }
-    observations = results;
-    if (results.some((o) => o.error?.code === Failure.BudgetToolCalls)) {
-      return stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
+  } catch (err) {
+    if (err instanceof DeadlineTooClose) return stop('deadline_exceeded', err.message);
+    if (isCancellation(err)) {
+      // Cancelling proves only that we stopped waiting. Calls in flight were marked UNKNOWN and reconciled by
+      // their runners (reconciliation is not cancellable); nothing new is dispatched.
+      const inFlight = Object.values(ledger.projection.calls).filter((c) => c.state === 'UNKNOWN' || c.state === 'DISPATCHING').map((c) => c.logicalCallId);
+      ledger.append({ type: 'CancellationRequested', inFlight });
+      return stop('operator_stopped', `cancelled by request${inFlight.length ? `; still unsettled: ${inFlight.join(', ')}` : ''}`);
     }
+    throw err;
   }
 }

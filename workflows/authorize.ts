@@ -14,6 +14,7 @@ import type { RetryStrategy } from '../src/domain/run';
 import type { Approvals } from './approvals';
 import type { Ledger } from './ledger';
 import type { ValidatedCall } from './proposals';
+import { workflowCrashPoint } from '../src/faults/workflow-hook'; // fault-protocol hook
 
 export interface DispatchGate {
   readonly ledger: Ledger;
@@ -61,7 +62,7 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
     const open = g.unresolved(id);
     if (call.origin === 'model' && open.length > 0) return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${open.join(', ')}`);
     // 8. dispatch budget
-    if (!g.budgetLeft()) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
+    if (call.origin === 'model' && !g.budgetLeft()) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
 
     // 6. authorization and approval, against the policy as it is now
     let decision: AuthorizationDecision;
@@ -159,6 +160,7 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
           deadlineAt: g.deadlineAt,
         };
         // The intent becomes durable before any dispatch (workflow state, then the activity input in history).
+        workflowCrashPoint('workflow.before_intent'); // fault-protocol hook: no-op unless the fault runner started the run
         ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
         const times = g.dispatchTimes.get(authz.action) ?? [];
         g.dispatchTimes.set(authz.action, [...times, Date.now()]);

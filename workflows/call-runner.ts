@@ -3,9 +3,9 @@
  * the call UNKNOWN, never FAILED; reconciliation asks the downstream by key and settles it, or leaves it
  * UNKNOWN for an operator.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { reconcilePreset, toolDispatchPreset, type DeadlineClock } from '../src/domain/activity-presets';
+import { compensationPreset, reconcilePreset, toolDispatchPreset, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation } from '../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../src/domain/canonical';
 import { classifyDispatchFailure, Failure, type FailureLike } from '../src/domain/failures';
@@ -21,6 +21,8 @@ export interface CallRunnerContext {
   readonly tenant: string;
   readonly clock: () => DeadlineClock;
   readonly gate: DispatchGate;
+  /** Called once per call after its intent is recorded and before its first dispatch (saga registration). */
+  readonly beforeDispatch?: (call: ValidatedCall) => void;
 }
 
 type ReadyCall = ValidatedCall & { readonly intent: ToolIntent };
@@ -58,10 +60,13 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
     if (!gate.ok) return gate.observation;
     const intent = gate.intent;
     const call: ReadyCall = { ...validated, intent };
+    // Register the offsetting effect before the forward one can exist (once per call).
+    if (dispatch === 1) ctx.beforeDispatch?.(validated);
     const keyUsed = strategy === 'blind_retry' ? blindRetryKey(intent.operationKey, dispatch) : intent.operationKey;
     ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed });
     try {
-      const { dispatchTool } = proxyActivities<Activities>(toolDispatchPreset(ctx.clock(), summary));
+      const preset = validated.origin === 'compensation' ? compensationPreset : toolDispatchPreset;
+      const { dispatchTool } = proxyActivities<Activities>(preset(ctx.clock(), summary));
       const r = await dispatchTool({
         intent,
         service: call.tool.service,
@@ -123,7 +128,8 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: 'Naive.AssumedFailed', attempts: 0, replayed: false });
         return { ...base, state: 'FAILED', error: { code: 'Naive.AssumedFailed', message: verdict.cause } };
       }
-      return reconcile(ctx, call, base);
+      // Reconciliation runs to its end even when the run is being cancelled.
+      return CancellationScope.nonCancellable(() => reconcile(ctx, call, base));
     }
   }
 }

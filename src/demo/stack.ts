@@ -31,7 +31,14 @@ export interface Stack {
   readonly capabilityKey: Buffer;
   /** Environment a worker process of this stack needs (the capability key). */
   readonly workerEnv: Readonly<Record<string, string>>;
+  /** Every business service of the stack (always the wallet, plus `StackOptions.services`). */
+  readonly services: Readonly<Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>>;
+  /** Base URL per service name: what a worker of this stack needs. */
+  readonly serviceUrls: Readonly<Record<string, string>>;
 }
+
+/** The services a stack can run next to the wallet. */
+export type BusinessService = 'wallet' | 'inventory' | 'shipping' | 'orders' | 'notifications';
 
 export interface StackOptions {
   readonly server?: DevServerOptions;
@@ -39,6 +46,8 @@ export interface StackOptions {
   readonly dataDir?: string;
   readonly name?: string;
   readonly walletRetentionMs?: number;
+  /** More services to run beside the wallet, each its own process and database. */
+  readonly services?: readonly BusinessService[];
   /** Payload codecs for the client; default from LEDGERLOOP_CODEC_KEYS. */
   readonly dataConverter?: DataConverter;
   /** Tracing for the client and the bundle; default from LEDGERLOOP_TRACING. */
@@ -62,12 +71,24 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const capabilityKey = opts.capabilityKey ?? randomBytes(32);
   const capabilityEnv = { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') };
   let wallet: SpawnedService | undefined;
+  const extra: SpawnedService[] = [];
   try {
-    wallet = await spawnService('wallet', {
-      env: capabilityEnv,
-      dbPath: path.join(dataDir, `wallet-${Date.now()}.db`),
-      ...(opts.walletRetentionMs !== undefined ? { retentionMs: opts.walletRetentionMs } : {}),
-    });
+    const stamp = Date.now();
+    const others = (opts.services ?? []).filter((s) => s !== 'wallet');
+    const spawned = await Promise.all([
+      spawnService('wallet', {
+        env: capabilityEnv,
+        dbPath: path.join(dataDir, `wallet-${stamp}.db`),
+        ...(opts.walletRetentionMs !== undefined ? { retentionMs: opts.walletRetentionMs } : {}),
+      }),
+      ...others.map((name) => spawnService(name, { env: capabilityEnv, dbPath: path.join(dataDir, `${name}-${stamp}.db`) })),
+    ]);
+    wallet = spawned[0]!;
+    extra.push(...spawned.slice(1));
+    const services = Object.fromEntries(
+      spawned.map((proc) => [proc.name, { proc, client: new DownstreamClient({ baseUrl: proc.url }) }]),
+    ) as Stack['services'];
+    const serviceUrls = Object.fromEntries(spawned.map((proc) => [proc.name, proc.url]));
     const connection = await Connection.connect({ address: server.address });
     const client = new Client({
       connection,
@@ -86,15 +107,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       dataDir,
       capabilityKey,
       workerEnv: capabilityEnv,
+      services,
+      serviceUrls,
       ...(dataConverter ? { dataConverter } : {}),
       ...(tracing ? { tracing } : {}),
       async stop() {
         await connection.close();
-        await w.stop();
+        await Promise.all([w.stop(), ...extra.map((p) => p.stop())]);
         await server.stop();
       },
     };
   } catch (err) {
+    await Promise.all(extra.map((p) => p.stop()));
     await wallet?.stop();
     await server.stop();
     throw err;

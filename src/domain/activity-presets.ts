@@ -8,7 +8,7 @@
  * and `scheduleToCloseTimeout` caps all attempts together at the same point, so retries can never carry work
  * past the deadline. Workflow-safe: pure arithmetic on the workflow-task time.
  */
-import type { ActivityOptions } from '@temporalio/common';
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/common';
 import { NON_RETRYABLE_DISPATCH, NON_RETRYABLE_PLANNER, Failure } from './failures';
 import type { AttemptLimits, TimeoutCaps } from './run';
 
@@ -67,9 +67,21 @@ export function modelCallPreset(c: DeadlineClock, summary: string): ActivityOpti
   return bounded(c, c.caps.modelAttemptMs, c.limits.model, NON_RETRYABLE_PLANNER, summary);
 }
 
-/** One tool dispatch: every retry reuses the call's operation key (or, for the naive strategy, does not). */
+/**
+ * One tool dispatch: every retry reuses the call's operation key (or, for the naive strategy, does not).
+ * On cancellation the workflow stops waiting at once (TRY_CANCEL) and reconciles: cancelling a local wait
+ * proves nothing about the remote effect.
+ */
 export function toolDispatchPreset(c: DeadlineClock, summary: string): ActivityOptions {
-  return bounded(c, c.caps.toolAttemptMs, c.limits.tool, NON_RETRYABLE_DISPATCH, summary);
+  return { ...bounded(c, c.caps.toolAttemptMs, c.limits.tool, NON_RETRYABLE_DISPATCH, summary), cancellationType: ActivityCancellationType.TRY_CANCEL };
+}
+
+/**
+ * A compensation: a governed effect of its own, bounded by `limits.compensation`; it may use the recovery
+ * reserve, since offsetting an effect is what the reserve is kept for.
+ */
+export function compensationPreset(c: DeadlineClock, summary: string): ActivityOptions {
+  return bounded(c, c.caps.toolAttemptMs, c.limits.compensation, NON_RETRYABLE_DISPATCH, summary, 0);
 }
 
 /** Reconciliation by key: read-only (plus sealing a missing key), so it may use the recovery reserve itself. */

@@ -44,6 +44,8 @@ export type LedgerEventBody =
       readonly logicalCallId: string;
       readonly providerCallId: string;
       readonly toolName: string;
+      /** Absent for model proposals recorded before compensation existed. */
+      readonly origin?: CallOrigin;
     }
   | {
       readonly type: 'ProposalRejected';
@@ -114,7 +116,7 @@ export type LedgerEventBody =
   | {
       readonly type: 'ToolEffectReconciled';
       readonly logicalCallId: string;
-      readonly via: 'receipt_lookup' | 'same_key_replay' | 'operator';
+      readonly via: 'receipt_lookup' | 'same_key_replay' | 'operator' | 'compensation';
       readonly outcome: 'SUCCEEDED' | 'FAILED';
       readonly receipt?: string;
       readonly detail: string;
@@ -131,6 +133,25 @@ export type LedgerEventBody =
       readonly fence?: number;
       readonly workerIdentity?: string;
     }
+  | {
+      /** Recorded before the forward call is dispatched, so even an UNKNOWN forward effect is covered. */
+      readonly type: 'CompensationRegistered';
+      readonly forwardCallId: string;
+      readonly compensationCallId: string;
+      readonly toolName: string;
+      readonly operationKey: string;
+      readonly argumentsHash: string;
+    }
+  | { readonly type: 'CompensationStarted'; readonly forwardCallId: string; readonly compensationCallId: string; readonly reason: string }
+  | {
+      readonly type: 'CompensationCompleted';
+      readonly forwardCallId: string;
+      readonly compensationCallId: string;
+      /** OFFSET: a new effect offset the forward one; NOTHING_TO_OFFSET: the forward effect never existed. */
+      readonly outcome: 'OFFSET' | 'NOTHING_TO_OFFSET' | 'FAILED' | 'UNKNOWN';
+      readonly detail: string;
+    }
+  | { readonly type: 'CancellationRequested'; readonly inFlight: readonly string[] }
   | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }
   | { readonly type: 'RunCompleted'; readonly stopReason: StopReason; readonly detail: string };
 

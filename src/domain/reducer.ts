@@ -25,6 +25,9 @@ export interface CallView {
   readonly reconciledVia: string | null;
   readonly approvedBy: string | null;
   readonly intentRecorded: boolean;
+  readonly origin: 'model' | 'compensation';
+  readonly compensationCallId: string | null;
+  readonly compensation: 'OFFSET' | 'NOTHING_TO_OFFSET' | 'FAILED' | 'UNKNOWN' | null;
 }
 
 export interface Projection {
@@ -38,6 +41,7 @@ export interface Projection {
   readonly intents: number;
   readonly calls: Readonly<Record<string, CallView>>;
   readonly violations: readonly string[];
+  readonly cancelRequested: boolean;
 }
 
 export class UnsupportedReducerVersion extends Error {
@@ -56,6 +60,7 @@ export function emptyProjection(): Projection {
     intents: 0,
     calls: {},
     violations: [],
+    cancelRequested: false,
   };
 }
 
@@ -105,6 +110,9 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
             reconciledVia: null,
             approvedBy: null,
             intentRecorded: false,
+            origin: e.origin ?? 'model',
+            compensationCallId: null,
+            compensation: null,
           };
       return { ...p, calls: { ...p.calls, [e.logicalCallId]: call } };
     }
@@ -163,6 +171,14 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
         { state: e.state, attempts: e.attempts, receipt: e.receipt ?? null, errorCode: e.errorCode ?? null },
         e,
       );
+    case 'CompensationRegistered':
+      return patchCall(p, e.forwardCallId, { compensationCallId: e.compensationCallId }, e);
+    case 'CompensationStarted':
+      return p;
+    case 'CompensationCompleted':
+      return patchCall(p, e.forwardCallId, { compensation: e.outcome }, e);
+    case 'CancellationRequested':
+      return { ...p, cancelRequested: true };
     case 'OperatorWaitStarted':
       return { ...p, status: 'waiting_for_operator' };
     case 'RunCompleted':

@@ -17,7 +17,8 @@ export type StopReason =
   | 'authorization_denied'
   | 'outcome_unknown'
   | 'operator_stopped'
-  | 'model_failed';
+  | 'model_failed'
+  | 'compensation_failed';
 
 export interface Principal {
   /** e.g. `user:alice`. */

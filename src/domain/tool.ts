@@ -74,6 +74,11 @@ export interface ToolDefinition<A = unknown, R = unknown> {
   canonicalize(args: A, ctx: DispatchContext): Json;
   authorization(args: A, ctx: DispatchContext): AuthorizationRequest;
   readonly compensation: Compensation<A>;
+  /**
+   * For a compensating tool: the downstream reasons that mean "the forward effect never existed" (the
+   * downstream also sealed the forward key). A forward call left UNKNOWN is then settled as no effect.
+   */
+  readonly forwardAbsentReasons?: readonly string[];
   /** Business invariants beyond the schema: a reason the call can never be valid, or null. */
   invariants?(args: A, ctx: DispatchContext): string | null;
   /** When a human must approve this exact call before dispatch: the reason, or null when no approval is needed. */

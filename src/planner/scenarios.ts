@@ -86,6 +86,16 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
       proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } }],
     })),
   /**
+   * Benchmarks (bench/): `vars.turns` turns of one small debit each (100 + turn minor units of EUR, on
+   * `vars.account`), then a final answer. Each turn is one model call plus one tool call.
+   */
+  'n-debits': (vars) => [
+    ...Array.from({ length: Math.max(0, Math.floor(Number(vars.turns ?? 1))) }, (_, i) => ({
+      proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } }],
+    })),
+    { final: (obs: readonly Observation[]) => `Done: ${summarize(obs)}.` },
+  ],
+  /**
    * The essay's parallel turn: reserve stock, debit the wallet and schedule the shipment as THREE calls in ONE
    * turn (each tracked by its own call id, never by position), then mark the order fulfilled (the irreversible
    * pivot, only once the three compensable steps are settled), then answer.

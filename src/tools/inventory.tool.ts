@@ -69,6 +69,7 @@ export const inventoryRelease = defineTool({
     resourceTenant: ctx.tenant,
   }),
   compensation: { kind: 'none' },
+  forwardAbsentReasons: ['Inventory.UnknownReservation'],
   summary: (args) => `inventory_release reservation ${shortKey(args.reservationOperationKey)}`,
   promote: (r) => ({ receipt: r.receipt, sku: r.sku, quantity: r.quantity }),
 });

@@ -75,6 +75,7 @@ export const shippingCancel = defineTool({
     resourceTenant: ctx.tenant,
   }),
   compensation: { kind: 'none' },
+  forwardAbsentReasons: ['Shipping.UnknownShipment'],
   summary: (args) => `shipping_cancel shipment ${shortKey(args.shipmentOperationKey)}`,
   promote: (r) => ({ receipt: r.receipt, orderId: r.orderId, status: r.status }),
 });

@@ -89,6 +89,7 @@ export const walletRefund = defineTool({
     currency: args.amount.currency,
   }),
   compensation: { kind: 'none' },
+  forwardAbsentReasons: ['Wallet.UnknownDebit'],
   summary: (args) => `wallet_refund ${args.account} ${formatMoney(args.amount)} for ${args.debitOperationKey.slice(0, 14)}`,
   promote: (r) => ({ receipt: r.receipt, account: r.account, amount: r.amount, balanceAfter: r.balanceAfter }),
 });

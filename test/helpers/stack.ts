@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { Runtime, Worker } from '@temporalio/worker';
-import { startStack, type Stack } from '../../src/demo/stack';
+import { startStack, type BusinessService, type Stack } from '../../src/demo/stack';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -27,7 +27,7 @@ function quietRuntime(): void {
 
 export async function startTestStack(
   name: string,
-  opts: { walletRetentionMs?: number; dataConverter?: DataConverter; tracing?: Tracing } = {},
+  opts: { walletRetentionMs?: number; dataConverter?: DataConverter; tracing?: Tracing; services?: readonly BusinessService[] } = {},
 ): Promise<Stack> {
   quietRuntime();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `ledgerloop-${name}-`));
@@ -47,7 +47,7 @@ export function taskQueue(name: string): string {
 export async function inProcessWorker(
   stack: Stack,
   tq: string,
-  services: Record<string, string> = { wallet: stack.wallet.url },
+  services: Record<string, string> = { ...stack.serviceUrls },
   opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean } = {},
 ): Promise<Worker> {
   const dataConverter = opts.dataConverter ?? stack.dataConverter;
