@@ -45,7 +45,20 @@ function receiptOf(body: unknown): string | undefined {
   return undefined;
 }
 
+/** Resend only while well inside the retention window (clocks and queues are not exact). */
+const RETENTION_SAFETY = 0.8;
+
 export function createDispatchActivities(deps: DispatchDeps) {
+  const retentions = new Map<string, number | undefined>();
+  async function retentionOf(service: string, downstream: DownstreamClient): Promise<number | undefined> {
+    if (!retentions.has(service)) {
+      const contract = await downstream.contract().catch(() => undefined);
+      if (contract === undefined) return undefined; // ask again next time
+      retentions.set(service, contract.idempotencyRetentionMs);
+    }
+    return retentions.get(service);
+  }
+
   function client(service: string): DownstreamClient {
     const c = deps.services[service];
     if (c === undefined) throw ApplicationFailure.nonRetryable(`no downstream configured for ${service}`, 'Config.MissingService');
@@ -59,7 +72,9 @@ export function createDispatchActivities(deps: DispatchDeps) {
     const downstream = client(req.service);
     // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
     const key = req.strategy === 'blind_retry' && attempt > 1 ? `${req.keyUsed}~a${attempt}` : req.keyUsed;
-    const base = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity };
+    // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
+    const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
+    const base = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity, queueDelayMs };
     let recoveredVia: DispatchResponse['recoveredVia'];
     await activityCrashPoint('before_send', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
 
@@ -87,6 +102,18 @@ export function createDispatchActivities(deps: DispatchDeps) {
       }
     }
 
+    if (req.strategy === 'same_key_replay' && (attempt > 1 || req.dispatch > 1) && req.intentRecordedAt !== undefined) {
+      // A pruned key turns a same-key retry into a second charge. Past the declared retention, do not resend:
+      // the workflow reconciles by lookup instead (the effect log outlives the idempotency record).
+      const retention = await retentionOf(req.service, downstream);
+      const age = Date.now() - Date.parse(req.intentRecordedAt);
+      if (retention !== undefined && age > retention * RETENTION_SAFETY) {
+        throw ApplicationFailure.nonRetryable(
+          `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`,
+          Failure.RetentionExpired,
+        );
+      }
+    }
     if (req.capability !== undefined && capabilityExpiresWithin(req.capability, CAPABILITY_MARGIN_MS)) {
       // Never send on a decision that is about to lapse: the workflow decides again under the current policy.
       throw ApplicationFailure.nonRetryable('the capability for this call expired before dispatch', Failure.AuthorizationExpired);

@@ -7,6 +7,7 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   setHandler,
@@ -17,35 +18,53 @@ import type { Activities } from '../activities';
 import { DeadlineTooClose, modelCallPreset, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation, PlanResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { unknownCalls, REDUCER_VERSION } from '../src/domain/reducer';
-import { DEFAULT_BUDGETS, DEFAULT_CAPS, DEFAULT_LIMITS, type AgentRunInput, type AgentRunResult, type StopReason } from '../src/domain/run';
+import { retryAmplification, unknownCalls, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
+import {
+  DEFAULT_BUDGETS,
+  DEFAULT_CAPS,
+  DEFAULT_LIMITS,
+  DEFAULT_PRICES,
+  type AgentRunInput,
+  type AgentRunResult,
+  type CarriedState,
+  type StopReason,
+} from '../src/domain/run';
+import { costMicros, proposalSignature, spentBudget } from './budgets';
 import { SA } from '../src/server/search-attributes';
 import { builtinTools } from '../src/tools/registry';
 import { Approvals } from './approvals';
 import type { DispatchGate } from './authorize';
 import { runCall, type CallRunnerContext } from './call-runner';
-import { ledgerQuery } from './definitions';
+import { ledgerQuery, retryAccountingQuery } from './definitions';
 import { Ledger } from './ledger';
 import { handleOperatorResolutions } from './operator';
 import { prepareProposal, type RunContext } from './proposals';
 import { publish, runResult } from './run-view';
 import { Saga } from './saga';
+import { CircuitBreakers } from './circuit-breaker';
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const runId = workflowInfo().workflowId;
-  const ledger = new Ledger();
+  const carried = input.carried;
+  const ledger = new Ledger(carried ? { projection: carried.projection as Projection, eventCount: carried.eventCount } : undefined);
   const limits = { ...DEFAULT_LIMITS, ...input.limits };
   const caps = { ...DEFAULT_CAPS, ...input.caps };
   const budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
   const deadlineAtMs = Date.parse(input.deadlineAt);
   const clock = (): DeadlineClock => ({ deadlineAtMs, nowMs: Date.now(), caps, limits });
   const who = { principalId: input.principal.id, tenant: input.principal.tenant };
-  const ctx: RunContext = { runId, ...who, deadlineAt: input.deadlineAt, tools: builtinTools, ledger, occurrences: new Map() };
+  const ctx: RunContext = { runId, ...who, deadlineAt: input.deadlineAt, tools: builtinTools, ledger, occurrences: new Map(carried?.occurrences ?? []) };
   const show = (): void => publish(ledger, budgets);
 
   setHandler(ledgerQuery, (upTo?: number) => ledger.snapshot(upTo));
+  setHandler(retryAccountingQuery, () => ({
+    dependencies: ledger.projection.dependencies,
+    amplification: retryAmplification(ledger.projection),
+    circuits: ledger.projection.circuits,
+  }));
   handleOperatorResolutions(ledger, show);
   const saga = new Saga(ledger, builtinTools, runId, who);
+  const breakers = new CircuitBreakers(ledger);
   const gate: DispatchGate = {
     ledger,
     approvals: new Approvals(ledger, show),
@@ -57,8 +76,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     dispatchTimes: new Map(),
     unresolved: (except) => unknownCalls(ledger.projection).filter((c) => c !== except),
     budgetLeft: () => ledger.projection.intents < budgets.maxToolCalls,
+    circuitOpen: (service) => breakers.openReason(service),
   };
-  const runner: CallRunnerContext = { ledger, strategy: input.strategy, tenant: who.tenant, clock, gate, beforeDispatch: (c) => saga.register(c) };
+  const runner: CallRunnerContext = { ledger, strategy: input.strategy, tenant: who.tenant, clock, gate, breakers, beforeDispatch: (c) => saga.register(c) };
 
   /** End the run: record why, publish, and return; never interrupted by a cancellation. */
   const stop = (reason: StopReason, detail: string, finalText?: string): Promise<AgentRunResult> =>
@@ -69,7 +89,11 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       return runResult(ledger, reason, detail, finalText);
     });
 
-  ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION });
+  if (carried) {
+    ledger.append({ type: 'LedgerCarriedForward', fromTemporalRunId: carried.fromTemporalRunId, projectionHash: carried.projectionHash, eventCount: carried.eventCount });
+  } else {
+    ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION });
+  }
   upsertSearchAttributes([
     { key: SA.principal, value: who.principalId },
     { key: SA.tenant, value: who.tenant },
@@ -101,10 +125,30 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     return stop('tool_failed', `${why}; ${summary} (compensated, not rolled back)`);
   }
 
-  let observations: Observation[] = [];
+  let observations = (carried?.observations ?? []) as Observation[];
+  let lastSignature = carried?.lastProposalSignature;
+  let repeated = carried?.repeatedTurns ?? 0;
   try {
-    for (let turn = 1; ; turn++) {
+    for (let turn = carried?.nextTurn ?? 1; ; turn++) {
       if (turn > budgets.maxTurns) return await stop('budget_exhausted', `turns: ${budgets.maxTurns} used`);
+      if (workflowInfo().historyLength > budgets.maxHistoryEvents || workflowInfo().continueAsNewSuggested) {
+        // Carry the projection and the open work forward, never the transcript (the planner keeps it by reference).
+        await condition(allHandlersFinished);
+        const snap = ledger.snapshot();
+        const next: CarriedState = {
+          fromTemporalRunId: workflowInfo().runId,
+          projection: snap.projection,
+          projectionHash: snap.projectionHash,
+          eventCount: snap.eventCount,
+          nextTurn: turn,
+          observations,
+          occurrences: [...ctx.occurrences.entries()],
+          ...(lastSignature !== undefined ? { lastProposalSignature: lastSignature } : {}),
+          repeatedTurns: repeated,
+          usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
+        };
+        return await continueAsNew<typeof agentRun>({ ...input, carried: next });
+      }
       let plan: PlanResponse;
       try {
         const { planTurn } = proxyActivities<Activities>(modelCallPreset(clock(), `plan turn ${turn}`));
@@ -116,12 +160,21 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         return await stop('model_failed', cause);
       }
       const proposals = plan.kind === 'proposals' ? plan.proposals : [];
-      ledger.append({ type: 'ModelResponseRecorded', turn, proposals: proposals.length, final: plan.kind === 'final', attempt: plan.attempt });
+      const usage = plan.usage ? { ...plan.usage, costMicros: costMicros(plan.usage, input.prices ?? DEFAULT_PRICES) } : undefined;
+      ledger.append({ type: 'ModelResponseRecorded', turn, proposals: proposals.length, final: plan.kind === 'final', attempt: plan.attempt, ...(usage ? { usage } : {}) });
       if (plan.kind === 'final') return await stop('completed', `the model finished after ${turn} turn(s)`, plan.text);
+      const spent = spentBudget(ledger.projection, budgets);
+      if (spent !== null) return await stop('budget_exhausted', spent);
+      const signature = proposalSignature(proposals);
+      repeated = signature === lastSignature ? repeated + 1 : 1;
+      lastSignature = signature;
+      if (repeated >= budgets.noProgressTurns) {
+        return await stop('budget_exhausted', `no progress: the same proposal ${repeated} turns in a row`);
+      }
 
       let results = await dispatchTurn(turn, plan as Extract<PlanResponse, { kind: 'proposals' }>);
       const failedDownstream = results.filter((o) => o.state === 'FAILED' && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true);
-      if (failedDownstream.length > 0) return await compensateAndStop(turn, failedDownstream);
+      if (failedDownstream.length > 0 && input.onToolFailure !== 'report_to_model') return await compensateAndStop(turn, failedDownstream);
 
       const open = unknownCalls(ledger.projection);
       if (open.length > 0) {

@@ -31,10 +31,12 @@ export interface DispatchGate {
   readonly unresolved: (except: string) => string[];
   /** Whether one more intent fits the run's tool-call budget. */
   readonly budgetLeft: () => boolean;
+  /** Why the dependency's circuit is open, or null. */
+  readonly circuitOpen?: (service: string) => string | null;
 }
 
 export type GateResult =
-  | { readonly ok: true; readonly intent: ToolIntent; readonly capability?: string }
+  | { readonly ok: true; readonly intent: ToolIntent; readonly intentRecordedAt: string; readonly capability?: string }
   | { readonly ok: false; readonly observation: Observation };
 
 const { authorizeCall } = proxyLocalActivities<Activities>({
@@ -59,8 +61,11 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
 
   for (;;) {
     // 7. unresolved-call state: the model may not stack new effects on top of an outcome nobody knows yet
-    const open = g.unresolved(id);
-    if (call.origin === 'model' && open.length > 0) return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${open.join(', ')}`);
+    const unresolved = g.unresolved(id);
+    if (call.origin === 'model' && unresolved.length > 0) return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${unresolved.join(', ')}`);
+    // The dependency's circuit breaker: repeated failures stop new dispatches to it for a while.
+    const open = g.circuitOpen?.(call.tool.service) ?? null;
+    if (open !== null && call.origin === 'model') return reject(Failure.CircuitOpen, open);
     // 8. dispatch budget
     if (call.origin === 'model' && !g.budgetLeft()) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
 
@@ -161,10 +166,10 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
         };
         // The intent becomes durable before any dispatch (workflow state, then the activity input in history).
         workflowCrashPoint('workflow.before_intent'); // fault-protocol hook: no-op unless the fault runner started the run
-        ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
+        const recorded = ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
         const times = g.dispatchTimes.get(authz.action) ?? [];
         g.dispatchTimes.set(authz.action, [...times, Date.now()]);
-        return { ok: true, intent, ...(decision.capability ? { capability: decision.capability } : {}) };
+        return { ok: true, intent, intentRecordedAt: recorded.at, ...(decision.capability ? { capability: decision.capability } : {}) };
       }
     }
   }

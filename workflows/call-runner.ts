@@ -12,6 +12,7 @@ import { classifyDispatchFailure, Failure, type FailureLike } from '../src/domai
 import { blindRetryKey, type ToolIntent } from '../src/domain/identity';
 import type { RetryStrategy } from '../src/domain/run';
 import { authorizeForDispatch, type DispatchGate } from './authorize';
+import type { CircuitBreakers } from './circuit-breaker';
 import type { Ledger } from './ledger';
 import type { ValidatedCall } from './proposals';
 
@@ -23,6 +24,7 @@ export interface CallRunnerContext {
   readonly gate: DispatchGate;
   /** Called once per call after its intent is recorded and before its first dispatch (saga registration). */
   readonly beforeDispatch?: (call: ValidatedCall) => void;
+  readonly breakers?: CircuitBreakers;
 }
 
 type ReadyCall = ValidatedCall & { readonly intent: ToolIntent };
@@ -56,6 +58,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
   let reauthorizations = 0;
 
   let gate = await authorizeForDispatch(ctx.gate, validated);
+  const firstIntentAt = gate.ok ? gate.intentRecordedAt : undefined;
   for (let dispatch = 1; ; dispatch++) {
     if (!gate.ok) return gate.observation;
     const intent = gate.intent;
@@ -63,10 +66,13 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
     // Register the offsetting effect before the forward one can exist (once per call).
     if (dispatch === 1) ctx.beforeDispatch?.(validated);
     const keyUsed = strategy === 'blind_retry' ? blindRetryKey(intent.operationKey, dispatch) : intent.operationKey;
-    ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed });
+    const c = ctx.clock();
+    // Derive the attempt timeouts before anything is sent: too close to the deadline, nothing is dispatched.
+    const preset = validated.origin === 'compensation' ? compensationPreset : toolDispatchPreset;
+    const options = preset(c, summary);
+    ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed, service: call.tool.service, deadlineRemainingMs: c.deadlineAtMs - c.nowMs });
     try {
-      const preset = validated.origin === 'compensation' ? compensationPreset : toolDispatchPreset;
-      const { dispatchTool } = proxyActivities<Activities>(preset(ctx.clock(), summary));
+      const { dispatchTool } = proxyActivities<Activities>(options);
       const r = await dispatchTool({
         intent,
         service: call.tool.service,
@@ -76,6 +82,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         dispatch,
         keyUsed,
         ...(gate.capability ? { capability: gate.capability } : {}),
+        ...(firstIntentAt ? { intentRecordedAt: firstIntentAt } : {}),
       });
       if (r.recoveredVia !== undefined) {
         ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: 'earlier attempt did not report', attempts: r.attempt - 1 });
@@ -88,7 +95,14 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
           detail: `attempt ${r.attempt} found the effect of an earlier attempt`,
         });
       }
-      const common = { attempts: r.attempt, replayed: r.replayed, fence: r.fence, workerIdentity: r.workerIdentity };
+      const common = {
+        attempts: r.attempt,
+        replayed: r.replayed,
+        fence: r.fence,
+        workerIdentity: r.workerIdentity,
+        ...(r.queueDelayMs !== undefined ? { queueDelayMs: r.queueDelayMs } : {}),
+      };
+      ctx.breakers?.record(call.tool.service, r.outcome === 'succeeded', r.errorCode ?? 'ok');
       if (r.outcome === 'rejected') {
         const code = r.errorCode ?? Failure.DispatchRejected;
         ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: code, ...common });
@@ -121,7 +135,9 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: verdict.code, attempts: 0, replayed: false });
         return { ...base, state: 'FAILED', error: { code: verdict.code, message: verdict.message } };
       }
-      ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: verdict.cause, attempts: ctx.clock().limits.tool });
+      const timeoutClass = verdict.cause.startsWith('timeout:') ? verdict.cause.slice('timeout:'.length) : undefined;
+      ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: verdict.cause, attempts: ctx.clock().limits.tool, ...(timeoutClass ? { timeoutClass } : {}) });
+      ctx.breakers?.record(call.tool.service, false, verdict.cause);
       if (strategy === 'blind_retry') {
         // The naive loop: dispatch again under a fresh key, then give up and call it failed. This is the bug.
         if (dispatch < maxDispatches) continue;

@@ -1,6 +1,7 @@
 /** Queries and updates of the agent-run workflow: imported by workflow code and by clients. */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { LedgerSnapshot } from './ledger';
+import type { DependencyStats } from '../src/domain/reducer';
 
 /** The ledger: events, projection and projection hash. With an argument n, the projection of the first n events. */
 export const ledgerQuery = defineQuery<LedgerSnapshot, [number?]>('ledger');
@@ -46,3 +47,10 @@ export const decideApprovalUpdate = defineUpdate<{ readonly accepted: true; read
 
 /** The calls waiting for a human decision, with what the decision must name. */
 export const pendingApprovalsQuery = defineQuery<readonly PendingApproval[]>('pendingApprovals');
+
+/** Retry accounting per dependency: logical calls, attempts, amplification, open circuit breakers. */
+export const retryAccountingQuery = defineQuery<{
+  readonly dependencies: Readonly<Record<string, DependencyStats>>;
+  readonly amplification: Readonly<Record<string, number>>;
+  readonly circuits: Readonly<Record<string, string>>;
+}>('retryAccounting');

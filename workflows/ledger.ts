@@ -15,11 +15,20 @@ export interface LedgerSnapshot {
 
 export class Ledger {
   private readonly events: LedgerEvent[] = [];
-  private current: Projection = emptyProjection();
+  private readonly base: Projection;
+  private current: Projection;
+  private readonly baseSeq: number;
+
+  /** A fresh ledger, or one that continues from a projection carried over by continue-as-new. */
+  constructor(carried?: { readonly projection: Projection; readonly eventCount: number }) {
+    this.base = carried?.projection ?? emptyProjection();
+    this.current = this.base;
+    this.baseSeq = carried?.eventCount ?? 0;
+  }
 
   append(body: LedgerEventBody): LedgerEvent {
     // Date.now() in workflow code is the workflow-task time: deterministic on replay.
-    const event = { ...body, seq: this.events.length + 1, at: new Date(Date.now()).toISOString() } as LedgerEvent;
+    const event = { ...body, seq: this.baseSeq + this.events.length + 1, at: new Date(Date.now()).toISOString() } as LedgerEvent;
     this.events.push(event);
     this.current = apply(this.current, event);
     return event;
@@ -30,16 +39,19 @@ export class Ledger {
   }
 
   get size(): number {
-    return this.events.length;
+    return this.baseSeq + this.events.length;
   }
 
-  /** The ledger as a query returns it; `upTo` rebuilds the projection of the first n events only. */
+  /**
+   * The ledger as a query returns it: this run's events (a continued run starts from the carried projection).
+   * `upTo` rebuilds the projection from the first n of this run's events only.
+   */
   snapshot(upTo?: number): LedgerSnapshot {
     const events = upTo === undefined ? this.events.slice() : this.events.slice(0, upTo);
-    const projection = upTo === undefined ? this.current : reduce(events, REDUCER_VERSION);
+    const projection = upTo === undefined ? this.current : reduce(events, REDUCER_VERSION, this.base);
     return {
       reducerVersion: REDUCER_VERSION,
-      eventCount: events.length,
+      eventCount: this.baseSeq + events.length,
       events,
       projection,
       projectionHash: projectionHash(projection),

@@ -61,6 +61,8 @@ export interface DispatchRequest {
   readonly keyUsed: string;
   /** The signed capability for exactly this call, sent as `X-Capability`; the downstream verifies it. */
   readonly capability?: string;
+  /** When the intent was recorded (workflow time): a same-key resend after the downstream's retention is refused. */
+  readonly intentRecordedAt?: string;
 }
 
 export interface DispatchResponse {
@@ -81,6 +83,8 @@ export interface DispatchResponse {
   readonly errorCode?: string;
   readonly errorMessage?: string;
   readonly workerIdentity: string;
+  /** Schedule-to-start delay of the attempt that answered, in ms. */
+  readonly queueDelayMs?: number;
 }
 
 export interface ReconcileRequest {

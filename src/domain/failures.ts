@@ -20,10 +20,14 @@ export const Failure = {
   /** Another call of the run is UNKNOWN: no new dispatch until it is settled. */
   UnresolvedCall: 'Dispatch.UnresolvedCall',
   BudgetToolCalls: 'Budget.ToolCalls',
+  /** The dependency's circuit breaker is open after repeated failures. */
+  CircuitOpen: 'Dispatch.CircuitOpen',
   IdempotencyArgumentsMismatch: 'Idempotency.ArgumentsMismatch',
   IdempotencyInProgress: 'Idempotency.InProgress',
   IdempotencyKeySealed: 'Idempotency.KeySealed',
   FenceStale: 'Fence.Stale',
+  /** A same-key resend would come after the downstream's key retention: it could charge again. Reconcile. */
+  RetentionExpired: 'Idempotency.RetentionExpired',
   DispatchUnavailable: 'Dispatch.Unavailable',
   DispatchResponseLost: 'Dispatch.ResponseLost',
   DispatchRejected: 'Dispatch.Rejected',
@@ -43,6 +47,7 @@ export type FailureType = (typeof Failure)[keyof typeof Failure];
 
 /** Failures that prove no effect happened and that no retry can change: Temporal must not retry them. */
 export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
+  Failure.RetentionExpired,
   Failure.AuthorizationExpired,
   Failure.CapabilityRejected,
   Failure.IdempotencyArgumentsMismatch,
@@ -103,6 +108,7 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   if (type === Failure.AuthorizationExpired) return { state: 'REAUTHORIZE', message: cause.message ?? type };
   // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
   if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
+  if (type === Failure.RetentionExpired) return { state: 'UNKNOWN', cause: 'retention_expired' };
   if (type !== undefined && PROVEN_NO_EFFECT.includes(type)) {
     return { state: 'FAILED', code: type, message: cause.message ?? type };
   }

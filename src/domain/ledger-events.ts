@@ -30,6 +30,13 @@ export type LedgerEventBody =
       readonly budgets: Budgets;
       readonly reducerVersion: number;
     }
+  | {
+      /** First event of a continued run: the projection it starts from, with the hash the previous run ended on. */
+      readonly type: 'LedgerCarriedForward';
+      readonly fromTemporalRunId: string;
+      readonly projectionHash: string;
+      readonly eventCount: number;
+    }
   | { readonly type: 'ModelRequestStarted'; readonly turn: number }
   | {
       readonly type: 'ModelResponseRecorded';
@@ -37,6 +44,8 @@ export type LedgerEventBody =
       readonly proposals: number;
       readonly final: boolean;
       readonly attempt: number;
+      /** The provider's usage figures and their price, when the model reported them. */
+      readonly usage?: { readonly model: string; readonly promptTokens: number; readonly completionTokens: number; readonly costMicros: number };
     }
   | {
       readonly type: 'ToolProposalRecorded';
@@ -106,12 +115,18 @@ export type LedgerEventBody =
       /** Which dispatch of this call (1 = first); Temporal's own attempts inside it are reported with the result. */
       readonly dispatch: number;
       readonly keyUsed: string;
+      /** The downstream dependency (service) the call goes to. */
+      readonly service?: string;
+      /** Time left before the run deadline when this dispatch began. */
+      readonly deadlineRemainingMs?: number;
     }
   | {
       readonly type: 'ToolOutcomeMarkedUnknown';
       readonly logicalCallId: string;
       readonly cause: string;
       readonly attempts: number;
+      /** For a timeout: which one (START_TO_CLOSE, SCHEDULE_TO_CLOSE, HEARTBEAT). */
+      readonly timeoutClass?: string;
     }
   | {
       readonly type: 'ToolEffectReconciled';
@@ -132,6 +147,14 @@ export type LedgerEventBody =
       readonly replayed: boolean;
       readonly fence?: number;
       readonly workerIdentity?: string;
+      readonly queueDelayMs?: number;
+    }
+  | {
+      /** A dependency failed repeatedly: no dispatch to it until `until` (workflow time). */
+      readonly type: 'CircuitOpened';
+      readonly service: string;
+      readonly reason: string;
+      readonly until: string;
     }
   | {
       /** Recorded before the forward call is dispatched, so even an UNKNOWN forward effect is covered. */

@@ -28,6 +28,7 @@ export interface CallView {
   readonly origin: 'model' | 'compensation';
   readonly compensationCallId: string | null;
   readonly compensation: 'OFFSET' | 'NOTHING_TO_OFFSET' | 'FAILED' | 'UNKNOWN' | null;
+  readonly service: string | null;
 }
 
 export interface Projection {
@@ -42,6 +43,36 @@ export interface Projection {
   readonly calls: Readonly<Record<string, CallView>>;
   readonly violations: readonly string[];
   readonly cancelRequested: boolean;
+  readonly tokens: number;
+  readonly costMicros: number;
+  /** Retry accounting per dependency: logical calls, attempts, and outcomes that were not a success. */
+  readonly dependencies: Readonly<Record<string, DependencyStats>>;
+  /** Open circuit breakers: service -> until (workflow time). */
+  readonly circuits: Readonly<Record<string, string>>;
+}
+
+export interface DependencyStats {
+  readonly logicalCalls: number;
+  readonly attempts: number;
+  readonly unknown: number;
+  readonly failed: number;
+  readonly queueDelayMs: number;
+}
+
+const NO_STATS: DependencyStats = { logicalCalls: 0, attempts: 0, unknown: 0, failed: 0, queueDelayMs: 0 };
+
+function serviceOf(p: Projection, callId: string): string | undefined {
+  return p.calls[callId]?.service ?? undefined;
+}
+
+function account(p: Projection, service: string | undefined, patch: (s: DependencyStats) => DependencyStats): Projection {
+  if (service === undefined) return p;
+  return { ...p, dependencies: { ...p.dependencies, [service]: patch(p.dependencies[service] ?? NO_STATS) } };
+}
+
+/** attempts / logical calls per dependency: 1.0 means no retries. */
+export function retryAmplification(p: Projection): Record<string, number> {
+  return Object.fromEntries(Object.entries(p.dependencies).map(([s, d]) => [s, d.logicalCalls === 0 ? 0 : d.attempts / d.logicalCalls]));
 }
 
 export class UnsupportedReducerVersion extends Error {
@@ -61,12 +92,20 @@ export function emptyProjection(): Projection {
     calls: {},
     violations: [],
     cancelRequested: false,
+    tokens: 0,
+    costMicros: 0,
+    dependencies: {},
+    circuits: {},
   };
 }
 
-export function reduce(events: readonly LedgerEvent[], version: number = REDUCER_VERSION): Projection {
+/**
+ * Rebuild the projection from events. `initial` is the projection a continued run carried over
+ * (continue-as-new); without it, the empty projection.
+ */
+export function reduce(events: readonly LedgerEvent[], version: number = REDUCER_VERSION, initial: Projection = emptyProjection()): Projection {
   if (version !== REDUCER_VERSION) throw new UnsupportedReducerVersion(`reducer version ${version} is not known`);
-  return events.reduce(apply, emptyProjection());
+  return events.reduce(apply, initial);
 }
 
 export function projectionHash(p: Projection): string {
@@ -84,12 +123,16 @@ function patchCall(p: Projection, id: string, patch: Partial<CallView>, event: L
 /** Apply one event. Pure: the same projection and event always give the same result. */
 export function apply(p: Projection, e: LedgerEvent): Projection {
   switch (e.type) {
+    case 'LedgerCarriedForward':
+      return p;
     case 'RunCreated':
       return { ...p, runId: e.runId, principalId: e.principalId, tenant: e.tenant };
     case 'ModelRequestStarted':
       return { ...p, turns: Math.max(p.turns, e.turn) };
     case 'ModelResponseRecorded':
-      return p;
+      return e.usage
+        ? { ...p, tokens: p.tokens + e.usage.promptTokens + e.usage.completionTokens, costMicros: p.costMicros + e.usage.costMicros }
+        : p;
     case 'ToolProposalRecorded': {
       const existing = p.calls[e.logicalCallId];
       const call: CallView = existing
@@ -113,6 +156,7 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
             origin: e.origin ?? 'model',
             compensationCallId: null,
             compensation: null,
+            service: null,
           };
       return { ...p, calls: { ...p.calls, [e.logicalCallId]: call } };
     }
@@ -153,10 +197,17 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       const q = intentRecorded
         ? p
         : { ...p, violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`] };
-      return patchCall(q, e.logicalCallId, { state: 'DISPATCHING', dispatches: (call?.dispatches ?? 0) + 1 }, e);
+      const r = patchCall(q, e.logicalCallId, { state: 'DISPATCHING', dispatches: (call?.dispatches ?? 0) + 1, service: e.service ?? call?.service ?? null }, e);
+      return e.dispatch === 1 ? account(r, e.service, (s) => ({ ...s, logicalCalls: s.logicalCalls + 1 })) : r;
     }
     case 'ToolOutcomeMarkedUnknown':
-      return patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: e.attempts }, e);
+      return account(patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: e.attempts }, e), serviceOf(p, e.logicalCallId), (s) => ({
+        ...s,
+        attempts: s.attempts + e.attempts,
+        unknown: s.unknown + 1,
+      }));
+    case 'CircuitOpened':
+      return { ...p, circuits: { ...p.circuits, [e.service]: e.until } };
     case 'ToolEffectReconciled':
       return patchCall(
         p,
@@ -165,11 +216,10 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
         e,
       );
     case 'ToolResultRecorded':
-      return patchCall(
-        p,
-        e.logicalCallId,
-        { state: e.state, attempts: e.attempts, receipt: e.receipt ?? null, errorCode: e.errorCode ?? null },
-        e,
+      return account(
+        patchCall(p, e.logicalCallId, { state: e.state, attempts: e.attempts, receipt: e.receipt ?? null, errorCode: e.errorCode ?? null }, e),
+        serviceOf(p, e.logicalCallId),
+        (s) => ({ ...s, attempts: s.attempts + e.attempts, failed: s.failed + (e.state === 'FAILED' ? 1 : 0), queueDelayMs: s.queueDelayMs + (e.queueDelayMs ?? 0) }),
       );
     case 'CompensationRegistered':
       return patchCall(p, e.forwardCallId, { compensationCallId: e.compensationCallId }, e);

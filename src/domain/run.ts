@@ -71,6 +71,20 @@ export interface TimeoutCaps {
 export interface Budgets {
   readonly maxTurns: number;
   readonly maxToolCalls: number;
+  /** Prompt plus completion tokens, from the provider's usage figures. Default: unbounded. */
+  readonly maxTokens?: number;
+  /** Spend in micro-units of the price table's currency (USD by default). Default: unbounded. */
+  readonly maxCostMicros?: number;
+  /** Continue as new once this run's own history passes this many events (the server suggests 4,096). */
+  readonly maxHistoryEvents: number;
+  /** Stop when the model proposes the same calls (tool and canonical arguments) this many turns in a row. */
+  readonly noProgressTurns: number;
+}
+
+/** Price per million tokens, in micro-units (1 USD = 1,000,000). */
+export interface ModelPrice {
+  readonly promptPerMTokMicros: number;
+  readonly completionPerMTokMicros: number;
 }
 
 export interface AgentRunInput {
@@ -83,6 +97,29 @@ export interface AgentRunInput {
   readonly limits?: Partial<AttemptLimits>;
   readonly caps?: Partial<TimeoutCaps>;
   readonly budgets?: Partial<Budgets>;
+  /**
+   * What a dispatched call that fails downstream does to the run: `compensate_and_stop` (default) offsets the
+   * effects that took place and stops with tool_failed; `report_to_model` hands the failure to the model.
+   */
+  readonly onToolFailure?: 'compensate_and_stop' | 'report_to_model';
+  /** Prices per model for the cost budget; default DEFAULT_PRICES. A model missing here costs nothing counted. */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
+  /** What a continued run carries over from the run before it (set by the workflow, not by callers). */
+  readonly carried?: CarriedState;
+}
+
+/** The state continue-as-new carries forward: the projection and open work, never the whole transcript. */
+export interface CarriedState {
+  readonly fromTemporalRunId: string;
+  readonly projection: unknown;
+  readonly projectionHash: string;
+  readonly eventCount: number;
+  readonly nextTurn: number;
+  readonly observations: readonly unknown[];
+  readonly occurrences: readonly (readonly [string, number])[];
+  readonly lastProposalSignature?: string;
+  readonly repeatedTurns: number;
+  readonly usage: { readonly tokens: number; readonly costMicros: number };
 }
 
 export const DEFAULT_LIMITS: AttemptLimits = { model: 3, tool: 3, reconcile: 5, compensation: 5 };
@@ -92,7 +129,16 @@ export const DEFAULT_CAPS: TimeoutCaps = {
   reconcileAttemptMs: 5_000,
   recoveryReserveMs: 2_000,
 };
-export const DEFAULT_BUDGETS: Budgets = { maxTurns: 8, maxToolCalls: 16 };
+export const DEFAULT_BUDGETS: Budgets = { maxTurns: 8, maxToolCalls: 16, maxHistoryEvents: 2_000, noProgressTurns: 2 };
+
+/**
+ * Illustrative list prices (micro-USD per million tokens); configure your own in `AgentRunInput.prices`.
+ * A budget is only as right as its price table.
+ */
+export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
+  'gpt-4o-mini': { promptPerMTokMicros: 150_000, completionPerMTokMicros: 600_000 },
+  'gpt-4o': { promptPerMTokMicros: 2_500_000, completionPerMTokMicros: 10_000_000 },
+};
 
 export interface CallSummary {
   readonly logicalCallId: string;

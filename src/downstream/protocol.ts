@@ -58,6 +58,8 @@ export interface OperationRecord {
   readonly fence: number;
   readonly createdAt: string;
   readonly expiresAt: string;
+  /** The idempotency record was pruned; this was rebuilt from the effect log (receipt, no result). */
+  readonly pruned?: boolean;
 }
 
 /** What `GET /admin/stats?key=K[&prefix=true]` returns, counted from the service's own database. */

@@ -80,6 +80,11 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     },
     { final: (obs) => `Done: ${summarize(obs)}.` },
   ],
+  /** A model stuck in a loop: the same debit, turn after turn. No-progress detection ends it. */
+  stuck: (vars) =>
+    Array.from({ length: 16 }, () => ({
+      proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100, currency: 'EUR' } } }],
+    })),
   /** A model that never stops proposing: ends on the turn budget. */
   'endless-debits': (vars) =>
     Array.from({ length: 64 }, (_, i) => ({

@@ -217,6 +217,18 @@ export class IdempotencyStore {
           ? { kind: 'not_found', sealed: true }
           : { kind: 'found', record: toOperationRecord(row) };
       }
+      // The idempotency record may be pruned after its retention window; the effect log is not. A committed
+      // effect is still found by its key (receipt only), so reconciliation never concludes "no effect" wrongly.
+      const effect = this.db
+        .prepare('SELECT receipt, kind, at FROM idem_effects WHERE operation_key = ? ORDER BY id LIMIT 1')
+        .get(key) as { receipt: string; kind: string; at: number } | undefined;
+      if (effect !== undefined) {
+        const at = new Date(effect.at).toISOString();
+        return {
+          kind: 'found',
+          record: { operationKey: key, argumentsHash: '', scope: effect.kind, status: 'completed', receipt: effect.receipt, fence: 0, createdAt: at, expiresAt: at, pruned: true },
+        };
+      }
       if (options.seal !== true) return { kind: 'not_found', sealed: false };
       this.insertSeal(key, false);
       return { kind: 'not_found', sealed: true };

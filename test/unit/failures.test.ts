@@ -37,3 +37,8 @@ describe('capabilities at dispatch', () => {
     expect(v.state).toBe('UNKNOWN');
   });
 });
+
+test('a same-key resend refused past the retention window goes to reconciliation (UNKNOWN)', () => {
+  const v = classifyDispatchFailure({ name: 'ActivityFailure', cause: { name: 'ApplicationFailure', type: 'Idempotency.RetentionExpired' } });
+  expect(v).toEqual({ state: 'UNKNOWN', cause: 'retention_expired' });
+});

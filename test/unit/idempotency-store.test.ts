@@ -143,7 +143,9 @@ describe('IdempotencyStore', () => {
     now += 999;
     expect(store.lookup('k1').kind).toBe('found');
     now += 1;
-    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    // The record is pruned, but the effect log still answers a lookup by key: reconciliation cannot be fooled.
+    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { status: 'completed', receipt: 'r_1', pruned: true } });
+    expect(store.lookup('k1', { seal: true })).toMatchObject({ kind: 'found' });
     expect(store.runIdempotent(req('k1', HASH_B), charge(7)).kind).toBe('completed');
     expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });
   });
