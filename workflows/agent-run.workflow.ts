@@ -176,6 +176,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       const failedDownstream = results.filter((o) => o.state === 'FAILED' && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true);
       if (failedDownstream.length > 0 && input.onToolFailure !== 'report_to_model') return await compensateAndStop(turn, failedDownstream);
 
+      const DENIALS = [Failure.AuthorizationDenied, Failure.TenantMismatch, Failure.ApprovalDenied, Failure.ApprovalTimedOut];
+      if (input.onDenied === 'stop' && results.length > 0 && results.every((o) => DENIALS.includes((o.error?.code ?? '') as (typeof DENIALS)[number]))) {
+        return await stop('authorization_denied', results.map((o) => `${o.toolName}: ${o.error?.message ?? ''}`).join('; '));
+      }
       const open = unknownCalls(ledger.projection);
       if (open.length > 0) {
         ledger.append({ type: 'OperatorWaitStarted', unknownCalls: open });

@@ -102,6 +102,8 @@ export interface AgentRunInput {
    * effects that took place and stops with tool_failed; `report_to_model` hands the failure to the model.
    */
   readonly onToolFailure?: 'compensate_and_stop' | 'report_to_model';
+  /** A turn whose every proposal was denied (policy, tenant, approval): tell the model (default) or stop. */
+  readonly onDenied?: 'report_to_model' | 'stop';
   /** Prices per model for the cost budget; default DEFAULT_PRICES. A model missing here costs nothing counted. */
   readonly prices?: Readonly<Record<string, ModelPrice>>;
   /** What a continued run carries over from the run before it (set by the workflow, not by callers). */
