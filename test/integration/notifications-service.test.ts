@@ -161,7 +161,7 @@ describe('event deduplication outlives the idempotency retention window', () => 
     const evt = event(orderId);
     expect(await short.client.send('/v1/events', evt, { key: evt.eventId })).toMatchObject({ kind: 'ok' });
     await new Promise((r) => setTimeout(r, 400));
-    expect(await short.client.lookup(evt.eventId)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await short.client.lookup(evt.eventId)).toMatchObject({ kind: 'found', record: { pruned: true } });
     const late = await short.client.send('/v1/events', evt, { key: evt.eventId });
     expect(late).toMatchObject({ kind: 'rejected', status: 422, reason: 'Notifications.DuplicateEvent' });
     const list = await short.client.request<EmailList>('GET', `/admin/emails?tenant=${T}&orderId=${orderId}`);

@@ -268,7 +268,7 @@ describe('wallet service (real process)', () => {
 describe('wallet service retention and restarts', () => {
   const body = { tenant: TENANT, account: 'acct_r', amount: { minor: 10, currency: 'EUR' } };
 
-  it('prunes a key after the declared retention window, after which lookup says not found', async () => {
+  it('prunes a key after the declared retention window, after which lookup finds only the effect log receipt', async () => {
     const short = await spawnService('wallet', { dbPath: path.join(dir, 'short.db'), retentionMs: 750 });
     try {
       const c = new DownstreamClient({ baseUrl: short.url });
@@ -277,7 +277,8 @@ describe('wallet service retention and restarts', () => {
       expect(await c.send('/v1/debits', body, { key: 'short-1' })).toMatchObject({ kind: 'ok' });
       expect(await c.lookup('short-1')).toMatchObject({ kind: 'found' });
       await new Promise((r) => setTimeout(r, 850));
-      expect(await c.lookup('short-1')).toEqual({ kind: 'not_found', sealed: false });
+      // The record is pruned; the effect log still answers by key (receipt only), so reconciliation is never fooled.
+      expect(await c.lookup('short-1')).toMatchObject({ kind: 'found', record: { status: 'completed', pruned: true } });
       // The key is free again: the same intent sent now is charged a second time (why retention matters).
       expect(await c.send('/v1/debits', body, { key: 'short-1' })).toMatchObject({ kind: 'ok', replayed: false });
       expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });

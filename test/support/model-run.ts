@@ -51,6 +51,7 @@ export async function runWithModel(
       activities: createActivities({
         services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url, timeoutMs: 2_000 }) },
         workerIdentity: `test-worker:${process.pid}`,
+        authorize: { capabilityKey: stack.capabilityKey },
         openai: {
           client: opts.client,
           transcriptStore: store,
