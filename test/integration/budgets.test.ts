@@ -122,8 +122,7 @@ describe('retry accounting and the circuit breaker', () => {
     const a = await account();
     await stack.walletClient.armFault({ at: 'before_commit', do: 'error_5xx', path: '/v1/debits', occurrence: 1, times: 1_000 });
     let seenAfterOpen = -1;
-    let acct: Awaited<ReturnType<typeof queryAccounting>> | undefined;
-    const queryAccounting = (h: typeof out.handle) => h.query(retryAccountingQuery);
+    let acct: { dependencies: Record<string, { logicalCalls: number }>; amplification: Record<string, number> } | undefined;
     const out = await runAgent(
       stack,
       'breaker',
