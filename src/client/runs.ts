@@ -1,5 +1,5 @@
 /** Client-side helpers: start an agent run, read its ledger. */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { AgentRunInput, AgentRunResult } from '../domain/run';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
@@ -10,14 +10,20 @@ export interface StartRunOptions {
   readonly workflowId: string;
   readonly taskQueue: string;
   readonly input: AgentRunInput;
+  /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (src/faults/workflow-hook.ts). */
+  readonly memo?: Record<string, unknown>;
 }
 
-export async function startAgentRun(client: Client, opts: StartRunOptions): Promise<WorkflowHandle<typeof agentRun>> {
+export async function startAgentRun(
+  client: Client,
+  opts: StartRunOptions,
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
   const { input } = opts;
   return client.workflow.start<typeof agentRun>('agentRun', {
     workflowId: opts.workflowId,
     taskQueue: opts.taskQueue,
     args: [input],
+    ...(opts.memo ? { memo: opts.memo } : {}),
     staticSummary: `agent run for ${input.principal.id} (${input.principal.tenant}) · strategy ${input.strategy}`,
     staticDetails: `goal: ${input.goal}\n\ndeadline: ${input.deadlineAt}`,
     typedSearchAttributes: [

@@ -1,0 +1,143 @@
+/**
+ * The connection flags every server-facing run command takes, and the session they open: a Temporal client that
+ * uses the project's data converter (so it reads encrypted payloads) and tracing, with typed errors for an
+ * unreachable server and for queries or updates no worker answers.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { dataConverterFromEnv } from '../codec/data-converter';
+import { tracingFromEnv } from '../observability/tracing';
+import {
+  CliUsageError,
+  isDeadlineExceeded,
+  isRpcFailure,
+  NoWorkerError,
+  ServerUnreachableError,
+  toCliError,
+} from './errors';
+import { parseDuration } from './parse';
+
+export interface ConnectionFlags {
+  readonly address: string;
+  readonly namespace: string;
+}
+
+/** TEMPORAL_ADDRESS, else the dev server's default. */
+export function defaultAddress(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TEMPORAL_ADDRESS?.trim() || '127.0.0.1:7233';
+}
+
+/** TEMPORAL_NAMESPACE, else `default`. */
+export function defaultNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TEMPORAL_NAMESPACE?.trim() || 'default';
+}
+
+/** Adds `--address` and `--namespace` (defaults from the environment, shown in --help). */
+export function addConnectionOptions(cmd: Command): Command {
+  return cmd
+    .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS)', defaultAddress())
+    .option('--namespace <ns>', 'Temporal namespace (env TEMPORAL_NAMESPACE)', defaultNamespace());
+}
+
+/** Adds `--timeout <duration>` (parsed to ms, default 15 s): how long to wait for a worker to answer. */
+export function addTimeoutOption(cmd: Command, what = 'a query'): Command {
+  const parse = (v: string): number => {
+    try {
+      return parseDuration(v, '--timeout');
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
+  return cmd.addOption(
+    new Option('--timeout <duration>', `how long to wait for a worker to answer ${what}`)
+      .argParser(parse)
+      .default(15_000, '15s'),
+  );
+}
+
+/** An open client and what is needed to word errors about it. */
+export interface CliSession {
+  readonly client: Client;
+  readonly connection: Connection;
+  readonly address: string;
+  readonly namespace: string;
+  /**
+   * Runs `fn` (a query or an update that a worker must answer) under a deadline; a deadline hit becomes a
+   * NoWorkerError naming `what`.
+   */
+  answered<T>(what: string, workflowId: string, ms: number, fn: () => Promise<T>, taskQueue?: string): Promise<T>;
+}
+
+function validateAddress(address: string): string {
+  const a = address.trim();
+  if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(a))
+    throw new CliUsageError(`--address: expected host:port, got "${address}"`);
+  return a;
+}
+
+/** Connects (5 s) or throws ServerUnreachableError naming the address. */
+export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
+  const address = validateAddress(flags.address);
+  const namespace = flags.namespace.trim();
+  if (namespace === '') throw new CliUsageError('--namespace: must not be empty');
+  let dataConverter;
+  try {
+    dataConverter = dataConverterFromEnv();
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+  const tracing = tracingFromEnv('ledgerloop-cli');
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: '5s' });
+  } catch (err) {
+    throw new ServerUnreachableError(address, (err as Error).message);
+  }
+  const client = new Client({
+    connection,
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+  });
+  return {
+    client,
+    connection,
+    address,
+    namespace,
+    async answered(what, workflowId, ms, fn, taskQueue) {
+      const deadline = Date.now() + ms;
+      try {
+        return await connection.withDeadline(deadline, fn);
+      } catch (err) {
+        // Our deadline, reported as DEADLINE_EXCEEDED by the client, or as whatever status the server chose when
+        // it gave up at the same moment: either way nobody answered in time.
+        const timedOut = isDeadlineExceeded(err) || (isRpcFailure(err) && Date.now() >= deadline - 250);
+        if (timedOut) throw new NoWorkerError(what, workflowId, ms, taskQueue);
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * Opens a session, runs `body`, closes the connection. Errors from the client are mapped to CliErrors
+ * (toCliError) with the address, namespace and workflow id for their messages.
+ */
+export async function withSession<T>(
+  flags: ConnectionFlags,
+  workflowId: string | undefined,
+  body: (s: CliSession) => Promise<T>,
+): Promise<T> {
+  const session = await openSession(flags);
+  try {
+    return await body(session);
+  } catch (err) {
+    throw toCliError(err, {
+      address: session.address,
+      namespace: session.namespace,
+      ...(workflowId ? { workflowId } : {}),
+    });
+  } finally {
+    await session.connection.close().catch(() => undefined);
+  }
+}
