@@ -6,6 +6,8 @@ import { Command } from 'commander';
 import { runCodecServerProcess } from '../codec/serve';
 import { runWorkerProcess } from '../worker/main';
 import { runDemo } from './demo';
+import { registerFaultsCommand } from '../faults/cli';
+import { registerRunCommands } from './commands';
 
 const program = new Command('ledgerloop').description('Governed LLM agent loops on Temporal').showHelpAfterError();
 
@@ -34,6 +36,10 @@ program
   .action(async (o: { port: string; host: string; origins?: string }) => {
     await runCodecServerProcess({ port: Number(o.port), host: o.host, ...(o.origins ? { origins: o.origins } : {}) });
   });
+
+registerRunCommands(program);
+
+registerFaultsCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);

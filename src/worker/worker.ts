@@ -3,6 +3,7 @@ import os from 'node:os';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
+import { FAULT_SINKS } from '../faults/crash-points';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
@@ -25,6 +26,11 @@ export interface LedgerloopWorkerOptions {
   readonly plannerLogFile?: string;
   /** 0 forces every workflow task to replay the whole history (used by tests). */
   readonly maxCachedWorkflows?: number;
+  /**
+   * Activity slots (default the SDK's 100). With 1, a worker busy with one activity holds no activity poll, so
+   * a SIGSTOPped worker cannot swallow the retry of its own attempt (the fault protocol's stale-fence case).
+   */
+  readonly maxConcurrentActivities?: number;
   /** HTTP timeout for downstream calls; must stay below the tool attempt timeout. */
   readonly downstreamTimeoutMs?: number;
   /**
@@ -72,9 +78,11 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
     // A killed worker's sticky queue would hold the next workflow task for the default 10 s; 2 s is enough here.
     stickyQueueScheduleToStartTimeout: '2s',
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    ...(opts.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities } : {}),
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { interceptors: tracing.workerInterceptors({ prebuiltBundle: !!opts.workflowBundlePath }) } : {}),
-    sinks: tracing ? tracing.sinks : DISCARD_WORKFLOW_SPANS,
+    // FAULT_SINKS serve the fault protocol's workflow crash points; a no-op without LEDGERLOOP_CRASH_AT.
+    sinks: { ...(tracing ? tracing.sinks : DISCARD_WORKFLOW_SPANS), ...FAULT_SINKS },
   };
   const worker = await Worker.create(options);
   return { worker, connection, identity };

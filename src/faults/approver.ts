@@ -1,0 +1,82 @@
+/**
+ * The scripted human of a case: decides every pending approval of the run as `approver` says (approve or deny
+ * first, renew or not when the same call comes back, after `afterMs`). A `publish_policy` fault at
+ * policy.before_dispatch publishes its policy version while the call waits, before the decision.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { decideApprovalUpdate, pendingApprovalsQuery } from '../../workflows/definitions';
+import type { DriverContext } from './drivers';
+import { publishPolicy } from './lab';
+import { withDeadline } from './waits';
+
+/** The scripted human: decides pending approvals; `publish_policy` at policy.before_dispatch goes first. */
+export async function approver(ctx: DriverContext): Promise<void> {
+  const decided = new Set<string>();
+  const decisionsPerCall = new Map<string, number>();
+  const policyFaults = ctx.pc.faults.filter((f) => f.do === 'publish_policy');
+  let requests = 0;
+  while (!ctx.done.aborted) {
+    let pending: Awaited<ReturnType<typeof queryPending>> = [];
+    try {
+      pending = await queryPending(ctx);
+    } catch {
+      /* no worker right now */
+    }
+    for (const p of pending) {
+      const id = `${p.logicalCallId}|${p.policyVersion}|${p.requestedAt}`;
+      if (decided.has(id)) continue;
+      decided.add(id);
+      requests += 1;
+      for (const f of policyFaults.filter((pf) => pf.occurrence === requests)) {
+        if (!ctx.policyFile || !f.policy) continue;
+        publishPolicy(ctx.policyFile, f.policy);
+        ctx.timeline.push({
+          kind: 'policy_published',
+          point: f.at,
+          text: `published policy ${f.policy.version} while ${p.logicalCallId} waits under ${p.policyVersion}`,
+        });
+        ctx.timeline.push({
+          kind: 'fault_fired',
+          point: f.at,
+          action: 'publish_policy',
+          text: `policy ${f.policy.version} published`,
+        });
+      }
+      const earlier = decisionsPerCall.get(p.logicalCallId) ?? 0;
+      decisionsPerCall.set(p.logicalCallId, earlier + 1);
+      const a = ctx.pc.approver;
+      const decision = earlier === 0 ? a.decision : a.renew ? 'approve' : 'deny';
+      const reason =
+        earlier === 0 ? 'fault protocol approver' : `asked again (${p.reason}); the approver does not renew`;
+      if (a.afterMs > 0) await sleep(a.afterMs);
+      try {
+        await withDeadline(ctx.link, 5_000, () =>
+          ctx.handle.executeUpdate(decideApprovalUpdate, {
+            args: [
+              {
+                logicalCallId: p.logicalCallId,
+                argumentsHash: p.argumentsHash,
+                policyVersion: p.policyVersion,
+                approver: 'faults:approver',
+                decision,
+                reason,
+                ...(decision === 'approve' && a.ttlMs !== undefined ? { ttlMs: a.ttlMs } : {}),
+              },
+            ],
+          }),
+        );
+        ctx.timeline.push({
+          kind: 'approval_decided',
+          text: `approver: ${decision} ${p.logicalCallId} under ${p.policyVersion}`,
+        });
+      } catch (err) {
+        ctx.timeline.push({ kind: 'note', text: `approval decision refused: ${(err as Error).message}` });
+      }
+    }
+    await sleep(250);
+  }
+}
+
+function queryPending(ctx: DriverContext) {
+  return withDeadline(ctx.link, 2_000, () => ctx.handle.query(pendingApprovalsQuery));
+}

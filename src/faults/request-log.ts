@@ -1,0 +1,90 @@
+/**
+ * Reads a downstream service's own request log (`idem_requests`, see src/services/idempotency-store.ts) from its
+ * SQLite file, read-only, and answers what /admin/stats does not: which requests the contract refused, and
+ * whether any request from a stale owner or with other arguments under a used key got through.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import { DownstreamErrorCode } from '../downstream/protocol';
+
+/** Request outcomes that mean "refused by the contract: no effect from this request". */
+export const REFUSED_OUTCOMES: ReadonlySet<string> = new Set([
+  DownstreamErrorCode.StaleFence,
+  DownstreamErrorCode.ArgumentsMismatch,
+  DownstreamErrorCode.KeySealed,
+  DownstreamErrorCode.InProgress,
+  DownstreamErrorCode.ArgumentsHashInvalid,
+  DownstreamErrorCode.BadRequest,
+  'Capability.Invalid',
+]);
+
+export interface RequestRow {
+  readonly id: number;
+  readonly operationKey: string;
+  readonly argumentsHash: string;
+  readonly fence: number;
+  readonly outcome: string;
+}
+
+export interface RequestLogSummary {
+  readonly requests: number;
+  /** Refused by the contract, by outcome code. */
+  readonly refusedBy: Readonly<Record<string, number>>;
+  readonly refused: number;
+  /** Admitted although their fence was below one already admitted for the key. */
+  readonly staleAdmitted: number;
+  /** Admitted although the key was first used with other arguments. */
+  readonly mismatchedAdmitted: number;
+}
+
+/** Pure analysis of rows in arrival order (by id). */
+export function summarizeRequests(rows: readonly RequestRow[]): RequestLogSummary {
+  const refusedBy: Record<string, number> = {};
+  const maxFence = new Map<string, number>();
+  const firstHash = new Map<string, string>();
+  let refused = 0;
+  let staleAdmitted = 0;
+  let mismatchedAdmitted = 0;
+  for (const r of [...rows].sort((a, b) => a.id - b.id)) {
+    if (REFUSED_OUTCOMES.has(r.outcome)) {
+      refused += 1;
+      refusedBy[r.outcome] = (refusedBy[r.outcome] ?? 0) + 1;
+      continue;
+    }
+    const highest = maxFence.get(r.operationKey);
+    if (highest !== undefined && r.fence < highest) staleAdmitted += 1;
+    maxFence.set(r.operationKey, Math.max(highest ?? r.fence, r.fence));
+    const first = firstHash.get(r.operationKey);
+    if (first === undefined) firstHash.set(r.operationKey, r.argumentsHash);
+    else if (first !== r.argumentsHash) mismatchedAdmitted += 1;
+  }
+  return { requests: rows.length, refusedBy, refused, staleAdmitted, mismatchedAdmitted };
+}
+
+/** Reads every request row of a service database, read-only (the service may still have it open). */
+export function readRequestLog(dbPath: string): RequestRow[] {
+  const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare(
+        `SELECT id, operation_key AS operationKey, arguments_hash AS argumentsHash, fence, outcome
+         FROM idem_requests ORDER BY id`,
+      )
+      .all() as RequestRow[];
+  } finally {
+    db.close();
+  }
+}
+
+/** Adds summaries of several services together. */
+export function mergeSummaries(parts: readonly RequestLogSummary[]): RequestLogSummary {
+  const refusedBy: Record<string, number> = {};
+  for (const p of parts) for (const [k, v] of Object.entries(p.refusedBy)) refusedBy[k] = (refusedBy[k] ?? 0) + v;
+  const sum = (f: (p: RequestLogSummary) => number): number => parts.reduce((n, p) => n + f(p), 0);
+  return {
+    requests: sum((p) => p.requests),
+    refusedBy,
+    refused: sum((p) => p.refused),
+    staleAdmitted: sum((p) => p.staleAdmitted),
+    mismatchedAdmitted: sum((p) => p.mismatchedAdmitted),
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * `ledgerloop faults <protocol.json> [--report <file.json>]`: validate the protocol (a bad file runs nothing),
+ * print the plan, check the build has every feature the plan needs, run each case against fresh processes,
+ * print progress per case, the table, the failures and the write-ups, and write the JSON report.
+ * Exit code: 0 every assertion held, 1 some case failed, 2 the protocol could not run at all.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Runtime } from '@temporalio/worker';
+import { runCase, type CaseResult } from './case-runner';
+import { CRASH_POINTS } from './catalog';
+import { buildBundle, openLab, type BuiltBundle } from './lab';
+import { formatPlan, planProtocol, type Plan } from './plan';
+import { loadProtocol, PROTOCOL_FORMAT, ProtocolFormatError } from './protocol-format';
+import { buildReport, renderSummary, writeReport, type ProtocolReport } from './report';
+import { killAllWorkersNow } from './worker-pool';
+
+/** A crash point the plan uses needs a feature this build does not have yet. Nothing has run. */
+export class FeatureUnavailableError extends Error {
+  override readonly name = 'FaultProtocol.NotYetAvailable';
+}
+
+export interface RunProtocolOptions {
+  readonly file: string;
+  readonly reportFile?: string;
+  /** Where bundles, databases and logs go; default a fresh temp directory. */
+  readonly dataDir?: string;
+  /** Progress (stderr). */
+  readonly say?: (line: string) => void;
+  /** Plan, table and write-ups (stdout). */
+  readonly print?: (text: string) => void;
+}
+
+/** Throws FeatureUnavailableError when a fault's crash point needs a feature `bundle` lacks. */
+export function checkFeatures(plan: Plan, bundle: BuiltBundle): void {
+  const problems: string[] = [];
+  for (const c of plan.cases) {
+    c.faults.forEach((f, i) => {
+      const spec = CRASH_POINTS[f.at] as { requires?: string };
+      if (spec.requires !== undefined && !bundle.features.has(spec.requires as never)) {
+        problems.push(
+          `  cases[${c.index}].faults[${i}].at: crash point "${f.at}" is not yet available: it needs the ${spec.requires} (compensation), which this build's workflow code does not run yet`,
+        );
+      }
+    });
+  }
+  if (problems.length > 0)
+    throw new FeatureUnavailableError(`the protocol cannot run on this build:\n${problems.join('\n')}`);
+}
+
+let runtimeReady = false;
+function quietRuntime(): void {
+  if (runtimeReady) return;
+  runtimeReady = true;
+  try {
+    Runtime.install({
+      logger: {
+        log() {},
+        trace() {},
+        debug() {},
+        info() {},
+        warn() {},
+        error: (m) => process.stderr.write(`[temporal] ${m}\n`),
+      },
+    });
+  } catch {
+    /* another part of this process installed it */
+  }
+}
+
+/** Runs a protocol file end to end and returns its report (also written to `reportFile`). */
+export async function runProtocol(opts: RunProtocolOptions): Promise<ProtocolReport> {
+  const say = opts.say ?? ((m: string) => process.stderr.write(`${m}\n`));
+  const print = opts.print ?? ((t: string) => process.stdout.write(`${t}\n`));
+  const started = Date.now();
+  const protocol = loadProtocol(opts.file);
+  const plan = planProtocol(protocol);
+  print(formatPlan(plan));
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-faults-'));
+  const ownDir = opts.dataDir === undefined;
+  say(`faults: building the workflow bundle (data in ${dataDir})`);
+  const bundle = await buildBundle(dataDir);
+  checkFeatures(plan, bundle);
+  quietRuntime();
+  const lab = await openLab(dataDir, bundle);
+  const results: CaseResult[] = [];
+  try {
+    say(`faults: Temporal at ${lab.shared.server.address}${lab.shared.server.external ? ' (TEMPORAL_ADDRESS)' : ''}`);
+    for (const pc of plan.cases) {
+      const tag = `[${pc.index + 1}/${plan.cases.length}] ${pc.name}`;
+      say(
+        `${tag}: starting (${pc.scenario}, ${pc.strategy}${pc.faults.length ? `, ${pc.faults.map((f) => `${f.at}=${f.do}`).join(', ')}` : ''})`,
+      );
+      const r = await runCase(lab, plan, pc, say);
+      results.push(r);
+      say(
+        `${tag}: ${r.passed ? 'PASS' : 'FAIL'} in ${(r.durationMs / 1000).toFixed(1)} s${r.failures.length ? `: ${r.failures.map((f) => f.message).join('; ')}` : ''}`,
+      );
+    }
+  } finally {
+    await lab.stop();
+  }
+  const report = buildReport(opts.file, PROTOCOL_FORMAT, plan, results, Date.now() - started);
+  if (opts.reportFile) writeReport(opts.reportFile, report);
+  // Databases, logs and the bundle stay for a failed run (evidence); a green run leaves nothing behind.
+  if (ownDir && report.passed) rmSync(dataDir, { recursive: true, force: true });
+  else say(`faults: databases and logs kept in ${dataDir}`);
+  print(`\n${renderSummary(report)}`);
+  return report;
+}
+
+/** The CLI entry: returns the process exit code. */
+export async function runFaultsCommand(file: string, opts: { report?: string }): Promise<number> {
+  // Interrupted: kill this run's workers now; services and dev servers go with this process (their exit hooks).
+  const interrupted = (signal: NodeJS.Signals): void => {
+    process.stderr.write(`\nledgerloop faults: ${signal}: stopping the run's processes\n`);
+    killAllWorkersNow();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    const report = await runProtocol({ file, ...(opts.report ? { reportFile: opts.report } : {}) });
+    if (opts.report) process.stderr.write(`faults: report written to ${opts.report}\n`);
+    return report.passed ? 0 : 1;
+  } catch (err) {
+    if (err instanceof ProtocolFormatError || err instanceof FeatureUnavailableError) {
+      process.stderr.write(`ledgerloop faults: ${err.message}\nNothing was run.\n`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+}
