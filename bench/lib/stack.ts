@@ -1,0 +1,177 @@
+/**
+ * The benchmark's one stack: ONE headless Temporal dev server on a temp SQLite file, ONE wallet process, ONE
+ * workflow bundle holding agentRun and bareLoop, one capability key. Governed and bare runs share all of it.
+ */
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer, type DevServer } from '../../src/server/dev-server';
+import { resolveTemporalCli } from '../../src/server/temporal-binaries';
+import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { DownstreamClient } from '../../src/downstream/client';
+import { writeWorkflowBundle } from '../../src/worker/bundle';
+import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
+
+export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare-index.ts');
+
+/**
+ * Which workflow bundle a worker loads. `governed`: the production bundle (workflows/index.ts, built by
+ * src/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone.
+ */
+export type BundleKind = 'governed' | 'bare';
+
+async function writeBundle(kind: BundleKind, file: string): Promise<string> {
+  return kind === 'governed'
+    ? writeWorkflowBundle(file)
+    : writeWorkflowBundle(file, { workflowsPath: BARE_WORKFLOWS_PATH });
+}
+export const TENANT = 'acme';
+export const PRINCIPAL = 'user:bench';
+export const ACCOUNTS = 16;
+
+export interface BenchStack {
+  readonly dir: string;
+  readonly server: DevServer;
+  readonly wallet: SpawnedService;
+  readonly walletClient: DownstreamClient;
+  readonly connection: Connection;
+  readonly client: Client;
+  readonly bundles: Readonly<Record<BundleKind, string>>;
+  readonly capabilityKey: Buffer;
+  readonly setupMs: { readonly server: number; readonly bundle: number; readonly wallet: number };
+  workerConfig(taskQueue: string, tuning: WorkerTuning, bundle: BundleKind): WorkerProcConfig;
+  stop(): Promise<void>;
+}
+
+/**
+ * Where the temp databases go. Default: /dev/shm (RAM) when it exists, so the figures measure CPU work and
+ * round trips rather than this VM's fsync latency (about 2 ms per fsync on its disk; the dev server's SQLite
+ * syncs on every transaction). `--db-on-disk` (BENCH_DB_ON_DISK=1) puts them under os.tmpdir() instead.
+ */
+export function benchTmpRoot(onDisk: boolean): string {
+  if (onDisk) return os.tmpdir();
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return os.tmpdir();
+  }
+}
+
+export function account(i: number): string {
+  return `acct_b${i % ACCOUNTS}`;
+}
+
+/**
+ * The server suggests continue-as-new at 4,096 events by default, and agentRun follows the suggestion, so no
+ * single history could reach the 10k events the replay figure needs. The benchmark's server suggests it later.
+ */
+export const SUGGEST_CONTINUE_AS_NEW_AT = 50_000;
+
+/**
+ * startDevServer has no option for dynamic config; it runs the CLI named by TEMPORAL_CLI. This wrapper (in a
+ * directory of its own, since /dev/shm may be mounted noexec) adds one `--dynamic-config-value` to
+ * `server start-dev` and passes everything else through unchanged.
+ */
+function cliWrapper(): { file: string; dir: string } {
+  const real = resolveTemporalCli();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-bench-cli-'));
+  const file = path.join(dir, 'temporal');
+  const flag = `--dynamic-config-value limit.historyCount.suggestContinueAsNew=${SUGGEST_CONTINUE_AS_NEW_AT}`;
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `if [ "$1" = server ] && [ "$2" = start-dev ]; then exec '${real}' "$@" ${flag}; fi`,
+      `exec '${real}' "$@"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+  return { file, dir };
+}
+
+async function startServer(dir: string): Promise<DevServer> {
+  const wrapper = cliWrapper();
+  const previous = process.env.TEMPORAL_CLI;
+  process.env.TEMPORAL_CLI = wrapper.file;
+  try {
+    return await startDevServer({
+      headless: true,
+      ephemeral: true,
+      dbFile: path.join(dir, 'temporal.db'),
+      logFile: path.join(dir, 'temporal.log'),
+    });
+  } finally {
+    if (previous === undefined) delete process.env.TEMPORAL_CLI;
+    else process.env.TEMPORAL_CLI = previous;
+    // The CLI binary was exec'ed by the wrapper: the wrapper file is no longer needed once the server runs.
+    rmSync(wrapper.dir, { recursive: true, force: true });
+  }
+}
+
+export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promise<BenchStack> {
+  const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
+  const capabilityKey = randomBytes(32);
+  const t0 = Date.now();
+  let bundleMs = 0;
+  let walletMs = 0;
+  const kinds: BundleKind[] = ['governed', 'bare'];
+  const [server, bundleList, wallet] = await Promise.all([
+    startServer(dir),
+    (async () => {
+      const out: string[] = [];
+      // One after the other: webpack runs on this thread either way.
+      for (const k of kinds) out.push(await writeBundle(k, path.join(dir, `bundle-${k}.js`)));
+      bundleMs = Date.now() - t0;
+      return out;
+    })(),
+    spawnService('wallet', {
+      dbPath: path.join(dir, 'wallet.db'),
+      env: { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') },
+    }).then((w) => {
+      walletMs = Date.now() - t0;
+      return w;
+    }),
+  ]);
+  const walletClient = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 30_000 });
+  for (let i = 0; i < ACCOUNTS; i++) {
+    await walletClient.seedAccount({
+      tenant: TENANT,
+      account: account(i),
+      balanceMinor: 1_000_000_000_000,
+      currency: 'EUR',
+    });
+  }
+  const bundles = Object.fromEntries(kinds.map((k, i) => [k, bundleList[i]!])) as Record<BundleKind, string>;
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+  return {
+    dir,
+    server,
+    wallet,
+    walletClient,
+    connection,
+    client,
+    bundles,
+    capabilityKey,
+    setupMs: { server: server.startupMs, bundle: bundleMs, wallet: walletMs },
+    workerConfig: (taskQueue, tuning, bundle) => ({
+      address: server.address,
+      namespace: server.namespace,
+      taskQueue,
+      bundlePath: bundles[bundle],
+      walletUrl: wallet.url,
+      capabilityKey: capabilityKey.toString('base64'),
+      tuning,
+    }),
+    async stop() {
+      await connection.close().catch(() => undefined);
+      await wallet.stop();
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

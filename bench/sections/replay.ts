@@ -1,0 +1,155 @@
+/**
+ * Figure 4: replay speed. Generates ONE long governed run per target size (about 1k and 10k events; never
+ * stitched from parallel runs), times its generation, then replays the fetched history with
+ * Worker.runReplayHistory: once (first), then again (median of the repeats). Every replay creates a replay worker and loads the bundle, so
+ * every figure includes that fixed cost; a 1-turn history's replay time is reported as that fixed cost. A bare
+ * history of about 1k events is replayed for comparison.
+ */
+import { Worker } from '@temporalio/worker';
+import { BARE_TYPES, GOVERNED_TYPES, historyCost, turnTimings, type History } from '../lib/history';
+import { runLoop, type Kind } from '../lib/runs';
+import { account } from '../lib/stack';
+import { median, round } from '../lib/stats';
+import { startPair } from '../lib/workers';
+import { DEFAULT_TUNING, type BenchContext } from './common';
+
+export interface ReplayCase {
+  readonly kind: Kind;
+  readonly targetEvents: number;
+  readonly turns: number;
+  readonly events: number;
+  readonly generationSeconds: number;
+  readonly firstMs: number;
+  readonly warmMs: readonly number[];
+  readonly warmMedianMs: number;
+  readonly eventsPerSecond: number;
+  /** How the run's turns changed as it grew: bytes and duration of the first and last tenth of its turns. */
+  readonly growth: {
+    readonly firstTenthBytesPerTurn: number;
+    readonly lastTenthBytesPerTurn: number;
+    readonly firstTenthTurnMs: number;
+    readonly lastTenthTurnMs: number;
+  };
+}
+
+export interface ReplayFigures {
+  readonly fixedCostMs: number;
+  readonly cases: readonly ReplayCase[];
+}
+
+export interface TurnShape {
+  readonly eventsPerTurn: number;
+  readonly fixedEvents: number;
+}
+
+async function replayMs(bundlePath: string, history: History, name: string): Promise<number> {
+  const t0 = performance.now();
+  await Worker.runReplayHistory({ workflowBundle: { codePath: bundlePath }, replayName: name }, history);
+  return performance.now() - t0;
+}
+
+export async function measureReplay(
+  ctx: BenchContext,
+  shape: { governed: TurnShape; bare: TurnShape },
+): Promise<{ figures: ReplayFigures; longest: History }> {
+  const { stack } = ctx;
+  const workers = await startPair(ctx, 'replay', DEFAULT_TUNING);
+  // 2,000 events is the default continue-as-new point of agentRun (budgets.maxHistoryEvents): the largest
+  // history a worker replays for a run under default settings. 10k is the issue's figure (full mode only).
+  const targets: Array<{ kind: Kind; target: number }> = [
+    { kind: 'governed', target: 1_000 },
+    { kind: 'governed', target: 2_000 },
+    ...(ctx.quick ? [] : [{ kind: 'governed' as const, target: 10_000 }]),
+    { kind: 'bare', target: 1_000 },
+  ];
+  const generated: Array<{ kind: Kind; target: number; turns: number; history: History; seconds: number }> = [];
+  let tiny: History | undefined;
+  try {
+    tiny = await (
+      await runLoop(stack.client, 'governed', workers.tq('governed'), `bench-replay-tiny-${ctx.stamp}`, {
+        turns: 1,
+        account: account(3),
+      })
+    ).handle.fetchHistory();
+    for (const { kind, target } of targets) {
+      const s = shape[kind];
+      const turns = Math.max(1, Math.ceil((target - s.fixedEvents) / s.eventsPerTurn));
+      const id = `bench-replay-${kind}-${target}-${ctx.stamp}`;
+      const t0 = Date.now();
+      const done = await runLoop(stack.client, kind, workers.tq(kind), id, {
+        turns,
+        account: account(5),
+        deadlineInMs: 60 * 60_000,
+        maxHistoryEvents: 1_000_000,
+      });
+      const seconds = (Date.now() - t0) / 1000;
+      if (!done.ok) throw new Error(`replay source run ${id} did not complete: ${done.detail}`);
+      const history = await done.handle.fetchHistory();
+      const last = history.events?.[history.events.length - 1];
+      if (!last?.workflowExecutionCompletedEventAttributes) {
+        throw new Error(
+          `replay source run ${id} did not end in one history (continued as new?): not a valid replay source`,
+        );
+      }
+      ctx.log(`replay: generated ${kind} ${history.events?.length} events (${turns} turns) in ${seconds.toFixed(1)} s`);
+      generated.push({ kind, target, turns, history, seconds });
+    }
+  } finally {
+    await workers.stop();
+  }
+  // Replays run after the worker stopped, in this process: nothing else of the benchmark runs meanwhile.
+  const fixedWarm: number[] = [];
+  const first = await replayMs(stack.bundles.governed, tiny, 'tiny-cold');
+  for (let i = 0; i < 3; i++) fixedWarm.push(await replayMs(stack.bundles.governed, tiny, `tiny-${i}`));
+  ctx.log(
+    `replay: a 1-turn history (${tiny.events?.length} events) replays in ${round(first, 1)} ms first, ${round(median(fixedWarm), 1)} ms warm`,
+  );
+  const cases: ReplayCase[] = [];
+  for (const g of generated) {
+    const events = g.history.events?.length ?? 0;
+    const bundle = stack.bundles[g.kind];
+    const firstMs = await replayMs(bundle, g.history, `${g.kind}-${g.target}-cold`);
+    const warmMs: number[] = [];
+    // The 10k-event replay costs seconds each: one repeat after the first.
+    const reps = g.target >= 10_000 ? 1 : ctx.quick ? 2 : 3;
+    for (let i = 0; i < reps; i++)
+      warmMs.push(round(await replayMs(bundle, g.history, `${g.kind}-${g.target}-${i}`), 1));
+    const warmMedianMs = median(warmMs);
+    const c: ReplayCase = {
+      kind: g.kind,
+      targetEvents: g.target,
+      turns: g.turns,
+      events,
+      generationSeconds: round(g.seconds, 1),
+      firstMs: round(firstMs, 1),
+      warmMs,
+      warmMedianMs,
+      eventsPerSecond: Math.round(events / (warmMedianMs / 1000)),
+      growth: growthOf(g.history, g.kind),
+    };
+    cases.push(c);
+    ctx.log(
+      `replay: ${g.kind} ${events} events: first ${c.firstMs} ms, warm median ${warmMedianMs} ms (${c.eventsPerSecond} events/s)`,
+    );
+  }
+  // The profile replays the 2k-event history (the default continue-as-new size): same picture as 10k, faster.
+  const longest = (generated.find((g) => g.kind === 'governed' && g.target === 2_000) ?? generated[0]!).history;
+  return { figures: { fixedCostMs: round(median(fixedWarm), 1), cases }, longest };
+}
+
+function growthOf(history: History, kind: Kind): ReplayCase['growth'] {
+  const types = kind === 'governed' ? GOVERNED_TYPES : BARE_TYPES;
+  const bytes = historyCost(history, types).turns.map((t) => t.bytes);
+  const ms = turnTimings(history, types).map((t) => t.turnMs);
+  const tenth = (xs: number[], last: boolean): number => {
+    const n = Math.max(1, Math.floor(xs.length / 10));
+    const part = last ? xs.slice(-n) : xs.slice(0, n);
+    return round(part.reduce((a, b) => a + b, 0) / part.length, 1);
+  };
+  return {
+    firstTenthBytesPerTurn: tenth(bytes, false),
+    lastTenthBytesPerTurn: tenth(bytes, true),
+    firstTenthTurnMs: tenth(ms, false),
+    lastTenthTurnMs: tenth(ms, true),
+  };
+}

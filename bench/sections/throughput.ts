@@ -1,0 +1,206 @@
+/**
+ * Figure 2: throughput. Completed runs per second at concurrency 1, 10, 100 and 1000, each a closed loop of
+ * `c` slots that start a run, await its result and start the next, until N runs completed. A run is one debit
+ * turn plus the final answer (two model calls, one tool call). Every (kind, c) cell gets a FRESH worker process
+ * with the same tuning, a warm-up that is not counted, then its resident set size sampled every 50 ms while the
+ * cell runs. Governed and bare cells alternate which goes first, level by level.
+ */
+import { finish, startLoop, type Kind, type LoopSpec } from '../lib/runs';
+import { account } from '../lib/stack';
+import { groupCpuMs, processCpuMs } from '../lib/proc-cpu';
+import { percentile, round } from '../lib/stats';
+import { startWorker } from '../lib/worker-handle';
+import { DEFAULT_TUNING, type BenchContext } from './common';
+
+export interface ThroughputCell {
+  readonly kind: Kind;
+  readonly concurrency: number;
+  readonly runs: number;
+  readonly failed: number;
+  readonly seconds: number;
+  readonly runsPerSecond: number;
+  /** Client-side start → result of each run. */
+  readonly runLatencyMs: { readonly p50: number; readonly p95: number; readonly max: number };
+  readonly rssMb: { readonly idle: number; readonly mean: number; readonly peak: number };
+  /** CPU time per completed run: the worker process, the dev server, the wallet. */
+  readonly cpuMsPerRun: { readonly worker: number; readonly server: number; readonly wallet: number };
+  readonly workerStartupMs: number;
+  /** Workflow tasks the worker's Core reported as taking over 5 s (TMPRL1104). */
+  readonly slowWorkflowTasks: number;
+  /** In a sample of the cell's histories: workflow tasks that timed out or failed (sticky timeouts, ...). */
+  readonly sampledHistories: {
+    readonly runs: number;
+    readonly workflowTaskTimeouts: number;
+    readonly workflowTaskFailures: number;
+    readonly eventsPerRun: number;
+  };
+}
+
+export interface ThroughputFigures {
+  readonly cells: readonly ThroughputCell[];
+  readonly ratios: readonly {
+    readonly concurrency: number;
+    readonly governedOverBare: number;
+    readonly rssPeakRatio: number;
+  }[];
+  readonly tuning: typeof DEFAULT_TUNING;
+}
+
+export function throughputPlan(quick: boolean): readonly { concurrency: number; runs: number }[] {
+  const levels = process.env.BENCH_LEVELS?.split(',').map(Number);
+  const plan = quick
+    ? [
+        { concurrency: 1, runs: 10 },
+        { concurrency: 10, runs: 50 },
+        { concurrency: 100, runs: 200 },
+      ]
+    : [
+        { concurrency: 1, runs: 20 },
+        { concurrency: 10, runs: 100 },
+        { concurrency: 100, runs: 200 },
+        { concurrency: 1000, runs: 1000 },
+      ];
+  return levels ? plan.filter((p) => levels.includes(p.concurrency)) : plan;
+}
+
+/** Runs `total` loops of one debit turn with `concurrency` slots; resolves with timings. */
+export async function closedLoop(
+  ctx: BenchContext,
+  kind: Kind,
+  taskQueue: string,
+  prefix: string,
+  concurrency: number,
+  total: number,
+  extra: Partial<LoopSpec> = {},
+): Promise<{ seconds: number; failed: number; latencies: number[]; failures: string[] }> {
+  let next = 0;
+  let failed = 0;
+  const latencies: number[] = [];
+  const failures: string[] = [];
+  const t0 = Date.now();
+  const slot = async (): Promise<void> => {
+    while (next < total) {
+      const i = next++;
+      const begun = Date.now();
+      try {
+        const s = await startLoop(ctx.stack.client, kind, taskQueue, `${prefix}-${i}`, {
+          ...extra,
+          turns: 1,
+          account: account(i),
+        });
+        const done = await finish(s, 1);
+        if (!done.ok) {
+          failed += 1;
+          failures.push(done.detail);
+        }
+      } catch (err) {
+        failed += 1;
+        failures.push((err as Error).message);
+      }
+      latencies.push(Date.now() - begun);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, slot));
+  return { seconds: (Date.now() - t0) / 1000, failed, latencies, failures };
+}
+
+export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFigures> {
+  const cells: ThroughputCell[] = [];
+  const plan = throughputPlan(ctx.quick);
+  for (const [level, { concurrency, runs }] of plan.entries()) {
+    const order: Kind[] = level % 2 === 0 ? ['governed', 'bare'] : ['bare', 'governed'];
+    for (const kind of order) {
+      const tq = `bench-tp-${kind}-${concurrency}-${ctx.stamp}`;
+      const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind));
+      try {
+        await closedLoop(
+          ctx,
+          kind,
+          tq,
+          `${tq}-warm`,
+          Math.min(concurrency, 10),
+          Math.min(Math.max(concurrency, 5), 20),
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        const idle = (await worker.rss()).nowMb;
+        worker.resetRss();
+        const server0 = groupCpuMs(ctx.stack.server.pid);
+        const wallet0 = processCpuMs(ctx.stack.wallet.pid);
+        const r = await closedLoop(ctx, kind, tq, tq, concurrency, runs);
+        const rss = await worker.rss();
+        const done = runs - r.failed;
+        const cpuMsPerRun = {
+          worker: round(rss.cpuMs / done, 1),
+          server: round((groupCpuMs(ctx.stack.server.pid) - server0) / done, 1),
+          wallet: round((processCpuMs(ctx.stack.wallet.pid) - wallet0) / done, 1),
+        };
+        const sampledHistories = await sampleHistories(ctx, tq, runs);
+        const cell: ThroughputCell = {
+          kind,
+          concurrency,
+          runs,
+          failed: r.failed,
+          seconds: round(r.seconds, 2),
+          runsPerSecond: round((runs - r.failed) / r.seconds, 2),
+          runLatencyMs: {
+            p50: percentile(r.latencies, 50),
+            p95: percentile(r.latencies, 95),
+            max: Math.max(...r.latencies),
+          },
+          rssMb: { idle: round(idle, 1), mean: round(rss.meanMb, 1), peak: round(rss.peakMb, 1) },
+          cpuMsPerRun,
+          workerStartupMs: worker.startupMs,
+          sampledHistories,
+          slowWorkflowTasks: rss.slowWorkflowTasks,
+        };
+        cells.push(cell);
+        ctx.log(
+          `throughput ${kind} c=${concurrency}: ${cell.runsPerSecond} runs/s (${runs} runs in ${cell.seconds} s, ${r.failed} failed), ` +
+            `run p50 ${cell.runLatencyMs.p50} ms, RSS idle ${cell.rssMb.idle} / peak ${cell.rssMb.peak} MB, ` +
+            `CPU/run worker ${cpuMsPerRun.worker} ms, server ${cpuMsPerRun.server} ms, wallet ${cpuMsPerRun.wallet} ms` +
+            `; sampled histories: ${sampledHistories.workflowTaskTimeouts} WFT timeouts in ${sampledHistories.runs} runs` +
+            (r.failures.length ? `; first failure: ${r.failures[0]}` : ''),
+        );
+      } finally {
+        await worker.stop();
+      }
+    }
+  }
+  const ratios = plan.map(({ concurrency }) => {
+    const g = cells.find((c) => c.kind === 'governed' && c.concurrency === concurrency)!;
+    const b = cells.find((c) => c.kind === 'bare' && c.concurrency === concurrency)!;
+    return {
+      concurrency,
+      governedOverBare: round(g.runsPerSecond / b.runsPerSecond),
+      rssPeakRatio: round(g.rssMb.peak / b.rssMb.peak),
+    };
+  });
+  return { cells, ratios, tuning: DEFAULT_TUNING };
+}
+
+/** Reads up to 20 histories of the cell, evenly spread, and counts workflow-task timeouts and failures. */
+export async function sampleHistories(
+  ctx: BenchContext,
+  prefix: string,
+  runs: number,
+): Promise<ThroughputCell['sampledHistories']> {
+  const n = Math.min(20, runs);
+  let timeouts = 0;
+  let failures = 0;
+  let events = 0;
+  for (let k = 0; k < n; k++) {
+    const i = Math.floor((k * runs) / n);
+    const h = await ctx.stack.client.workflow.getHandle(`${prefix}-${i}`).fetchHistory();
+    for (const e of h.events ?? []) {
+      if (e.workflowTaskTimedOutEventAttributes) timeouts += 1;
+      if (e.workflowTaskFailedEventAttributes) failures += 1;
+    }
+    events += h.events?.length ?? 0;
+  }
+  return {
+    runs: n,
+    workflowTaskTimeouts: timeouts,
+    workflowTaskFailures: failures,
+    eventsPerRun: round(events / n, 1),
+  };
+}
