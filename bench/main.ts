@@ -3,7 +3,8 @@
  *
  * Measures what Ledgerloop's governance costs, side by side with a bare Temporal loop doing the same downstream
  * work, in ONE run on ONE dev server and ONE wallet process. Prints every figure with its target and writes
- * bench/results/latest.json and latest.md (latest-quick.* with --quick). A missed target is a finding, not a
+ * bench/results/latest.json and latest.md (latest-quick.* with --quick, *-partial.* with --only, so a partial run
+ * never replaces the figures of a complete one). A missed target is a finding, not a
  * failure: the exit code is non-zero only when the benchmark itself could not run. `npm test` never runs it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

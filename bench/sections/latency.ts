@@ -54,7 +54,7 @@ export async function measureLatency(ctx: BenchContext): Promise<LatencyFigures>
   const { stack } = ctx;
   // Short runs, alternated many times: a load swing on this shared box hits both kinds alike.
   const turns = 5;
-  const rounds = ctx.quick ? 6 : 12;
+  const rounds = ctx.quick ? 6 : 10;
   const workers = await startPair(ctx, 'latency', DEFAULT_TUNING);
   const samples: Record<Kind, TurnTiming[]> = { governed: [], bare: [] };
   const perRound: number[] = [];

@@ -98,7 +98,7 @@ function profilesIn(dir: string, window: { fromUs: number; toUs: number }): Prof
 }
 
 async function profiledWorkers(ctx: BenchContext): Promise<WorkerProfile[]> {
-  const runs = ctx.quick ? 30 : 40;
+  const runs = ctx.quick ? 20 : 30;
   const out: WorkerProfile[] = [];
   for (const kind of ['governed', 'bare'] as const) {
     const dir = path.join(ctx.stack.dir, `prof-${kind}`);
@@ -132,7 +132,7 @@ async function profiledWorkers(ctx: BenchContext): Promise<WorkerProfile[]> {
 }
 
 async function ablations(ctx: BenchContext): Promise<Ablation[]> {
-  const runs = ctx.quick ? 40 : 50;
+  const runs = ctx.quick ? 30 : 40;
   const cells: Array<{ name: string; kind: Kind; bundle: BundleKind; extra: Partial<LoopSpec> }> = [
     { name: 'bare', kind: 'bare', bundle: 'bare', extra: {} },
     { name: 'bare + 2 search-attribute upserts per call', kind: 'bare', bundle: 'bare', extra: { upsertsPerCall: 2 } },

@@ -70,7 +70,18 @@ export async function measureRetries(ctx: BenchContext): Promise<RetryFigures> {
   const cases: RetryCase[] = [];
   try {
     for (const pattern of PATTERNS) {
-      const calls = pattern === 'outage' ? (ctx.quick ? 3 : 5) : ctx.quick ? 10 : 16;
+      const calls =
+        pattern === 'outage'
+          ? ctx.quick
+            ? 3
+            : 4
+          : pattern === 'alternating'
+            ? ctx.quick
+              ? 6
+              : 8
+            : ctx.quick
+              ? 8
+              : 12;
       for (const setup of ['ledgerloop', 'stacked'] as const) {
         await armPattern(ctx, pattern, calls * 9 + 10);
         const kind: Kind = setup === 'ledgerloop' ? 'governed' : 'bare';

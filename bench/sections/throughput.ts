@@ -57,7 +57,7 @@ export function throughputPlan(quick: boolean): readonly { concurrency: number; 
     : [
         { concurrency: 1, runs: 20 },
         { concurrency: 10, runs: 100 },
-        { concurrency: 100, runs: 200 },
+        { concurrency: 100, runs: 150 },
         { concurrency: 1000, runs: 1000 },
       ];
   return levels ? plan.filter((p) => levels.includes(p.concurrency)) : plan;
@@ -119,7 +119,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
           tq,
           `${tq}-warm`,
           Math.min(concurrency, 10),
-          Math.min(Math.max(concurrency, 5), 20),
+          Math.min(Math.max(concurrency, 5), 10),
         );
         await new Promise((r) => setTimeout(r, 300));
         const idle = (await worker.rss()).nowMb;
