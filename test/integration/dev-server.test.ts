@@ -3,22 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { SA, SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_SDK_TYPE } from '../../src/server/search-attributes';
-import { startDevServer, type DevServer } from '../../src/server/dev-server';
+import { INDEXED_VALUE_TYPE, startDevServer, type DevServer } from '../../src/server/dev-server';
 
 jest.setTimeout(120_000);
 
 const address = process.env.TEMPORAL_ADDRESS;
 
-/** IndexedValueType numbers (temporal.api.enums.v1) by CLI type name. */
-const INDEXED: Record<string, number> = {
-  Text: 1,
-  Keyword: 2,
-  Int: 3,
-  Double: 4,
-  Bool: 5,
-  Datetime: 6,
-  KeywordList: 7,
-};
+/** IndexedValueType numbers (temporal.api.enums.v1) by CLI type name: the helper's own table. */
+const INDEXED: Record<string, number> = INDEXED_VALUE_TYPE;
 
 test('typed search attribute keys match the registered list', () => {
   const keys = Object.values(SA).map((k) => ({ name: k.name, type: k.type }));
