@@ -72,18 +72,33 @@ async function main(): Promise<number> {
     }
 
     const jestBin = path.join(REPO_ROOT, 'node_modules', '.bin', 'jest');
-    const args = ['--runInBand', '--json', '--outputFile', RESULTS_FILE, ...jestArgs];
+    // --forceExit: a test that times out can leave a worker polling; the run must still end (CI has a hard limit).
+    const args = ['--runInBand', '--forceExit', '--json', '--outputFile', RESULTS_FILE, ...jestArgs];
     const child = spawn(jestBin, args, {
       cwd: REPO_ROOT,
       stdio: 'inherit',
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace },
     });
     jest = child;
+    // A watchdog: whatever hangs, the whole test run ends within its budget and says so.
+    const budgetMs = Number(process.env.LEDGERLOOP_TEST_BUDGET_MS ?? 50 * 60_000);
+    let timedOut = false;
+    const watchdog = setTimeout(() => {
+      timedOut = true;
+      process.stderr.write(`\ntest: jest still running after ${Math.round(budgetMs / 60_000)} min: stopping it\n`);
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    }, budgetMs);
     const code = await new Promise<number>((resolve, reject) => {
       child.once('error', reject);
       child.once('exit', (c, signal) => resolve(c ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)));
     });
+    clearTimeout(watchdog);
     jest = undefined;
+    if (timedOut) {
+      await stopServer();
+      return code === 0 ? 1 : code;
+    }
     await stopServer();
     if (stopping) return code;
 
