@@ -9,9 +9,9 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -30,7 +30,6 @@ import {
   type StopReason,
 } from '../src/domain/run';
 import { costMicros, proposalSignature, spentBudget } from './budgets';
-import { SA } from '../src/server/search-attributes';
 import { builtinTools } from '../src/tools/registry';
 import { Approvals } from './approvals';
 import type { DispatchGate } from './authorize';
@@ -39,9 +38,12 @@ import { ledgerQuery, retryAccountingQuery } from './definitions';
 import { Ledger } from './ledger';
 import { handleOperatorResolutions } from './operator';
 import { prepareProposal, type RunContext } from './proposals';
-import { publish, runResult } from './run-view';
+import { RunView, runResult } from './run-view';
 import { Saga } from './saga';
 import { CircuitBreakers } from './circuit-breaker';
+
+/** Patch id: search attributes are upserted only when a value changes (fewer history events per turn). */
+export const PUBLISH_ON_CHANGE = 'publish-on-change';
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const runId = workflowInfo().workflowId;
@@ -54,7 +56,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const clock = (): DeadlineClock => ({ deadlineAtMs, nowMs: Date.now(), caps, limits });
   const who = { principalId: input.principal.id, tenant: input.principal.tenant };
   const ctx: RunContext = { runId, ...who, deadlineAt: input.deadlineAt, tools: builtinTools, ledger, occurrences: new Map(carried?.occurrences ?? []) };
-  const show = (): void => publish(ledger, budgets);
+  // Versioned change: runs started before it upserted every search attribute on every publish (replayed as such).
+  const view = new RunView(ledger, budgets, patched(PUBLISH_ON_CHANGE));
+  const show = (): void => view.publish();
 
   setHandler(ledgerQuery, (upTo?: number) => ledger.snapshot(upTo));
   setHandler(retryAccountingQuery, () => ({
@@ -94,11 +98,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   } else {
     ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION });
   }
-  upsertSearchAttributes([
-    { key: SA.principal, value: who.principalId },
-    { key: SA.tenant, value: who.tenant },
-    { key: SA.strategy, value: input.strategy },
-  ]);
+  view.identify({ principal: who.principalId, tenant: who.tenant, strategy: input.strategy });
   show();
 
   /** Run one turn's calls side by side; each is tracked by its logical call id, never by position. */

@@ -2,33 +2,74 @@
  * What a run shows outside the workflow: search attributes and current details for the Temporal UI, and the
  * result a finished run returns. Pure functions of the ledger, called from workflow code.
  */
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { pendingApprovals, unknownCalls } from '../src/domain/reducer';
 import type { AgentRunResult, Budgets, StopReason } from '../src/domain/run';
 import { SA } from '../src/server/search-attributes';
 import type { Ledger } from './ledger';
 
-/** Publish the run's state as search attributes and as the UI's current details (markdown). */
-export function publish(ledger: Ledger, budgets: Budgets): void {
+/**
+ * Publishes the run's state as search attributes and as the UI's current details (markdown).
+ *
+ * Each search-attribute upsert is a history event and a visibility write, so `onChangeOnly` upserts only the
+ * keys whose value differs from what the workflow already carries (`workflowInfo().typedSearchAttributes`
+ * holds the start-time values, every earlier upsert, and the previous run's values after continue-as-new):
+ * a normal turn upserts nothing. Runs recorded before this change upserted every key on every publish;
+ * `onChangeOnly` is false for them (see the `publish-on-change` patch in agent-run.workflow.ts).
+ * The current details cost no event; they are rebuilt only when the ledger moved.
+ */
+export class RunView {
+  private detailsAt = -1;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly budgets: Budgets,
+    private readonly onChangeOnly: boolean,
+  ) {}
+
+  /** Set the run's identity attributes (principal, tenant, strategy), when the starter has not already. */
+  identify(values: { readonly principal: string; readonly tenant: string; readonly strategy: string }): void {
+    this.upsert([
+      { key: SA.principal, value: values.principal },
+      { key: SA.tenant, value: values.tenant },
+      { key: SA.strategy, value: values.strategy },
+    ]);
+  }
+
+  publish(): void {
+    const p = this.ledger.projection;
+    this.upsert([
+      { key: SA.status, value: p.status },
+      { key: SA.unknownCalls, value: unknownCalls(p).length },
+      { key: SA.pendingApprovals, value: pendingApprovals(p).length },
+      ...(p.stopReason ? [{ key: SA.stopReason, value: p.stopReason }] : []),
+    ]);
+    if (!this.onChangeOnly || this.detailsAt !== this.ledger.size) {
+      this.detailsAt = this.ledger.size;
+      setCurrentDetails(currentDetails(this.ledger, this.budgets));
+    }
+  }
+
+  private upsert(pairs: SearchAttributeUpdatePair[]): void {
+    const current = workflowInfo().typedSearchAttributes;
+    const changed = this.onChangeOnly ? pairs.filter((u) => current.get(u.key) !== u.value) : pairs;
+    if (changed.length > 0) upsertSearchAttributes(changed);
+  }
+}
+
+function currentDetails(ledger: Ledger, budgets: Budgets): string {
   const p = ledger.projection;
-  upsertSearchAttributes([
-    { key: SA.status, value: p.status },
-    { key: SA.unknownCalls, value: unknownCalls(p).length },
-    { key: SA.pendingApprovals, value: pendingApprovals(p).length },
-    ...(p.stopReason ? [{ key: SA.stopReason, value: p.stopReason }] : []),
-  ]);
   const rows = Object.values(p.calls).map(
     (c) => `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.operationKey?.slice(0, 14) ?? ''} | ${c.receipt ?? ''} |`,
   );
-  setCurrentDetails(
-    [
-      `**${p.status}**${p.stopReason ? ` (${p.stopReason})` : ''} · turn ${p.turns}/${budgets.maxTurns} · intents ${p.intents}/${budgets.maxToolCalls}`,
-      '',
-      '| call | tool | state | key | receipt |',
-      '|---|---|---|---|---|',
-      ...rows,
-    ].join('\n'),
-  );
+  return [
+    `**${p.status}**${p.stopReason ? ` (${p.stopReason})` : ''} · turn ${p.turns}/${budgets.maxTurns} · intents ${p.intents}/${budgets.maxToolCalls}`,
+    '',
+    '| call | tool | state | key | receipt |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 export function runResult(ledger: Ledger, stopReason: StopReason, detail: string, finalText?: string): AgentRunResult {
