@@ -3,7 +3,7 @@
  *   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LEDGERLOOP_TASK_QUEUE,
  *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
- *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_CRASH_AT (the fault protocol's crash plan, src/faults/crash-points.ts),
+ *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000), LEDGERLOOP_CRASH_AT (the fault protocol's crash plan, src/faults/crash-points.ts),
  *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp).
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
@@ -29,6 +29,7 @@ export async function runWorkerProcess(): Promise<void> {
     ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),
     ...(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES ? { maxConcurrentActivities: Number(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES) } : {}),
+    ...(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS ? { stickyTimeoutMs: Number(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS) } : {}),
   });
   const run = worker.run();
   process.stdout.write(`${JSON.stringify({ worker: identity, pid: process.pid })}\n`);

@@ -38,6 +38,8 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
     ...(opts.workflowBundlePath ? { LEDGERLOOP_WORKFLOW_BUNDLE: opts.workflowBundlePath } : {}),
     ...(opts.plannerLogFile ? { LEDGERLOOP_PLANNER_LOG: opts.plannerLogFile } : {}),
     ...(opts.maxCachedWorkflows !== undefined ? { LEDGERLOOP_MAX_CACHED_WORKFLOWS: String(opts.maxCachedWorkflows) } : {}),
+    // These workers are killed and paused on purpose: a dead worker's sticky queue must let go of its runs fast.
+    LEDGERLOOP_STICKY_TIMEOUT_MS: '2000',
     ...opts.env,
   };
   const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO_ROOT, 'src', 'worker', 'main.ts')], {

@@ -46,7 +46,15 @@ export interface LedgerloopWorkerOptions {
   readonly policies?: PolicyStore;
   /** Capability signing key shared with the services; default LEDGERLOOP_CAPABILITY_KEY, else none. */
   readonly capabilityKey?: Buffer;
+  /**
+   * How long a task of a cached run may wait on this worker's sticky queue before the server gives it, with the
+   * whole history, to any worker (which then replays the run). Default 10 s (the SDK's). Lower it where workers
+   * are killed on purpose (the fault protocol uses 2 s); too low on a busy worker turns load into replays.
+   */
+  readonly stickyTimeoutMs?: number;
 }
+
+export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
 
 export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
   const identity = opts.identity ?? `ledgerloop-worker@${os.hostname()}:${process.pid}`;
@@ -75,8 +83,7 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
       },
     }),
     ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
-    // A killed worker's sticky queue would hold the next workflow task for the default 10 s; 2 s is enough here.
-    stickyQueueScheduleToStartTimeout: '2s',
+    stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities } : {}),
     ...(dataConverter ? { dataConverter } : {}),
