@@ -1,6 +1,6 @@
 /**
  * The planner activity, routed by `planner.kind`. The embedded default model is scripted: it serves canned
- * proposals per scenario, records every request it was asked (in memory and, when configured, as JSON lines),
+ * proposals per scenario, records every request it was asked as JSON lines when configured (never in memory),
  * and fails loudly when its script is exhausted. Provider call ids are random per response, as a real
  * provider's are. `kind: 'openai'` goes to a real model over Chat Completions (src/planner/openai-planner.ts).
  */
@@ -21,7 +21,6 @@ export interface PlannerDeps {
 }
 
 export function createPlannerActivities(deps: PlannerDeps = {}, openai: OpenAIActivityDeps = {}) {
-  const asked: PlanRequest[] = [];
   let openaiPlanner: OpenAIPlanner | undefined;
 
   function realModel(): OpenAIPlanner {
@@ -72,7 +71,6 @@ export function createPlannerActivities(deps: PlannerDeps = {}, openai: OpenAIAc
   async function planTurn(req: PlanRequest): Promise<PlanResponse> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    asked.push(req);
     if (deps.requestLogFile)
       appendFileSync(deps.requestLogFile, `${JSON.stringify({ at: new Date().toISOString(), attempt, ...req })}\n`);
     if (req.planner.kind === 'openai') {
@@ -86,5 +84,5 @@ export function createPlannerActivities(deps: PlannerDeps = {}, openai: OpenAIAc
     return scripted(req as PlanRequest & { planner: ScriptedPlannerConfig }, attempt);
   }
 
-  return { planTurn, askedRequests: (): readonly PlanRequest[] => asked };
+  return { planTurn };
 }
