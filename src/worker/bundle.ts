@@ -4,7 +4,9 @@
  */
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundleOptions as SdkBundleOptions } from '@temporalio/worker';
+
+type Configuration = Parameters<NonNullable<SdkBundleOptions['webpackConfigHook']>>[0];
 import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from '../observability/workflow-interceptors';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -16,9 +18,20 @@ export interface BundleOptions {
   tracing?: boolean;
 }
 
+/**
+ * With reused V8 contexts every new workflow evaluates every module of the bundle again, so module count is a
+ * per-run cost. Scope hoisting (webpack's module concatenation) merges the ES modules into fewer, larger ones:
+ * 126 -> 72 modules and about 15% less CPU to load the workflow code per run (docs/performance.md). The inline
+ * source map stays, so workflow stack traces still name our files.
+ */
+function hoistModules(config: Configuration): Configuration {
+  return { ...config, optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true } };
+}
+
 export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ code: string }> {
   return bundleWorkflowCode({
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
+    webpackConfigHook: hoistModules,
     ...(opts.tracing ? { workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_MODULE] } : {}),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
