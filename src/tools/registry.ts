@@ -1,35 +1,71 @@
 /** The tool registry: name -> declaration. Workflow-safe (pure declarations only). */
 import type { AnyTool } from '../domain/tool';
-import { inventoryTools } from './inventory.tool';
-import { notificationsTools } from './notifications.tool';
-import { ordersTools } from './orders.tool';
-import { shippingTools } from './shipping.tool';
-import { walletTools } from './wallet.tool';
+
+/**
+ * Tools declared together in one module, loaded the first time one of them is looked up. Every workflow run
+ * evaluates the modules it loads afresh (the SDK's per-run module cache), and building a tool's zod schemas is
+ * most of that cost, so a run should pay only for the services it calls.
+ */
+export interface ToolModule {
+  /** The names the module defines; checked against what `load` returns. */
+  readonly names: readonly string[];
+  load(): readonly AnyTool[];
+}
 
 export class ToolRegistry {
   private readonly byName = new Map<string, AnyTool>();
+  private readonly unloaded = new Map<string, ToolModule>();
 
-  constructor(tools: readonly AnyTool[]) {
-    for (const tool of tools) {
-      if (this.byName.has(tool.name)) throw new Error(`duplicate tool name ${tool.name}`);
-      this.byName.set(tool.name, tool);
+  constructor(tools: readonly AnyTool[], modules: readonly ToolModule[] = []) {
+    for (const tool of tools) this.add(tool);
+    for (const m of modules) {
+      for (const name of m.names) {
+        if (this.byName.has(name) || this.unloaded.has(name)) throw new Error(`duplicate tool name ${name}`);
+        this.unloaded.set(name, m);
+      }
     }
   }
 
   get(name: string): AnyTool | undefined {
+    const tool = this.byName.get(name);
+    if (tool) return tool;
+    const m = this.unloaded.get(name);
+    if (!m) return undefined;
+    this.load(m);
     return this.byName.get(name);
   }
 
   names(): string[] {
-    return [...this.byName.keys()].sort();
+    return [...this.byName.keys(), ...this.unloaded.keys()].sort();
+  }
+
+  private add(tool: AnyTool): void {
+    if (this.byName.has(tool.name)) throw new Error(`duplicate tool name ${tool.name}`);
+    this.byName.set(tool.name, tool);
+  }
+
+  private load(m: ToolModule): void {
+    const tools = m.load();
+    const got = tools.map((t) => t.name).sort();
+    const declared = [...m.names].sort();
+    if (got.join() !== declared.join()) {
+      throw new Error(`a tool module declares [${declared.join(', ')}] but defines [${got.join(', ')}]`);
+    }
+    for (const name of m.names) this.unloaded.delete(name);
+    for (const tool of tools) this.add(tool);
   }
 }
 
-/** The tools the built-in services provide. */
-export const builtinTools = new ToolRegistry([
-  ...walletTools,
-  ...inventoryTools,
-  ...shippingTools,
-  ...ordersTools,
-  ...notificationsTools,
-]);
+/* eslint-disable @typescript-eslint/no-require-imports -- a require() in a function is what defers the module */
+/** The tools the built-in services provide, each service's module loaded on first use. */
+export const builtinTools = new ToolRegistry(
+  [],
+  [
+    { names: ['wallet_debit', 'wallet_refund'], load: () => (require('./wallet.tool') as typeof import('./wallet.tool')).walletTools },
+    { names: ['inventory_reserve', 'inventory_release'], load: () => (require('./inventory.tool') as typeof import('./inventory.tool')).inventoryTools },
+    { names: ['shipping_schedule', 'shipping_cancel'], load: () => (require('./shipping.tool') as typeof import('./shipping.tool')).shippingTools },
+    { names: ['orders_mark_fulfilled'], load: () => (require('./orders.tool') as typeof import('./orders.tool')).ordersTools },
+    { names: ['notifications_send_email'], load: () => (require('./notifications.tool') as typeof import('./notifications.tool')).notificationsTools },
+  ],
+);
+/* eslint-enable @typescript-eslint/no-require-imports */
