@@ -1,13 +1,17 @@
 /**
  * The authorizer: evaluates the CURRENT policy immediately before dispatch and, for an allowed decision, signs
  * a capability for exactly that call. Runs as a local activity (no extra round trip through the server);
- * it holds the signing key, the workflow never does.
+ * it holds the signing key, the workflow never does. Asked with `includePolicy`, it also returns the policy it
+ * decided under (document and digest), so the workflow can decide the run's next calls itself; the dispatch
+ * activity then signs only while the current policy still has that digest (`signAtDispatch`).
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import type { AuthorizationDecision, AuthorizationInput } from '../src/policy/authorization';
+import { capabilityClaims, type AuthorizationInput, type AuthorizerResult, type DispatchAuthorization } from '../src/policy/authorization';
 import { signCapability } from '../src/policy/capability';
 import { evaluate } from '../src/policy/evaluate';
-import { PolicyFileError, type PolicyStore } from '../src/policy/policy-store';
+import { Failure } from '../src/domain/failures';
+import type { Policy } from '../src/policy/policy-format';
+import { policyDigest, PolicyFileError, type PolicyStore } from '../src/policy/policy-store';
 
 export interface AuthorizeDeps {
   readonly policies: PolicyStore;
@@ -15,34 +19,47 @@ export interface AuthorizeDeps {
   readonly capabilityKey?: Buffer;
 }
 
-export function createAuthorizeActivities(deps: AuthorizeDeps) {
-  async function authorizeCall(input: AuthorizationInput): Promise<AuthorizationDecision> {
-    let policy;
-    try {
-      policy = deps.policies.current();
-    } catch (err) {
-      if (err instanceof PolicyFileError) throw ApplicationFailure.nonRetryable(err.message, err.name);
-      throw err;
-    }
-    const decision = evaluate(policy, input);
-    if (decision.kind !== 'allowed' || !deps.capabilityKey) return decision;
-    const capability = signCapability(
-      {
-        v: 1,
-        operationKey: input.operationKey,
-        keyMode: input.keyMode,
-        argumentsHash: input.argumentsHash,
-        tenant: input.tenant,
-        principalId: input.principalId,
-        scope: input.scope,
-        action: input.request.action,
-        resource: input.request.resource,
-        policyVersion: decision.policyVersion,
-        expiresAt: decision.expiresAt,
-      },
-      deps.capabilityKey,
+function currentPolicy(store: PolicyStore): Policy {
+  try {
+    return store.current();
+  } catch (err) {
+    if (err instanceof PolicyFileError) throw ApplicationFailure.nonRetryable(err.message, err.name);
+    throw err;
+  }
+}
+
+/** A decision closer than this to its expiry is not signed: the downstream could see it expired. */
+const SIGN_MARGIN_MS = 1_000;
+
+/**
+ * Sign, at the instant of dispatch, a decision the workflow made from a held policy: only if the current policy
+ * is the one it was made under, and only while it is valid. Otherwise nothing is sent and the workflow decides
+ * again (`Authorization.Stale` / `Authorization.Expired`, both proven no-effect). Returns the capability, or
+ * undefined when this worker holds no signing key (the downstream then refuses the call).
+ */
+export function signAtDispatch(deps: AuthorizeDeps, auth: DispatchAuthorization, nowMs: number): string | undefined {
+  const current = currentPolicy(deps.policies);
+  const digest = policyDigest(current);
+  if (digest !== auth.policyDigest) {
+    throw ApplicationFailure.nonRetryable(
+      `the policy changed after the decision (${auth.claims.policyVersion} -> ${current.version}): decide again`,
+      Failure.AuthorizationStale,
     );
-    return { ...decision, capability };
+  }
+  if (Date.parse(auth.claims.expiresAt) - SIGN_MARGIN_MS <= nowMs) {
+    throw ApplicationFailure.nonRetryable('the decision for this call expired before dispatch', Failure.AuthorizationExpired);
+  }
+  return deps.capabilityKey ? signCapability(auth.claims, deps.capabilityKey) : undefined;
+}
+
+export function createAuthorizeActivities(deps: AuthorizeDeps) {
+  async function authorizeCall(input: AuthorizationInput & { readonly includePolicy?: boolean }): Promise<AuthorizerResult> {
+    const { includePolicy, ...rest } = input;
+    const policy = currentPolicy(deps.policies);
+    const held = includePolicy ? { policy: { document: policy, digest: policyDigest(policy) } } : {};
+    const decision = evaluate(policy, rest);
+    if (decision.kind !== 'allowed' || !deps.capabilityKey) return { ...decision, ...held };
+    return { ...decision, capability: signCapability(capabilityClaims(rest, decision), deps.capabilityKey), ...held };
   }
   return { authorizeCall };
 }

@@ -13,11 +13,15 @@ import type {
 import { Failure } from '../src/domain/failures';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
+import { StaticPolicyStore } from '../src/policy/policy-store';
+import { signAtDispatch, type AuthorizeDeps } from './authorize.activities';
 
 export interface DispatchDeps {
   /** One client per downstream service name (`wallet`, ...). */
   readonly services: Readonly<Record<string, DownstreamClient>>;
   readonly workerIdentity: string;
+  /** The current policy and the signing key, for decisions the workflow made from a held policy. */
+  readonly authorize?: Partial<AuthorizeDeps>;
 }
 
 /** A capability closer than this to its expiry is not sent: the downstream could see it expired. */
@@ -49,6 +53,10 @@ function receiptOf(body: unknown): string | undefined {
 const RETENTION_SAFETY = 0.8;
 
 export function createDispatchActivities(deps: DispatchDeps) {
+  const signer: AuthorizeDeps = {
+    policies: deps.authorize?.policies ?? new StaticPolicyStore(),
+    ...(deps.authorize?.capabilityKey ? { capabilityKey: deps.authorize.capabilityKey } : {}),
+  };
   const retentions = new Map<string, number | undefined>();
   async function retentionOf(service: string, downstream: DownstreamClient): Promise<number | undefined> {
     if (!retentions.has(service)) {
@@ -118,12 +126,15 @@ export function createDispatchActivities(deps: DispatchDeps) {
       // Never send on a decision that is about to lapse: the workflow decides again under the current policy.
       throw ApplicationFailure.nonRetryable('the capability for this call expired before dispatch', Failure.AuthorizationExpired);
     }
+    // A decision made by the workflow from its held policy is signed here, at the instant of sending, and only
+    // while that policy is still current (every attempt checks again): a policy change sends nothing.
+    const capability = req.authorization !== undefined ? signAtDispatch(signer, req.authorization, Date.now()) : req.capability;
     const sent = await downstream.send(req.route, req.body, {
       key,
       argumentsHash: req.intent.argumentsHash,
       fence,
       signal: ctx.cancellationSignal,
-      ...(req.capability !== undefined ? { capability: req.capability } : {}),
+      ...(capability !== undefined ? { capability } : {}),
     });
     await activityCrashPoint('after_response', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
     switch (sent.kind) {

@@ -18,7 +18,7 @@ export interface ActivityDeps extends DispatchDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const { planTurn } = createPlannerActivities(deps.planner, deps.openai);
-  const { dispatchTool, reconcileCall } = createDispatchActivities(deps);
+  const { dispatchTool, reconcileCall } = createDispatchActivities(deps); // deps.authorize: signing at dispatch
   const { authorizeCall } = createAuthorizeActivities({
     policies: deps.authorize?.policies ?? new StaticPolicyStore(),
     ...(deps.authorize?.capabilityKey ? { capabilityKey: deps.authorize.capabilityKey } : {}),

@@ -32,7 +32,7 @@ import {
 import { costMicros, proposalSignature, spentBudget } from './budgets';
 import { builtinTools } from '../src/tools/registry';
 import { Approvals } from './approvals';
-import type { DispatchGate } from './authorize';
+import { PolicyHolder, type DispatchGate } from './authorize';
 import { runCall, type CallRunnerContext } from './call-runner';
 import { ledgerQuery, retryAccountingQuery } from './definitions';
 import { Ledger } from './ledger';
@@ -44,6 +44,8 @@ import { CircuitBreakers } from './circuit-breaker';
 
 /** Patch id: search attributes are upserted only when a value changes (fewer history events per turn). */
 export const PUBLISH_ON_CHANGE = 'publish-on-change';
+/** Patch id: the run decides from the policy the authorizer returned; the dispatch activity re-checks and signs. */
+export const DECIDE_FROM_HELD_POLICY = 'decide-from-held-policy';
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const runId = workflowInfo().workflowId;
@@ -81,6 +83,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     unresolved: (except) => unknownCalls(ledger.projection).filter((c) => c !== except),
     budgetLeft: () => ledger.projection.intents < budgets.maxToolCalls,
     circuitOpen: (service) => breakers.openReason(service),
+    // Versioned change: runs started before it asked the authorizer local activity for every call.
+    ...(patched(DECIDE_FROM_HELD_POLICY) ? { held: new PolicyHolder() } : {}),
   };
   const runner: CallRunnerContext = { ledger, strategy: input.strategy, tenant: who.tenant, clock, gate, breakers, beforeDispatch: (c) => saga.register(c) };
 

@@ -9,7 +9,8 @@ import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-pre
 import type { Observation } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { ToolIntent } from '../src/domain/identity';
-import type { ApprovalGrant, AuthorizationDecision } from '../src/policy/authorization';
+import { capabilityClaims, type ApprovalGrant, type AuthorizationDecision, type AuthorizationInput, type DispatchAuthorization, type HeldPolicy } from '../src/policy/authorization';
+import { evaluate } from '../src/policy/evaluate';
 import type { RetryStrategy } from '../src/domain/run';
 import type { Approvals } from './approvals';
 import type { Ledger } from './ledger';
@@ -33,10 +34,40 @@ export interface DispatchGate {
   readonly budgetLeft: () => boolean;
   /** Why the dependency's circuit is open, or null. */
   readonly circuitOpen?: (service: string) => string | null;
+  /** Deciding from a held policy (absent: every decision is the authorizer local activity's, as before). */
+  readonly held?: PolicyHolder;
+}
+
+/**
+ * The policy this run decides from, as the authorizer last returned it. With one held, the workflow evaluates
+ * the same pure `evaluate` itself (no local activity, no marker per call) and the dispatch activity signs the
+ * decision only while the current policy still has the held digest; a change sends nothing and comes back as
+ * `Authorization.Stale`, after which the run forgets the policy and asks the authorizer again.
+ */
+export class PolicyHolder {
+  private policy: HeldPolicy | undefined;
+  get current(): HeldPolicy | undefined {
+    return this.policy;
+  }
+  hold(p: HeldPolicy): void {
+    this.policy = p;
+  }
+  forget(): void {
+    this.policy = undefined;
+  }
 }
 
 export type GateResult =
-  | { readonly ok: true; readonly intent: ToolIntent; readonly intentRecordedAt: string; readonly capability?: string }
+  | {
+      readonly ok: true;
+      readonly intent: ToolIntent;
+      readonly intentRecordedAt: string;
+      readonly capability?: string;
+      /** A decision from the held policy, for the dispatch activity to sign at the instant of sending. */
+      readonly authorization?: DispatchAuthorization;
+      /** The approval the decision rests on, if any: a new decision for the same call presents it again. */
+      readonly approval?: ApprovalGrant;
+    }
   | { readonly ok: false; readonly observation: Observation };
 
 const { authorizeCall } = proxyLocalActivities<Activities>({
@@ -44,7 +75,8 @@ const { authorizeCall } = proxyLocalActivities<Activities>({
   retry: { maximumAttempts: 3, initialInterval: 100, nonRetryableErrorTypes: ['Policy.Invalid'] },
 });
 
-export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall): Promise<GateResult> {
+/** `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version, expiry). */
+export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall, prior?: ApprovalGrant): Promise<GateResult> {
   const { ledger } = g;
   const id = call.logicalCallId;
   const who = { tenant: g.tenant, principalId: g.principalId };
@@ -57,7 +89,7 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
     ledger.append({ type: 'ProposalRejected', logicalCallId: id, code, message });
     return fail(code, message);
   };
-  let approval: ApprovalGrant | undefined;
+  let approval: ApprovalGrant | undefined = prior;
 
   for (;;) {
     // 7. unresolved-call state: the model may not stack new effects on top of an outcome nobody knows yet
@@ -70,26 +102,36 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
     if (call.origin === 'model' && !g.budgetLeft()) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
 
     // 6. authorization and approval, against the policy as it is now
+    const input: AuthorizationInput = {
+      principalId: g.principalId,
+      tenant: g.tenant,
+      logicalCallId: id,
+      operationKey: call.operationKey,
+      argumentsHash: call.argumentsHash,
+      toolName: call.tool.name,
+      scope: call.tool.effectScope,
+      request: authz,
+      origin: call.origin,
+      toolApprovalReason: call.tool.approval?.(call.args, who) ?? null,
+      ...(approval ? { approval } : {}),
+      recentDispatches: g.dispatchTimes.get(authz.action) ?? [],
+      keyMode: g.strategy === 'blind_retry' ? 'derived' : 'exact',
+      nowMs: Date.now(),
+    };
     let decision: AuthorizationDecision;
-    try {
-      decision = await authorizeCall({
-        principalId: g.principalId,
-        tenant: g.tenant,
-        logicalCallId: id,
-        operationKey: call.operationKey,
-        argumentsHash: call.argumentsHash,
-        toolName: call.tool.name,
-        scope: call.tool.effectScope,
-        request: authz,
-        origin: call.origin,
-        toolApprovalReason: call.tool.approval?.(call.args, who) ?? null,
-        ...(approval ? { approval } : {}),
-        recentDispatches: g.dispatchTimes.get(authz.action) ?? [],
-        keyMode: g.strategy === 'blind_retry' ? 'derived' : 'exact',
-        nowMs: Date.now(),
-      });
-    } catch (err) {
-      return reject('Policy.Unavailable', `no authorization decision could be made: ${(err as Error).message}`);
+    const held = g.held?.current;
+    if (held) {
+      // The held policy, evaluated here at workflow time: deterministic, and re-checked by the dispatch activity.
+      decision = evaluate(held.document, input);
+    } else {
+      try {
+        const result = await authorizeCall(g.held ? { ...input, includePolicy: true } : input);
+        const { policy, ...rest } = result;
+        if (policy) g.held?.hold(policy);
+        decision = rest;
+      } catch (err) {
+        return reject('Policy.Unavailable', `no authorization decision could be made: ${(err as Error).message}`);
+      }
     }
     const record = {
       logicalCallId: id,
@@ -169,7 +211,17 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall)
         const recorded = ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
         const times = g.dispatchTimes.get(authz.action) ?? [];
         g.dispatchTimes.set(authz.action, [...times, Date.now()]);
-        return { ok: true, intent, intentRecordedAt: recorded.at, ...(decision.capability ? { capability: decision.capability } : {}) };
+        const signLater: DispatchAuthorization | undefined = held
+          ? { claims: capabilityClaims(input, decision), policyDigest: held.digest, chain: decision.chain, reason: decision.reason, issuedAt: decision.issuedAt }
+          : undefined;
+        return {
+          ok: true,
+          intent,
+          intentRecordedAt: recorded.at,
+          ...(decision.capability ? { capability: decision.capability } : {}),
+          ...(signLater ? { authorization: signLater } : {}),
+          ...(approval ? { approval } : {}),
+        };
       }
     }
   }

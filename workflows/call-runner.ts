@@ -62,6 +62,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
   for (let dispatch = 1; ; dispatch++) {
     if (!gate.ok) return gate.observation;
     const intent = gate.intent;
+    const approvalUsed = gate.approval;
     const call: ReadyCall = { ...validated, intent };
     // Register the offsetting effect before the forward one can exist (once per call).
     if (dispatch === 1) ctx.beforeDispatch?.(validated);
@@ -82,6 +83,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         dispatch,
         keyUsed,
         ...(gate.capability ? { capability: gate.capability } : {}),
+        ...(gate.authorization ? { authorization: gate.authorization } : {}),
         ...(firstIntentAt ? { intentRecordedAt: firstIntentAt } : {}),
       });
       if (r.recoveredVia !== undefined) {
@@ -122,9 +124,11 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
     } catch (err) {
       const verdict = classifyDispatchFailure(err as FailureLike);
       if (verdict.state === 'REAUTHORIZE' && reauthorizations < 3) {
-        // The decision ran out before the send: decide again under the current policy; the key stays the same.
+        // The decision ran out, or the policy changed, before the send (nothing was sent): decide again under
+        // the current policy, read afresh by the authorizer; the key stays the same.
         reauthorizations += 1;
-        gate = await authorizeForDispatch(ctx.gate, validated);
+        ctx.gate.held?.forget();
+        gate = await authorizeForDispatch(ctx.gate, validated, ctx.gate.held ? approvalUsed : undefined);
         continue;
       }
       if (verdict.state === 'REAUTHORIZE') {

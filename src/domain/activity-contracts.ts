@@ -1,4 +1,5 @@
 /** Inputs and outputs of the activities, shared by workflow code (as types) and activity code. */
+import type { DispatchAuthorization } from '../policy/authorization';
 import type { Json } from './canonical';
 import type { ToolIntent } from './identity';
 import type { PlannerConfig, RetryStrategy } from './run';
@@ -61,6 +62,11 @@ export interface DispatchRequest {
   readonly keyUsed: string;
   /** The signed capability for exactly this call, sent as `X-Capability`; the downstream verifies it. */
   readonly capability?: string;
+  /**
+   * Instead of a capability: the workflow's decision from the policy it holds, which this activity signs at the
+   * instant of dispatch, and only while the current policy still has the decision's digest.
+   */
+  readonly authorization?: DispatchAuthorization;
   /** When the intent was recorded (workflow time): a same-key resend after the downstream's retention is refused. */
   readonly intentRecordedAt?: string;
 }

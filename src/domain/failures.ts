@@ -13,6 +13,8 @@ export const Failure = {
   AuthorizationDenied: 'Authorization.Denied',
   /** The capability expired before the dispatch could send: a new decision is needed. */
   AuthorizationExpired: 'Authorization.Expired',
+  /** The policy changed between the workflow's decision and the dispatch: nothing was sent; decide again. */
+  AuthorizationStale: 'Authorization.Stale',
   /** The downstream refused the capability (expired, other call, bad signature): no effect from this attempt. */
   CapabilityRejected: 'Capability.Rejected',
   ApprovalDenied: 'Approval.Denied',
@@ -105,7 +107,7 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   // "Unavailable" proves only that the last attempt committed nothing; an earlier attempt's response may have
   // been lost. Only reconciliation can tell, so it stays UNKNOWN.
   if (type === Failure.DispatchUnavailable) return { state: 'UNKNOWN', cause: 'unavailable_after_retries' };
-  if (type === Failure.AuthorizationExpired) return { state: 'REAUTHORIZE', message: cause.message ?? type };
+  if (type === Failure.AuthorizationExpired || type === Failure.AuthorizationStale) return { state: 'REAUTHORIZE', message: cause.message ?? type };
   // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
   if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
   if (type === Failure.RetentionExpired) return { state: 'UNKNOWN', cause: 'retention_expired' };

@@ -2,6 +2,8 @@
  * Authorization types shared by the workflow (as data) and the authorizer activity. Workflow-safe: types only.
  */
 import type { AuthorizationRequest } from '../domain/tool';
+import type { CapabilityClaims } from './capability';
+import type { Policy } from './policy-format';
 
 /** A human approval of one exact call: bound to its logical call id, arguments hash and policy version. */
 export interface ApprovalGrant {
@@ -52,3 +54,42 @@ export type AuthorizationDecision =
   | (DecisionBase & { readonly kind: 'denied'; readonly code: string })
   | (DecisionBase & { readonly kind: 'approval_required'; readonly approvalTtlMs: number; readonly invalidated?: string })
   | (DecisionBase & { readonly kind: 'rate_limited'; readonly retryAfterMs: number });
+
+/** The policy a decision was made under, as the authorizer read it: the document and its canonical digest. */
+export interface HeldPolicy {
+  readonly document: Policy;
+  readonly digest: string;
+}
+
+/** What the authorizer local activity returns: the decision, and the policy itself when it was asked for it. */
+export type AuthorizerResult = AuthorizationDecision & { readonly policy?: HeldPolicy };
+
+/**
+ * A decision the workflow made from the policy it holds, to be signed at the instant of dispatch: the dispatch
+ * activity signs `claims` only if the current policy still has `policyDigest`, and otherwise sends nothing.
+ */
+export interface DispatchAuthorization {
+  readonly claims: CapabilityClaims;
+  readonly policyDigest: string;
+  /** The decision record (in the history with the dispatch input, before anything is sent). */
+  readonly chain: readonly string[];
+  readonly reason: string;
+  readonly issuedAt: string;
+}
+
+/** The capability claims for exactly one allowed call. Pure: used by the authorizer and by the workflow. */
+export function capabilityClaims(input: AuthorizationInput, decision: { readonly policyVersion: string; readonly expiresAt: string }): CapabilityClaims {
+  return {
+    v: 1,
+    operationKey: input.operationKey,
+    keyMode: input.keyMode,
+    argumentsHash: input.argumentsHash,
+    tenant: input.tenant,
+    principalId: input.principalId,
+    scope: input.scope,
+    action: input.request.action,
+    resource: input.request.resource,
+    policyVersion: decision.policyVersion,
+    expiresAt: decision.expiresAt,
+  };
+}

@@ -4,6 +4,7 @@
  * silent fallback.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { hashCanonical, type Json } from '../domain/canonical';
 import { DEFAULT_POLICY, Policy } from './policy-format';
 
 export interface PolicyStore {
@@ -48,3 +49,19 @@ export class FilePolicyStore implements PolicyStore {
 export function policyStoreFromEnv(env: NodeJS.ProcessEnv = process.env): PolicyStore {
   return env.LEDGERLOOP_POLICY_FILE ? new FilePolicyStore(env.LEDGERLOOP_POLICY_FILE) : new StaticPolicyStore();
 }
+
+const digests = new WeakMap<Policy, string>();
+
+/**
+ * The canonical digest of a policy document: what a decision made from a held policy is bound to. Two files
+ * with the same version but other rules have other digests, so an edit without a version bump is still seen.
+ */
+export function policyDigest(policy: Policy): string {
+  let d = digests.get(policy);
+  if (d === undefined) {
+    d = hashCanonical(policy as unknown as Json);
+    digests.set(policy, d);
+  }
+  return d;
+}
+

@@ -152,7 +152,12 @@ describe('human approval of one exact call', () => {
     expect(renewed[1]).toMatchObject({ policyVersion: 'acme/2' });
     expect(renewed[1] && 'invalidated' in renewed[1] ? renewed[1].invalidated : '').toContain('acme/2');
     expect(out.result.calls[1]!.state).toBe('SUCCEEDED');
-    expect(out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({ policyVersion: 'acme/2', chain: ['user:alice', 'approved-by:manager:dave'] });
+    expect(out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({ policyVersion: 'acme/2', chain: ['user:alice', 'approved-by:manager:dave'] });    // The run decided under the policy it held (acme/1, with carol's approval); at dispatch the activity saw
+    // acme/2 and sent nothing (Authorization.Stale), so the authorizer decided again.
+    const history = await out.handle.fetchHistory();
+    const failureTypes = (history.events ?? []).map((e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type).filter(Boolean);
+    expect(failureTypes).toContain('Authorization.Stale');
+    expect(await effectsOf(out.result.calls[1]!.operationKey!)).toBe(1);
   });
 
   test('a policy that forbids the action by dispatch time denies it, whatever was true at proposal', async () => {
