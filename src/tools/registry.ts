@@ -1,5 +1,6 @@
 /** The tool registry: name -> declaration. Workflow-safe (pure declarations only). */
 import type { AnyTool } from '../domain/tool';
+import { sharedToolModules } from './shared-declarations';
 
 /**
  * Tools declared together in one module, loaded the first time one of them is looked up. Every workflow run
@@ -10,6 +11,18 @@ export interface ToolModule {
   /** The names the module defines; checked against what `load` returns. */
   readonly names: readonly string[];
   load(): readonly AnyTool[];
+}
+
+/** Load a module's declarations once per worker (see shared-declarations.ts), frozen against mutation. */
+export function sharedModule(id: string, load: () => readonly AnyTool[]): () => readonly AnyTool[] {
+  return () => {
+    let tools = sharedToolModules.get(id);
+    if (tools === undefined) {
+      tools = Object.freeze(load().map((t) => Object.freeze(t)));
+      sharedToolModules.set(id, tools);
+    }
+    return tools;
+  };
 }
 
 export class ToolRegistry {
@@ -57,15 +70,15 @@ export class ToolRegistry {
 }
 
 /* eslint-disable @typescript-eslint/no-require-imports -- a require() in a function is what defers the module */
-/** The tools the built-in services provide, each service's module loaded on first use. */
+/** The tools the built-in services provide, each service's module loaded on first use, once per worker. */
 export const builtinTools = new ToolRegistry(
   [],
   [
-    { names: ['wallet_debit', 'wallet_refund'], load: () => (require('./wallet.tool') as typeof import('./wallet.tool')).walletTools },
-    { names: ['inventory_reserve', 'inventory_release'], load: () => (require('./inventory.tool') as typeof import('./inventory.tool')).inventoryTools },
-    { names: ['shipping_schedule', 'shipping_cancel'], load: () => (require('./shipping.tool') as typeof import('./shipping.tool')).shippingTools },
-    { names: ['orders_mark_fulfilled'], load: () => (require('./orders.tool') as typeof import('./orders.tool')).ordersTools },
-    { names: ['notifications_send_email'], load: () => (require('./notifications.tool') as typeof import('./notifications.tool')).notificationsTools },
+    { names: ['wallet_debit', 'wallet_refund'], load: sharedModule('wallet', () => (require('./wallet.tool') as typeof import('./wallet.tool')).walletTools) },
+    { names: ['inventory_reserve', 'inventory_release'], load: sharedModule('inventory', () => (require('./inventory.tool') as typeof import('./inventory.tool')).inventoryTools) },
+    { names: ['shipping_schedule', 'shipping_cancel'], load: sharedModule('shipping', () => (require('./shipping.tool') as typeof import('./shipping.tool')).shippingTools) },
+    { names: ['orders_mark_fulfilled'], load: sharedModule('orders', () => (require('./orders.tool') as typeof import('./orders.tool')).ordersTools) },
+    { names: ['notifications_send_email'], load: sharedModule('notifications', () => (require('./notifications.tool') as typeof import('./notifications.tool')).notificationsTools) },
   ],
 );
 /* eslint-enable @typescript-eslint/no-require-imports */

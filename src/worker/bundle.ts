@@ -28,10 +28,16 @@ function hoistModules(config: Configuration): Configuration {
   return { ...config, optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true } };
 }
 
+/** Modules every workflow of a worker shares (src/tools/shared-declarations.ts says why and what is safe). */
+export const PRELOAD_MODULES = [path.join(REPO_ROOT, 'src', 'tools', 'shared-declarations.ts')];
+
+/** The bundler options every Ledgerloop bundle uses, prebuilt or bundled by a worker in process. */
+export const BUNDLER_OPTIONS = { webpackConfigHook: hoistModules, preloadModules: PRELOAD_MODULES };
+
 export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ code: string }> {
   return bundleWorkflowCode({
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
-    webpackConfigHook: hoistModules,
+    ...BUNDLER_OPTIONS,
     ...(opts.tracing ? { workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_MODULE] } : {}),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });

@@ -10,7 +10,7 @@ import { DownstreamClient } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
 import { capabilityKeyFromEnv } from '../policy/capability';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
-import { WORKFLOWS_PATH } from './bundle';
+import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
 
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 
@@ -82,7 +82,7 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
         ...(capabilityKey ? { capabilityKey } : {}),
       },
     }),
-    ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS }),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities } : {}),

@@ -1,0 +1,15 @@
+/**
+ * Tool declarations shared by every workflow of a worker. Preloaded into the reusable V8 context (the bundle's
+ * `preloadModules`, src/worker/bundle.ts), so this module, and this one Map, are the same for every run.
+ *
+ * Why: each run evaluates the modules it requires afresh, and building a service's zod schemas costs several
+ * milliseconds of CPU and about half a megabyte per cached run. Declarations are pure and never mutated (the
+ * registry freezes each one), so the first run that needs a service's tools builds them and every later run
+ * of the worker reuses them. The SDK's own preloading cannot share them: it deep-freezes what it preloads,
+ * and zod 4 memoizes lazily on its schema objects, which a frozen schema refuses.
+ *
+ * Outside a workflow sandbox (activities, tests) the Map is an ordinary per-process cache.
+ */
+import type { AnyTool } from '../domain/tool';
+
+export const sharedToolModules = new Map<string, readonly AnyTool[]>();
