@@ -93,16 +93,22 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
   if (f.history) {
     const { governed: g, bare: b } = f.history;
     rows.push({
-      figure: 'History events per turn',
-      measured: `${g.eventsPerTurn} (bare ${b.eventsPerTurn})`,
+      figure: 'History events per turn, turns 2–20',
+      measured: `${g.laterTurnEventsMax} at most (bare ${b.laterTurnEventsMax}); mean over all 20 turns ${g.eventsPerTurn}`,
       target: '≤ 12',
-      met: g.eventsPerTurn <= 12,
+      met: g.laterTurnEventsMax <= 12,
+    });
+    rows.push({
+      figure: 'History events, first turn of a run',
+      measured: `${g.firstTurnEvents} (bare ${b.firstTurnEvents}): the authorizer's marker, with the policy the run then holds`,
+      target: '≤ 12',
+      met: g.firstTurnEvents <= 12,
     });
     const longest = f.history.runs.filter((r) => r.kind === 'governed').reduce((a, c) => (c.turns > a.turns ? c : a));
-    const drift = Math.abs(g.bytesPerTurnGrowth) * (longest.turns - 1);
+    const drift = Math.abs(g.bytesPerTurnGrowthAfterFirst) * (longest.turns - 2);
     rows.push({
-      figure: 'History bytes per turn (1 → 20 turns)',
-      measured: `${g.bytesPerTurn} B (bare ${b.bytesPerTurn} B); turn 1 ${g.firstTurnBytes} B, turn ${longest.turns} ${g.lastTurnBytes} B, slope ${g.bytesPerTurnGrowth} B/turn`,
+      figure: 'History bytes per turn (turns 2 → 20)',
+      measured: `${g.bytesPerTurn} B (bare ${b.bytesPerTurn} B); turn 1 ${g.firstTurnBytes} B, turn ${longest.turns} ${g.lastTurnBytes} B, slope from turn 2 ${g.bytesPerTurnGrowthAfterFirst} B/turn`,
       target: 'flat (drift ≤ 5% over the run)',
       met: drift <= 0.05 * g.bytesPerTurn,
     });

@@ -45,6 +45,11 @@ export interface KindSummary {
   readonly bytesPerTurn: number;
   /** Least-squares growth of a turn's bytes per turn index, in the longest run (0 = flat). */
   readonly bytesPerTurnGrowth: number;
+  /** The same from turn 2 on: the first turn carries one-time records (the authorizer's policy). */
+  readonly bytesPerTurnGrowthAfterFirst: number;
+  /** Events of the first turn of the longest run, and the most any later turn has. */
+  readonly firstTurnEvents: number;
+  readonly laterTurnEventsMax: number;
   /** Bytes of the first and last turn of the longest run. */
   readonly firstTurnBytes: number;
   readonly lastTurnBytes: number;
@@ -80,6 +85,15 @@ function summary(runs: readonly RunCost[]): KindSummary {
       ),
       2,
     ),
+    bytesPerTurnGrowthAfterFirst: round(
+      slope(
+        longest.turnBytes.slice(1).map((_, i) => i + 2),
+        longest.turnBytes.slice(1),
+      ),
+      2,
+    ),
+    firstTurnEvents: longest.turnEvents[0] ?? NaN,
+    laterTurnEventsMax: Math.max(...longest.turnEvents.slice(1)),
     firstTurnBytes: longest.turnBytes[0] ?? NaN,
     lastTurnBytes: longest.turnBytes[longest.turnBytes.length - 1] ?? NaN,
     fixedEvents: longest.preamble.events + longest.tail.events,
