@@ -11,6 +11,7 @@ import type {
   ReconcileResponse,
 } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
+import { blindRetryKey } from '../src/domain/identity';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
 import { StaticPolicyStore } from '../src/policy/policy-store';
@@ -79,7 +80,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
     const fence = fenceFor(req.dispatch, attempt);
     const downstream = client(req.service);
     // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
-    const key = req.strategy === 'blind_retry' && attempt > 1 ? `${req.keyUsed}~a${attempt}` : req.keyUsed;
+    const key = req.strategy === 'blind_retry' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
     const base = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity, queueDelayMs };

@@ -46,6 +46,10 @@ describe('operation keys', () => {
   test('the naive strategy uses a fresh key per dispatch (the bug it demonstrates)', () => {
     expect(blindRetryKey('op_x', 1)).toBe('op_x');
     expect(blindRetryKey('op_x', 2)).not.toBe('op_x');
+    // both retry levels in one place: a Temporal retry of a re-dispatch gets yet another key
+    expect(blindRetryKey('op_x', 1, 2)).toBe('op_x~a2');
+    expect(blindRetryKey('op_x', 2, 3)).toBe('op_x~retry2~a3');
+    expect(new Set([blindRetryKey('op_x', 1), blindRetryKey('op_x', 1, 2), blindRetryKey('op_x', 2), blindRetryKey('op_x', 2, 2)]).size).toBe(4);
   });
 });
 
