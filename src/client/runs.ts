@@ -31,6 +31,9 @@ export async function startAgentRun(
       { key: SA.principal, value: input.principal.id },
       { key: SA.tenant, value: input.principal.tenant },
       { key: SA.strategy, value: input.strategy },
+      // Set at start, so the run's first publish has nothing to upsert (each upsert is a history event).
+      { key: SA.unknownCalls, value: 0 },
+      { key: SA.pendingApprovals, value: 0 },
     ],
   });
 }
