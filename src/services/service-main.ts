@@ -1,7 +1,7 @@
 /**
  * The process entry shared by every service's `main.ts`:
  *
- *   node -r tsx/cjs src/services/<name>/main.ts --db PATH [--port N] [--retention-ms N] [service flags]
+ *   node -r tsx/cjs src/services/<name>/main.ts --db PATH [--port N] [--host ADDR] [--retention-ms N] [service flags]
  *
  * Once listening it prints exactly one line to stdout, `{"service":"<name>","url":"http://127.0.0.1:PORT","pid":N}`
  * (what `spawnService` waits for), and it exits cleanly (server closed, database closed) on SIGTERM or SIGINT.
@@ -11,6 +11,8 @@
 export interface ServiceFlags {
   readonly dbPath: string;
   readonly port: number;
+  /** Interface to bind (default 127.0.0.1; `0.0.0.0` in a container that other containers call). */
+  readonly host?: string;
   readonly retentionMs?: number;
   /** Values of the service-specific flags that were given, by flag name (e.g. `--target`). */
   readonly extra: ReadonlyMap<string, string>;
@@ -22,10 +24,10 @@ export interface Stoppable {
   close(): Promise<void>;
 }
 
-const COMMON_FLAGS = ['--db', '--port', '--retention-ms'];
+const COMMON_FLAGS = ['--db', '--port', '--host', '--retention-ms'];
 
 /**
- * Parses `--db`, `--port`, `--retention-ms` and the service's `extraFlags` (each also as `--flag=value`);
+ * Parses `--db`, `--port`, `--host`, `--retention-ms` and the service's `extraFlags` (each also as `--flag=value`);
  * throws on anything else or a missing value.
  */
 export function parseServiceFlags(argv: readonly string[], extraFlags: readonly string[] = []): ServiceFlags {
@@ -45,10 +47,13 @@ export function parseServiceFlags(argv: readonly string[], extraFlags: readonly 
   const port = integerFlag(values.get('--port') ?? '0', '--port');
   if (port > 65535) throw new Error('--port must be at most 65535');
   const retention = values.get('--retention-ms');
+  const host = values.get('--host');
+  if (host !== undefined && !/^[0-9a-fA-F.:]+$|^localhost$/.test(host)) throw new Error('--host must be an IP address or localhost');
   const extra = new Map([...values].filter(([name]) => extraFlags.includes(name)));
   return {
     dbPath,
     port,
+    ...(host === undefined ? {} : { host }),
     ...(retention === undefined ? {} : { retentionMs: integerFlag(retention, '--retention-ms') }),
     extra,
   };

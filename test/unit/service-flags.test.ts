@@ -1,0 +1,28 @@
+/** The flags every service process takes: what they parse to, and what they refuse before anything starts. */
+import { parseServiceFlags } from '../../src/services/service-main';
+
+test('--db is required; --port, --host and --retention-ms are optional', () => {
+  expect(parseServiceFlags(['--db', 'w.db'])).toEqual({ dbPath: 'w.db', port: 0, extra: new Map() });
+  expect(parseServiceFlags(['--db=w.db', '--port', '4100', '--host', '0.0.0.0', '--retention-ms=500'])).toEqual({
+    dbPath: 'w.db',
+    port: 4100,
+    host: '0.0.0.0',
+    retentionMs: 500,
+    extra: new Map(),
+  });
+  expect(parseServiceFlags(['--db', 'w.db', '--host', '::'])).toMatchObject({ host: '::' });
+});
+
+test.each([
+  [['--port', '1'], /--db PATH is required/],
+  [['--db', 'w.db', '--host', 'wallet; rm -rf /'], /--host must be an IP address/],
+  [['--db', 'w.db', '--port', '70000'], /at most 65535/],
+  [['--db', 'w.db', '--verbose', '1'], /unknown argument --verbose/],
+  [['--db', 'w.db', '--host'], /--host needs a value/],
+])('%j is refused', (argv, message) => {
+  expect(() => parseServiceFlags(argv)).toThrow(message);
+});
+
+test('service-specific flags are kept apart', () => {
+  expect(parseServiceFlags(['--db', 'o.db', '--target', 'http://x'], ['--target']).extra.get('--target')).toBe('http://x');
+});
