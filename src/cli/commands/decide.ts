@@ -10,11 +10,12 @@ import {
   type ApprovalDecisionInput,
   type PendingApproval,
 } from '../../../workflows/definitions';
-import { addConnectionOptions, addTimeoutOption, withSession, type ConnectionFlags } from '../connect';
+import { withSession, type ConnectionFlags } from '../connect';
 import { CallNotFoundError } from '../errors';
-import { parseDuration, parseNonEmpty, parsePrincipal } from '../parse';
+import { parseDuration, parseNonEmpty } from '../parse';
+import { callCommand, finishCallCommand } from './call-command';
 import { describeRun } from './read-run';
-import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { arg, printJson, runAction, type CommandIO } from './shared';
 
 interface DecideFlags extends ConnectionFlags {
   readonly as: string;
@@ -54,28 +55,15 @@ function pendingText(p: PendingApproval): string {
 
 function register(program: Command, io: CommandIO, decision: Decision): void {
   const verb = decision === 'approve' ? 'approve' : 'deny';
-  const cmd = program
-    .command(verb)
-    .description(
+  const cmd = callCommand(program, {
+    name: verb,
+    description:
       decision === 'approve'
         ? 'approve one call waiting for approval (bound to its arguments hash and policy version)'
         : 'deny one call waiting for approval; the denial becomes the call’s result',
-    )
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
-    .argument(
-      '<logicalCallId>',
-      'the call, e.g. lc_2_3f9a0c1b2d4e',
-      arg((v) => parseNonEmpty(v, 'logicalCallId')),
-    )
-    .requiredOption(
-      '--as <kind:name>',
-      'who decides, e.g. manager:carol (recorded in the ledger)',
-      arg((v) => parsePrincipal(v, '--as')),
-    );
+    call: 'the call, e.g. lc_2_3f9a0c1b2d4e',
+    as: 'who decides, e.g. manager:carol (recorded in the ledger)',
+  });
   if (decision === 'approve') {
     cmd
       .option(
@@ -102,9 +90,7 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
     )
     .option('--policy-version <v>', 'pin the policy version you reviewed; refused if the call waits under another')
     .option('--json', 'print JSON: the pending call and the outcome', false);
-  addTimeoutOption(cmd, 'the query and the update');
-  addConnectionOptions(cmd);
-  configureCommand(cmd, io);
+  finishCallCommand(cmd, io);
   cmd.action((workflowId: string, logicalCallId: string, flags: DecideFlags) =>
     runAction(cmd, io, () =>
       withSession(flags, workflowId, async (s) => {

@@ -5,11 +5,12 @@
  */
 import type { Command } from 'commander';
 import { resolveCallUpdate, type OperatorResolution } from '../../../workflows/definitions';
-import { addConnectionOptions, addTimeoutOption, withSession, type ConnectionFlags } from '../connect';
+import { withSession, type ConnectionFlags } from '../connect';
 import { CallNotFoundError } from '../errors';
-import { parseNonEmpty, parseOutcome, parsePrincipal } from '../parse';
+import { parseNonEmpty, parseOutcome } from '../parse';
+import { callCommand, finishCallCommand } from './call-command';
 import { readRun } from './read-run';
-import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { arg, printJson, runAction, type CommandIO } from './shared';
 
 interface ResolveFlags extends ConnectionFlags {
   readonly outcome: 'SUCCEEDED' | 'FAILED';
@@ -21,25 +22,13 @@ interface ResolveFlags extends ConnectionFlags {
 }
 
 export function registerResolve(program: Command, io: CommandIO): void {
-  const cmd = program
-    .command('resolve')
-    .description('settle a call left UNKNOWN, with the evidence you used (recorded with who and why)')
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
-    .argument(
-      '<logicalCallId>',
-      'the UNKNOWN call',
-      arg((v) => parseNonEmpty(v, 'logicalCallId')),
-    )
+  const cmd = callCommand(program, {
+    name: 'resolve',
+    description: 'settle a call left UNKNOWN, with the evidence you used (recorded with who and why)',
+    call: 'the UNKNOWN call',
+    as: 'who decides, e.g. ops:bob',
+  })
     .requiredOption('--outcome <SUCCEEDED|FAILED>', 'what happened downstream', arg(parseOutcome))
-    .requiredOption(
-      '--as <kind:name>',
-      'who decides, e.g. ops:bob',
-      arg((v) => parsePrincipal(v, '--as')),
-    )
     .requiredOption(
       '--reason <text>',
       'the evidence, e.g. "wallet statement shows the debit"',
@@ -51,9 +40,7 @@ export function registerResolve(program: Command, io: CommandIO): void {
       arg((v) => parseNonEmpty(v, '--receipt')),
     )
     .option('--json', 'print JSON: the call before and the resolution sent', false);
-  addTimeoutOption(cmd, 'the query and the update');
-  addConnectionOptions(cmd);
-  configureCommand(cmd, io);
+  finishCallCommand(cmd, io);
   cmd.action((workflowId: string, logicalCallId: string, flags: ResolveFlags) =>
     runAction(cmd, io, () =>
       withSession(flags, workflowId, async (s) => {
