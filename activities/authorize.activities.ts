@@ -7,16 +7,24 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { capabilityClaims, type AuthorizationInput, type AuthorizerResult, type DispatchAuthorization } from '../src/policy/authorization';
-import { signCapability } from '../src/policy/capability';
+import { lapsesBeforeSend, signCapability } from '../src/policy/capability';
 import { evaluate } from '../src/policy/evaluate';
 import { Failure } from '../src/domain/failures';
 import type { Policy } from '../src/policy/policy-format';
-import { policyDigest, PolicyFileError, type PolicyStore } from '../src/policy/policy-store';
+import { policyDigest, PolicyFileError, StaticPolicyStore, type PolicyStore } from '../src/policy/policy-store';
 
 export interface AuthorizeDeps {
   readonly policies: PolicyStore;
   /** HMAC key shared with the downstream services; without it no capability is issued. */
   readonly capabilityKey?: Buffer;
+}
+
+/** The worker's policy store and signing key, with the defaults: the built-in policy, no signing key. */
+export function resolveAuthorizeDeps(partial: Partial<AuthorizeDeps> | undefined): AuthorizeDeps {
+  return {
+    policies: partial?.policies ?? new StaticPolicyStore(),
+    ...(partial?.capabilityKey ? { capabilityKey: partial.capabilityKey } : {}),
+  };
 }
 
 function currentPolicy(store: PolicyStore): Policy {
@@ -27,9 +35,6 @@ function currentPolicy(store: PolicyStore): Policy {
     throw err;
   }
 }
-
-/** A decision closer than this to its expiry is not signed: the downstream could see it expired. */
-const SIGN_MARGIN_MS = 1_000;
 
 /**
  * Sign, at the instant of dispatch, a decision the workflow made from a held policy: only if the current policy
@@ -46,7 +51,7 @@ export function signAtDispatch(deps: AuthorizeDeps, auth: DispatchAuthorization,
       Failure.AuthorizationStale,
     );
   }
-  if (Date.parse(auth.claims.expiresAt) - SIGN_MARGIN_MS <= nowMs) {
+  if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
     throw ApplicationFailure.nonRetryable('the decision for this call expired before dispatch', Failure.AuthorizationExpired);
   }
   return deps.capabilityKey ? signCapability(auth.claims, deps.capabilityKey) : undefined;

@@ -14,24 +14,24 @@ import { Failure } from '../src/domain/failures';
 import { blindRetryKey } from '../src/domain/identity';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
-import { StaticPolicyStore } from '../src/policy/policy-store';
-import { signAtDispatch, type AuthorizeDeps } from './authorize.activities';
+import { lapsesBeforeSend } from '../src/policy/capability';
+import { resolveAuthorizeDeps, signAtDispatch, type AuthorizeDeps } from './authorize.activities';
 
 export interface DispatchDeps {
   /** One client per downstream service name (`wallet`, ...). */
   readonly services: Readonly<Record<string, DownstreamClient>>;
   readonly workerIdentity: string;
-  /** The current policy and the signing key, for decisions the workflow made from a held policy. */
+  /**
+   * The current policy and the capability signing key (default: the built-in policy, no key); used here to sign
+   * decisions the workflow made from a held policy.
+   */
   readonly authorize?: Partial<AuthorizeDeps>;
 }
 
-/** A capability closer than this to its expiry is not sent: the downstream could see it expired. */
-const CAPABILITY_MARGIN_MS = 1_000;
-
-function capabilityExpiresWithin(token: string, marginMs: number): boolean {
+function capabilityLapsesBeforeSend(token: string): boolean {
   try {
     const claims = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { expiresAt?: string };
-    return claims.expiresAt === undefined || Date.parse(claims.expiresAt) - marginMs <= Date.now();
+    return lapsesBeforeSend(claims.expiresAt, Date.now());
   } catch {
     return true;
   }
@@ -54,10 +54,7 @@ function receiptOf(body: unknown): string | undefined {
 const RETENTION_SAFETY = 0.8;
 
 export function createDispatchActivities(deps: DispatchDeps) {
-  const signer: AuthorizeDeps = {
-    policies: deps.authorize?.policies ?? new StaticPolicyStore(),
-    ...(deps.authorize?.capabilityKey ? { capabilityKey: deps.authorize.capabilityKey } : {}),
-  };
+  const signer = resolveAuthorizeDeps(deps.authorize);
   const retentions = new Map<string, number | undefined>();
   async function retentionOf(service: string, downstream: DownstreamClient): Promise<number | undefined> {
     if (!retentions.has(service)) {
@@ -123,7 +120,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
         );
       }
     }
-    if (req.capability !== undefined && capabilityExpiresWithin(req.capability, CAPABILITY_MARGIN_MS)) {
+    if (req.capability !== undefined && capabilityLapsesBeforeSend(req.capability)) {
       // Never send on a decision that is about to lapse: the workflow decides again under the current policy.
       throw ApplicationFailure.nonRetryable('the capability for this call expired before dispatch', Failure.AuthorizationExpired);
     }

@@ -42,6 +42,14 @@ export function capabilityKeyFromEnv(env: NodeJS.ProcessEnv = process.env): Buff
   return key;
 }
 
+/** A decision or capability closer than this to its expiry is not sent: the downstream could see it expired. */
+export const SEND_MARGIN_MS = 1_000;
+
+/** Whether a decision expiring at `expiresAt` lapses before it could safely be sent at `nowMs`. */
+export function lapsesBeforeSend(expiresAt: string | undefined, nowMs: number): boolean {
+  return expiresAt === undefined || Date.parse(expiresAt) - SEND_MARGIN_MS <= nowMs;
+}
+
 export function signCapability(claims: CapabilityClaims, key: Buffer): string {
   const body = b64(JSON.stringify(claims));
   return `${body}.${b64(createHmac('sha256', key).update(body).digest())}`;
