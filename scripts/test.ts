@@ -95,11 +95,8 @@ async function main(): Promise<number> {
     });
     clearTimeout(watchdog);
     jest = undefined;
-    if (timedOut) {
-      await stopServer();
-      return code === 0 ? 1 : code;
-    }
     await stopServer();
+    if (timedOut) return code === 0 ? 1 : code;
     if (stopping) return code;
 
     const summary = summarize(RESULTS_FILE);

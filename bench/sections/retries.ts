@@ -46,6 +46,13 @@ export interface RetryFigures {
 
 const PATTERNS: readonly FaultPattern[] = ['alternating', 'random-50', 'outage'];
 
+/** Logical calls per pattern and mode: enough to see the pattern, few enough for the 15-minute budget. */
+const LOGICAL_CALLS: Readonly<Record<FaultPattern, { readonly quick: number; readonly full: number }>> = {
+  alternating: { quick: 6, full: 8 },
+  'random-50': { quick: 8, full: 12 },
+  outage: { quick: 3, full: 4 },
+};
+
 async function armPattern(ctx: BenchContext, pattern: FaultPattern, maxRequests: number): Promise<number> {
   const w = ctx.stack.walletClient;
   await w.clearFaults();
@@ -70,18 +77,7 @@ export async function measureRetries(ctx: BenchContext): Promise<RetryFigures> {
   const cases: RetryCase[] = [];
   try {
     for (const pattern of PATTERNS) {
-      const calls =
-        pattern === 'outage'
-          ? ctx.quick
-            ? 3
-            : 4
-          : pattern === 'alternating'
-            ? ctx.quick
-              ? 6
-              : 8
-            : ctx.quick
-              ? 8
-              : 12;
+      const calls = LOGICAL_CALLS[pattern][ctx.quick ? 'quick' : 'full'];
       for (const setup of ['ledgerloop', 'stacked'] as const) {
         await armPattern(ctx, pattern, calls * 9 + 10);
         const kind: Kind = setup === 'ledgerloop' ? 'governed' : 'bare';

@@ -64,4 +64,3 @@ export function policyDigest(policy: Policy): string {
   }
   return d;
 }
-

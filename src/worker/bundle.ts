@@ -5,9 +5,9 @@
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, type BundleOptions as SdkBundleOptions } from '@temporalio/worker';
+import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from '../observability/workflow-interceptors';
 
 type Configuration = Parameters<NonNullable<SdkBundleOptions['webpackConfigHook']>>[0];
-import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from '../observability/workflow-interceptors';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const WORKFLOWS_PATH = path.join(REPO_ROOT, 'workflows', 'index.ts');
