@@ -37,9 +37,23 @@ function capabilityLapsesBeforeSend(token: string): boolean {
   }
 }
 
-/** Fence for one attempt: monotonic per operation key across workflow-level dispatches and Temporal attempts. */
-export function fenceFor(dispatch: number, attempt: number): number {
-  return dispatch * 1000 + attempt;
+/** Fences count milliseconds from here, so that they stay safe integers (2^53) for centuries. */
+const FENCE_EPOCH_MS = Date.UTC(2024, 0, 1);
+
+/**
+ * The fence of one attempt: an ownership epoch, not a counter. It is the time the Temporal server scheduled this
+ * attempt (server clock), in ms since 2024, times 1024, plus the attempt number: a later attempt of any execution
+ * of any run (a retry, a new dispatch, continue-as-new, a workflow reset, a reused workflow id) is scheduled later
+ * and so outranks every earlier one; the downstream refuses a request whose fence is lower than one it accepted.
+ */
+export function fenceFor(scheduledAtMs: number, attempt: number): number {
+  const since = Math.max(0, Math.floor(scheduledAtMs) - FENCE_EPOCH_MS);
+  return since * 1024 + Math.min(Math.max(1, attempt), 1023);
+}
+
+/** A failure of this attempt, carrying its attempt number so the workflow counts what happened. */
+function failure(type: string, message: string, retryable: boolean, attempt: number): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: !retryable, details: [{ attempt }] });
 }
 
 function receiptOf(body: unknown): string | undefined {
@@ -74,7 +88,10 @@ export function createDispatchActivities(deps: DispatchDeps) {
   async function dispatchTool(req: DispatchRequest): Promise<DispatchResponse> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    const fence = fenceFor(req.dispatch, attempt);
+    const fence = fenceFor(ctx.info.currentAttemptScheduledTimestampMs, attempt);
+    // What the last attempt got to is reported even if it never returns (a timeout carries the last heartbeat).
+    ctx.heartbeat({ attempt });
+    const fail = (type: string, message: string, retryable = false): ApplicationFailure => failure(type, message, retryable, attempt);
     const downstream = client(req.service);
     // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
     const key = req.strategy === 'blind_retry' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
@@ -84,13 +101,17 @@ export function createDispatchActivities(deps: DispatchDeps) {
     let recoveredVia: DispatchResponse['recoveredVia'];
     await activityCrashPoint('before_send', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
 
-    if (attempt > 1 && req.strategy === 'check_receipt') {
+    if (attempt > 1 && req.idempotency === 'none') {
+      // The tool's contract: never sent twice. An earlier attempt may have sent; settle by lookup or an operator.
+      throw fail(Failure.DispatchNoResend, `${req.intent.toolName} is not idempotent: attempt ${attempt} does not resend`);
+    }
+    if ((attempt > 1 || req.dispatch > 1) && req.strategy === 'check_receipt') {
       // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
       const found = await downstream.lookup(req.keyUsed, { seal: false });
-      if (found.kind === 'unreachable') throw ApplicationFailure.retryable(found.reason, Failure.DispatchUnavailable);
+      if (found.kind === 'unreachable') throw fail(Failure.DispatchUnavailable, found.reason, true);
       if (found.kind === 'found') {
         const r = found.record;
-        if (r.status === 'in_progress') throw ApplicationFailure.retryable('earlier attempt still in progress', Failure.IdempotencyInProgress);
+        if (r.status === 'in_progress') throw fail(Failure.IdempotencyInProgress, 'earlier attempt still in progress', true);
         if (r.status === 'completed') {
           return { ...base, outcome: 'succeeded', httpStatus: 200, body: r.result, receipt: r.receipt, replayed: true, recoveredVia: 'receipt_lookup' };
         }
@@ -114,19 +135,22 @@ export function createDispatchActivities(deps: DispatchDeps) {
       const retention = await retentionOf(req.service, downstream);
       const age = Date.now() - Date.parse(req.intentRecordedAt);
       if (retention !== undefined && age > retention * RETENTION_SAFETY) {
-        throw ApplicationFailure.nonRetryable(
-          `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`,
-          Failure.RetentionExpired,
-        );
+        throw fail(Failure.RetentionExpired, `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`);
       }
     }
     if (req.capability !== undefined && capabilityLapsesBeforeSend(req.capability)) {
       // Never send on a decision that is about to lapse: the workflow decides again under the current policy.
-      throw ApplicationFailure.nonRetryable('the capability for this call expired before dispatch', Failure.AuthorizationExpired);
+      throw fail(Failure.AuthorizationExpired, 'the capability for this call expired before dispatch');
     }
     // A decision made by the workflow from its held policy is signed here, at the instant of sending, and only
     // while that policy is still current (every attempt checks again): a policy change sends nothing.
-    const capability = req.authorization !== undefined ? signAtDispatch(signer, req.authorization, Date.now()) : req.capability;
+    let capability: string | undefined;
+    try {
+      capability = req.authorization !== undefined ? signAtDispatch(signer, req.authorization, Date.now()) : req.capability;
+    } catch (err) {
+      if (err instanceof ApplicationFailure && err.type) throw fail(err.type, err.message);
+      throw err;
+    }
     const sent = await downstream.send(req.route, req.body, {
       key,
       argumentsHash: req.intent.argumentsHash,
@@ -149,20 +173,20 @@ export function createDispatchActivities(deps: DispatchDeps) {
         };
       case 'rejected': {
         if (sent.code === 'Capability.Invalid') {
-          throw ApplicationFailure.nonRetryable(`downstream refused the capability: ${sent.reason ?? ''}`, Failure.CapabilityRejected);
+          throw fail(Failure.CapabilityRejected, 'downstream refused the capability');
         }
         if (sent.code === Failure.IdempotencyArgumentsMismatch || sent.code === Failure.IdempotencyKeySealed || sent.code === Failure.FenceStale) {
-          throw ApplicationFailure.nonRetryable(`downstream refused the key: ${sent.code}`, sent.code);
+          throw fail(sent.code, `downstream refused the key: ${sent.code}`);
         }
         const message = typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body ? String((sent.body as { message: unknown }).message) : sent.code;
         return { ...base, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.reason ?? sent.code, errorMessage: message };
       }
       case 'in_progress':
-        throw ApplicationFailure.retryable('an attempt with this key is in progress downstream', Failure.IdempotencyInProgress);
+        throw fail(Failure.IdempotencyInProgress, 'an attempt with this key is in progress downstream', true);
       case 'unavailable':
-        throw ApplicationFailure.retryable(`downstream unavailable, nothing committed: ${sent.reason}`, Failure.DispatchUnavailable);
+        throw fail(Failure.DispatchUnavailable, `downstream unavailable, nothing committed: ${sent.reason}`, true);
       case 'response_lost':
-        throw ApplicationFailure.retryable(`request sent, response lost: ${sent.reason}`, Failure.DispatchResponseLost);
+        throw fail(Failure.DispatchResponseLost, `request sent, response lost: ${sent.reason}`, true);
     }
   }
 

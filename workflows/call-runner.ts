@@ -3,12 +3,13 @@
  * the call UNKNOWN, never FAILED; reconciliation asks the downstream by key and settles it, or leaves it
  * UNKNOWN for an operator.
  */
-import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { compensationPreset, reconcilePreset, toolDispatchPreset, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation } from '../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../src/domain/canonical';
-import { classifyDispatchFailure, Failure, type FailureLike } from '../src/domain/failures';
+import { attemptsOf, classifyDispatchFailure, Failure, vetDownstreamFailure, type FailureLike } from '../src/domain/failures';
+import { retryFor } from '../src/domain/retry-contract';
 import { blindRetryKey, type ToolIntent } from '../src/domain/identity';
 import type { RetryStrategy } from '../src/domain/run';
 import { authorizeForDispatch, type DispatchGate } from './authorize';
@@ -48,19 +49,43 @@ function admitResult(call: ReadyCall, tenant: string, body: unknown): { data: Js
   return { data: call.tool.promote(parsed.data) };
 }
 
+/**
+ * Patch id: once any attempt of a call may have reached the downstream, the call ends SUCCEEDED (the effect found
+ * by key), FAILED only after a lookup that found no effect and sealed the key, or UNKNOWN for an operator; never
+ * FAILED on a decision alone (a denied re-approval, an exhausted re-authorization, a stale fence).
+ */
+export const SETTLE_BY_EVIDENCE = 'settle-by-evidence';
+
+/** The failure a call records and returns when nothing was, or could have been, sent. */
+function failedWithoutSend(ctx: CallRunnerContext, base: Omit<Observation, 'state'>, code: string, message: string, attempts: number): Observation {
+  ctx.ledger.append({ type: 'ToolResultRecorded', logicalCallId: base.logicalCallId, state: 'FAILED', errorCode: code, attempts, replayed: false });
+  return { ...base, state: 'FAILED', error: { code, message } };
+}
+
 /** Authorize at dispatch, dispatch under the operation key, settle the outcome. */
 export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall): Promise<Observation> {
-  const { ledger, strategy } = ctx;
+  const { ledger } = ctx;
   const id = validated.logicalCallId;
   const base = { logicalCallId: id, providerCallId: validated.providerCallId, toolName: validated.tool.name };
   const summary = `${validated.tool.summary(validated.args)} · ${id} · ${keyPrefix(validated.operationKey)}`;
+  // The tool's idempotency contract narrows what the run's strategy may do on a retry.
+  const retry = retryFor(ctx.strategy, validated.tool.idempotency);
+  const strategy = retry.strategy;
   const maxDispatches = strategy === 'blind_retry' ? 2 : 1;
   let reauthorizations = 0;
+  /** Whether any attempt of this call may have reached the downstream: from then on only evidence settles it. */
+  let maySent = false;
+  let sentIntent: ToolIntent | undefined;
+  /** A decision alone cannot settle a call that may have sent: ask the downstream by key (and seal it). */
+  const settleByEvidence = (why: { code: string; message: string }): Promise<Observation> | undefined =>
+    maySent && sentIntent !== undefined && patched(SETTLE_BY_EVIDENCE)
+      ? CancellationScope.nonCancellable(() => reconcile(ctx, { ...validated, intent: sentIntent! }, base, why))
+      : undefined;
 
   let gate = await authorizeForDispatch(ctx.gate, validated);
   const firstIntentAt = gate.ok ? gate.intentRecordedAt : undefined;
   for (let dispatch = 1; ; dispatch++) {
-    if (!gate.ok) return gate.observation;
+    if (!gate.ok) return (await settleByEvidence(gate.observation.error ?? { code: Failure.AuthorizationDenied, message: 'denied' })) ?? gate.observation;
     const intent = gate.intent;
     const approvalUsed = gate.approval;
     const call: ReadyCall = { ...validated, intent };
@@ -71,7 +96,9 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
     // Derive the attempt timeouts before anything is sent: too close to the deadline, nothing is dispatched.
     const preset = validated.origin === 'compensation' ? compensationPreset : toolDispatchPreset;
     const options = preset(c, summary);
+    const maximumAttempts = options.retry?.maximumAttempts ?? 1;
     ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed, service: call.tool.service, deadlineRemainingMs: c.deadlineAtMs - c.nowMs });
+    sentIntent = intent;
     try {
       const { dispatchTool } = proxyActivities<Activities>(options);
       const r = await dispatchTool({
@@ -85,6 +112,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         ...(gate.capability ? { capability: gate.capability } : {}),
         ...(gate.authorization ? { authorization: gate.authorization } : {}),
         ...(firstIntentAt ? { intentRecordedAt: firstIntentAt } : {}),
+        ...(call.tool.idempotency !== 'idempotent_by_key' ? { idempotency: call.tool.idempotency } : {}),
       });
       if (r.recoveredVia !== undefined) {
         ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: 'earlier attempt did not report', attempts: r.attempt - 1 });
@@ -106,9 +134,10 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
       };
       ctx.breakers?.record(call.tool.service, r.outcome === 'succeeded', r.errorCode ?? 'ok');
       if (r.outcome === 'rejected') {
-        const code = r.errorCode ?? Failure.DispatchRejected;
-        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: code, ...common });
-        return { ...base, state: 'FAILED', error: { code, message: r.errorMessage ?? code } };
+        // Downstream failure text is untrusted: a vetted code and a message written here.
+        const vetted = vetDownstreamFailure(r.errorCode, call.tool.service);
+        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: vetted.code, ...common });
+        return { ...base, state: 'FAILED', error: vetted };
       }
       const admitted = admitResult(call, ctx.tenant, r.body);
       ledger.append({
@@ -122,25 +151,43 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
       });
       return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
     } catch (err) {
-      const verdict = classifyDispatchFailure(err as FailureLike);
-      if (verdict.state === 'REAUTHORIZE' && reauthorizations < 3) {
-        // The decision ran out, or the policy changed, before the send (nothing was sent): decide again under
-        // the current policy, read afresh by the authorizer; the key stays the same.
-        reauthorizations += 1;
-        ctx.gate.held?.forget();
-        gate = await authorizeForDispatch(ctx.gate, validated, ctx.gate.held ? approvalUsed : undefined);
-        continue;
-      }
+      const failure = err as FailureLike;
+      const verdict = classifyDispatchFailure(failure);
+      const { attempts } = attemptsOf(failure, maximumAttempts);
       if (verdict.state === 'REAUTHORIZE') {
-        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: Failure.AuthorizationExpired, attempts: 0, replayed: false });
-        return { ...base, state: 'FAILED', error: { code: Failure.AuthorizationExpired, message: verdict.message } };
+        // The attempt that failed refused before sending; the attempts before it may have sent.
+        if (attempts > 1) maySent = true;
+        const why = { code: Failure.AuthorizationExpired, message: verdict.message };
+        if (maySent && !retry.mayResend) {
+          const settled = settleByEvidence(why);
+          if (settled) return await settled;
+        }
+        if (reauthorizations < 3) {
+          // The decision ran out, or the policy changed, before the send: decide again under the current
+          // policy, read afresh by the authorizer; the key stays the same.
+          reauthorizations += 1;
+          ctx.gate.held?.forget();
+          gate = await authorizeForDispatch(ctx.gate, validated, ctx.gate.held ? approvalUsed : undefined);
+          continue;
+        }
+        return (await settleByEvidence(why)) ?? failedWithoutSend(ctx, base, why.code, why.message, attempts);
       }
       if (verdict.state === 'FAILED') {
-        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: verdict.code, attempts: 0, replayed: false });
-        return { ...base, state: 'FAILED', error: { code: verdict.code, message: verdict.message } };
+        // A contract rejection (other arguments under the key, a sealed key, a business refusal): no effect.
+        return failedWithoutSend(ctx, base, verdict.code, verdict.message, attempts);
       }
-      const timeoutClass = verdict.cause.startsWith('timeout:') ? verdict.cause.slice('timeout:'.length) : undefined;
-      ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: verdict.cause, attempts: ctx.clock().limits.tool, ...(timeoutClass ? { timeoutClass } : {}) });
+      if (verdict.cause === 'fence_stale' && !patched(SETTLE_BY_EVIDENCE)) {
+        // Runs recorded before the fence was read as "maybe": a stale fence ended the call FAILED.
+        return failedWithoutSend(ctx, base, Failure.FenceStale, failure.cause?.message ?? Failure.FenceStale, 0);
+      }
+      maySent = true;
+      ledger.append({
+        type: 'ToolOutcomeMarkedUnknown',
+        logicalCallId: id,
+        cause: verdict.cause,
+        attempts,
+        ...(verdict.timeoutClass ? { timeoutClass: verdict.timeoutClass } : {}),
+      });
       ctx.breakers?.record(call.tool.service, false, verdict.cause);
       if (strategy === 'blind_retry') {
         // The naive loop: dispatch again under a fresh key, then give up and call it failed. This is the bug.
@@ -154,7 +201,11 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
   }
 }
 
-async function reconcile(ctx: CallRunnerContext, call: ReadyCall, base: Omit<Observation, 'state'>): Promise<Observation> {
+/**
+ * Settle a call by the downstream's record under its key (sealing a missing key). `decided`: the decision that
+ * stopped a call that may have sent; a lookup that finds no effect ends the call FAILED with that decision's code.
+ */
+async function reconcile(ctx: CallRunnerContext, call: ReadyCall, base: Omit<Observation, 'state'>, decided?: { code: string; message: string }): Promise<Observation> {
   const { ledger } = ctx;
   const id = call.intent.logicalCallId;
   try {
@@ -165,11 +216,16 @@ async function reconcile(ctx: CallRunnerContext, call: ReadyCall, base: Omit<Obs
       const admitted = admitResult(call, ctx.tenant, r.result);
       return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
     }
-    const detail = r.kind === 'found' ? `the downstream recorded a terminal failure ${r.errorCode ?? ''}`.trim() : 'no effect under the key; the key is now sealed';
-    ledger.append({ type: 'ToolEffectReconciled', logicalCallId: id, via: 'receipt_lookup', outcome: 'FAILED', detail });
-    return { ...base, state: 'FAILED', error: { code: r.kind === 'found' ? (r.errorCode ?? Failure.DispatchRejected) : 'Reconcile.NoEffect', message: detail } };
+    const refused = r.kind === 'found' ? vetDownstreamFailure(r.errorCode, call.tool.service) : undefined;
+    const detail = refused ? `the downstream recorded a terminal failure ${refused.code}` : 'no effect under the key; the key is now sealed';
+    ledger.append({ type: 'ToolEffectReconciled', logicalCallId: id, via: 'receipt_lookup', outcome: 'FAILED', detail: decided ? `${detail} (after ${decided.code})` : detail });
+    if (refused) return { ...base, state: 'FAILED', error: refused };
+    return { ...base, state: 'FAILED', error: decided ?? { code: 'Reconcile.NoEffect', message: detail } };
   } catch {
     // Reconciliation could not establish the outcome: the call stays UNKNOWN and an operator must settle it.
+    if (decided !== undefined && ctx.ledger.projection.calls[id]?.state !== 'UNKNOWN') {
+      ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: `unsettled after ${decided.code}`, attempts: 0 });
+    }
     return { ...base, state: 'UNKNOWN', error: { code: Failure.ReconcileUnreachable, message: 'outcome unknown; waiting for an operator' } };
   }
 }

@@ -3,6 +3,7 @@ import type { DispatchAuthorization } from '../policy/authorization';
 import type { Json } from './canonical';
 import type { ToolIntent } from './identity';
 import type { PlannerConfig, RetryStrategy } from './run';
+import type { IdempotencyContract } from './tool';
 
 /**
  * A tool outcome as the next planning step sees it: parsed, promoted fields only, in a data channel of its own.
@@ -69,6 +70,8 @@ export interface DispatchRequest {
   readonly authorization?: DispatchAuthorization;
   /** When the intent was recorded (workflow time): a same-key resend after the downstream's retention is refused. */
   readonly intentRecordedAt?: string;
+  /** The tool's idempotency contract: `none` is never sent twice (absent in requests recorded before it existed). */
+  readonly idempotency?: IdempotencyContract;
 }
 
 export interface DispatchResponse {

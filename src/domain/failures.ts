@@ -28,6 +28,8 @@ export const Failure = {
   IdempotencyInProgress: 'Idempotency.InProgress',
   IdempotencyKeySealed: 'Idempotency.KeySealed',
   FenceStale: 'Fence.Stale',
+  /** A tool whose contract is `none` is never sent twice: a retry after a possible send must settle by lookup. */
+  DispatchNoResend: 'Dispatch.NoResend',
   /** A same-key resend would come after the downstream's key retention: it could charge again. Reconcile. */
   RetentionExpired: 'Idempotency.RetentionExpired',
   DispatchUnavailable: 'Dispatch.Unavailable',
@@ -55,6 +57,7 @@ export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
   Failure.IdempotencyArgumentsMismatch,
   Failure.IdempotencyKeySealed,
   Failure.FenceStale,
+  Failure.DispatchNoResend,
   Failure.DispatchRejected,
 ];
 
@@ -68,19 +71,17 @@ export const NON_RETRYABLE_PLANNER: readonly FailureType[] = [
 /** Everything the workflow may conclude about a dispatch activity that did not return a result. */
 export type DispatchVerdict =
   /** The effect may or may not exist: reconcile, never mark failed. */
-  | { readonly state: 'UNKNOWN'; readonly cause: string }
+  | { readonly state: 'UNKNOWN'; readonly cause: string; readonly timeoutClass?: string }
   /** Proven: no effect happened. */
   | { readonly state: 'FAILED'; readonly code: string; readonly message: string }
   /** The capability ran out before sending: decide again (under the same key) and dispatch again. */
   | { readonly state: 'REAUTHORIZE'; readonly message: string };
 
-/** Rejections that prove the request had no effect and that no earlier attempt of it could have had one. */
-const PROVEN_NO_EFFECT: readonly string[] = [
-  Failure.IdempotencyArgumentsMismatch,
-  Failure.IdempotencyKeySealed,
-  Failure.FenceStale,
-  Failure.DispatchRejected,
-];
+/**
+ * Rejections that prove the request had no effect and that no earlier attempt of it could have had one. A stale
+ * fence is not among them: it says a request with a higher fence exists under the key, which may have committed.
+ */
+const PROVEN_NO_EFFECT: readonly string[] = [Failure.IdempotencyArgumentsMismatch, Failure.IdempotencyKeySealed, Failure.DispatchRejected];
 
 /** Shape of the failures the workflow sees, kept structural so this module stays free of SDK imports. */
 export interface FailureLike {
@@ -89,6 +90,31 @@ export interface FailureLike {
   readonly type?: string | null;
   readonly timeoutType?: unknown;
   readonly cause?: FailureLike | undefined;
+  /** ApplicationFailure details: the dispatch activity puts `{ attempt }` first. */
+  readonly details?: readonly unknown[] | undefined;
+  /** TimeoutFailure: what the last attempt heartbeated (the dispatch activity heartbeats `{ attempt }`). */
+  readonly lastHeartbeatDetails?: unknown;
+  /** ActivityFailure: why Temporal stopped retrying. */
+  readonly retryState?: string | undefined;
+}
+
+function attemptIn(value: unknown): number | undefined {
+  const a = typeof value === 'object' && value !== null ? (value as { attempt?: unknown }).attempt : undefined;
+  return typeof a === 'number' && Number.isSafeInteger(a) && a >= 1 ? a : undefined;
+}
+
+/**
+ * How many attempts a dispatch activity that ended without a result really made, from what happened, never from
+ * the configured limit alone: the attempt number the activity reported in its failure, else Temporal's word that
+ * the limit was reached, else the last attempt that heartbeated (a lower bound), else one.
+ */
+export function attemptsOf(err: FailureLike, maximumAttempts: number): { readonly attempts: number; readonly exact: boolean } {
+  const cause = err.cause ?? err;
+  const reported = attemptIn(cause.details?.[0]);
+  if (reported !== undefined) return { attempts: reported, exact: true };
+  if (err.retryState === 'MAXIMUM_ATTEMPTS_REACHED') return { attempts: maximumAttempts, exact: true };
+  const beat = attemptIn(Array.isArray(cause.lastHeartbeatDetails) ? cause.lastHeartbeatDetails[0] : cause.lastHeartbeatDetails);
+  return { attempts: beat ?? 1, exact: false };
 }
 
 /**
@@ -100,7 +126,8 @@ export interface FailureLike {
 export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   const cause = err.cause ?? err;
   if (cause.name === 'TimeoutFailure' || cause.timeoutType !== undefined) {
-    return { state: 'UNKNOWN', cause: `timeout:${String(cause.timeoutType ?? 'unknown')}` };
+    const timeoutClass = String(cause.timeoutType ?? 'unknown');
+    return { state: 'UNKNOWN', cause: `timeout:${timeoutClass}`, timeoutClass };
   }
   if (cause.name === 'CancelledFailure') return { state: 'UNKNOWN', cause: 'cancelled_while_in_flight' };
   const type = cause.type ?? undefined;
@@ -111,9 +138,26 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
   if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
   if (type === Failure.RetentionExpired) return { state: 'UNKNOWN', cause: 'retention_expired' };
+  // A higher fence under the key: another owner's request may have committed. Only a lookup can tell.
+  if (type === Failure.FenceStale) return { state: 'UNKNOWN', cause: 'fence_stale' };
+  // The tool's contract forbids a resend after a possible send: settle by lookup.
+  if (type === Failure.DispatchNoResend) return { state: 'UNKNOWN', cause: 'no_resend' };
   if (type !== undefined && PROVEN_NO_EFFECT.includes(type)) {
     return { state: 'FAILED', code: type, message: cause.message ?? type };
   }
   if (type === Failure.DispatchResponseLost) return { state: 'UNKNOWN', cause: 'response_lost' };
   return { state: 'UNKNOWN', cause: `unclassified:${type ?? cause.name ?? 'error'}` };
+}
+
+/** A downstream's failure code as the model and the ledger may see it: a dotted code of bounded length, or a generic one. */
+const SAFE_CODE = /^[A-Z][A-Za-z0-9]{0,31}(\.[A-Z][A-Za-z0-9]{0,31}){1,3}$/;
+
+/**
+ * Downstream failure text is untrusted output: it never reaches the model or the ledger verbatim. Only a code of
+ * the expected shape passes (anything else becomes `Dispatch.Rejected`), and the message is written here, from
+ * the code and the service name, never taken from the response.
+ */
+export function vetDownstreamFailure(code: unknown, service: string): { readonly code: string; readonly message: string } {
+  const safe = typeof code === 'string' && code.length <= 96 && SAFE_CODE.test(code) ? code : Failure.DispatchRejected;
+  return { code: safe, message: `${service} refused the request (${safe})` };
 }

@@ -197,15 +197,20 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       const q = intentRecorded
         ? p
         : { ...p, violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`] };
-      const r = patchCall(q, e.logicalCallId, { state: 'DISPATCHING', dispatches: (call?.dispatches ?? 0) + 1, service: e.service ?? call?.service ?? null }, e);
+      // A new dispatch is a new activity: its attempts count from zero (`attempts` is the current dispatch's).
+      const r = patchCall(q, e.logicalCallId, { state: 'DISPATCHING', dispatches: (call?.dispatches ?? 0) + 1, attempts: 0, service: e.service ?? call?.service ?? null }, e);
       return e.dispatch === 1 ? account(r, e.service, (s) => ({ ...s, logicalCalls: s.logicalCalls + 1 })) : r;
     }
-    case 'ToolOutcomeMarkedUnknown':
-      return account(patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: e.attempts }, e), serviceOf(p, e.logicalCallId), (s) => ({
+    case 'ToolOutcomeMarkedUnknown': {
+      // Attempts are counted once: an event reports all attempts of the current dispatch so far, and only the
+      // ones not already counted by an earlier event of the same dispatch are added.
+      const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
+      return account(patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: Math.max(seen, e.attempts) }, e), serviceOf(p, e.logicalCallId), (s) => ({
         ...s,
-        attempts: s.attempts + e.attempts,
+        attempts: s.attempts + Math.max(0, e.attempts - seen),
         unknown: s.unknown + 1,
       }));
+    }
     case 'CircuitOpened':
       return { ...p, circuits: { ...p.circuits, [e.service]: e.until } };
     case 'ToolEffectReconciled':
@@ -215,12 +220,19 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
         { state: e.outcome, receipt: e.receipt ?? null, reconciledVia: e.via },
         e,
       );
-    case 'ToolResultRecorded':
+    case 'ToolResultRecorded': {
+      const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
       return account(
-        patchCall(p, e.logicalCallId, { state: e.state, attempts: e.attempts, receipt: e.receipt ?? null, errorCode: e.errorCode ?? null }, e),
+        patchCall(p, e.logicalCallId, { state: e.state, attempts: Math.max(seen, e.attempts), receipt: e.receipt ?? null, errorCode: e.errorCode ?? null }, e),
         serviceOf(p, e.logicalCallId),
-        (s) => ({ ...s, attempts: s.attempts + e.attempts, failed: s.failed + (e.state === 'FAILED' ? 1 : 0), queueDelayMs: s.queueDelayMs + (e.queueDelayMs ?? 0) }),
+        (s) => ({
+          ...s,
+          attempts: s.attempts + Math.max(0, e.attempts - seen),
+          failed: s.failed + (e.state === 'FAILED' ? 1 : 0),
+          queueDelayMs: s.queueDelayMs + (e.queueDelayMs ?? 0),
+        }),
       );
+    }
     case 'CompensationRegistered':
       return patchCall(p, e.forwardCallId, { compensationCallId: e.compensationCallId }, e);
     case 'CompensationStarted':

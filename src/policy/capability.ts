@@ -43,12 +43,7 @@ export function capabilityKeyFromEnv(env: NodeJS.ProcessEnv = process.env): Buff
 }
 
 /** A decision or capability closer than this to its expiry is not sent: the downstream could see it expired. */
-export const SEND_MARGIN_MS = 1_000;
-
-/** Whether a decision expiring at `expiresAt` lapses before it could safely be sent at `nowMs`. */
-export function lapsesBeforeSend(expiresAt: string | undefined, nowMs: number): boolean {
-  return expiresAt === undefined || Date.parse(expiresAt) - SEND_MARGIN_MS <= nowMs;
-}
+export { lapsesBeforeSend, SEND_MARGIN_MS } from './send-margin';
 
 export function signCapability(claims: CapabilityClaims, key: Buffer): string {
   const body = b64(JSON.stringify(claims));

@@ -4,6 +4,7 @@
  */
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from './authorization';
 import type { Policy, PolicyRule } from './policy-format';
+import { lapsesBeforeSend } from './send-margin';
 
 function principalMatches(rule: PolicyRule, principalId: string): boolean {
   if (!rule.principals) return true;
@@ -15,6 +16,8 @@ function approvalProblem(grant: ApprovalGrant | undefined, input: AuthorizationI
   if (grant.logicalCallId !== input.logicalCallId || grant.argumentsHash !== input.argumentsHash) return 'the approval is for another call';
   if (grant.policyVersion !== policy.version) return `the approval was given under ${grant.policyVersion}, the policy is now ${policy.version}`;
   if (Date.parse(grant.expiresAt) <= input.nowMs) return `the approval expired at ${grant.expiresAt}`;
+  // An approval about to lapse cannot carry a send: ask again rather than decide on it.
+  if (lapsesBeforeSend(grant.expiresAt, input.nowMs)) return `the approval lapses at ${grant.expiresAt}, too soon to send on`;
   return null;
 }
 
