@@ -1,0 +1,111 @@
+/**
+ * The dispatch activity, one attempt at a time in Temporal's mock activity environment, against a recording
+ * downstream: which fence each attempt sends (an ownership epoch, #11.7) and what a retry of a tool without
+ * idempotency does (#11.9).
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createDispatchActivities } from '../../activities/dispatch.activities';
+import type { DispatchRequest } from '../../src/domain/activity-contracts';
+import type { DownstreamClient, SendOptions } from '../../src/downstream/client';
+import { Failure } from '../../src/domain/failures';
+
+interface Sent {
+  readonly path: string;
+  readonly options: SendOptions;
+}
+
+function recordingDownstream(): { client: DownstreamClient; sent: Sent[]; lookups: string[] } {
+  const sent: Sent[] = [];
+  const lookups: string[] = [];
+  const client = {
+    async send(path: string, _body: unknown, options: SendOptions) {
+      sent.push({ path, options });
+      return { kind: 'ok', status: 201, body: { receipt: 'rcpt_1' }, replayed: false };
+    },
+    async lookup(key: string) {
+      lookups.push(key);
+      return { kind: 'not_found', sealed: false };
+    },
+    async contract() {
+      return { idempotencyRetentionMs: 86_400_000 };
+    },
+  } as unknown as DownstreamClient;
+  return { client, sent, lookups };
+}
+
+const KEY = `op_${'a'.repeat(40)}`;
+function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
+  return {
+    intent: {
+      runId: 'run-1',
+      providerCallId: 'call_1',
+      logicalCallId: 'lc_1_abc',
+      operationKey: KEY,
+      toolName: 'wallet_debit',
+      toolVersion: 1,
+      argumentsHash: 'h'.repeat(64),
+      principalId: 'user:alice',
+      tenant: 'acme',
+      policyVersion: 'p/1',
+      deadlineAt: new Date(Date.now() + 60_000).toISOString(),
+    },
+    service: 'wallet',
+    route: '/v1/debits',
+    body: { tenant: 'acme', account: 'acct_1', amount: { minor: 1, currency: 'EUR' } },
+    strategy: 'same_key_replay',
+    dispatch: 1,
+    keyUsed: KEY,
+    ...over,
+  };
+}
+
+async function attempt(info: { attempt: number; scheduledAtMs: number }, req: DispatchRequest, downstream = recordingDownstream()) {
+  const { dispatchTool } = createDispatchActivities({ services: { wallet: downstream.client }, workerIdentity: 'unit' });
+  const env = new MockActivityEnvironment({ attempt: info.attempt, currentAttemptScheduledTimestampMs: info.scheduledAtMs });
+  const outcome = await env.run(dispatchTool, req).then(
+    (r) => ({ ok: true as const, r }),
+    (e: unknown) => ({ ok: false as const, e }),
+  );
+  return { outcome, ...downstream };
+}
+
+describe('the fence is an ownership epoch, not an attempt counter', () => {
+  test('a later execution outranks a stale retry of an earlier one (workflow reset, reused workflow id)', async () => {
+    const t0 = Date.parse('2026-11-30T10:00:00Z');
+    // The earlier execution's third attempt, still in flight; the new owner's first attempt, scheduled later.
+    const stale = await attempt({ attempt: 3, scheduledAtMs: t0 }, request());
+    const owner = await attempt({ attempt: 1, scheduledAtMs: t0 + 5_000 }, request());
+    const staleFence = stale.sent[0]!.options.fence!;
+    const ownerFence = owner.sent[0]!.options.fence!;
+    expect(ownerFence).toBeGreaterThan(staleFence);
+  });
+
+  test('within one dispatch a later attempt outranks an earlier one, and every fence is a safe integer', async () => {
+    const t0 = Date.parse('2026-11-30T10:00:00Z');
+    const a1 = await attempt({ attempt: 1, scheduledAtMs: t0 }, request());
+    const a2 = await attempt({ attempt: 2, scheduledAtMs: t0 + 200 }, request());
+    expect(a2.sent[0]!.options.fence!).toBeGreaterThan(a1.sent[0]!.options.fence!);
+    const far = await attempt({ attempt: 7, scheduledAtMs: Date.parse('2200-01-01T00:00:00Z') }, request());
+    expect(Number.isSafeInteger(far.sent[0]!.options.fence)).toBe(true);
+  });
+});
+
+describe("a tool's idempotency contract decides what a retry may do", () => {
+  test('a tool without idempotency is never sent twice: attempt 2 sends nothing and asks for a lookup', async () => {
+    const second = await attempt({ attempt: 2, scheduledAtMs: Date.now() }, request({ idempotency: 'none' }));
+    expect(second.sent).toHaveLength(0);
+    expect(second.outcome.ok).toBe(false);
+    expect(!second.outcome.ok && second.outcome.e).toMatchObject({ type: Failure.DispatchNoResend, nonRetryable: true, details: [{ attempt: 2 }] });
+  });
+
+  test('an idempotent tool is resent under the same key', async () => {
+    const second = await attempt({ attempt: 2, scheduledAtMs: Date.now() }, request());
+    expect(second.sent).toHaveLength(1);
+    expect(second.sent[0]!.options.key).toBe(KEY);
+  });
+
+  test('a re-dispatch under check_receipt looks the key up before sending again', async () => {
+    const again = await attempt({ attempt: 1, scheduledAtMs: Date.now() }, request({ strategy: 'check_receipt', dispatch: 2 }));
+    expect(again.lookups).toEqual([KEY]);
+  });
+});
