@@ -37,15 +37,17 @@ import { runCall, type CallRunnerContext } from './call-runner';
 import { ledgerQuery, retryAccountingQuery } from './definitions';
 import { Ledger } from './ledger';
 import { handleOperatorResolutions } from './operator';
-import { prepareProposal, type RunContext } from './proposals';
+import { answerRepeat, earlierIntent, prepareProposal, type RunContext, type ValidatedCall } from './proposals';
 import { RunView, runResult } from './run-view';
-import { Saga } from './saga';
+import { Saga, type SagaRegistration } from './saga';
 import { CircuitBreakers } from './circuit-breaker';
 
 /** Patch id: search attributes are upserted only when a value changes (fewer history events per turn). */
 export const PUBLISH_ON_CHANGE = 'publish-on-change';
 /** Patch id: the run decides from the policy the authorizer returned; the dispatch activity re-checks and signs. */
 export const DECIDE_FROM_HELD_POLICY = 'decide-from-held-policy';
+/** Patch id: a stop other than `completed` settles standing effects by the run's `onAbort` choice. */
+export const SETTLE_STANDING_EFFECTS = 'settle-standing-effects';
 
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const runId = workflowInfo().workflowId;
@@ -70,6 +72,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   }));
   handleOperatorResolutions(ledger, show);
   const saga = new Saga(ledger, builtinTools, runId, who);
+  // Compensations are owed across continue-as-new: the registrations travel with the carried state.
+  const lostRegistrations = carried?.saga ? saga.restore(carried.saga as SagaRegistration[]) : [];
+  const onAbort = input.onAbort ?? 'compensate';
   const breakers = new CircuitBreakers(ledger);
   const gate: DispatchGate = {
     ledger,
@@ -87,20 +92,64 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     ...(patched(DECIDE_FROM_HELD_POLICY) ? { held: new PolicyHolder() } : {}),
   };
   const runner: CallRunnerContext = { ledger, strategy: input.strategy, tenant: who.tenant, clock, gate, breakers, beforeDispatch: (c) => saga.register(c) };
+  // Offsetting at a stop may use the grace past the deadline: that is what the grace is kept for.
+  const abortRunner: CallRunnerContext = { ...runner, clock: () => ({ ...clock(), deadlineAtMs: deadlineAtMs + caps.abortGraceMs }) };
 
-  /** End the run: record why, publish, and return; never interrupted by a cancellation. */
+  /**
+   * A stop other than `completed`: every forward effect still standing is offset (`onAbort: 'compensate'`) or
+   * left for an operator (`'leave'`, no compensation declared, or no time left). Returns what the stop detail
+   * must name, or '' when nothing stands.
+   */
+  async function settleStanding(reason: StopReason): Promise<string> {
+    const standing = Object.values(ledger.projection.calls).filter(
+      (c) =>
+        c.origin === 'model' &&
+        c.intentRecorded &&
+        (c.state === 'SUCCEEDED' || c.state === 'UNKNOWN') &&
+        c.compensation !== 'OFFSET' &&
+        c.compensation !== 'NOTHING_TO_OFFSET' &&
+        builtinTools.get(c.toolName)?.compensation.kind !== 'none',
+    );
+    if (standing.length === 0 || !patched(SETTLE_STANDING_EFFECTS)) return '';
+    const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
+    if (onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))) {
+      try {
+        const done = await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, (c) => runCall(abortRunner, c));
+        out.offset.push(...done.offset);
+        out.nothingToOffset.push(...done.nothingToOffset);
+        out.unsettled.push(...done.unsettled);
+      } catch (err) {
+        if (!(err instanceof DeadlineTooClose)) throw err;
+      }
+    }
+    const handled = new Set([...out.offset, ...out.nothingToOffset]);
+    const left = standing.map((c) => c.logicalCallId).filter((id) => !handled.has(id) && !out.unsettled.includes(id));
+    ledger.append({ type: 'StandingEffectsSettled', stopReason: reason, choice: onAbort, ...out, left });
+    const parts = [
+      out.offset.length > 0 ? `offset ${out.offset.join(', ')}` : '',
+      out.nothingToOffset.length > 0 ? `nothing to offset for ${out.nothingToOffset.join(', ')}` : '',
+      out.unsettled.length > 0 ? `compensation did not settle for ${out.unsettled.join(', ')}` : '',
+      left.length > 0 ? `left standing for an operator: ${left.map((id) => `${id} (${ledger.projection.calls[id]?.toolName ?? '?'})`).join(', ')}` : '',
+    ].filter((x) => x !== '');
+    return `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}`;
+  }
+
+  /** End the run: settle what stands, record why, publish, and return; never interrupted by a cancellation. */
   const stop = (reason: StopReason, detail: string, finalText?: string): Promise<AgentRunResult> =>
     CancellationScope.nonCancellable(async () => {
-      ledger.append({ type: 'RunCompleted', stopReason: reason, detail });
+      const standing = reason === 'completed' || reason === 'tool_failed' || reason === 'compensation_failed' ? '' : await settleStanding(reason);
+      const lost = lostRegistrations.length > 0 ? `compensations lost across continue-as-new (unknown tool): ${lostRegistrations.join(', ')}` : '';
+      const full = [detail, standing, reason === 'completed' ? '' : lost].filter((x) => x !== '').join('; ');
+      ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full });
       show();
       await condition(allHandlersFinished);
-      return runResult(ledger, reason, detail, finalText);
+      return runResult(ledger, reason, full, finalText);
     });
 
   if (carried) {
     ledger.append({ type: 'LedgerCarriedForward', fromTemporalRunId: carried.fromTemporalRunId, projectionHash: carried.projectionHash, eventCount: carried.eventCount });
   } else {
-    ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION });
+    ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION, onAbort });
   }
   view.identify({ principal: who.principalId, tenant: who.tenant, strategy: input.strategy });
   show();
@@ -110,7 +159,27 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     const perTurn = new Map<string, number>();
     const prepared = plan.proposals.map((p) => prepareProposal(ctx, turn, p, perTurn));
     show();
-    const settled = await Promise.allSettled(prepared.map((p) => (p.ok ? runCall(runner, p.call) : Promise.resolve(p.observation))));
+    // One intent, one call: a proposal naming an intent already made (this turn or earlier) gets its outcome.
+    const byKey = new Map<string, { readonly id: string; readonly outcome: Promise<Observation> }>();
+    const run = (call: ValidatedCall): Promise<Observation> => {
+      const sameTurn = byKey.get(call.operationKey);
+      if (sameTurn) return sameTurn.outcome.then((o) => answerRepeat(ledger, call, sameTurn.id, o));
+      const earlier = earlierIntent(ledger, call);
+      if (earlier && earlier.state !== 'UNKNOWN') {
+        const settledBefore: Observation = {
+          logicalCallId: earlier.logicalCallId,
+          providerCallId: '',
+          toolName: call.tool.name,
+          state: earlier.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED',
+          ...(earlier.errorCode ? { error: { code: earlier.errorCode, message: earlier.errorCode } } : {}),
+        };
+        return Promise.resolve(answerRepeat(ledger, call, earlier.logicalCallId, settledBefore));
+      }
+      const outcome = runCall(runner, call);
+      byKey.set(call.operationKey, { id: call.logicalCallId, outcome });
+      return outcome;
+    };
+    const settled = await Promise.allSettled(prepared.map((p) => (p.ok ? run(p.call) : Promise.resolve(p.observation))));
     const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (rejected) throw rejected.reason;
     show();
@@ -150,6 +219,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
           ...(lastSignature !== undefined ? { lastProposalSignature: lastSignature } : {}),
           repeatedTurns: repeated,
           usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
+          ...(saga.size > 0 ? { saga: saga.carried() } : {}),
         };
         return await continueAsNew<typeof agentRun>({ ...input, carried: next });
       }
@@ -194,6 +264,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
           const c = ledger.projection.calls[o.logicalCallId];
           return o.state === 'UNKNOWN' && c ? { ...o, state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED' } : o;
         });
+        // An operator who settles a call FAILED late: the turn's other effects are offset as for any failed call.
+        const settledFailed = results.filter((o) => o.state === 'FAILED' && open.includes(o.logicalCallId) && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true);
+        if (settledFailed.length > 0 && input.onToolFailure !== 'report_to_model' && patched(SETTLE_STANDING_EFFECTS)) return await compensateAndStop(turn, settledFailed);
       }
       observations = results;
       if (results.some((o) => o.error?.code === Failure.BudgetToolCalls)) return await stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);

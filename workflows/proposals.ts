@@ -4,6 +4,7 @@
  * invariants. Steps (6) authorization and approval, (7) unresolved-call state and (8) dispatch budget happen at
  * dispatch time in the call runner. Every rejection is typed and recorded; none reaches a downstream system.
  */
+import { patched } from '@temporalio/workflow';
 import { canonicalJson, hashCanonical, sha256Hex, type Json } from '../src/domain/canonical';
 import type { Observation, ProposedCall } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
@@ -12,6 +13,9 @@ import type { CallOrigin } from '../src/domain/ledger-events';
 import type { AnyTool } from '../src/domain/tool';
 import type { ToolRegistry } from '../src/tools/registry';
 import type { Ledger } from './ledger';
+
+/** Patch id: the operation key names the intent (no occurrence counter), so a re-proposal is the same intent. */
+export const INTENT_KEY = 'intent-key';
 
 /** Argument text larger than this is rejected before any parsing, whatever the tool. */
 export const MAX_PROPOSAL_BYTES = 65_536;
@@ -111,13 +115,17 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
   ledger.append({ type: 'ToolProposalRecorded', turn, logicalCallId, providerCallId: proposal.providerCallId, toolName: tool.name });
   const slot = `${tool.name}@${tool.version}|${argumentsHash}`;
   const occurrence = ctx.occurrences.get(slot) ?? 0;
+  // The key names the business intent: the same tenant, run, tool and canonical arguments give the same key for
+  // the life of the run, so a re-proposal meets the earlier intent instead of making a second effect. Runs
+  // recorded before this counted occurrences into the key (asked only where the two differ).
+  const keyOccurrence = occurrence > 0 && !patched(INTENT_KEY) ? occurrence : 0;
   const operationKey = deriveOperationKey({
     tenant: ctx.tenant,
     runId: ctx.runId,
     toolName: tool.name,
     toolVersion: tool.version,
     argumentsHash,
-    occurrence,
+    occurrence: keyOccurrence,
   });
   ledger.append({ type: 'ArgumentsCanonicalized', logicalCallId, toolVersion: tool.version, argumentsHash, operationKey });
 
@@ -136,3 +144,32 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
   };
 }
 
+
+/**
+ * A proposal whose operation key this run already holds an intent for: the earlier call if it is settled or in
+ * flight, else undefined. Compensations are their own intents and never match a model proposal.
+ */
+export function earlierIntent(ledger: Ledger, call: ValidatedCall): { readonly logicalCallId: string; readonly state: string; readonly receipt: string | null; readonly errorCode: string | null } | undefined {
+  for (const c of Object.values(ledger.projection.calls)) {
+    if (c.operationKey === call.operationKey && c.intentRecorded && c.logicalCallId !== call.logicalCallId && c.origin === 'model') return c;
+  }
+  return undefined;
+}
+
+/** Record that `call` repeats the intent of `sameAs`, and answer it with that call's outcome; nothing is dispatched. */
+export function answerRepeat(ledger: Ledger, call: ValidatedCall, sameAs: string, outcome: Observation): Observation {
+  const receipt = ledger.projection.calls[sameAs]?.receipt ?? undefined;
+  ledger.append({
+    type: 'IntentRepeated',
+    logicalCallId: call.logicalCallId,
+    sameAsCallId: sameAs,
+    operationKey: call.operationKey,
+    outcome: outcome.state,
+    ...(receipt ? { receipt } : {}),
+  });
+  const base = { logicalCallId: call.logicalCallId, providerCallId: call.providerCallId, toolName: call.tool.name };
+  if (outcome.state === 'SUCCEEDED') return { ...base, state: 'SUCCEEDED', data: { repeatOf: sameAs, ...(receipt ? { receipt } : {}), note: 'already done in this run: no second effect' } };
+  const code = outcome.state === 'FAILED' ? 'Intent.Repeated' : (outcome.error?.code ?? Failure.UnresolvedCall);
+  const why = outcome.state === 'FAILED' ? `the same intent already failed in ${sameAs}; a deliberate new attempt needs other arguments` : `the same intent ${sameAs} is unresolved`;
+  return { ...base, state: outcome.state, error: { code, message: why } };
+}

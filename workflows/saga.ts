@@ -6,16 +6,25 @@
  * a sealed forward key, to offset something that never happened.
  */
 import type { Observation } from '../src/domain/activity-contracts';
-import { hashCanonical } from '../src/domain/canonical';
+import { hashCanonical, type Json } from '../src/domain/canonical';
 import { deriveOperationKey } from '../src/domain/identity';
-import type { DispatchContext } from '../src/domain/tool';
+import type { AnyTool, DispatchContext } from '../src/domain/tool';
 import type { ToolRegistry } from '../src/tools/registry';
 import type { Ledger } from './ledger';
 import type { ValidatedCall } from './proposals';
 
 interface Registered {
-  readonly forward: ValidatedCall;
+  readonly forward: { readonly logicalCallId: string; readonly toolName: string };
   readonly compensation: ValidatedCall;
+}
+
+/** What a registration needs to survive continue-as-new: the compensation is rebuilt from it, unchanged. */
+export interface SagaRegistration {
+  readonly forwardCallId: string;
+  readonly forwardToolName: string;
+  readonly compensationToolName: string;
+  /** The compensation tool's arguments, as its schema parsed them when the forward call was registered. */
+  readonly args: Json;
 }
 
 export interface SagaOutcome {
@@ -39,13 +48,41 @@ export class Saga {
     return this.registered.length;
   }
 
-  /** Declare how `forward` would be offset. Pure apart from the ledger append; called before its dispatch. */
-  register(forward: ValidatedCall): void {
-    const plan = forward.tool.compensation;
-    if (plan.kind !== 'compensate' || forward.origin !== 'model') return;
-    const tool = this.tools.get(plan.tool);
-    if (tool === undefined) throw new Error(`${forward.tool.name} names an unknown compensation tool ${plan.tool}`);
-    const args = tool.args.parse(plan.args({ args: forward.args, operationKey: forward.operationKey }));
+  /** The registrations as continue-as-new carries them forward. */
+  carried(): SagaRegistration[] {
+    return this.registered.map(({ forward, compensation }) => ({
+      forwardCallId: forward.logicalCallId,
+      forwardToolName: forward.toolName,
+      compensationToolName: compensation.tool.name,
+      args: compensation.args as Json,
+    }));
+  }
+
+  /**
+   * Take over the registrations a previous run of this workflow carried forward (already in the ledger: no event
+   * is appended). A registration whose tool this worker no longer knows is kept out and returned, so the run can
+   * name the effect for an operator rather than drop it.
+   */
+  restore(registrations: readonly SagaRegistration[]): string[] {
+    const lost: string[] = [];
+    for (const r of registrations) {
+      const tool = this.tools.get(r.compensationToolName);
+      const parsed = tool?.args.safeParse(r.args);
+      if (tool === undefined || parsed === undefined || !parsed.success) {
+        lost.push(r.forwardCallId);
+        continue;
+      }
+      this.registered.push({ forward: { logicalCallId: r.forwardCallId, toolName: r.forwardToolName }, compensation: this.compensationCall(tool, parsed.data, r.forwardCallId) });
+    }
+    return lost;
+  }
+
+  /** Forward calls with a registered compensation (their ids). */
+  covers(forwardCallId: string): boolean {
+    return this.registered.some((r) => r.forward.logicalCallId === forwardCallId);
+  }
+
+  private compensationCall(tool: AnyTool, args: unknown, forwardCallId: string): ValidatedCall {
     const body = tool.canonicalize(args, this.who);
     const argumentsHash = hashCanonical(body);
     const operationKey = deriveOperationKey({
@@ -56,19 +93,26 @@ export class Saga {
       argumentsHash,
       occurrence: 0,
     });
-    const logicalCallId = `cmp_${forward.logicalCallId}`;
+    return { tool, args, body, logicalCallId: `cmp_${forwardCallId}`, providerCallId: 'saga', operationKey, argumentsHash, origin: 'compensation' };
+  }
+
+  /** Declare how `forward` would be offset. Pure apart from the ledger append; called before its dispatch. */
+  register(forward: ValidatedCall): void {
+    const plan = forward.tool.compensation;
+    if (plan.kind !== 'compensate' || forward.origin !== 'model') return;
+    const tool = this.tools.get(plan.tool);
+    if (tool === undefined) throw new Error(`${forward.tool.name} names an unknown compensation tool ${plan.tool}`);
+    const args = tool.args.parse(plan.args({ args: forward.args, operationKey: forward.operationKey }));
+    const compensation = this.compensationCall(tool, args, forward.logicalCallId);
     this.ledger.append({
       type: 'CompensationRegistered',
       forwardCallId: forward.logicalCallId,
-      compensationCallId: logicalCallId,
+      compensationCallId: compensation.logicalCallId,
       toolName: tool.name,
-      operationKey,
-      argumentsHash,
+      operationKey: compensation.operationKey,
+      argumentsHash: compensation.argumentsHash,
     });
-    this.registered.push({
-      forward,
-      compensation: { tool, args, body, logicalCallId, providerCallId: 'saga', operationKey, argumentsHash, origin: 'compensation' },
-    });
+    this.registered.push({ forward: { logicalCallId: forward.logicalCallId, toolName: forward.tool.name }, compensation });
   }
 
   /**
@@ -78,8 +122,11 @@ export class Saga {
   async compensate(turn: number, reason: string, run: (call: ValidatedCall) => Promise<Observation>): Promise<SagaOutcome> {
     const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
     for (const { forward, compensation } of [...this.registered].reverse()) {
-      const state = this.ledger.projection.calls[forward.logicalCallId]?.state;
+      const view = this.ledger.projection.calls[forward.logicalCallId];
+      const state = view?.state;
       if (state !== 'SUCCEEDED' && state !== 'UNKNOWN') continue;
+      // Offset once: an effect already offset (or proven absent) by an earlier pass is not offset again.
+      if (view?.compensation === 'OFFSET' || view?.compensation === 'NOTHING_TO_OFFSET') continue;
       const ids = { forwardCallId: forward.logicalCallId, compensationCallId: compensation.logicalCallId };
       this.ledger.append({ type: 'CompensationStarted', ...ids, reason });
       this.ledger.append({
@@ -100,10 +147,10 @@ export class Saga {
       const obs = await run(compensation);
       const absent = obs.state === 'FAILED' && (compensation.tool.forwardAbsentReasons ?? []).includes(obs.error?.code ?? '');
       if (obs.state === 'SUCCEEDED') {
-        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'OFFSET', detail: `${compensation.tool.name} offset ${forward.tool.name}` });
+        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'OFFSET', detail: `${compensation.tool.name} offset ${forward.toolName}` });
         out.offset.push(forward.logicalCallId);
       } else if (absent) {
-        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'NOTHING_TO_OFFSET', detail: `${forward.tool.name} never took effect; its key is sealed` });
+        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'NOTHING_TO_OFFSET', detail: `${forward.toolName} never took effect; its key is sealed` });
         if (state === 'UNKNOWN') {
           this.ledger.append({ type: 'ToolEffectReconciled', logicalCallId: forward.logicalCallId, via: 'compensation', outcome: 'FAILED', detail: 'the downstream holds no effect under the key and sealed it' });
         }

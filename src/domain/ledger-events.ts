@@ -29,6 +29,8 @@ export type LedgerEventBody =
       readonly deadlineAt: string;
       readonly budgets: Budgets;
       readonly reducerVersion: number;
+      /** What a stop other than `completed` does with standing effects (absent in runs recorded before it existed). */
+      readonly onAbort?: 'compensate' | 'leave';
     }
   | {
       /** First event of a continued run: the projection it starts from, with the hash the previous run ended on. */
@@ -110,6 +112,18 @@ export type LedgerEventBody =
   | { readonly type: 'DispatchDeferred'; readonly logicalCallId: string; readonly retryAfterMs: number; readonly reason: string }
   | { readonly type: 'DispatchIntentRecorded'; readonly logicalCallId: string; readonly intent: ToolIntent }
   | {
+      /**
+       * The model proposed again an intent this run already has (the same tool and canonical arguments, so the
+       * same operation key): no new intent, no dispatch; the proposal gets the earlier call's outcome.
+       */
+      readonly type: 'IntentRepeated';
+      readonly logicalCallId: string;
+      readonly sameAsCallId: string;
+      readonly operationKey: string;
+      readonly outcome: 'SUCCEEDED' | 'FAILED' | 'UNKNOWN';
+      readonly receipt?: string;
+    }
+  | {
       readonly type: 'ToolAttemptStarted';
       readonly logicalCallId: string;
       /** Which dispatch of this call (1 = first); Temporal's own attempts inside it are reported with the result. */
@@ -173,6 +187,21 @@ export type LedgerEventBody =
       /** OFFSET: a new effect offset the forward one; NOTHING_TO_OFFSET: the forward effect never existed. */
       readonly outcome: 'OFFSET' | 'NOTHING_TO_OFFSET' | 'FAILED' | 'UNKNOWN';
       readonly detail: string;
+    }
+  | {
+      /**
+       * A run stopping other than `completed` with effects still standing: what it did about them (the run's
+       * `onAbort` choice) and what is left for an operator.
+       */
+      readonly type: 'StandingEffectsSettled';
+      readonly stopReason: StopReason;
+      readonly choice: 'compensate' | 'leave';
+      readonly offset: readonly string[];
+      readonly nothingToOffset: readonly string[];
+      /** Compensations that failed or whose outcome stayed UNKNOWN. */
+      readonly unsettled: readonly string[];
+      /** Effects left standing: no compensation exists, the choice was `leave`, or no time was left to offset. */
+      readonly left: readonly string[];
     }
   | { readonly type: 'CancellationRequested'; readonly inFlight: readonly string[] }
   | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }

@@ -191,6 +191,11 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       const q = patchCall(p, e.logicalCallId, { state: 'INTENT_RECORDED', intentRecorded: true, policyVersion: e.intent.policyVersion }, e);
       return first ? { ...q, intents: q.intents + 1 } : q;
     }
+    case 'IntentRepeated':
+      // The repeat did nothing of its own: it mirrors the earlier call's settled outcome (UNKNOWN leaves it as it is).
+      return e.outcome === 'UNKNOWN'
+        ? p
+        : patchCall(p, e.logicalCallId, { state: e.outcome, receipt: e.receipt ?? null, errorCode: e.outcome === 'FAILED' ? 'Intent.Repeated' : null, reconciledVia: 'same_intent' }, e);
     case 'ToolAttemptStarted': {
       const call = p.calls[e.logicalCallId];
       const intentRecorded = call?.intentRecorded === true;
@@ -239,6 +244,8 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       return p;
     case 'CompensationCompleted':
       return patchCall(p, e.forwardCallId, { compensation: e.outcome }, e);
+    case 'StandingEffectsSettled':
+      return p;
     case 'CancellationRequested':
       return { ...p, cancelRequested: true };
     case 'OperatorWaitStarted':

@@ -66,6 +66,11 @@ export interface TimeoutCaps {
   readonly reconcileAttemptMs: number;
   /** Time kept back from every attempt so reconciliation can still run before the deadline. */
   readonly recoveryReserveMs: number;
+  /**
+   * How long past the deadline a stopping run may still offset its standing effects (`onAbort: 'compensate'`):
+   * compensation is what a stop after the deadline most needs time for. The run closes by deadline + grace.
+   */
+  readonly abortGraceMs: number;
 }
 
 export interface Budgets {
@@ -102,6 +107,12 @@ export interface AgentRunInput {
    * effects that took place and stops with tool_failed; `report_to_model` hands the failure to the model.
    */
   readonly onToolFailure?: 'compensate_and_stop' | 'report_to_model';
+  /**
+   * What a run that stops other than `completed` does with the effects still standing: `compensate` (default)
+   * offsets each one that has a compensation; `leave` leaves them for an operator. Either way the choice and
+   * every standing effect are recorded in the ledger and named in the stop detail.
+   */
+  readonly onAbort?: 'compensate' | 'leave';
   /** A turn whose every proposal was denied (policy, tenant, approval): tell the model (default) or stop. */
   readonly onDenied?: 'report_to_model' | 'stop';
   /** Prices per model for the cost budget; default DEFAULT_PRICES. A model missing here costs nothing counted. */
@@ -122,6 +133,16 @@ export interface CarriedState {
   readonly lastProposalSignature?: string;
   readonly repeatedTurns: number;
   readonly usage: { readonly tokens: number; readonly costMicros: number };
+  /** Compensations registered before their forward calls were dispatched: still owed after continue-as-new. */
+  readonly saga?: readonly SagaRegistrationState[];
+}
+
+/** One carried saga registration (see workflows/saga.ts). */
+export interface SagaRegistrationState {
+  readonly forwardCallId: string;
+  readonly forwardToolName: string;
+  readonly compensationToolName: string;
+  readonly args: unknown;
 }
 
 export const DEFAULT_LIMITS: AttemptLimits = { model: 3, tool: 3, reconcile: 5, compensation: 5 };
@@ -130,6 +151,7 @@ export const DEFAULT_CAPS: TimeoutCaps = {
   toolAttemptMs: 10_000,
   reconcileAttemptMs: 5_000,
   recoveryReserveMs: 2_000,
+  abortGraceMs: 15_000,
 };
 export const DEFAULT_BUDGETS: Budgets = { maxTurns: 8, maxToolCalls: 16, maxHistoryEvents: 2_000, noProgressTurns: 2 };
 

@@ -70,6 +70,13 @@ export interface ToolDefinition<A = unknown, R = unknown> {
   /** The effect the operation key protects, e.g. `wallet.charge`. */
   readonly effectScope: string;
   readonly idempotency: IdempotencyContract;
+  /**
+   * The argument that tells deliberate repeats of an otherwise identical effect apart (a memo, an order line,
+   * an invoice number). The operation key names the business intent: the same tool and canonical arguments give
+   * the same key for the life of a run, so a re-proposal gets the earlier outcome and no second effect. A tool
+   * whose users mean to repeat an identical effect names this field, and the model must vary it.
+   */
+  readonly intentReference?: string;
   /** The canonical arguments: explicit units, tenant-scoped ids, sorted sets, zoned times, no secrets. */
   canonicalize(args: A, ctx: DispatchContext): Json;
   authorization(args: A, ctx: DispatchContext): AuthorizationRequest;

@@ -85,6 +85,25 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     Array.from({ length: 16 }, () => ({
       proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100, currency: 'EUR' } } }],
     })),
+  /**
+   * A model that repeats itself: the same debit twice in one turn, again in the next turn, and a deliberate
+   * second charge of the same amount with its own memo (the debit's intent reference).
+   */
+  'repeat-debit': (vars) => [
+    {
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } },
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } },
+      ],
+    },
+    {
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } },
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount, memo: 'second delivery' } },
+      ],
+    },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
   /** A model that never stops proposing: ends on the turn budget. */
   'endless-debits': (vars) =>
     Array.from({ length: 64 }, (_, i) => ({

@@ -8,7 +8,8 @@ const AccountId = z.string().regex(/^[a-z0-9_-]{1,64}$/i, 'an account id like ac
 export const walletDebit = defineTool({
   name: 'wallet_debit',
   version: 1,
-  description: 'Debit an amount from a customer account in the caller tenant. Charges real money.',
+  description:
+    'Debit an amount from a customer account in the caller tenant. Charges real money. Proposing the same debit again in this run is the same charge, not a second one; a deliberate second charge of the same amount needs another memo.',
   args: z
     .object({
       account: AccountId,
@@ -31,6 +32,8 @@ export const walletDebit = defineTool({
   route: '/v1/debits',
   effectScope: 'wallet.charge',
   idempotency: 'idempotent_by_key',
+  // Two identical debits in one run are one intent; a second, deliberate one carries another memo.
+  intentReference: 'memo',
   canonicalize: (args, ctx) => ({
     tenant: ctx.tenant,
     account: args.account,

@@ -122,7 +122,7 @@ describe('retry accounting and the circuit breaker', () => {
     const a = await account();
     await stack.walletClient.armFault({ at: 'before_commit', do: 'error_5xx', path: '/v1/debits', occurrence: 1, times: 1_000 });
     let seenAfterOpen = -1;
-    let acct: { dependencies: Record<string, { logicalCalls: number }>; amplification: Record<string, number> } | undefined;
+    let acct: { dependencies: Record<string, { logicalCalls: number; attempts: number }>; amplification: Record<string, number> } | undefined;
     const out = await runAgent(
       stack,
       'breaker',
@@ -141,7 +141,9 @@ describe('retry accounting and the circuit breaker', () => {
     );
     await stack.walletClient.clearFaults();
     expect(acct?.dependencies['wallet']?.logicalCalls).toBe(3);
-    expect(acct?.amplification['wallet']).toBeGreaterThanOrEqual(2);
+    // Every attempt the ledger counts is a dispatch attempt in Temporal's history, no more, no less.
+    expect(out.ledger.projection.dependencies['wallet']?.attempts).toBe(out.dispatchAttempts);
+    expect(acct?.amplification['wallet']).toBe(2); // limits.tool = 2, and every attempt failed
     expect(out.ledger.events.some((e) => e.type === 'CircuitOpened')).toBe(true);
     // Turns after the breaker opened were refused before reaching the wallet.
     const refused = out.ledger.events.filter((e) => e.type === 'ProposalRejected' && e.code === 'Dispatch.CircuitOpen');

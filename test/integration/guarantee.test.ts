@@ -67,3 +67,102 @@ describe('a new decision after a possible send', () => {
     expect(out.result.stopReason).toBe('completed');
   });
 });
+
+describe('retry accounting reads what happened', () => {
+  const stats = (out: { ledger: { projection: { dependencies: Record<string, { attempts: number; logicalCalls: number }> } } }) =>
+    out.ledger.projection.dependencies['wallet'];
+
+  test('a lost response recovered by a same-key replay counts each attempt once', async () => {
+    await stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits', times: 1 });
+    const out = await runAgent(stack, 'acct-recovered', input({ vars: { account: 'acct_g', amount: { minor: 1_001, currency: 'EUR' } } }));
+    expect(out.result.calls[0]?.state).toBe('SUCCEEDED');
+    expect(out.dispatchAttempts).toBe(2); // Temporal's history: two attempts of one dispatch
+    expect(stats(out)).toMatchObject({ logicalCalls: 1, attempts: out.dispatchAttempts });
+    const unknown = out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown');
+    expect(unknown && 'attempts' in unknown ? unknown.attempts : -1).toBe(1);
+  });
+
+  test('a refusal that stops the retries after one attempt records one attempt, not the configured limit', async () => {
+    const before = (await stack.walletClient.stats('', { prefix: true })).dispatchCount;
+    // No signing key: the wallet refuses the capability (non-retryable), the call is UNKNOWN and reconciled.
+    const out = await runAgent(stack, 'acct-refused', input({ vars: { account: 'acct_g', amount: { minor: 1_002, currency: 'EUR' } }, limits: { tool: 3 } }), undefined, {
+      noCapabilityKey: true,
+    });
+    const requests = (await stack.walletClient.stats('', { prefix: true })).dispatchCount - before;
+    expect(requests).toBe(1);
+    expect(out.dispatchAttempts).toBe(1);
+    const unknown = out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown');
+    expect(unknown && 'attempts' in unknown ? unknown.attempts : -1).toBe(1);
+    expect(stats(out)?.attempts).toBe(1);
+  });
+});
+
+describe('the key names the business intent', () => {
+  test('the same debit proposed twice in a turn and again in the next turn is one charge; another memo is a second', async () => {
+    const before = await stack.walletClient.balance('acme', 'acct_g');
+    const out = await runAgent(stack, 'repeat', input({ scenario: 'repeat-debit', vars: { account: 'acct_g', amount: { minor: 777, currency: 'EUR' } } }));
+    const after = await stack.walletClient.balance('acme', 'acct_g');
+    expect(out.result.stopReason).toBe('completed');
+    expect(before!.minor - after!.minor).toBe(2 * 777);
+    const debits = out.result.calls.filter((c) => c.toolName === 'wallet_debit');
+    expect(debits).toHaveLength(4);
+    const keys = new Set(debits.map((c) => c.operationKey));
+    expect(keys.size).toBe(2);
+    for (const k of keys) expect(await effectsOf(k!)).toBe(1);
+    for (const c of debits) expect(c.state).toBe('SUCCEEDED');
+    expect(out.ledger.events.filter((e) => e.type === 'IntentRepeated')).toHaveLength(2);
+    expect(out.ledger.projection.intents).toBe(2);
+  });
+});
+
+describe('standing effects at a stop other than completed', () => {
+  const refunded = (out: { ledger: { projection: { calls: Record<string, { toolName: string; origin: string; state: string; compensation: string | null }> } } }) =>
+    Object.values(out.ledger.projection.calls).filter((c) => c.origin === 'model' && c.toolName === 'wallet_debit' && c.state === 'SUCCEEDED');
+
+  test('budget_exhausted after continue-as-new: effects from before and after it are offset (onAbort: compensate)', async () => {
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_can', balanceMinor: 100_000, currency: 'EUR' });
+    const out = await runAgent(
+      stack,
+      'abort-can',
+      input({ scenario: 'endless-debits', vars: { account: 'acct_can' }, budgets: { maxTurns: 4, maxToolCalls: 16, maxHistoryEvents: 30 } }),
+    );
+    expect(out.result.stopReason).toBe('budget_exhausted');
+    // The run continued as new at least once, so the first debits were registered in an earlier Temporal run.
+    expect(out.ledger.events[0]?.type).toBe('LedgerCarriedForward');
+    const debits = refunded(out);
+    expect(debits.length).toBe(4); // turns 1-4 debit; turn 5 is over the budget
+    for (const d of debits) expect(d.compensation).toBe('OFFSET');
+    expect((await stack.walletClient.balance('acme', 'acct_can'))?.minor).toBe(100_000);
+    expect(out.result.detail).toMatch(/standing effects \(onAbort: compensate\): offset /);
+    const settled = out.ledger.events.find((e) => e.type === 'StandingEffectsSettled');
+    expect(settled).toMatchObject({ choice: 'compensate', stopReason: 'budget_exhausted', left: [] });
+  });
+
+  test('deadline_exceeded after effects: offset within the grace, and the run closes before deadline + grace', async () => {
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_dl', balanceMinor: 100_000, currency: 'EUR' });
+    const deadline = Date.now() + 9_000;
+    const out = await runAgent(
+      stack,
+      'abort-deadline',
+      input({ scenario: 'endless-debits', vars: { account: 'acct_dl' }, deadlineAt: new Date(deadline).toISOString(), budgets: { maxTurns: 64, maxToolCalls: 64 } }),
+    );
+    expect(out.result.stopReason).toBe('deadline_exceeded');
+    const debits = refunded(out);
+    expect(debits.length).toBeGreaterThan(0);
+    for (const d of debits) expect(d.compensation).toBe('OFFSET');
+    expect((await stack.walletClient.balance('acme', 'acct_dl'))?.minor).toBe(100_000);
+    const completed = out.ledger.events.find((e) => e.type === 'RunCompleted');
+    expect(Date.parse(completed!.at)).toBeLessThan(deadline + 15_000);
+  });
+
+  test("onAbort: 'leave' offsets nothing and names every standing effect for an operator", async () => {
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_lv', balanceMinor: 100_000, currency: 'EUR' });
+    const out = await runAgent(stack, 'abort-leave', input({ scenario: 'endless-debits', vars: { account: 'acct_lv' }, onAbort: 'leave', budgets: { maxTurns: 2, maxToolCalls: 16 } }));
+    expect(out.result.stopReason).toBe('budget_exhausted');
+    const debits = refunded(out);
+    expect(debits.length).toBe(2);
+    expect((await stack.walletClient.balance('acme', 'acct_lv'))?.minor).toBe(100_000 - 100 - 101);
+    for (const d of debits) expect(out.result.detail).toContain(`${(d as unknown as { logicalCallId: string }).logicalCallId} (wallet_debit)`);
+    expect(out.ledger.events.find((e) => e.type === 'StandingEffectsSettled')).toMatchObject({ choice: 'leave', offset: [] });
+  });
+});
