@@ -76,6 +76,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const lostRegistrations = carried?.saga ? saga.restore(carried.saga as SagaRegistration[]) : [];
   const onAbort = input.onAbort ?? 'compensate';
   const breakers = new CircuitBreakers(ledger);
+  /** Calls holding a place in the tool-call budget while they wait (authorizer, approval, rate limit). */
+  const reservedIntents = new Set<string>();
   const gate: DispatchGate = {
     ledger,
     approvals: new Approvals(ledger, show),
@@ -86,7 +88,13 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     clock,
     dispatchTimes: new Map(),
     unresolved: (except) => unknownCalls(ledger.projection).filter((c) => c !== except),
-    budgetLeft: () => ledger.projection.intents < budgets.maxToolCalls,
+    reserveBudget: (callId) => {
+      if (reservedIntents.has(callId)) return true;
+      if (ledger.projection.intents + reservedIntents.size >= budgets.maxToolCalls) return false;
+      reservedIntents.add(callId);
+      return true;
+    },
+    releaseBudget: (callId) => void reservedIntents.delete(callId),
     circuitOpen: (service) => breakers.openReason(service),
     // Versioned change: runs started before it asked the authorizer local activity for every call.
     ...(patched(DECIDE_FROM_HELD_POLICY) ? { held: new PolicyHolder() } : {}),
@@ -157,7 +165,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   /** Run one turn's calls side by side; each is tracked by its logical call id, never by position. */
   async function dispatchTurn(turn: number, plan: Extract<PlanResponse, { kind: 'proposals' }>): Promise<Observation[]> {
     const perTurn = new Map<string, number>();
-    const prepared = plan.proposals.map((p) => prepareProposal(ctx, turn, p, perTurn));
+    const cap = budgets.maxProposalsPerTurn;
+    const prepared = plan.proposals.map((p, i) => prepareProposal(ctx, turn, p, perTurn, i >= cap ? cap : undefined));
     show();
     // One intent, one call: a proposal naming an intent already made (this turn or earlier) gets its outcome.
     const byKey = new Map<string, { readonly id: string; readonly outcome: Promise<Observation> }>();

@@ -30,8 +30,13 @@ export interface DispatchGate {
   readonly dispatchTimes: Map<string, number[]>;
   /** Other calls of this run that are UNKNOWN right now. */
   readonly unresolved: (except: string) => string[];
-  /** Whether one more intent fits the run's tool-call budget. */
-  readonly budgetLeft: () => boolean;
+  /**
+   * Reserve one intent of the run's tool-call budget for this call (true), or refuse (false). A reservation is
+   * taken before any await (authorizer, approval, rate-limit sleep), so parallel proposals cannot all pass a
+   * check made before their awaits; it turns into the intent when the intent is recorded, or is released.
+   */
+  readonly reserveBudget: (callId: string) => boolean;
+  readonly releaseBudget: (callId: string) => void;
   /** Why the dependency's circuit is open, or null. */
   readonly circuitOpen?: (service: string) => string | null;
   /** Deciding from a held policy (absent: every decision is the authorizer local activity's, as before). */
@@ -86,9 +91,16 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
     observation: { logicalCallId: id, providerCallId: call.providerCallId, toolName: call.tool.name, state: 'FAILED', error: { code, message } },
   });
   const reject = (code: string, message: string): GateResult => {
+    g.releaseBudget(id);
     ledger.append({ type: 'ProposalRejected', logicalCallId: id, code, message });
     return fail(code, message);
   };
+  const refuse = (code: string, message: string): GateResult => {
+    g.releaseBudget(id);
+    return fail(code, message);
+  };
+  // A call that already holds an intent (a new decision for it) is inside the budget already.
+  const holdsIntent = ledger.projection.calls[id]?.intentRecorded === true;
   let approval: ApprovalGrant | undefined = prior;
 
   for (;;) {
@@ -98,8 +110,8 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
     // The dependency's circuit breaker: repeated failures stop new dispatches to it for a while.
     const open = g.circuitOpen?.(call.tool.service) ?? null;
     if (open !== null && call.origin === 'model') return reject(Failure.CircuitOpen, open);
-    // 8. dispatch budget
-    if (call.origin === 'model' && !g.budgetLeft()) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
+    // 8. dispatch budget, reserved before anything is awaited
+    if (call.origin === 'model' && !holdsIntent && !g.reserveBudget(id)) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
 
     // 6. authorization and approval, against the policy as it is now
     const input: AuthorizationInput = {
@@ -127,7 +139,12 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
       try {
         const result = await authorizeCall(g.held ? { ...input, includePolicy: true } : input);
         const { policy, ...rest } = result;
-        if (policy) g.held?.hold(policy);
+        if (policy) {
+          // Decide again from the policy now held, synchronously: parallel calls that awaited the authorizer
+          // together would otherwise all pass a rate limit and the checks above as they stood before the await.
+          g.held?.hold(policy);
+          continue;
+        }
         decision = rest;
       } catch (err) {
         return reject('Policy.Unavailable', `no authorization decision could be made: ${(err as Error).message}`);
@@ -151,11 +168,12 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
     switch (decision.kind) {
       case 'denied':
         ledger.append({ type: 'AuthorizationDenied', ...record, code: decision.code });
-        return fail(decision.code, decision.reason);
+        return refuse(decision.code, decision.reason);
       case 'rate_limited': {
         ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs: decision.retryAfterMs, reason: decision.reason });
         const c = g.clock();
         if (c.nowMs + decision.retryAfterMs > c.deadlineAtMs - c.caps.recoveryReserveMs) {
+          g.releaseBudget(id);
           throw new DeadlineTooClose(`rate limit would carry ${id} past the run deadline`);
         }
         await sleep(decision.retryAfterMs);
@@ -187,7 +205,7 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
         if (outcome === undefined) {
           return reject(Failure.ApprovalTimedOut, 'no approval decision before the run deadline');
         }
-        if (outcome.kind === 'denied') return fail(Failure.ApprovalDenied, `${outcome.approver}: ${outcome.reason}`);
+        if (outcome.kind === 'denied') return refuse(Failure.ApprovalDenied, `${outcome.approver}: ${outcome.reason}`);
         approval = outcome.grant;
         continue;
       }
@@ -209,6 +227,7 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
         // The intent becomes durable before any dispatch (workflow state, then the activity input in history).
         workflowCrashPoint('workflow.before_intent'); // fault-protocol hook: no-op unless the fault runner started the run
         const recorded = ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
+        g.releaseBudget(id); // the reservation is now the recorded intent
         const times = g.dispatchTimes.get(authz.action) ?? [];
         g.dispatchTimes.set(authz.action, [...times, Date.now()]);
         const signLater: DispatchAuthorization | undefined = held

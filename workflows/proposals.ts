@@ -60,7 +60,7 @@ function utf8Bytes(text: string): number {
 }
 
 /** Validate, canonicalize and key one proposal of `turn`. */
-export function prepareProposal(ctx: RunContext, turn: number, proposal: ProposedCall, occurrenceInTurn: Map<string, number>): Prepared {
+export function prepareProposal(ctx: RunContext, turn: number, proposal: ProposedCall, occurrenceInTurn: Map<string, number>, overTurnCap?: number): Prepared {
   const { ledger } = ctx;
   const tool = ctx.tools.get(proposal.name);
   const limit = tool?.maxArgumentBytes ?? MAX_PROPOSAL_BYTES;
@@ -85,6 +85,8 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
     return reject(logicalCallId, code, message);
   };
 
+  // 0. the per-turn cap on proposals: what a turn proposes past it is never considered
+  if (overTurnCap !== undefined) return early(Failure.BudgetProposalsPerTurn, `more than ${overTurnCap} proposals in one turn`);
   // 1. size limits, 2. known tool and version
   if (utf8Bytes(proposal.argumentsJson) > limit) return early(Failure.ProposalTooLarge, `arguments exceed ${limit} bytes`);
   if (tool === undefined) return early(Failure.ProposalUnknownTool, `unknown tool "${proposal.name}"; known: ${ctx.tools.names().join(', ')}`);

@@ -22,6 +22,8 @@ export const Failure = {
   /** Another call of the run is UNKNOWN: no new dispatch until it is settled. */
   UnresolvedCall: 'Dispatch.UnresolvedCall',
   BudgetToolCalls: 'Budget.ToolCalls',
+  /** More proposals in one turn than the run's per-turn cap: the extra ones are rejected, never dispatched. */
+  BudgetProposalsPerTurn: 'Budget.ProposalsPerTurn',
   /** The dependency's circuit breaker is open after repeated failures. */
   CircuitOpen: 'Dispatch.CircuitOpen',
   IdempotencyArgumentsMismatch: 'Idempotency.ArgumentsMismatch',

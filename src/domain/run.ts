@@ -84,6 +84,8 @@ export interface Budgets {
   readonly maxHistoryEvents: number;
   /** Stop when the model proposes the same calls (tool and canonical arguments) this many turns in a row. */
   readonly noProgressTurns: number;
+  /** Proposals one turn may make; the ones past it are rejected (`Budget.ProposalsPerTurn`), none dispatched. */
+  readonly maxProposalsPerTurn: number;
 }
 
 /** Price per million tokens, in micro-units (1 USD = 1,000,000). */
@@ -153,7 +155,7 @@ export const DEFAULT_CAPS: TimeoutCaps = {
   recoveryReserveMs: 2_000,
   abortGraceMs: 15_000,
 };
-export const DEFAULT_BUDGETS: Budgets = { maxTurns: 8, maxToolCalls: 16, maxHistoryEvents: 2_000, noProgressTurns: 2 };
+export const DEFAULT_BUDGETS: Budgets = { maxTurns: 8, maxToolCalls: 16, maxHistoryEvents: 2_000, noProgressTurns: 2, maxProposalsPerTurn: 8 };
 
 /**
  * Illustrative list prices (micro-USD per million tokens); configure your own in `AgentRunInput.prices`.

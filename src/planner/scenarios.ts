@@ -104,6 +104,16 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     },
     { final: (obs) => `Done: ${summarize(obs)}.` },
   ],
+  /** `vars.count` different debits side by side in one turn (100, 101, ... minor units), then an answer. */
+  'parallel-debits': (vars) => [
+    {
+      proposals: Array.from({ length: Math.max(1, Math.min(64, Math.floor(Number(vars.count ?? 4)))) }, (_, i) => ({
+        name: 'wallet_debit',
+        arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } },
+      })),
+    },
+    { final: (obs) => `Done: ${summarize(obs)}.` },
+  ],
   /** A model that never stops proposing: ends on the turn budget. */
   'endless-debits': (vars) =>
     Array.from({ length: 64 }, (_, i) => ({

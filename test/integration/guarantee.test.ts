@@ -4,6 +4,8 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Stack } from '../../src/demo/stack';
+import { Policy } from '../../src/policy/policy-format';
+import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { decideApprovalUpdate, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
@@ -164,5 +166,47 @@ describe('standing effects at a stop other than completed', () => {
     expect((await stack.walletClient.balance('acme', 'acct_lv'))?.minor).toBe(100_000 - 100 - 101);
     for (const d of debits) expect(out.result.detail).toContain(`${(d as unknown as { logicalCallId: string }).logicalCallId} (wallet_debit)`);
     expect(out.ledger.events.find((e) => e.type === 'StandingEffectsSettled')).toMatchObject({ choice: 'leave', offset: [] });
+  });
+});
+
+describe('budgets and rate limits hold for parallel proposals', () => {
+  /** Debits the wallet committed for the run's model proposals (compensating refunds are effects of their own). */
+  const effectsFor = async (out: { result: { calls: readonly { operationKey?: string; toolName: string }[] } }) => {
+    let n = 0;
+    for (const c of out.result.calls) if (c.operationKey && c.toolName === 'wallet_debit') n += await effectsOf(c.operationKey);
+    return n;
+  };
+  const modelIntents = (out: { ledger: { events: readonly { type: string; logicalCallId?: string }[] } }) =>
+    out.ledger.events.filter((e) => e.type === 'DispatchIntentRecorded' && !e.logicalCallId?.startsWith('cmp_')).length;
+
+  test('four debits side by side on a budget of two: two intents, two effects, two typed rejections', async () => {
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_par', balanceMinor: 100_000, currency: 'EUR' });
+    const out = await runAgent(stack, 'parallel-budget', input({ scenario: 'parallel-debits', vars: { account: 'acct_par', count: 4 }, budgets: { maxToolCalls: 2 } }));
+    expect(modelIntents(out)).toBe(2);
+    expect(await effectsFor(out)).toBe(2);
+    expect(out.ledger.events.filter((e) => e.type === 'ProposalRejected' && e.code === 'Budget.ToolCalls')).toHaveLength(2);
+  });
+
+  test('a rate limit of two per minute: four parallel debits in the first turn never make more than two effects', async () => {
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_rl', balanceMinor: 100_000, currency: 'EUR' });
+    const policy = Policy.parse({ version: 'acme-rl-par/1', rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, rateLimit: { max: 2, perMs: 60_000 } }, { action: 'wallet.refund', origin: 'compensation' }] });
+    const out = await runAgent(
+      stack,
+      'parallel-rate',
+      input({ scenario: 'parallel-debits', vars: { account: 'acct_rl', count: 4 }, deadlineAt: new Date(Date.now() + 20_000).toISOString(), onAbort: 'leave' }),
+      undefined,
+      { policies: new StaticPolicyStore(policy) },
+    );
+    expect(modelIntents(out)).toBe(2);
+    expect(await effectsFor(out)).toBe(2);
+    expect(out.ledger.events.some((e) => e.type === 'DispatchDeferred')).toBe(true);
+  });
+
+  test('a per-turn cap: proposals past it are rejected before validation and never dispatched', async () => {
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_cap', balanceMinor: 100_000, currency: 'EUR' });
+    const out = await runAgent(stack, 'turn-cap', input({ scenario: 'parallel-debits', vars: { account: 'acct_cap', count: 5 }, budgets: { maxProposalsPerTurn: 3 } }));
+    expect(out.ledger.events.filter((e) => e.type === 'ProposalRejected' && e.code === 'Budget.ProposalsPerTurn')).toHaveLength(2);
+    expect(modelIntents(out)).toBe(3);
+    expect(await effectsFor(out)).toBe(3);
   });
 });

@@ -19,7 +19,7 @@ const intent = {
 function opening(): LedgerEvent[] {
   seq = 0;
   return [
-    ev({ type: 'RunCreated', runId: 'r1', principalId: 'user:alice', tenant: 'acme', strategy: 'check_receipt', deadlineAt: intent.deadlineAt, budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2 }, reducerVersion: 1 }),
+    ev({ type: 'RunCreated', runId: 'r1', principalId: 'user:alice', tenant: 'acme', strategy: 'check_receipt', deadlineAt: intent.deadlineAt, budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2, maxProposalsPerTurn: 8 }, reducerVersion: 1 }),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
     ev({ type: 'ToolProposalRecorded', turn: 1, logicalCallId: 'lc_1_a', providerCallId: 'call_a', toolName: 'wallet_debit' }),
     ev({ type: 'ArgumentsCanonicalized', logicalCallId: 'lc_1_a', toolVersion: 1, argumentsHash: 'h', operationKey: 'op_a' }),
