@@ -10,7 +10,7 @@ import { shutdownTracingFromEnv } from '../observability/tracing';
 import { DATA_DIR } from '../server/temporal-binaries';
 import { runOpeningFailure, type DemoRow } from '../demo/opening-failure';
 import { startStack } from '../demo/stack';
-import { renderTable } from '../demo/table';
+import { describeRows, renderTable } from '../demo/table';
 
 export interface DemoOptions {
   readonly once: boolean;
@@ -64,14 +64,15 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         }),
       );
     }
+    const report = describeRows(rows);
     if (opts.json) {
       const keys = ['strategy', 'attempts', 'dispatches', 'effects', 'finalState', 'projectionHashBefore', 'projectionHashAfter'] as const;
       process.stdout.write(`${JSON.stringify(rows.map((r) => Object.fromEntries(keys.map((k) => [k, r[k]]))))}\n`);
     } else {
       process.stdout.write(`\n${renderTable(rows)}\n\n`);
-      process.stdout.write('blind_retry charged twice: each attempt went out under a fresh key.\n');
-      process.stdout.write('check_receipt found the receipt by key; same_key_replay got the retained result: one charge each.\n');
+      for (const s of report.sentences) process.stdout.write(`${s}\n`);
     }
+    if (report.violations.length > 0) return 1;
     if (opts.once) return 0;
     log(`\nThe stack stays up: open ${stack.server.uiUrl ?? 'the Temporal UI'} and look for workflows "opening-failure-*". Ctrl-C stops it.`);
     await new Promise<void>((resolve) => {

