@@ -30,6 +30,11 @@ export const Failure = {
   FenceStale: 'Fence.Stale',
   /** A same-key resend would come after the downstream's key retention: it could charge again. Reconcile. */
   RetentionExpired: 'Idempotency.RetentionExpired',
+  /**
+   * The run asked for a lab-only strategy (blind_retry) on a worker that does not allow it: nothing was sent. (A task
+   * queue must not mix lab and production workers: a lab worker's earlier attempt would have sent.)
+   */
+  StrategyForbidden: 'Strategy.Forbidden',
   DispatchUnavailable: 'Dispatch.Unavailable',
   DispatchResponseLost: 'Dispatch.ResponseLost',
   DispatchRejected: 'Dispatch.Rejected',
@@ -56,6 +61,7 @@ export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
   Failure.IdempotencyKeySealed,
   Failure.FenceStale,
   Failure.DispatchRejected,
+  Failure.StrategyForbidden,
 ];
 
 export const NON_RETRYABLE_PLANNER: readonly FailureType[] = [
@@ -80,6 +86,7 @@ const PROVEN_NO_EFFECT: readonly string[] = [
   Failure.IdempotencyKeySealed,
   Failure.FenceStale,
   Failure.DispatchRejected,
+  Failure.StrategyForbidden,
 ];
 
 /** Shape of the failures the workflow sees, kept structural so this module stays free of SDK imports. */

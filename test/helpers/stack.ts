@@ -61,6 +61,7 @@ export async function inProcessWorker(
     activities: createActivities({
       services: clients,
       workerIdentity: `test-worker:${process.pid}`,
+      allowLabStrategies: true, // tests run blind_retry on purpose
       authorize: { ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }), ...(opts.policies ? { policies: opts.policies } : {}) },
     }),
     maxCachedWorkflows: 0,
