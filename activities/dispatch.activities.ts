@@ -12,6 +12,7 @@ import type {
 } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import { blindRetryKey } from '../src/domain/identity';
+import { isLabStrategy } from '../src/domain/run';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
 import { lapsesBeforeSend } from '../src/policy/capability';
@@ -26,6 +27,8 @@ export interface DispatchDeps {
    * decisions the workflow made from a held policy.
    */
   readonly authorize?: Partial<AuthorizeDeps>;
+  /** Serve lab-only strategies (blind_retry: the demo, the fault lab). Default false: a production worker refuses them. */
+  readonly labStrategies?: boolean;
 }
 
 function capabilityLapsesBeforeSend(token: string): boolean {
@@ -86,6 +89,9 @@ export function createDispatchActivities(deps: DispatchDeps) {
   }
 
   async function dispatchTool(req: DispatchRequest): Promise<DispatchResponse> {
+    if (isLabStrategy(req.strategy) && deps.labStrategies !== true) {
+      throw ApplicationFailure.nonRetryable(`strategy ${req.strategy} is lab-only; this worker refuses it (nothing was sent)`, Failure.StrategyForbidden);
+    }
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     const fence = fenceFor(ctx.info.currentAttemptScheduledTimestampMs, attempt);

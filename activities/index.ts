@@ -8,17 +8,23 @@ import { createPlannerActivities, type PlannerDeps } from './planner.activities'
 import type { OpenAIActivityDeps } from '../src/planner/openai-env';
 
 /** `authorize` (from DispatchDeps): the current policy and the signing key; default the built-in policy, no key. */
-export interface ActivityDeps extends DispatchDeps {
+export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
   readonly planner?: PlannerDeps;
   /** The real-model planner (`planner.kind: 'openai'`): a client built once per worker and a transcript store. */
   readonly openai?: OpenAIActivityDeps;
+  /**
+   * Serve runs that ask for a lab-only strategy (`blind_retry`). Default false: a production worker's dispatch
+   * refuses them with Strategy.Forbidden before sending anything. Only the demo, the fault lab, the bench and the
+   * tests set it.
+   */
+  readonly allowLabStrategies?: boolean;
 }
 
 export function createActivities(deps: ActivityDeps) {
   const { planTurn } = createPlannerActivities(deps.planner, deps.openai);
   // One policy store and one signing key for the authorizer and for signing at dispatch.
   const authorize = resolveAuthorizeDeps(deps.authorize);
-  const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize });
+  const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize, labStrategies: deps.allowLabStrategies === true });
   const { authorizeCall } = createAuthorizeActivities(authorize);
   return { planTurn, dispatchTool, reconcileCall, authorizeCall };
 }

@@ -1,6 +1,8 @@
 /**
  * `ledgerloop demo` (what `npm start` runs): bring up the dev server with its Web UI, the wallet and workers;
- * run the opening failure once per strategy; print the table; keep the stack up for the UI until Ctrl-C.
+ * run the opening failure once per strategy; print the table and the sentences computed from it (src/demo/table.ts);
+ * exit 1 when a safety claim did not hold (a safe strategy charged more than once, a record that contradicts the
+ * wallet, a projection hash that changed across the restart); else keep the stack up for the UI until Ctrl-C.
  */
 import path from 'node:path';
 import { startDemoCodecServer } from '../codec/demo-codec';
@@ -10,7 +12,7 @@ import { shutdownTracingFromEnv } from '../observability/tracing';
 import { DATA_DIR } from '../server/temporal-binaries';
 import { runOpeningFailure, type DemoRow } from '../demo/opening-failure';
 import { startStack } from '../demo/stack';
-import { renderTable } from '../demo/table';
+import { describeRows, renderTable } from '../demo/table';
 
 export interface DemoOptions {
   readonly once: boolean;
@@ -19,8 +21,7 @@ export interface DemoOptions {
 
 export async function runDemo(opts: DemoOptions): Promise<number> {
   const log = (m: string): void => {
-    if (!opts.json) process.stderr.write(`${m}\n`);
-    else process.stderr.write(`${m}\n`);
+    process.stderr.write(`${m}\n`);
   };
   const headless = opts.once;
   log(`starting the Temporal dev server${headless ? ' (headless)' : ' with the Web UI'}, the wallet and the workflow bundle…`);
@@ -64,21 +65,28 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         }),
       );
     }
+    const report = describeRows(rows);
     if (opts.json) {
       const keys = ['strategy', 'attempts', 'dispatches', 'effects', 'finalState', 'projectionHashBefore', 'projectionHashAfter'] as const;
       process.stdout.write(`${JSON.stringify(rows.map((r) => Object.fromEntries(keys.map((k) => [k, r[k]]))))}\n`);
+      for (const s of report.sentences) log(s); // stdout stays one JSON array
     } else {
-      process.stdout.write(`\n${renderTable(rows)}\n\n`);
-      process.stdout.write('blind_retry charged twice: each attempt went out under a fresh key.\n');
-      process.stdout.write('check_receipt found the receipt by key; same_key_replay got the retained result: one charge each.\n');
+      process.stdout.write(`\n${renderTable(rows)}\n\n${report.sentences.join('\n')}\n`);
     }
-    if (opts.once) return 0;
+    const code = report.violations.length > 0 ? 1 : 0;
+    if (code !== 0) {
+      // Loud, whatever the mode: a safety claim of the demo did not hold.
+      const banner = ['', '!'.repeat(72), ...report.violations.map((v) => `!! ${v}`), '!'.repeat(72), ''].join('\n');
+      if (!opts.json) process.stdout.write(`${banner}\n`);
+      process.stderr.write(`${banner}\n`);
+    }
+    if (opts.once) return code;
     log(`\nThe stack stays up: open ${stack.server.uiUrl ?? 'the Temporal UI'} and look for workflows "opening-failure-*". Ctrl-C stops it.`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
       process.once('SIGTERM', () => resolve());
     });
-    return 0;
+    return code;
   } finally {
     await shutdown();
   }

@@ -1,6 +1,7 @@
 /** Client-side helpers: start an agent run, read its ledger. */
 import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { AgentRunInput, AgentRunResult } from '../domain/run';
+import { Failure } from '../domain/failures';
+import { isLabStrategy, type AgentRunInput, type AgentRunResult, type RetryStrategy } from '../domain/run';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
@@ -12,6 +13,20 @@ export interface StartRunOptions {
   readonly input: AgentRunInput;
   /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (src/faults/workflow-hook.ts). */
   readonly memo?: Record<string, unknown>;
+  /**
+   * Start runs with a lab-only strategy (`blind_retry`, the naive loop that double-charges). Default false: such a
+   * run is refused before anything is started. Only the demo, the fault lab and the tests pass true.
+   */
+  readonly allowLabStrategies?: boolean;
+}
+
+/** A lab-only strategy was asked for without `allowLabStrategies`: no workflow was started. */
+export class StrategyForbiddenError extends Error {
+  override readonly name = 'StrategyForbiddenError';
+  readonly type = Failure.StrategyForbidden;
+  constructor(readonly strategy: RetryStrategy) {
+    super(`strategy ${strategy} is lab-only (it charges again on every lost response); nothing was started`);
+  }
 }
 
 export async function startAgentRun(
@@ -19,6 +34,7 @@ export async function startAgentRun(
   opts: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
   const { input } = opts;
+  if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true) throw new StrategyForbiddenError(input.strategy);
   return client.workflow.start<typeof agentRun>('agentRun', {
     workflowId: opts.workflowId,
     taskQueue: opts.taskQueue,

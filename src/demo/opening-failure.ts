@@ -73,6 +73,7 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
     const handle = await startAgentRun(stack.client, {
       workflowId,
       taskQueue: opts.taskQueue,
+      allowLabStrategies: true, // the demo runs blind_retry on purpose; its workers get the stack's lab switch
       input: {
         principal: { id: 'user:alice', tenant },
         goal: 'Charge 12.50 EUR for order 1001',

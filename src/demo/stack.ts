@@ -13,6 +13,7 @@ import { connectOrStart, startDevServer, type DevServerOptions, type ServerHandl
 import { spawnService, type SpawnedService } from '../services/spawn';
 import { DownstreamClient } from '../downstream/client';
 import { REPO_ROOT, writeWorkflowBundle } from '../worker/bundle';
+import { LAB_STRATEGIES_ENV } from '../worker/worker';
 
 export interface Stack {
   readonly server: ServerHandle;
@@ -29,7 +30,10 @@ export interface Stack {
   stop(): Promise<void>;
   /** The HMAC key capabilities are signed with; the services of this stack verify with it. */
   readonly capabilityKey: Buffer;
-  /** Environment a worker process of this stack needs (the capability key). */
+  /**
+   * Environment a worker process of this stack needs: the capability key, and LEDGERLOOP_ALLOW_LAB_STRATEGIES=1
+   * (this stack runs the demo and the tests, which run blind_retry on purpose).
+   */
   readonly workerEnv: Readonly<Record<string, string>>;
   /** Every business service of the stack (always the wallet, plus `StackOptions.services`). */
   readonly services: Readonly<Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>>;
@@ -106,7 +110,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       bundlePath,
       dataDir,
       capabilityKey,
-      workerEnv: capabilityEnv,
+      workerEnv: { ...capabilityEnv, [LAB_STRATEGIES_ENV]: '1' },
       services,
       serviceUrls,
       ...(dataConverter ? { dataConverter } : {}),

@@ -34,6 +34,11 @@ export const Failure = {
   DispatchNoResend: 'Dispatch.NoResend',
   /** A same-key resend would come after the downstream's key retention: it could charge again. Reconcile. */
   RetentionExpired: 'Idempotency.RetentionExpired',
+  /**
+   * The run asked for a lab-only strategy (blind_retry) on a worker that does not allow it: nothing was sent. (A task
+   * queue must not mix lab and production workers: a lab worker's earlier attempt would have sent.)
+   */
+  StrategyForbidden: 'Strategy.Forbidden',
   DispatchUnavailable: 'Dispatch.Unavailable',
   DispatchResponseLost: 'Dispatch.ResponseLost',
   DispatchRejected: 'Dispatch.Rejected',
@@ -61,6 +66,7 @@ export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
   Failure.FenceStale,
   Failure.DispatchNoResend,
   Failure.DispatchRejected,
+  Failure.StrategyForbidden,
 ];
 
 export const NON_RETRYABLE_PLANNER: readonly FailureType[] = [
@@ -83,7 +89,12 @@ export type DispatchVerdict =
  * Rejections that prove the request had no effect and that no earlier attempt of it could have had one. A stale
  * fence is not among them: it says a request with a higher fence exists under the key, which may have committed.
  */
-const PROVEN_NO_EFFECT: readonly string[] = [Failure.IdempotencyArgumentsMismatch, Failure.IdempotencyKeySealed, Failure.DispatchRejected];
+const PROVEN_NO_EFFECT: readonly string[] = [
+  Failure.IdempotencyArgumentsMismatch,
+  Failure.IdempotencyKeySealed,
+  Failure.DispatchRejected,
+  Failure.StrategyForbidden,
+];
 
 /** Shape of the failures the workflow sees, kept structural so this module stays free of SDK imports. */
 export interface FailureLike {

@@ -8,6 +8,9 @@ export type RetryStrategy =
   /** Retry under the same key; the downstream idempotency record returns the retained result. */
   | 'same_key_replay';
 export const RETRY_STRATEGIES: readonly RetryStrategy[] = ['blind_retry', 'check_receipt', 'same_key_replay'];
+/** Strategies that exist only to show a failure (the demo, the fault lab): production workers refuse them. */
+export const LAB_STRATEGIES: readonly RetryStrategy[] = ['blind_retry'];
+export const isLabStrategy = (s: RetryStrategy): boolean => LAB_STRATEGIES.includes(s);
 
 export type StopReason =
   | 'completed'

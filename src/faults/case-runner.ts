@@ -12,6 +12,7 @@ import { startAgentRun } from '../client/runs';
 import type { AgentRunResult } from '../domain/run';
 import { DEFAULT_POLICY } from '../policy/policy-format';
 import { getFreePorts, type DevServer } from '../server/dev-server';
+import { LAB_STRATEGIES_ENV } from '../worker/worker';
 import { evaluateExpectations, type AssertionFailure } from './assertions';
 import { CRASH_POINTS } from './catalog';
 import { approver } from './approver';
@@ -144,6 +145,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       bundlePath: lab.bundlePath,
       env: {
         LEDGERLOOP_CAPABILITY_KEY: lab.capabilityKey.toString('base64'),
+        [LAB_STRATEGIES_ENV]: '1', // the lab runs blind_retry on purpose
         ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
       },
       timeline,
@@ -162,6 +164,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       workflowId,
       taskQueue,
       memo: { [FAULTS_MEMO_KEY]: true },
+      allowLabStrategies: true, // the lab runs blind_retry on purpose
       input: {
         principal: { id: pc.principal, tenant: pc.tenant },
         goal: pc.goal,

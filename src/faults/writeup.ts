@@ -67,7 +67,7 @@ function effectSentence(input: WriteUpInput, first: CallRow | undefined): string
     return `Nothing reached a downstream (dispatch_count 0): the workflow stopped the proposal at ${where} with ${code}, ${before}.`;
   }
   if (input.probe && input.probe.outcome !== 'ok' && input.probe.outcome !== 'replayed') {
-    return `The probe ${input.probe.text.replace(/^resent/, 'resent')}; the wallet's own idempotency record refused it, so the key still names one intent with one effect (business_effect_count ${effects}).`;
+    return `The probe ${input.probe.text.replace(/^resent/, 'resent')}; the wallet's own idempotency record refused it, so the key still names one intent (business_effect_count ${effects}).`;
   }
   if (logical > 0 && effects > logical) {
     return `Broke on purpose: ${effects} effects for ${logical} logical call(s) across ${attempts} attempts, because ${input.pc.strategy === 'blind_retry' ? 'every retry went out under a fresh key, so the downstream could not tell a retry from a new intent' : 'a retry was accepted as a new intent'}.`;
@@ -85,11 +85,12 @@ function effectSentence(input: WriteUpInput, first: CallRow | undefined): string
     return `The stale worker's request reached the downstream with a lower fence than the retry's and was refused (Fence.Stale x${stale}); effects stayed at ${effects} for ${logical} call(s), stale_dispatch_count ${m.stale_dispatch_count}.`;
   }
   const via = first?.reconciledVia;
+  const perIntent = effects === logical ? `One effect per intent (${effects} for ${logical})` : `${effects} effect(s) for ${logical} logical call(s)`;
   if (via === 'receipt_lookup') {
-    return `One effect per intent (${effects} for ${logical}) across ${attempts} attempts: before sending again the retry asked the downstream for key ${short(first?.operationKey)} and found its receipt (ToolEffectReconciled via receipt_lookup).`;
+    return `${perIntent} across ${attempts} attempts: before sending again the retry asked the downstream for key ${short(first?.operationKey)} and found its receipt (ToolEffectReconciled via receipt_lookup).`;
   }
   if (via === 'same_key_replay') {
-    return `One effect per intent (${effects} for ${logical}) across ${attempts} attempts: the retry reused key ${short(first?.operationKey)} and the downstream answered from its idempotency record without a new effect.`;
+    return `${perIntent} across ${attempts} attempts: the retry reused key ${short(first?.operationKey)} and the downstream answered from its idempotency record without a new effect.`;
   }
   return `The downstream committed ${effects} effect(s) for ${logical} logical call(s) in ${attempts} attempt(s).`;
 }
@@ -136,7 +137,8 @@ function unknownSentence(input: WriteUpInput): string {
     input.pc.strategy === 'blind_retry' &&
     Number(input.evidence.metrics.business_effect_count) > Number(input.evidence.metrics.logical_call_count)
   ) {
-    return 'The second charge is a real effect that no retry can take back: a refund (a compensation with its own key and authorization) or an operator must repair it. The safe strategies never create it.';
+    const extra = Number(input.evidence.metrics.business_effect_count) - Number(input.evidence.metrics.logical_call_count);
+    return `The extra ${extra === 1 ? 'charge is a real effect' : `${extra} charges are real effects`} that no retry can take back: a refund (a compensation with its own key and authorization) or an operator must repair it.`;
   }
   const marked = events(input.evidence).find((e) => e.type === 'ToolOutcomeMarkedUnknown');
   if (marked) {

@@ -4,12 +4,13 @@
  *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
  *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000), LEDGERLOOP_CRASH_AT (the fault protocol's crash plan, src/faults/crash-points.ts),
- *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp).
+ *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp),
+ *   LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (serve blind_retry runs: the demo and the fault lab only; unset, they are refused).
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';
 import { shutdownTracingFromEnv } from '../observability/tracing';
-import { createLedgerloopWorker, DEFAULT_TASK_QUEUE } from './worker';
+import { createLedgerloopWorker, DEFAULT_TASK_QUEUE, labStrategiesFromEnv } from './worker';
 
 function services(): Record<string, string> {
   if (process.env.LEDGERLOOP_SERVICES) return JSON.parse(process.env.LEDGERLOOP_SERVICES) as Record<string, string>;
@@ -25,6 +26,7 @@ export async function runWorkerProcess(): Promise<void> {
     namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     services: services(),
+    allowLabStrategies: labStrategiesFromEnv(process.env),
     ...(process.env.LEDGERLOOP_WORKFLOW_BUNDLE ? { workflowBundlePath: process.env.LEDGERLOOP_WORKFLOW_BUNDLE } : {}),
     ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),

@@ -13,6 +13,10 @@ import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
 
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
+/** The worker process serves lab-only strategies only when this variable is exactly "1". */
+export const LAB_STRATEGIES_ENV = 'LEDGERLOOP_ALLOW_LAB_STRATEGIES';
+/** Exactly "1" allows lab-only strategies; anything else (unset, "true", "0") leaves them refused. */
+export const labStrategiesFromEnv = (env: NodeJS.ProcessEnv): boolean => env[LAB_STRATEGIES_ENV] === '1';
 
 export interface LedgerloopWorkerOptions {
   readonly address: string;
@@ -52,6 +56,12 @@ export interface LedgerloopWorkerOptions {
    * are killed on purpose (the fault protocol uses 2 s); too low on a busy worker turns load into replays.
    */
   readonly stickyTimeoutMs?: number;
+  /**
+   * Serve runs that ask for a lab-only strategy (`blind_retry`, the naive loop that double-charges). Default false:
+   * a production worker refuses them at dispatch (Strategy.Forbidden, nothing sent). The worker process sets it
+   * only from LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (the demo and the fault lab spawn their workers with it).
+   */
+  readonly allowLabStrategies?: boolean;
 }
 
 export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
@@ -75,6 +85,7 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
     activities: createActivities({
       services,
       workerIdentity: identity,
+      allowLabStrategies: opts.allowLabStrategies === true,
       planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
       ...(openai ? { openai } : {}),
       authorize: {

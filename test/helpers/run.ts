@@ -45,7 +45,7 @@ export async function runAgent(
   });
   const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
   return worker.runUntil(async () => {
-    const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput });
+    const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput, allowLabStrategies: true });
     if (during) await during(handle, worker);
     const result = await handle.result();
     const ledger = await readLedger(handle);

@@ -48,7 +48,7 @@ export async function inProcessWorker(
   stack: Stack,
   tq: string,
   services: Record<string, string> = { ...stack.serviceUrls },
-  opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean } = {},
+  opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean; allowLabStrategies?: boolean } = {},
 ): Promise<Worker> {
   const dataConverter = opts.dataConverter ?? stack.dataConverter;
   const connection = await NativeConnection.connect({ address: stack.server.address });
@@ -61,6 +61,7 @@ export async function inProcessWorker(
     activities: createActivities({
       services: clients,
       workerIdentity: `test-worker:${process.pid}`,
+      allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker
       authorize: { ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }), ...(opts.policies ? { policies: opts.policies } : {}) },
     }),
     maxCachedWorkflows: 0,

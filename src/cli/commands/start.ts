@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { startAgentRun } from '../../client/runs';
-import type { AgentRunResult } from '../../domain/run';
+import { isLabStrategy, type AgentRunResult } from '../../domain/run';
 import { scenarios } from '../../planner/scenarios';
 import { DEFAULT_TASK_QUEUE } from '../../worker/worker';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
-import { OperationRefusedError } from '../errors';
+import { CliUsageError, OperationRefusedError } from '../errors';
 import { renderTable } from '../format';
 import { collect, parseNonEmpty } from '../parse';
 import { withProgress } from '../progress';
@@ -22,6 +22,8 @@ interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags {
   readonly workflowId?: string;
   readonly wait: boolean;
   readonly json: boolean;
+  /** Allow a lab-only strategy (blind_retry). */
+  readonly lab: boolean;
 }
 
 /** `run-<tenant>-<time>-<random>`: sortable by start time, unique without coordination. */
@@ -53,7 +55,12 @@ export function registerStart(program: Command, io: CommandIO): void {
     .option('--goal <text>', 'what the run should achieve (required with --openai)')
     .option(
       '--strategy <name>',
-      `retry strategy: blind_retry, check_receipt, same_key_replay (default ${START_DEFAULTS.strategy})`,
+      `retry strategy: check_receipt, same_key_replay, or blind_retry with --lab (default ${START_DEFAULTS.strategy})`,
+    )
+    .option(
+      '--lab',
+      'allow the lab-only strategy blind_retry (it double-charges on a lost response; served only by workers with LEDGERLOOP_ALLOW_LAB_STRATEGIES=1)',
+      false,
     )
     .option('--principal <kind:name>', `who the run acts for (default ${START_DEFAULTS.principal})`)
     .option('--tenant <id>', `the principal’s tenant (default ${START_DEFAULTS.tenant})`)
@@ -88,9 +95,19 @@ export function registerStart(program: Command, io: CommandIO): void {
       );
       for (const w of built.warnings) io.err.write(`${w}\n`);
       const { input } = built;
+      if (isLabStrategy(input.strategy) && !flags.lab) {
+        throw new CliUsageError(
+          `strategy ${input.strategy} is lab-only (it charges again on every lost response): pass --lab to start it on lab workers (LEDGERLOOP_ALLOW_LAB_STRATEGIES=1)`,
+        );
+      }
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
       return withSession(flags, workflowId, async (s) => {
-        const handle = await startAgentRun(s.client, { workflowId, taskQueue: flags.taskQueue, input });
+        const handle = await startAgentRun(s.client, {
+          workflowId,
+          taskQueue: flags.taskQueue,
+          input,
+          allowLabStrategies: flags.lab,
+        });
         const started = {
           workflowId,
           runId: handle.firstExecutionRunId,
