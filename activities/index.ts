@@ -5,6 +5,7 @@
 import { createAuthorizeActivities, resolveAuthorizeDeps } from './authorize.activities';
 import { createDispatchActivities, type DispatchDeps } from './dispatch.activities';
 import { createPlannerActivities, type PlannerDeps } from './planner.activities';
+import { createQuotaActivities, type QuotaDeps } from './quota.activities';
 import type { OpenAIActivityDeps } from '../src/planner/openai-env';
 
 /** `authorize` (from DispatchDeps): the current policy and the signing key; default the built-in policy, no key. */
@@ -12,6 +13,8 @@ export interface ActivityDeps extends DispatchDeps {
   readonly planner?: PlannerDeps;
   /** The real-model planner (`planner.kind: 'openai'`): a client built once per worker and a transcript store. */
   readonly openai?: OpenAIActivityDeps;
+  /** The client that reaches the tenant quota workflows (cross-run rate limits). Absent: those limits fail closed. */
+  readonly quota?: QuotaDeps;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -20,7 +23,8 @@ export function createActivities(deps: ActivityDeps) {
   const authorize = resolveAuthorizeDeps(deps.authorize);
   const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize });
   const { authorizeCall } = createAuthorizeActivities(authorize);
-  return { planTurn, dispatchTool, reconcileCall, authorizeCall };
+  const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
+  return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
