@@ -103,10 +103,15 @@ export const CAPACITY_SCOPE = 'quota:capacity';
 export class QuotaWindows {
   private readonly windows = new Map<string, WindowEntry[]>();
   private readonly reservations = new Map<string, HeldReservation>();
+  /** Entries over all windows. */
+  private entries = 0;
+  /** Nothing expires before this: pruning is skipped until then (a reservation costs O(its windows), not O(state)). */
+  private nextExpiry = Infinity;
 
   constructor(snapshot?: QuotaWindowsSnapshot) {
     for (const [k, es] of Object.entries(snapshot?.windows ?? {})) this.windows.set(k, [...es]);
     for (const [id, r] of Object.entries(snapshot?.reservations ?? {})) this.reservations.set(id, r);
+    this.recount();
   }
 
   /** Admit on every scope or on none. `now`: the quota workflow's time. */
@@ -122,7 +127,7 @@ export class QuotaWindows {
       if (!refusal || retryAfterMs > refusal.retryAfterMs) refusal = { retryAfterMs, scope: s.scope };
     }
     if (refusal) return { ok: false, ...refusal };
-    if (this.entryCount() + req.scopes.length > MAX_ENTRIES) {
+    if (this.entries + req.scopes.length > MAX_ENTRIES) {
       return { ok: false, retryAfterMs: Math.max(1, this.earliestExpiry() - now), scope: CAPACITY_SCOPE };
     }
     const keys: string[] = [];
@@ -130,11 +135,16 @@ export class QuotaWindows {
     for (const s of req.scopes) {
       const k = keyOf(s);
       const until = now + s.perMs;
-      this.windows.set(k, [...(this.windows.get(k) ?? []), { id: req.reservationId, at: now, until }]);
+      const es = this.windows.get(k);
+      if (es) es.push({ id: req.reservationId, at: now, until });
+      else this.windows.set(k, [{ id: req.reservationId, at: now, until }]);
       keys.push(k);
       forgetAt = Math.max(forgetAt, until);
+      this.nextExpiry = Math.min(this.nextExpiry, until);
     }
+    this.entries += keys.length;
     this.reservations.set(req.reservationId, { keys, forgetAt });
+    this.nextExpiry = Math.min(this.nextExpiry, forgetAt);
     return { ok: true };
   }
 
@@ -145,13 +155,16 @@ export class QuotaWindows {
     if (!held) return { released: false };
     for (const k of held.keys) this.setWindow(k, (this.windows.get(k) ?? []).filter((e) => e.id !== reservationId));
     this.reservations.delete(reservationId);
+    this.recount();
     return { released: true };
   }
 
   /** Drop entries that have left their window and ids past their memory. */
   prune(now: number): void {
+    if (now < this.nextExpiry) return;
     for (const [k, es] of this.windows) this.setWindow(k, es.filter((e) => e.until > now));
     for (const [id, r] of this.reservations) if (r.forgetAt <= now) this.reservations.delete(id);
+    this.recount();
   }
 
   /** Admitted reservations still in each window, for the workflow's query. */
@@ -168,7 +181,7 @@ export class QuotaWindows {
   }
 
   snapshot(): QuotaWindowsSnapshot {
-    return { windows: Object.fromEntries(this.windows), reservations: Object.fromEntries(this.reservations) };
+    return { windows: Object.fromEntries([...this.windows].map(([k, es]) => [k, [...es]])), reservations: Object.fromEntries(this.reservations) };
   }
 
   private setWindow(k: string, es: WindowEntry[]): void {
@@ -176,10 +189,14 @@ export class QuotaWindows {
     else this.windows.set(k, es);
   }
 
-  private entryCount(): number {
-    let n = 0;
-    for (const es of this.windows.values()) n += es.length;
-    return n;
+  private recount(): void {
+    this.entries = 0;
+    this.nextExpiry = Infinity;
+    for (const es of this.windows.values()) {
+      this.entries += es.length;
+      for (const e of es) this.nextExpiry = Math.min(this.nextExpiry, e.until);
+    }
+    for (const r of this.reservations.values()) this.nextExpiry = Math.min(this.nextExpiry, r.forgetAt);
   }
 
   private earliestExpiry(): number {
