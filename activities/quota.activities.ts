@@ -36,11 +36,14 @@ export interface TenantReleaseInput extends ReleaseQuotaInput {
 const TENANT = /^[A-Za-z0-9_.:@-]{1,100}$/;
 
 function unavailable(message: string, retryable: boolean): ApplicationFailure {
-  return retryable ? ApplicationFailure.retryable(message, Failure.QuotaUnavailable) : ApplicationFailure.nonRetryable(message, Failure.QuotaUnavailable);
+  return retryable
+    ? ApplicationFailure.retryable(message, Failure.QuotaUnavailable)
+    : ApplicationFailure.nonRetryable(message, Failure.QuotaUnavailable);
 }
 
 function checkTenant(tenant: unknown): string {
-  if (typeof tenant !== 'string' || !TENANT.test(tenant)) throw ApplicationFailure.nonRetryable('invalid tenant for a quota', Failure.QuotaInvalidRequest);
+  if (typeof tenant !== 'string' || !TENANT.test(tenant))
+    throw ApplicationFailure.nonRetryable('invalid tenant for a quota', Failure.QuotaInvalidRequest);
   return tenant;
 }
 
@@ -72,7 +75,11 @@ export function createQuotaActivities(deps: QuotaDeps | undefined) {
     const { tenant: rawTenant, ...req } = input;
     const tenant = checkTenant(rawTenant);
     const parsed = ReserveQuotaSchema.safeParse(req);
-    if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid quota request: ${parsed.error.issues[0]?.message ?? 'malformed'}`, Failure.QuotaInvalidRequest);
+    if (!parsed.success)
+      throw ApplicationFailure.nonRetryable(
+        `invalid quota request: ${parsed.error.issues[0]?.message ?? 'malformed'}`,
+        Failure.QuotaInvalidRequest,
+      );
     const { client, taskQueue } = deps;
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof tenantQuota>('tenantQuota', {
       workflowId: quotaWorkflowId(tenant),
@@ -82,7 +89,9 @@ export function createQuotaActivities(deps: QuotaDeps | undefined) {
       staticSummary: `cross-run rate-limit windows of tenant ${tenant}`,
     });
     try {
-      return await bounded(client, () => client.workflow.executeUpdateWithStart(reserveQuotaUpdate, { args: [parsed.data], startWorkflowOperation }));
+      return await bounded(client, () =>
+        client.workflow.executeUpdateWithStart(reserveQuotaUpdate, { args: [parsed.data], startWorkflowOperation }),
+      );
     } catch (err) {
       return mapError(err);
     }
@@ -97,7 +106,9 @@ export function createQuotaActivities(deps: QuotaDeps | undefined) {
     const { client } = deps;
     try {
       // No start: a tenant without a quota workflow holds no reservation.
-      return await bounded(client, () => client.workflow.getHandle(quotaWorkflowId(tenant)).executeUpdate(releaseQuotaUpdate, { args: [parsed.data] }));
+      return await bounded(client, () =>
+        client.workflow.getHandle(quotaWorkflowId(tenant)).executeUpdate(releaseQuotaUpdate, { args: [parsed.data] }),
+      );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return { released: false };
       return mapError(err);

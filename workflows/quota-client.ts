@@ -24,7 +24,8 @@ export interface AcrossRunsRequest {
   readonly clock?: DeadlineClock;
 }
 
-export type AcrossRunsDecision = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number; readonly scope: string };
+export type AcrossRunsDecision =
+  { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number; readonly scope: string };
 
 /** No cross-run decision could be made: the caller must not dispatch (fail closed). */
 export class QuotaUnavailable extends Error {
@@ -41,7 +42,13 @@ function quotaOptions(clock: DeadlineClock | undefined, summary: string): Activi
     startToCloseTimeout: startToClose,
     scheduleToCloseTimeout: startToClose * QUOTA_ATTEMPTS + 3_000,
     summary,
-    retry: { maximumAttempts: QUOTA_ATTEMPTS, initialInterval: 200, backoffCoefficient: 2, maximumInterval: 1_000, nonRetryableErrorTypes: [Failure.QuotaInvalidRequest] },
+    retry: {
+      maximumAttempts: QUOTA_ATTEMPTS,
+      initialInterval: 200,
+      backoffCoefficient: 2,
+      maximumInterval: 1_000,
+      nonRetryableErrorTypes: [Failure.QuotaInvalidRequest],
+    },
   };
 }
 
@@ -57,13 +64,17 @@ export async function reserveAcrossRuns(req: AcrossRunsRequest): Promise<AcrossR
   const scopes = quotaScopesFor(req.limits, req, req.action);
   if (scopes.length === 0) return { ok: true };
   const reservationId = reservationIdFor(req.runId, req.logicalCallId);
-  const { reserveQuota } = proxyActivities<Activities>(quotaOptions(req.clock, `quota ${req.action} · ${req.logicalCallId}`));
+  const { reserveQuota } = proxyActivities<Activities>(
+    quotaOptions(req.clock, `quota ${req.action} · ${req.logicalCallId}`),
+  );
   let decision;
   try {
     decision = await reserveQuota({ tenant: req.tenant, reservationId, scopes });
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause;
-    throw new QuotaUnavailable(`no cross-run rate-limit decision for ${req.logicalCallId}: ${cause?.message ?? (err as Error).message}`);
+    throw new QuotaUnavailable(
+      `no cross-run rate-limit decision for ${req.logicalCallId}: ${cause?.message ?? (err as Error).message}`,
+    );
   }
   return decision.ok ? { ok: true } : { ok: false, retryAfterMs: decision.retryAfterMs, scope: decision.scope };
 }
@@ -73,10 +84,15 @@ export async function reserveAcrossRuns(req: AcrossRunsRequest): Promise<AcrossR
  * exist keeps its slot). Best effort: a release that fails leaves the slot taken until its window ends, which errs
  * on the strict side. Returns whether a reservation was released.
  */
-export async function releaseAcrossRuns(req: Pick<AcrossRunsRequest, 'tenant' | 'runId' | 'logicalCallId' | 'clock'>): Promise<boolean> {
+export async function releaseAcrossRuns(
+  req: Pick<AcrossRunsRequest, 'tenant' | 'runId' | 'logicalCallId' | 'clock'>,
+): Promise<boolean> {
   try {
-    const { releaseQuota } = proxyActivities<Activities>(quotaOptions(req.clock, `quota release · ${req.logicalCallId}`));
-    return (await releaseQuota({ tenant: req.tenant, reservationId: reservationIdFor(req.runId, req.logicalCallId) })).released;
+    const { releaseQuota } = proxyActivities<Activities>(
+      quotaOptions(req.clock, `quota release · ${req.logicalCallId}`),
+    );
+    return (await releaseQuota({ tenant: req.tenant, reservationId: reservationIdFor(req.runId, req.logicalCallId) }))
+      .released;
   } catch {
     return false;
   }

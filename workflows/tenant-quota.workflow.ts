@@ -6,7 +6,16 @@
  * history before the caller sees it. Windows run on the workflow's own time (Date.now() here is the workflow-task
  * time). The history is bounded by continue-as-new, which carries the windows.
  */
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, defineQuery, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineUpdate,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { Failure } from '../src/domain/failures';
 import {
   QuotaWindows,
@@ -70,8 +79,14 @@ class TenantQuota {
   validateReserve(req: unknown): void {
     const parsed = ReserveQuotaSchema.safeParse(req);
     if (!parsed.success) throw invalid(parsed.error.issues);
-    const foreign = parsed.data.scopes.find((s) => s.scope.startsWith('tenant:') && s.scope !== `tenant:${this.input.tenant}`);
-    if (foreign) throw ApplicationFailure.nonRetryable(`${foreign.scope} is not this quota's tenant (${this.input.tenant})`, Failure.QuotaInvalidRequest);
+    const foreign = parsed.data.scopes.find(
+      (s) => s.scope.startsWith('tenant:') && s.scope !== `tenant:${this.input.tenant}`,
+    );
+    if (foreign)
+      throw ApplicationFailure.nonRetryable(
+        `${foreign.scope} is not this quota's tenant (${this.input.tenant})`,
+        Failure.QuotaInvalidRequest,
+      );
   }
 
   validateRelease(req: unknown): void {
@@ -89,7 +104,12 @@ class TenantQuota {
 
   view(): TenantQuotaView {
     const now = Date.now();
-    return { tenant: this.input.tenant, windows: this.windows.usage(now), heldReservations: this.windows.heldCount, updatesThisRun: this.updates };
+    return {
+      tenant: this.input.tenant,
+      windows: this.windows.usage(now),
+      heldReservations: this.windows.heldCount,
+      updatesThisRun: this.updates,
+    };
   }
 
   shouldContinueAsNew(): boolean {
@@ -113,7 +133,9 @@ class TenantQuota {
   }
 }
 
-function invalid(issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]): ApplicationFailure {
+function invalid(
+  issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[],
+): ApplicationFailure {
   const text = issues
     .slice(0, 3)
     .map((i) => `${i.path.map(String).join('.') || '(input)'}: ${i.message}`)

@@ -120,7 +120,9 @@ export class QuotaWindows {
     if (this.reservations.has(req.reservationId)) return { ok: true, duplicate: true };
     let refusal: { retryAfterMs: number; scope: string } | undefined;
     for (const s of req.scopes) {
-      const inWindow = (this.windows.get(keyOf(s)) ?? []).filter((e) => e.at > now - s.perMs).sort((a, b) => a.at - b.at);
+      const inWindow = (this.windows.get(keyOf(s)) ?? [])
+        .filter((e) => e.at > now - s.perMs)
+        .sort((a, b) => a.at - b.at);
       if (inWindow.length < s.max) continue;
       // The slot frees when the oldest entry that keeps the count at max leaves the window.
       const retryAfterMs = Math.max(1, inWindow[inWindow.length - s.max]!.at + s.perMs - now);
@@ -153,7 +155,11 @@ export class QuotaWindows {
     this.prune(now);
     const held = this.reservations.get(reservationId);
     if (!held) return { released: false };
-    for (const k of held.keys) this.setWindow(k, (this.windows.get(k) ?? []).filter((e) => e.id !== reservationId));
+    for (const k of held.keys)
+      this.setWindow(
+        k,
+        (this.windows.get(k) ?? []).filter((e) => e.id !== reservationId),
+      );
     this.reservations.delete(reservationId);
     this.recount();
     return { released: true };
@@ -162,7 +168,11 @@ export class QuotaWindows {
   /** Drop entries that have left their window and ids past their memory. */
   prune(now: number): void {
     if (now < this.nextExpiry) return;
-    for (const [k, es] of this.windows) this.setWindow(k, es.filter((e) => e.until > now));
+    for (const [k, es] of this.windows)
+      this.setWindow(
+        k,
+        es.filter((e) => e.until > now),
+      );
     for (const [id, r] of this.reservations) if (r.forgetAt <= now) this.reservations.delete(id);
     this.recount();
   }
@@ -181,7 +191,10 @@ export class QuotaWindows {
   }
 
   snapshot(): QuotaWindowsSnapshot {
-    return { windows: Object.fromEntries([...this.windows].map(([k, es]) => [k, [...es]])), reservations: Object.fromEntries(this.reservations) };
+    return {
+      windows: Object.fromEntries([...this.windows].map(([k, es]) => [k, [...es]])),
+      reservations: Object.fromEntries(this.reservations),
+    };
   }
 
   private setWindow(k: string, es: WindowEntry[]): void {
@@ -222,6 +235,11 @@ export function quotaScopesFor(
   who: { readonly tenant: string; readonly principalId: string },
   action: string,
 ): QuotaScopeRequest[] {
-  const scopeOf: Record<Exclude<RateLimitScope, 'run'>, string> = { principal: `principal:${who.principalId}`, tenant: `tenant:${who.tenant}` };
-  return limits.flatMap((l) => (l.per === 'run' ? [] : [{ scope: scopeOf[l.per], action, max: l.max, perMs: l.perMs }]));
+  const scopeOf: Record<Exclude<RateLimitScope, 'run'>, string> = {
+    principal: `principal:${who.principalId}`,
+    tenant: `tenant:${who.tenant}`,
+  };
+  return limits.flatMap((l) =>
+    l.per === 'run' ? [] : [{ scope: scopeOf[l.per], action, max: l.max, perMs: l.perMs }],
+  );
 }

@@ -33,7 +33,9 @@ let activities: ReturnType<typeof createActivities>;
 beforeAll(async () => {
   if (!address) throw new Error('TEMPORAL_ADDRESS is not set: run through scripts/test.ts');
   try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+    Runtime.install({
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
+    });
   } catch {
     /* installed already */
   }
@@ -50,7 +52,14 @@ beforeAll(async () => {
   client = new Client({ connection, namespace });
   activities = createActivities({ services: {}, workerIdentity: 'quota-test', quota: { client, taskQueue } });
   // maxCachedWorkflows 0: every update to the quota workflow replays its history first.
-  worker = await Worker.create({ connection: native, namespace, taskQueue, workflowBundle, activities, maxCachedWorkflows: 0 });
+  worker = await Worker.create({
+    connection: native,
+    namespace,
+    taskQueue,
+    workflowBundle,
+    activities,
+    maxCachedWorkflows: 0,
+  });
   running = worker.run();
 });
 
@@ -64,8 +73,17 @@ let n = 0;
 const newTenant = (): string => `t${Date.now().toString(36)}${(n += 1)}`;
 
 /** The activity as a worker runs it, outside any workflow. */
-function reserve(act: ReturnType<typeof createActivities>, tenant: string, reservationId: string, scopes: QuotaScopeRequest[]): Promise<QuotaDecision> {
-  return new MockActivityEnvironment({ startToCloseTimeoutMs: 20_000 }).run(act.reserveQuota, { tenant, reservationId, scopes });
+function reserve(
+  act: ReturnType<typeof createActivities>,
+  tenant: string,
+  reservationId: string,
+  scopes: QuotaScopeRequest[],
+): Promise<QuotaDecision> {
+  return new MockActivityEnvironment({ startToCloseTimeoutMs: 20_000 }).run(act.reserveQuota, {
+    tenant,
+    reservationId,
+    scopes,
+  });
 }
 
 /** One stand-in agent run asking for one call through `reserveAcrossRuns`. */
@@ -89,7 +107,12 @@ async function errorOf(p: Promise<unknown>): Promise<ApplicationFailure> {
 describe('a rate limit holds across runs', () => {
   test('5 concurrent runs of one tenant, max 2 per 60 s: exactly 2 are admitted, the rest told when to retry', async () => {
     const tenant = newTenant();
-    const limits = rateLimitsOf(Policy.parse({ version: 'q/1', rules: [{ action: 'wallet.debit', rateLimit: { max: 2, perMs: 60_000, per: 'tenant' } }] }).rules[0]!);
+    const limits = rateLimitsOf(
+      Policy.parse({
+        version: 'q/1',
+        rules: [{ action: 'wallet.debit', rateLimit: { max: 2, perMs: 60_000, per: 'tenant' } }],
+      }).rules[0]!,
+    );
     const outcomes = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((p) => run(tenant, `user:${p}`, [...limits])));
     const admitted = outcomes.filter((o) => 'ok' in o && o.ok);
     const refused = outcomes.filter((o): o is Extract<DriverOutcome, { ok: false }> => 'ok' in o && !o.ok);
@@ -101,8 +124,13 @@ describe('a rate limit holds across runs', () => {
       expect(r.scope).toBe(`tenant:${tenant}`);
     }
     // The defect this replaces: counted per run (each run's own dispatch times, empty in a new run), all 5 pass.
-    const perRun = Policy.parse({ version: 'q/1', rules: [{ action: 'wallet.debit', rateLimit: { max: 2, perMs: 60_000, per: 'run' } }] });
-    const perRunAdmitted = ['a', 'b', 'c', 'd', 'e'].filter((p) => evaluate(perRun, authzInput(tenant, `user:${p}`)).kind === 'allowed');
+    const perRun = Policy.parse({
+      version: 'q/1',
+      rules: [{ action: 'wallet.debit', rateLimit: { max: 2, perMs: 60_000, per: 'run' } }],
+    });
+    const perRunAdmitted = ['a', 'b', 'c', 'd', 'e'].filter(
+      (p) => evaluate(perRun, authzInput(tenant, `user:${p}`)).kind === 'allowed',
+    );
     expect(perRunAdmitted).toHaveLength(5);
     const view = await client.workflow.getHandle(quotaWorkflowId(tenant)).query(quotaStateQuery);
     expect(view.windows).toEqual([{ scope: `tenant:${tenant}`, action: 'wallet.debit', inWindow: 2 }]);
@@ -115,7 +143,10 @@ describe('a rate limit holds across runs', () => {
     const again = await Promise.all([1, 2, 3].map(() => reserve(activities, tenant, 'run-1/lc_1', scopes)));
     expect(again.every((d) => d.ok)).toBe(true);
     expect(await reserve(activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
-    expect(await reserve(activities, tenant, 'run-3/lc_1', scopes)).toMatchObject({ ok: false, scope: `tenant:${tenant}` });
+    expect(await reserve(activities, tenant, 'run-3/lc_1', scopes)).toMatchObject({
+      ok: false,
+      scope: `tenant:${tenant}`,
+    });
   });
 
   test('releasing a reservation whose call was rejected before sending frees its slot', async () => {
@@ -125,10 +156,14 @@ describe('a rate limit holds across runs', () => {
     expect((await reserve(activities, tenant, 'run-2/lc_1', scopes)).ok).toBe(false);
     const env = new MockActivityEnvironment({ startToCloseTimeoutMs: 20_000 });
     expect(await env.run(activities.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({ released: true });
-    expect(await env.run(activities.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({ released: false });
+    expect(await env.run(activities.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({
+      released: false,
+    });
     expect(await reserve(activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
     // a tenant that never reserved has no quota workflow: nothing to release, none started
-    expect(await env.run(activities.releaseQuota, { tenant: newTenant(), reservationId: 'x/1' })).toEqual({ released: false });
+    expect(await env.run(activities.releaseQuota, { tenant: newTenant(), reservationId: 'x/1' })).toEqual({
+      released: false,
+    });
   });
 
   test('a principal limit and a tenant limit both apply, all or nothing', async () => {
@@ -148,7 +183,11 @@ describe('a rate limit holds across runs', () => {
 
   test('windows survive continue-as-new', async () => {
     const tenant = newTenant();
-    const handle = await client.workflow.start(tenantQuota, { taskQueue, workflowId: quotaWorkflowId(tenant), args: [{ tenant, continueAfterUpdates: 2 }] });
+    const handle = await client.workflow.start(tenantQuota, {
+      taskQueue,
+      workflowId: quotaWorkflowId(tenant),
+      args: [{ tenant, continueAfterUpdates: 2 }],
+    });
     const scopes = [{ scope: `tenant:${tenant}`, action: 'wallet.debit', max: 2, perMs: 60_000 }];
     expect(await reserve(activities, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
     expect(await reserve(activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
@@ -165,7 +204,11 @@ describe('a rate limit holds across runs', () => {
 describe('fail closed', () => {
   test('a worker without a quota client refuses (Quota.Unavailable, not retried) instead of allowing', async () => {
     const bare = createActivities({ services: {}, workerIdentity: 'no-quota' });
-    const err = await errorOf(reserve(bare, newTenant(), 'run-1/lc_1', [{ scope: 'principal:user:a', action: 'wallet.debit', max: 5, perMs: 1_000 }]));
+    const err = await errorOf(
+      reserve(bare, newTenant(), 'run-1/lc_1', [
+        { scope: 'principal:user:a', action: 'wallet.debit', max: 5, perMs: 1_000 },
+      ]),
+    );
     expect(err.type).toBe(Failure.QuotaUnavailable);
     expect(err.nonRetryable).toBe(true);
   });
@@ -180,8 +223,14 @@ describe('fail closed', () => {
     expect(err.nonRetryable).toBe(true);
     // raw update past the activity's own checks: refused too, never in history
     const handle = client.workflow.getHandle(quotaWorkflowId(tenant));
-    const refused = { cause: { type: Failure.QuotaInvalidRequest, message: expect.stringMatching(/^invalid quota request/) } };
-    await expect(handle.executeUpdate('reserveQuota', { args: [{ reservationId: 'x', scopes: [{ scope: 'tenant:' + tenant, action: 'a', max: -1, perMs: 1 }] }] })).rejects.toMatchObject(refused);
+    const refused = {
+      cause: { type: Failure.QuotaInvalidRequest, message: expect.stringMatching(/^invalid quota request/) },
+    };
+    await expect(
+      handle.executeUpdate('reserveQuota', {
+        args: [{ reservationId: 'x', scopes: [{ scope: 'tenant:' + tenant, action: 'a', max: -1, perMs: 1 }] }],
+      }),
+    ).rejects.toMatchObject(refused);
     await expect(handle.executeUpdate('reserveQuota', { args: ['not an object'] })).rejects.toMatchObject(refused);
     await expect(handle.executeUpdate('releaseQuota', { args: [{}] })).rejects.toMatchObject(refused);
     expect((await handle.describe()).status.name).toBe('RUNNING');
@@ -200,7 +249,13 @@ function authzInput(tenant: string, principalId: string): AuthorizationInput {
     argumentsHash: 'h',
     toolName: 'wallet_debit',
     scope: 'wallet.charge',
-    request: { action: 'wallet.debit', resource: `${tenant}/account/a`, resourceTenant: tenant, amountMinor: 100, currency: 'EUR' },
+    request: {
+      action: 'wallet.debit',
+      resource: `${tenant}/account/a`,
+      resourceTenant: tenant,
+      amountMinor: 100,
+      currency: 'EUR',
+    },
     origin: 'model',
     toolApprovalReason: null,
     recentDispatches: [],

@@ -3,7 +3,12 @@
  * the tenant quota for one call through the same helper the agent run uses (workflows/quota-client.ts).
  */
 import { workflowInfo } from '@temporalio/workflow';
-import { QuotaUnavailable, reserveAcrossRuns, type AcrossRunsDecision, type AcrossRunsRequest } from '../../workflows/quota-client';
+import {
+  QuotaUnavailable,
+  reserveAcrossRuns,
+  type AcrossRunsDecision,
+  type AcrossRunsRequest,
+} from '../../workflows/quota-client';
 
 export * from '../../workflows/index';
 

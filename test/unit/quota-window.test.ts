@@ -10,8 +10,18 @@ import {
   type QuotaScopeRequest,
 } from '../../src/policy/quota-window';
 
-const tenant = (max: number, perMs = 60_000): QuotaScopeRequest => ({ scope: 'tenant:acme', action: 'wallet.debit', max, perMs });
-const principal = (p: string, max: number, perMs = 60_000): QuotaScopeRequest => ({ scope: `principal:${p}`, action: 'wallet.debit', max, perMs });
+const tenant = (max: number, perMs = 60_000): QuotaScopeRequest => ({
+  scope: 'tenant:acme',
+  action: 'wallet.debit',
+  max,
+  perMs,
+});
+const principal = (p: string, max: number, perMs = 60_000): QuotaScopeRequest => ({
+  scope: `principal:${p}`,
+  action: 'wallet.debit',
+  max,
+  perMs,
+});
 const T0 = 1_000_000;
 
 describe('sliding windows across runs', () => {
@@ -19,7 +29,11 @@ describe('sliding windows across runs', () => {
     const q = new QuotaWindows();
     expect(q.reserve({ reservationId: 'run-a/c1', scopes: [tenant(2)] }, T0)).toEqual({ ok: true });
     expect(q.reserve({ reservationId: 'run-b/c1', scopes: [tenant(2)] }, T0 + 10_000)).toEqual({ ok: true });
-    expect(q.reserve({ reservationId: 'run-c/c1', scopes: [tenant(2)] }, T0 + 20_000)).toEqual({ ok: false, retryAfterMs: 40_000, scope: 'tenant:acme' });
+    expect(q.reserve({ reservationId: 'run-c/c1', scopes: [tenant(2)] }, T0 + 20_000)).toEqual({
+      ok: false,
+      retryAfterMs: 40_000,
+      scope: 'tenant:acme',
+    });
     // the first leaves the window at T0 + 60 s
     expect(q.reserve({ reservationId: 'run-c/c1', scopes: [tenant(2)] }, T0 + 60_000)).toEqual({ ok: true });
   });
@@ -27,8 +41,14 @@ describe('sliding windows across runs', () => {
   test('a repeated reservation id answers ok and never counts twice', () => {
     const q = new QuotaWindows();
     expect(q.reserve({ reservationId: 'run-a/c1', scopes: [tenant(2)] }, T0)).toEqual({ ok: true });
-    expect(q.reserve({ reservationId: 'run-a/c1', scopes: [tenant(2)] }, T0 + 1)).toEqual({ ok: true, duplicate: true });
-    expect(q.reserve({ reservationId: 'run-a/c1', scopes: [tenant(2)] }, T0 + 2)).toEqual({ ok: true, duplicate: true });
+    expect(q.reserve({ reservationId: 'run-a/c1', scopes: [tenant(2)] }, T0 + 1)).toEqual({
+      ok: true,
+      duplicate: true,
+    });
+    expect(q.reserve({ reservationId: 'run-a/c1', scopes: [tenant(2)] }, T0 + 2)).toEqual({
+      ok: true,
+      duplicate: true,
+    });
     expect(q.reserve({ reservationId: 'run-b/c1', scopes: [tenant(2)] }, T0 + 3)).toEqual({ ok: true });
     expect(q.reserve({ reservationId: 'run-c/c1', scopes: [tenant(2)] }, T0 + 4).ok).toBe(false);
   });
@@ -36,24 +56,35 @@ describe('sliding windows across runs', () => {
   test('a short window still remembers an admitted id for REMEMBER_MIN_MS', () => {
     const q = new QuotaWindows();
     q.reserve({ reservationId: 'r/1', scopes: [tenant(1, 1_000)] }, T0);
-    expect(q.reserve({ reservationId: 'r/1', scopes: [tenant(1, 1_000)] }, T0 + REMEMBER_MIN_MS - 1)).toEqual({ ok: true, duplicate: true });
+    expect(q.reserve({ reservationId: 'r/1', scopes: [tenant(1, 1_000)] }, T0 + REMEMBER_MIN_MS - 1)).toEqual({
+      ok: true,
+      duplicate: true,
+    });
     expect(q.reserve({ reservationId: 'r/1', scopes: [tenant(1, 1_000)] }, T0 + REMEMBER_MIN_MS)).toEqual({ ok: true });
   });
 
   test('all or nothing: a full principal window takes no tenant slot', () => {
     const q = new QuotaWindows();
     expect(q.reserve({ reservationId: 'a/1', scopes: [tenant(3), principal('alice', 1)] }, T0).ok).toBe(true);
-    expect(q.reserve({ reservationId: 'a/2', scopes: [tenant(3), principal('alice', 1)] }, T0 + 1)).toMatchObject({ ok: false, scope: 'principal:alice' });
+    expect(q.reserve({ reservationId: 'a/2', scopes: [tenant(3), principal('alice', 1)] }, T0 + 1)).toMatchObject({
+      ok: false,
+      scope: 'principal:alice',
+    });
     // the refused reservation held nothing: bob still finds 2 tenant slots
     expect(q.reserve({ reservationId: 'b/1', scopes: [tenant(3), principal('bob', 5)] }, T0 + 2).ok).toBe(true);
     expect(q.reserve({ reservationId: 'b/2', scopes: [tenant(3), principal('bob', 5)] }, T0 + 3).ok).toBe(true);
-    expect(q.reserve({ reservationId: 'b/3', scopes: [tenant(3), principal('bob', 5)] }, T0 + 4)).toMatchObject({ ok: false, scope: 'tenant:acme' });
+    expect(q.reserve({ reservationId: 'b/3', scopes: [tenant(3), principal('bob', 5)] }, T0 + 4)).toMatchObject({
+      ok: false,
+      scope: 'tenant:acme',
+    });
   });
 
   test('refused on two windows: wait for the later of the two', () => {
     const q = new QuotaWindows();
     q.reserve({ reservationId: 'a/1', scopes: [tenant(1, 60_000), principal('alice', 1, 10_000)] }, T0);
-    expect(q.reserve({ reservationId: 'a/2', scopes: [tenant(1, 60_000), principal('alice', 1, 10_000)] }, T0)).toEqual({ ok: false, retryAfterMs: 60_000, scope: 'tenant:acme' });
+    expect(q.reserve({ reservationId: 'a/2', scopes: [tenant(1, 60_000), principal('alice', 1, 10_000)] }, T0)).toEqual(
+      { ok: false, retryAfterMs: 60_000, scope: 'tenant:acme' },
+    );
   });
 
   test('release frees the slot at once and forgets the id; releasing again is a no-op', () => {
@@ -68,7 +99,9 @@ describe('sliding windows across runs', () => {
   test('actions and principals have windows of their own', () => {
     const q = new QuotaWindows();
     expect(q.reserve({ reservationId: 'a/1', scopes: [principal('alice', 1)] }, T0).ok).toBe(true);
-    expect(q.reserve({ reservationId: 'a/2', scopes: [{ ...principal('alice', 1), action: 'wallet.refund' }] }, T0).ok).toBe(true);
+    expect(
+      q.reserve({ reservationId: 'a/2', scopes: [{ ...principal('alice', 1), action: 'wallet.refund' }] }, T0).ok,
+    ).toBe(true);
     expect(q.reserve({ reservationId: 'b/1', scopes: [principal('bob', 1)] }, T0).ok).toBe(true);
   });
 
@@ -91,8 +124,13 @@ describe('sliding windows across runs', () => {
 
   test('a full state refuses (fail closed) instead of growing past MAX_ENTRIES', () => {
     const q = new QuotaWindows();
-    for (let i = 0; i < MAX_ENTRIES; i += 1) q.reserve({ reservationId: `r/${i}`, scopes: [principal(`p${i}`, 1)] }, T0);
-    expect(q.reserve({ reservationId: 'x/1', scopes: [principal('x', 1)] }, T0 + 1)).toEqual({ ok: false, retryAfterMs: 59_999, scope: CAPACITY_SCOPE });
+    for (let i = 0; i < MAX_ENTRIES; i += 1)
+      q.reserve({ reservationId: `r/${i}`, scopes: [principal(`p${i}`, 1)] }, T0);
+    expect(q.reserve({ reservationId: 'x/1', scopes: [principal('x', 1)] }, T0 + 1)).toEqual({
+      ok: false,
+      retryAfterMs: 59_999,
+      scope: CAPACITY_SCOPE,
+    });
   });
 });
 
@@ -102,11 +140,20 @@ describe('what a rule asks the quota for', () => {
       version: 'p/1',
       rules: [
         { action: 'wallet.debit', rateLimit: { max: 5, perMs: 60_000 } },
-        { action: 'inventory.reserve', rateLimit: [{ max: 2, perMs: 1_000, per: 'run' }, { max: 10, perMs: 60_000 }, { max: 50, perMs: 60_000, per: 'tenant' }] },
+        {
+          action: 'inventory.reserve',
+          rateLimit: [
+            { max: 2, perMs: 1_000, per: 'run' },
+            { max: 10, perMs: 60_000 },
+            { max: 50, perMs: 60_000, per: 'tenant' },
+          ],
+        },
       ],
     });
     const who = { tenant: 'acme', principalId: 'user:alice' };
-    expect(quotaScopesFor(rateLimitsOf(policy.rules[0]!), who, 'wallet.debit')).toEqual([{ scope: 'principal:user:alice', action: 'wallet.debit', max: 5, perMs: 60_000 }]);
+    expect(quotaScopesFor(rateLimitsOf(policy.rules[0]!), who, 'wallet.debit')).toEqual([
+      { scope: 'principal:user:alice', action: 'wallet.debit', max: 5, perMs: 60_000 },
+    ]);
     expect(quotaScopesFor(rateLimitsOf(policy.rules[1]!), who, 'inventory.reserve')).toEqual([
       { scope: 'principal:user:alice', action: 'inventory.reserve', max: 10, perMs: 60_000 },
       { scope: 'tenant:acme', action: 'inventory.reserve', max: 50, perMs: 60_000 },
@@ -114,7 +161,18 @@ describe('what a rule asks the quota for', () => {
   });
 
   test('two limits for the same scope are refused', () => {
-    const r = Policy.safeParse({ version: 'p/1', rules: [{ action: 'a', rateLimit: [{ max: 1, perMs: 1, per: 'tenant' }, { max: 2, perMs: 2, per: 'tenant' }] }] });
+    const r = Policy.safeParse({
+      version: 'p/1',
+      rules: [
+        {
+          action: 'a',
+          rateLimit: [
+            { max: 1, perMs: 1, per: 'tenant' },
+            { max: 2, perMs: 2, per: 'tenant' },
+          ],
+        },
+      ],
+    });
     expect(r.success).toBe(false);
   });
 
