@@ -29,6 +29,8 @@ let client: Client;
 let worker: Worker;
 let running: Promise<void>;
 let activities: ReturnType<typeof createActivities>;
+let native: NativeConnection;
+let workflowBundle: { code: string };
 
 beforeAll(async () => {
   if (!address) throw new Error('TEMPORAL_ADDRESS is not set: run through scripts/test.ts');
@@ -39,7 +41,8 @@ beforeAll(async () => {
   } catch {
     /* installed already */
   }
-  const [workflowBundle, native, conn] = await Promise.all([
+  let conn: Connection;
+  [workflowBundle, native, conn] = await Promise.all([
     bundleWorkflowCode({
       workflowsPath: path.join(__dirname, '..', 'support', 'quota-driver.workflows.ts'),
       ...BUNDLER_OPTIONS,
@@ -211,6 +214,60 @@ describe('fail closed', () => {
     );
     expect(err.type).toBe(Failure.QuotaUnavailable);
     expect(err.nonRetryable).toBe(true);
+  });
+
+  test('reserveAcrossRuns on a worker without a quota client throws QuotaUnavailable after one attempt', async () => {
+    const bareQueue = `${taskQueue}-bare`;
+    const bare = await Worker.create({
+      connection: native,
+      namespace,
+      taskQueue: bareQueue,
+      workflowBundle,
+      activities: createActivities({ services: {}, workerIdentity: 'no-quota' }),
+    });
+    const workflowId = `run-bare-${newTenant()}`;
+    const outcome = await bare.runUntil(
+      client.workflow.execute('quotaDriver', {
+        taskQueue: bareQueue,
+        workflowId,
+        args: [
+          {
+            tenant: 'acme',
+            principalId: 'user:a',
+            logicalCallId: 'lc_1',
+            action: 'wallet.debit',
+            limits: [{ max: 5, perMs: 60_000, per: 'principal' }],
+          },
+        ],
+      }),
+    );
+    expect(outcome).toMatchObject({ unavailable: expect.stringContaining('no quota client') });
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    expect(
+      events
+        .filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => e.activityTaskStartedEventAttributes?.attempt),
+    ).toEqual([1]);
+  });
+
+  test('a rule with only per-run limits asks no quota (no activity scheduled)', async () => {
+    const workflowId = `run-local-${newTenant()}`;
+    const outcome = await client.workflow.execute('quotaDriver', {
+      taskQueue,
+      workflowId,
+      args: [
+        {
+          tenant: 'acme',
+          principalId: 'user:a',
+          logicalCallId: 'lc_1',
+          action: 'wallet.debit',
+          limits: [{ max: 1, perMs: 60_000, per: 'run' }],
+        },
+      ],
+    });
+    expect(outcome).toEqual({ ok: true });
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
   });
 
   test('a malformed reservation is refused by the validator and the quota workflow keeps running', async () => {
