@@ -5,6 +5,7 @@
 import { createAuthorizeActivities, resolveAuthorizeDeps } from './authorize.activities';
 import { createDispatchActivities, type DispatchDeps } from './dispatch.activities';
 import { createPlannerActivities, type PlannerDeps } from './planner.activities';
+import { createQuotaActivities, type QuotaDeps } from './quota.activities';
 import type { OpenAIActivityDeps } from '../src/planner/openai-env';
 
 /** `authorize` (from DispatchDeps): the current policy and the signing key; default the built-in policy, no key. */
@@ -18,6 +19,8 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
    * tests set it.
    */
   readonly allowLabStrategies?: boolean;
+  /** The client that reaches the tenant quota workflows (cross-run rate limits). Absent: those limits fail closed. */
+  readonly quota?: QuotaDeps;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -26,7 +29,8 @@ export function createActivities(deps: ActivityDeps) {
   const authorize = resolveAuthorizeDeps(deps.authorize);
   const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize, labStrategies: deps.allowLabStrategies === true });
   const { authorizeCall } = createAuthorizeActivities(authorize);
-  return { planTurn, dispatchTool, reconcileCall, authorizeCall };
+  const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
+  return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -44,6 +44,10 @@ export const Failure = {
   DispatchRejected: 'Dispatch.Rejected',
   ResultInvalid: 'Result.Invalid',
   ReconcileUnreachable: 'Reconcile.Unreachable',
+  /** No cross-run quota decision could be made (no quota client, the quota workflow unreachable): fail closed. */
+  QuotaUnavailable: 'Quota.Unavailable',
+  /** The tenant quota workflow refused a malformed reservation (its validator): no retry can change that. */
+  QuotaInvalidRequest: 'Quota.InvalidRequest',
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',
   PlannerUnavailable: 'Planner.Unavailable',

@@ -3,7 +3,7 @@
  * rule lookup (action, origin, principal), amount and currency, approval, rate limit.
  */
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from './authorization';
-import type { Policy, PolicyRule } from './policy-format';
+import { rateLimitsOf, type Policy, type PolicyRule } from './policy-format';
 import { lapsesBeforeSend } from './send-margin';
 
 function principalMatches(rule: PolicyRule, principalId: string): boolean {
@@ -56,12 +56,14 @@ export function evaluate(policy: Policy, input: AuthorizationInput): Exclude<Aut
     }
     chain.push(`approved-by:${input.approval.approver}`);
   }
-  if (rule.rateLimit) {
-    const windowStart = now - rule.rateLimit.perMs;
+  // The run's own dispatches: every limit holds within one run too (a principal's or tenant's window contains
+  // the run's); the cross-run count is the tenant quota workflow's (workflows/quota-client.ts).
+  for (const limit of rateLimitsOf(rule)) {
+    const windowStart = now - limit.perMs;
     const inWindow = input.recentDispatches.filter((t) => t > windowStart).sort((a, b) => a - b);
-    if (inWindow.length >= rule.rateLimit.max) {
-      const retryAfterMs = inWindow[inWindow.length - rule.rateLimit.max]! + rule.rateLimit.perMs - now;
-      return { ...base, kind: 'rate_limited', retryAfterMs: Math.max(1, retryAfterMs), reason: `${req.action} is limited to ${rule.rateLimit.max} per ${rule.rateLimit.perMs} ms` };
+    if (inWindow.length >= limit.max) {
+      const retryAfterMs = inWindow[inWindow.length - limit.max]! + limit.perMs - now;
+      return { ...base, kind: 'rate_limited', retryAfterMs: Math.max(1, retryAfterMs), reason: `${req.action} is limited to ${limit.max} per ${limit.perMs} ms` };
     }
   }
   let expiresMs = now + policy.decisionTtlMs;

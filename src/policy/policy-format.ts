@@ -8,13 +8,43 @@
  *   "approvalTtlMs": 600000,         // default validity of a human approval
  *   "rules": [
  *     { "action": "wallet.debit", "principals": ["user:*"], "maxAmountMinor": 100000, "currency": "EUR",
- *       "approvalOverMinor": 50000, "rateLimit": { "max": 5, "perMs": 60000 } },
+ *       "approvalOverMinor": 50000, "rateLimit": { "max": 5, "perMs": 60000 } },   // per principal, across runs
+ *     { "action": "inventory.reserve",                                 // one limit per scope, all must hold
+ *       "rateLimit": [{ "max": 10, "perMs": 60000 }, { "max": 100, "perMs": 60000, "per": "tenant" }] },
  *     { "action": "wallet.refund", "origin": "compensation" },   // only the run's saga may refund
  *     { "action": "notifications.send_email", "approval": "always" }
  *   ]
  * }
  */
 import { z } from 'zod';
+
+/**
+ * Who shares a rate limit. `principal` (the default): every run of the principal together, so starting more
+ * runs does not multiply the limit; `tenant`: every run of every principal of the tenant; `run`: each run on its
+ * own (the meaning `rateLimit` had before cross-run quotas; no shared state is asked). The cross-run scopes are
+ * counted by the tenant's quota workflow (workflows/tenant-quota.workflow.ts).
+ */
+export const RateLimitScope = z.enum(['run', 'principal', 'tenant']);
+export type RateLimitScope = z.infer<typeof RateLimitScope>;
+
+export const RateLimit = z
+  .object({
+    max: z.number().int().positive().max(10_000),
+    perMs: z.number().int().positive().max(86_400_000),
+    per: RateLimitScope.default('principal'),
+  })
+  .strict();
+export type RateLimit = z.infer<typeof RateLimit>;
+
+/** One limit, or one per scope (at most one each of run, principal, tenant); every one must hold. */
+const RateLimits = z.union([
+  RateLimit,
+  z
+    .array(RateLimit)
+    .min(1)
+    .max(3)
+    .refine((ls) => new Set(ls.map((l) => l.per)).size === ls.length, 'at most one rate limit per scope (run, principal, tenant)'),
+]);
 
 export const PolicyRule = z
   .object({
@@ -27,8 +57,11 @@ export const PolicyRule = z
     approvalOverMinor: z.number().int().nonnegative().optional(),
     /** `always`: every call of this action needs a human approval. */
     approval: z.enum(['always', 'never']).optional(),
-    /** At most `max` dispatches of this action per run within `perMs`; later ones wait for the window. */
-    rateLimit: z.object({ max: z.number().int().positive(), perMs: z.number().int().positive() }).strict().optional(),
+    /**
+     * At most `max` dispatches of this action within `perMs` per principal (default), per tenant or per run
+     * (`per`); later ones wait for the window. A list sets one limit per scope; all of them must hold.
+     */
+    rateLimit: RateLimits.optional(),
     /** Who may cause this action: a model proposal, the run's own compensation (saga), or either. */
     origin: z.enum(['model', 'compensation', 'any']).default('any'),
   })
@@ -58,3 +91,9 @@ export const DEFAULT_POLICY: Policy = Policy.parse({
     { action: 'notifications.send_email', approval: 'always' },
   ],
 });
+
+/** The rule's rate limits as a list (empty without `rateLimit`). */
+export function rateLimitsOf(rule: PolicyRule): readonly RateLimit[] {
+  if (!rule.rateLimit) return [];
+  return Array.isArray(rule.rateLimit) ? rule.rateLimit : [rule.rateLimit];
+}

@@ -1,5 +1,6 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
@@ -77,10 +78,14 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
   // Built once per worker, only when the environment names a provider: the key never enters workflow input.
   const openai = openAIDepsFromEnv(process.env, opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {});
   const connection = await NativeConnection.connect({ address: opts.address });
+  const namespace = opts.namespace ?? 'default';
+  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+  // The quota activities reach the tenant quota workflows through the worker's own connection; they run here too.
+  const quotaClient = new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}), ...(tracing ? { interceptors: tracing.clientInterceptors } : {}) });
   const options: WorkerOptions = {
     connection,
-    namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    namespace,
+    taskQueue,
     identity,
     activities: createActivities({
       services,
@@ -92,6 +97,7 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
         policies: opts.policies ?? policyStoreFromEnv(),
         ...(capabilityKey ? { capabilityKey } : {}),
       },
+      quota: { client: quotaClient, taskQueue },
     }),
     ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS }),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
