@@ -3,7 +3,7 @@
  * also signs the capability), human approval bound to the exact call, the unresolved-call check and the
  * dispatch budget. Only an allowed decision leads to a recorded intent; nothing else reaches a downstream.
  */
-import { proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation } from '../src/domain/activity-contracts';
@@ -15,6 +15,7 @@ import type { RetryStrategy } from '../src/domain/run';
 import type { Approvals } from './approvals';
 import type { Ledger } from './ledger';
 import type { ValidatedCall } from './proposals';
+import { QuotaUnavailable, releaseAcrossRuns, reserveAcrossRuns } from './quota-client';
 import { workflowCrashPoint } from '../src/faults/workflow-hook'; // fault-protocol hook
 
 export interface DispatchGate {
@@ -80,8 +81,21 @@ const { authorizeCall } = proxyLocalActivities<Activities>({
   retry: { maximumAttempts: 3, initialInterval: 100, nonRetryableErrorTypes: ['Policy.Invalid'] },
 });
 
-/** `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version, expiry). */
+/** Patch id: rate limits counted per principal or tenant are reserved across runs (the tenant quota workflow). */
+export const QUOTA_ACROSS_RUNS = 'quota-across-runs';
+
+/**
+ * `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version,
+ * expiry). A call that took a cross-run rate-limit slot and is then refused gives the slot back.
+ */
 export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall, prior?: ApprovalGrant): Promise<GateResult> {
+  const quota = { held: false };
+  const result = await decide(g, call, prior, quota);
+  if (!result.ok && quota.held) await releaseAcrossRuns({ tenant: g.tenant, runId: g.runId, logicalCallId: call.logicalCallId, clock: g.clock() });
+  return result;
+}
+
+async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant | undefined, quota: { held: boolean }): Promise<GateResult> {
   const { ledger } = g;
   const id = call.logicalCallId;
   const who = { tenant: g.tenant, principalId: g.principalId };
@@ -210,6 +224,30 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
         continue;
       }
       case 'allowed': {
+        const acrossRuns = (decision.rateLimits ?? []).filter((l) => l.per !== 'run');
+        if (!quota.held && call.origin === 'model' && acrossRuns.length > 0 && patched(QUOTA_ACROSS_RUNS)) {
+          // Limits per principal or tenant hold across runs: the tenant's quota workflow counts every run's calls.
+          let across;
+          try {
+            across = await reserveAcrossRuns({ tenant: g.tenant, principalId: g.principalId, runId: g.runId, logicalCallId: id, action: authz.action, limits: acrossRuns, clock: g.clock() });
+          } catch (err) {
+            if (err instanceof QuotaUnavailable) return reject(Failure.QuotaUnavailable, err.message);
+            throw err;
+          }
+          if (!across.ok) {
+            ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs: across.retryAfterMs, reason: `${authz.action}: the ${across.scope} rate limit is reached across runs` });
+            const c = g.clock();
+            if (c.nowMs + across.retryAfterMs > c.deadlineAtMs - c.caps.recoveryReserveMs) {
+              g.releaseBudget(id);
+              throw new DeadlineTooClose(`rate limit would carry ${id} past the run deadline`);
+            }
+            await sleep(across.retryAfterMs);
+            continue;
+          }
+          // The slot is held; decide again synchronously (the checks above may have changed during the await).
+          quota.held = true;
+          continue;
+        }
         ledger.append({ type: 'AuthorizationAllowed', ...record, expiresAt: decision.expiresAt, chain: decision.chain });
         const intent: ToolIntent = {
           runId: g.runId,

@@ -3,7 +3,7 @@
  */
 import type { AuthorizationRequest } from '../domain/tool';
 import type { CapabilityClaims } from './capability';
-import type { Policy } from './policy-format';
+import type { Policy, RateLimit } from './policy-format';
 
 /** A human approval of one exact call: bound to its logical call id, arguments hash and policy version. */
 export interface ApprovalGrant {
@@ -50,6 +50,8 @@ export type AuthorizationDecision =
       readonly chain: readonly string[];
       /** The signed capability for exactly this call; absent when no signing key is configured. */
       readonly capability?: string;
+      /** The matched rule's rate limits: the ones counted per principal or tenant are reserved across runs. */
+      readonly rateLimits?: readonly RateLimit[];
     })
   | (DecisionBase & { readonly kind: 'denied'; readonly code: string })
   | (DecisionBase & { readonly kind: 'approval_required'; readonly approvalTtlMs: number; readonly invalidated?: string })

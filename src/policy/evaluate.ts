@@ -3,7 +3,7 @@
  * rule lookup (action, origin, principal), amount and currency, approval, rate limit.
  */
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from './authorization';
-import { rateLimitsOf, type Policy, type PolicyRule } from './policy-format';
+import { rateLimitsOf, type Policy, type PolicyRule, type RateLimit } from './policy-format';
 import { lapsesBeforeSend } from './send-margin';
 
 function principalMatches(rule: PolicyRule, principalId: string): boolean {
@@ -21,7 +21,10 @@ function approvalProblem(grant: ApprovalGrant | undefined, input: AuthorizationI
   return null;
 }
 
-export function evaluate(policy: Policy, input: AuthorizationInput): Exclude<AuthorizationDecision, { kind: 'allowed' }> | { kind: 'allowed'; reason: string; chain: string[]; policyVersion: string; issuedAt: string; expiresAt: string } {
+export function evaluate(
+  policy: Policy,
+  input: AuthorizationInput,
+): Exclude<AuthorizationDecision, { kind: 'allowed' }> | { kind: 'allowed'; reason: string; chain: string[]; policyVersion: string; issuedAt: string; expiresAt: string; rateLimits?: readonly RateLimit[] } {
   const now = input.nowMs;
   const base = { policyVersion: policy.version, issuedAt: new Date(now).toISOString() };
   const req = input.request;
@@ -68,5 +71,13 @@ export function evaluate(policy: Policy, input: AuthorizationInput): Exclude<Aut
   }
   let expiresMs = now + policy.decisionTtlMs;
   if (input.approval && approvalReason !== null) expiresMs = Math.min(expiresMs, Date.parse(input.approval.expiresAt));
-  return { ...base, kind: 'allowed', chain, expiresAt: new Date(expiresMs).toISOString(), reason: `allowed by ${policy.version} rule ${rule.action}` };
+  const limits = rateLimitsOf(rule);
+  return {
+    ...base,
+    kind: 'allowed',
+    chain,
+    expiresAt: new Date(expiresMs).toISOString(),
+    reason: `allowed by ${policy.version} rule ${rule.action}`,
+    ...(limits.length > 0 ? { rateLimits: limits } : {}),
+  };
 }

@@ -63,6 +63,8 @@ export async function inProcessWorker(
       workerIdentity: `test-worker:${process.pid}`,
       allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker
       authorize: { ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }), ...(opts.policies ? { policies: opts.policies } : {}) },
+      // Cross-run rate limits: the tenant quota workflows run on this worker's queue (use a tenant per test).
+      quota: { client: stack.client, taskQueue: tq },
     }),
     maxCachedWorkflows: 0,
     ...(dataConverter ? { dataConverter } : {}),

@@ -50,7 +50,7 @@ afterAll(async () => {
 const policy = Policy.parse({
   version: 'acme-rl/1',
   approvalTtlMs: 10_000,
-  rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, approvalOverMinor: 50_000, rateLimit: { max: 1, perMs: 60_000 } }],
+  rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, approvalOverMinor: 50_000, rateLimit: { max: 1, perMs: 60_000, per: 'run' } }],
 });
 
 test('an approval that expires while the call waits forces a new decision; a fresh one dispatches once', async () => {

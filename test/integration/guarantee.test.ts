@@ -188,18 +188,40 @@ describe('budgets and rate limits hold for parallel proposals', () => {
   });
 
   test('a rate limit of two per minute: four parallel debits in the first turn never make more than two effects', async () => {
-    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_rl', balanceMinor: 100_000, currency: 'EUR' });
-    const policy = Policy.parse({ version: 'acme-rl-par/1', rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, rateLimit: { max: 2, perMs: 60_000 } }, { action: 'wallet.refund', origin: 'compensation' }] });
+    const tenant = `rl${Date.now()}`; // the tenant's quota workflow runs on this test's worker
+    await stack.walletClient.seedAccount({ tenant, account: 'acct_rl', balanceMinor: 100_000, currency: 'EUR' });
+    const policy = Policy.parse({ version: 'acme-rl-par/1', rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, rateLimit: { max: 2, perMs: 60_000, per: 'run' } }, { action: 'wallet.refund', origin: 'compensation' }] });
     const out = await runAgent(
       stack,
       'parallel-rate',
-      input({ scenario: 'parallel-debits', vars: { account: 'acct_rl', count: 4 }, deadlineAt: new Date(Date.now() + 20_000).toISOString(), onAbort: 'leave' }),
+      input({ principal: { id: 'user:alice', tenant }, scenario: 'parallel-debits', vars: { account: 'acct_rl', count: 4 }, deadlineAt: new Date(Date.now() + 20_000).toISOString(), onAbort: 'leave' }),
       undefined,
       { policies: new StaticPolicyStore(policy) },
     );
     expect(modelIntents(out)).toBe(2);
     expect(await effectsFor(out)).toBe(2);
     expect(out.ledger.events.some((e) => e.type === 'DispatchDeferred')).toBe(true);
+  });
+
+  test('a tenant rate limit holds across runs: three runs side by side on a limit of two make two effects', async () => {
+    const tenant = `rt${Date.now()}`;
+    await stack.walletClient.seedAccount({ tenant, account: 'acct_rt', balanceMinor: 100_000, currency: 'EUR' });
+    const policy = Policy.parse({ version: 'acme-rl-tenant/1', rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, rateLimit: { max: 2, perMs: 60_000, per: 'tenant' } }, { action: 'wallet.refund', origin: 'compensation' }] });
+    const runs = await Promise.all(
+      [0, 1, 2].map((i) =>
+        runAgent(
+          stack,
+          `tenant-rate-${i}`,
+          input({ principal: { id: `user:u${i}`, tenant }, vars: { account: 'acct_rt', amount: { minor: 300 + i, currency: 'EUR' } }, deadlineAt: new Date(Date.now() + 15_000).toISOString(), onAbort: 'leave' }),
+          undefined,
+          { policies: new StaticPolicyStore(policy) },
+        ),
+      ),
+    );
+    let effects = 0;
+    for (const out of runs) effects += await effectsFor(out);
+    expect(effects).toBe(2);
+    expect(runs.filter((o) => o.ledger.events.some((e) => e.type === 'DispatchDeferred'))).toHaveLength(1);
   });
 
   test('a per-turn cap: proposals past it are rejected before validation and never dispatched', async () => {
