@@ -70,16 +70,48 @@ function receiptOf(body: unknown): string | undefined {
 /** Resend only while well inside the retention window (clocks and queues are not exact). */
 const RETENTION_SAFETY = 0.8;
 
+/**
+ * The intent time every attempt sends (`X-Intent-At`): the ledger time the workflow recorded the intent at.
+ * A request from a workflow that did not pass it (an activity scheduled before the field existed) falls back,
+ * for its first workflow-level dispatch only, to the activity's first scheduling (the same workflow task as the
+ * intent, or later: never earlier). For a later dispatch nothing safe is known: nothing is sent, reconcile.
+ */
+function intentTimeOf(req: DispatchRequest, firstScheduledMs: number): string {
+  if (req.intentRecordedAt !== undefined && Number.isFinite(Date.parse(req.intentRecordedAt))) return req.intentRecordedAt;
+  if (req.dispatch <= 1 && Number.isFinite(firstScheduledMs) && firstScheduledMs > 0) return new Date(firstScheduledMs).toISOString();
+  throw ApplicationFailure.nonRetryable(
+    `dispatch ${req.dispatch} of ${req.intent.logicalCallId} has no recorded intent time: nothing sent; reconcile by key`,
+    Failure.IntentTimeMissing,
+  );
+}
+
 export function createDispatchActivities(deps: DispatchDeps) {
   const signer = resolveAuthorizeDeps(deps.authorize);
-  const retentions = new Map<string, number | undefined>();
-  async function retentionOf(service: string, downstream: DownstreamClient): Promise<number | undefined> {
-    if (!retentions.has(service)) {
-      const contract = await downstream.contract().catch(() => undefined);
-      if (contract === undefined) return undefined; // ask again next time
-      retentions.set(service, contract.idempotencyRetentionMs);
+  const retentions = new Map<string, number>();
+  /**
+   * The downstream's declared retention. Fails closed: a contract that cannot be read (or declares no positive
+   * retention) throws `Idempotency.ContractUnreadable`, so no resend is risked on an unknown window; the
+   * workflow reconciles by lookup. A readable contract is cached per worker; a failure is asked again next time.
+   */
+  async function retentionOf(service: string, downstream: DownstreamClient): Promise<number> {
+    const cached = retentions.get(service);
+    if (cached !== undefined) return cached;
+    let why: string;
+    try {
+      const contract = await downstream.contract();
+      const ms: unknown = (contract as { idempotencyRetentionMs?: unknown } | undefined)?.idempotencyRetentionMs;
+      if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) {
+        retentions.set(service, ms);
+        return ms;
+      }
+      why = `it declares no positive idempotencyRetentionMs (${JSON.stringify(ms ?? null)})`;
+    } catch (err) {
+      why = err instanceof Error ? err.message : String(err);
     }
-    return retentions.get(service);
+    throw ApplicationFailure.nonRetryable(
+      `the idempotency contract of ${service} could not be read, so a same-key resend is not risked: ${why.slice(0, 200)}; reconcile instead`,
+      Failure.ContractUnreadable,
+    );
   }
 
   function client(service: string): DownstreamClient {
@@ -135,12 +167,14 @@ export function createDispatchActivities(deps: DispatchDeps) {
       }
     }
 
-    if (req.strategy === 'same_key_replay' && (attempt > 1 || req.dispatch > 1) && req.intentRecordedAt !== undefined) {
+    const intentAt = intentTimeOf(req, ctx.info.scheduledTimestampMs);
+    if (req.strategy === 'same_key_replay' && (attempt > 1 || req.dispatch > 1)) {
       // A pruned key turns a same-key retry into a second charge. Past the declared retention, do not resend:
-      // the workflow reconciles by lookup instead (the effect log outlives the idempotency record).
+      // the workflow reconciles by lookup instead (the effect log outlives the idempotency record). The
+      // downstream refuses such a request too (`IntentExpired`); this guard spares the request and decides early.
       const retention = await retentionOf(req.service, downstream);
-      const age = Date.now() - Date.parse(req.intentRecordedAt);
-      if (retention !== undefined && age > retention * RETENTION_SAFETY) {
+      const age = Date.now() - Date.parse(intentAt);
+      if (age > retention * RETENTION_SAFETY) {
         throw fail(Failure.RetentionExpired, `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`);
       }
     }
@@ -161,6 +195,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
       key,
       argumentsHash: req.intent.argumentsHash,
       fence,
+      intentAt,
       signal: ctx.cancellationSignal,
       ...(capability !== undefined ? { capability } : {}),
     });
@@ -183,6 +218,10 @@ export function createDispatchActivities(deps: DispatchDeps) {
         }
         if (sent.code === Failure.IdempotencyArgumentsMismatch || sent.code === Failure.IdempotencyKeySealed || sent.code === Failure.FenceStale) {
           throw fail(sent.code, `downstream refused the key: ${sent.code}`);
+        }
+        if (sent.code === Failure.IntentExpired || sent.code === Failure.IntentTimeMissing) {
+          // This request did nothing; an earlier attempt may have. The workflow reconciles (lookup and seal).
+          throw fail(sent.code, `downstream refused the intent time ${intentAt}: ${sent.code}`);
         }
         const message = typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body ? String((sent.body as { message: unknown }).message) : sent.code;
         return { ...base, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.reason ?? sent.code, errorMessage: message };

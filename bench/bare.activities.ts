@@ -100,6 +100,8 @@ export function createBareActivities(deps: BareDeps) {
       sent = await wallet.send('/v1/debits', req.body, {
         key: req.key,
         argumentsHash,
+        // The bare baseline records no intent: the activity's first scheduling stands in for it.
+        intentAt: new Date(ctx.info.scheduledTimestampMs).toISOString(),
         capability,
         signal: ctx.cancellationSignal,
       });

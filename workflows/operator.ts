@@ -1,30 +1,219 @@
-/** The operator's hand on a run: settle a call that reconciliation left UNKNOWN, recorded with who and why. */
-import { setHandler } from '@temporalio/workflow';
-import { resolveCallUpdate } from './definitions';
+/**
+ * The operator's hand on a run: settle a call that reconciliation left UNKNOWN, recorded with who and why.
+ *
+ * A resolution is not taken on trust. Before anything is recorded the handler asks the downstream by key and
+ * seals the key (the `reconcileCall` activity with `seal: true`), then accepts only what the answer confirms:
+ * FAILED while the downstream holds no effect (the key is sealed now, so none can appear later), SUCCEEDED only
+ * with the receipt the downstream holds. Anything else is refused with an `ApplicationFailure` (the update
+ * fails, the workflow task does not) and nothing is recorded; the call stays UNKNOWN. The lookup's evidence is
+ * recorded beside who and why.
+ */
+import { ApplicationFailure, patched, proxyActivities, setHandler, TemporalFailure } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { ReconcileResponse } from '../src/domain/activity-contracts';
+import { Failure } from '../src/domain/failures';
+import type { ToolIntent } from '../src/domain/identity';
+import type { ResolutionEvidence } from '../src/domain/ledger-events';
+import type { CallView } from '../src/domain/reducer';
+import { builtinTools } from '../src/tools/registry';
+import { resolveCallUpdate, type OperatorResolution } from './definitions';
 import type { Ledger } from './ledger';
 
+/** Patch id: a resolution is checked against a downstream lookup (with seal) before it is recorded. */
+export const VERIFIED_RESOLUTION = 'verified-resolution';
+
+/** Longest accepted `operator` and `receipt` (characters); longer input is refused, never truncated. */
+const MAX_NAME = 200;
+/** Longest accepted `reason` (characters). */
+const MAX_REASON = 2_000;
+
+/**
+ * The lookup an operator waits on: 10 s per attempt, 3 attempts 0.5 s apart (about 31 s at worst). Fixed rather
+ * than derived from the run deadline: the operator acts while the run waits, possibly close to its deadline.
+ */
+const OPERATOR_LOOKUP = {
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 3, initialInterval: '500ms', backoffCoefficient: 1 },
+} as const;
+
 export function handleOperatorResolutions(ledger: Ledger, onChange: () => void): void {
+  const checking = new Set<string>();
   setHandler(
     resolveCallUpdate,
-    (res) => {
-      ledger.append({
-        type: 'ToolEffectReconciled',
-        logicalCallId: res.logicalCallId,
-        via: 'operator',
-        outcome: res.outcome,
-        ...(res.receipt !== undefined ? { receipt: res.receipt } : {}),
-        detail: `${res.operator}: ${res.reason}`,
-      });
-      onChange();
-      return { accepted: true as const };
+    async (res) => {
+      // Versioned change: runs that recorded resolutions before verification existed replay them unchecked.
+      if (!patched(VERIFIED_RESOLUTION)) return recordUnchecked(ledger, res, onChange);
+      try {
+        return await recordVerified(ledger, res, onChange, checking);
+      } catch (err) {
+        // Only a TemporalFailure fails just the update; any other error would fail the workflow task.
+        if (err instanceof TemporalFailure) throw err;
+        throw invalid(`the resolution could not be checked: ${err instanceof Error ? err.message : String(err)}`);
+      }
     },
-    {
-      validator: (res) => {
-        if (ledger.projection.calls[res.logicalCallId]?.state !== 'UNKNOWN') {
-          throw new Error(`call ${res.logicalCallId} is not UNKNOWN`);
-        }
-        if (!res.operator || !res.reason) throw new Error('an operator resolution needs who and why');
-      },
-    },
+    { validator: (res) => checkResolution(ledger, res) },
   );
+}
+
+/** The original handler, kept for histories recorded before `verified-resolution`. */
+function recordUnchecked(ledger: Ledger, res: OperatorResolution, onChange: () => void): { accepted: true } {
+  ledger.append({
+    type: 'ToolEffectReconciled',
+    logicalCallId: res.logicalCallId,
+    via: 'operator',
+    outcome: res.outcome,
+    ...(res.receipt !== undefined ? { receipt: res.receipt } : {}),
+    detail: `${res.operator}: ${res.reason}`,
+  });
+  onChange();
+  return { accepted: true as const };
+}
+
+async function recordVerified(
+  ledger: Ledger,
+  res: OperatorResolution,
+  onChange: () => void,
+  checking: Set<string>,
+): Promise<{ accepted: true }> {
+  checkResolution(ledger, res); // the same check as the validator, so the handler never relies on it alone
+  const id = res.logicalCallId;
+  const call = callOf(ledger, id) as CallView;
+  const service = call.service ?? builtinTools.get(call.toolName)?.service;
+  if (call.operationKey === null || service === undefined) {
+    throw invalid(`call ${id} has no operation key or service recorded: it cannot be looked up`);
+  }
+  if (checking.has(id)) throw refused(`another resolution of call ${id} is being checked; try again`);
+  checking.add(id);
+  try {
+    const { reconcileCall } = proxyActivities<Activities>({ ...OPERATOR_LOOKUP, summary: `operator lookup ${id}` });
+    let answer: ReconcileResponse;
+    try {
+      answer = await reconcileCall({ intent: intentOf(ledger, call), service, seal: true });
+    } catch (err) {
+      const why = err instanceof TemporalFailure ? (err.cause?.message ?? err.message) : String(err);
+      throw ApplicationFailure.create({
+        type: Failure.OperatorLookupUnreachable,
+        nonRetryable: true,
+        message: `${service} did not answer the lookup of key ${call.operationKey} (${why.slice(0, 200)}); nothing recorded, call ${id} stays UNKNOWN: try again when ${service} answers`,
+      });
+    }
+    const evidence = evidenceOf(answer, service, call.operationKey);
+    const now = ledger.projection;
+    if (now.status === 'stopped') throw refused(`the run stopped while the lookup ran; nothing recorded`);
+    if (now.calls[id]?.state !== 'UNKNOWN')
+      throw refused(`call ${id} was settled while the lookup ran; nothing recorded`);
+    const contradiction = whyRefused(res, evidence);
+    if (contradiction !== undefined) {
+      throw ApplicationFailure.create({
+        type: Failure.OperatorResolutionRefused,
+        nonRetryable: true,
+        message: `${contradiction}; nothing recorded, call ${id} stays UNKNOWN`,
+        details: [evidence],
+      });
+    }
+    const receipt = res.outcome === 'SUCCEEDED' ? evidence.receipt : undefined;
+    ledger.append({
+      type: 'ToolEffectReconciled',
+      logicalCallId: id,
+      via: 'operator',
+      outcome: res.outcome,
+      ...(receipt !== undefined ? { receipt } : {}),
+      detail: `${res.operator}: ${res.reason}`,
+      evidence,
+    });
+    onChange();
+    return { accepted: true as const };
+  } finally {
+    checking.delete(id);
+  }
+}
+
+/** Why the downstream's answer contradicts the operator, or undefined when it confirms the resolution. */
+function whyRefused(res: OperatorResolution, ev: ResolutionEvidence): string | undefined {
+  const where = `${ev.service} under key ${ev.operationKey}`;
+  if (ev.lookup === 'not_found') return `${where} is neither found nor sealed, so no outcome can be confirmed`;
+  const holdsEffect = ev.lookup === 'found' && ev.status === 'completed';
+  if (res.outcome === 'FAILED') {
+    return holdsEffect
+      ? `FAILED refused: ${where} holds the effect (receipt ${ev.receipt ?? 'none'}); settle it as SUCCEEDED with that receipt`
+      : undefined;
+  }
+  if (ev.lookup === 'sealed') {
+    return `SUCCEEDED refused: ${where} holds no effect, and the key is now sealed so none can appear: the outcome is FAILED`;
+  }
+  if (!holdsEffect) {
+    return `SUCCEEDED refused: ${where} retained a refusal (${ev.errorCode ?? 'no code'}), no effect: the outcome is FAILED`;
+  }
+  if (ev.receipt === undefined) return `SUCCEEDED refused: ${where} holds the effect but reports no receipt to confirm`;
+  if (res.receipt !== ev.receipt) {
+    return `SUCCEEDED refused: the receipt ${res.receipt === undefined ? '(none given)' : JSON.stringify(res.receipt)} is not the one ${where} holds (${ev.receipt})`;
+  }
+  return undefined;
+}
+
+function evidenceOf(answer: ReconcileResponse, service: string, operationKey: string): ResolutionEvidence {
+  const base = { service, operationKey, checkedAt: new Date(Date.now()).toISOString() };
+  if (answer.kind === 'not_found') return { lookup: answer.sealed ? 'sealed' : 'not_found', ...base };
+  return {
+    lookup: 'found',
+    status: answer.status,
+    ...(answer.receipt !== undefined ? { receipt: answer.receipt } : {}),
+    ...(answer.errorCode !== undefined ? { errorCode: answer.errorCode } : {}),
+    ...base,
+  };
+}
+
+/**
+ * The intent a lookup needs, rebuilt from the projection (which survives continue-as-new): the lookup itself
+ * uses only the operation key; the other fields name the call in the activity's input.
+ */
+function intentOf(ledger: Ledger, call: CallView): ToolIntent {
+  const p = ledger.projection;
+  return {
+    runId: p.runId ?? '',
+    providerCallId: call.providerCallIds[0] ?? '',
+    logicalCallId: call.logicalCallId,
+    operationKey: call.operationKey ?? '',
+    toolName: call.toolName,
+    toolVersion: builtinTools.get(call.toolName)?.version ?? 0,
+    argumentsHash: call.argumentsHash ?? '',
+    principalId: p.principalId ?? '',
+    tenant: p.tenant ?? '',
+    policyVersion: call.policyVersion ?? '',
+    deadlineAt: '',
+  };
+}
+
+/** The call under `id`, only as an own entry (an id like `__proto__` names no call). */
+function callOf(ledger: Ledger, id: unknown): CallView | undefined {
+  const calls = ledger.projection.calls;
+  return typeof id === 'string' && Object.prototype.hasOwnProperty.call(calls, id) ? calls[id] : undefined;
+}
+
+/** The validator: a well-formed resolution of a call that is UNKNOWN, with who and why. Throws typed failures. */
+function checkResolution(ledger: Ledger, res: unknown): asserts res is OperatorResolution {
+  if (typeof res !== 'object' || res === null) throw invalid('a resolution must be an object');
+  const r = res as Record<string, unknown>;
+  const call = callOf(ledger, r['logicalCallId']);
+  if (call === undefined) throw invalid(`no call ${String(r['logicalCallId']).slice(0, MAX_NAME)} in this run`);
+  if (call.state !== 'UNKNOWN') throw invalid(`call ${call.logicalCallId} is not UNKNOWN`);
+  if (r['outcome'] !== 'SUCCEEDED' && r['outcome'] !== 'FAILED') throw invalid('outcome must be SUCCEEDED or FAILED');
+  if (!nonEmpty(r['operator'], MAX_NAME) || !nonEmpty(r['reason'], MAX_REASON)) {
+    throw invalid(`an operator resolution needs who (at most ${MAX_NAME} characters) and why (at most ${MAX_REASON})`);
+  }
+  if (r['receipt'] !== undefined && !nonEmpty(r['receipt'], MAX_NAME)) {
+    throw invalid(`a receipt must be a non-empty string of at most ${MAX_NAME} characters`);
+  }
+}
+
+function nonEmpty(v: unknown, max: number): boolean {
+  return typeof v === 'string' && v.trim() !== '' && v.length <= max;
+}
+
+function invalid(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: Failure.OperatorResolutionInvalid, nonRetryable: true, message });
+}
+
+function refused(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: Failure.OperatorResolutionRefused, nonRetryable: true, message });
 }

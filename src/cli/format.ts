@@ -70,7 +70,7 @@ export function eventDetail(e: LedgerEvent): string {
     case 'ToolOutcomeMarkedUnknown':
       return `${e.logicalCallId} ${kv({ attempts: e.attempts })}: ${e.cause}`;
     case 'ToolEffectReconciled':
-      return `${e.logicalCallId} ${kv({ outcome: e.outcome, via: e.via, receipt: e.receipt })}: ${e.detail}`;
+      return `${e.logicalCallId} ${kv({ outcome: e.outcome, via: e.via, receipt: e.receipt, checked: e.evidence?.lookup })}: ${e.detail}`;
     case 'ToolResultRecorded':
       return `${e.logicalCallId} ${kv({ state: e.state, attempts: e.attempts, receipt: e.receipt, error: e.errorCode, replayed: e.replayed || undefined, fence: e.fence, worker: e.workerIdentity })}`;
     case 'OperatorWaitStarted':

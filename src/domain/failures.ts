@@ -39,6 +39,15 @@ export const Failure = {
    * queue must not mix lab and production workers: a lab worker's earlier attempt would have sent.)
    */
   StrategyForbidden: 'Strategy.Forbidden',
+  /**
+   * The downstream refused the request because its intent time is older than its retention window: this request
+   * did nothing, but an earlier attempt may have. Reconcile.
+   */
+  IntentExpired: 'Idempotency.IntentExpired',
+  /** No usable intent time for the request (`X-Intent-At`): nothing was sent (or the downstream refused it). */
+  IntentTimeMissing: 'Request.IntentTimeMissing',
+  /** The downstream's idempotency contract (its retention) could not be read: a resend is not risked. Reconcile. */
+  ContractUnreadable: 'Idempotency.ContractUnreadable',
   DispatchUnavailable: 'Dispatch.Unavailable',
   DispatchResponseLost: 'Dispatch.ResponseLost',
   DispatchRejected: 'Dispatch.Rejected',
@@ -57,6 +66,12 @@ export const Failure = {
   PlannerProviderRejected: 'Planner.ProviderRejected',
   /** The planner's transcript store lacks an earlier turn of the run (or disagrees with what the workflow saw). */
   PlannerTranscriptMissing: 'Planner.TranscriptMissing',
+  /** An operator resolution the downstream's evidence contradicts (or cannot confirm): nothing recorded. */
+  OperatorResolutionRefused: 'Operator.ResolutionRefused',
+  /** An operator resolution that is malformed or names no UNKNOWN call: nothing recorded. */
+  OperatorResolutionInvalid: 'Operator.ResolutionInvalid',
+  /** The lookup an operator resolution needs did not answer: nothing recorded, the call stays UNKNOWN. */
+  OperatorLookupUnreachable: 'Operator.LookupUnreachable',
 } as const;
 export type FailureType = (typeof Failure)[keyof typeof Failure];
 
@@ -159,6 +174,11 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   if (type === Failure.FenceStale) return { state: 'UNKNOWN', cause: 'fence_stale' };
   // The tool's contract forbids a resend after a possible send: settle by lookup.
   if (type === Failure.DispatchNoResend) return { state: 'UNKNOWN', cause: 'no_resend' };
+  // Refused (or not sent) for its intent time or an unreadable contract: this attempt did nothing, an earlier
+  // one may have. Reconciliation (lookup and seal) decides.
+  if (type === Failure.IntentExpired) return { state: 'UNKNOWN', cause: 'intent_expired' };
+  if (type === Failure.IntentTimeMissing) return { state: 'UNKNOWN', cause: 'intent_time_missing' };
+  if (type === Failure.ContractUnreadable) return { state: 'UNKNOWN', cause: 'contract_unreadable' };
   if (type !== undefined && PROVEN_NO_EFFECT.includes(type)) {
     return { state: 'FAILED', code: type, message: cause.message ?? type };
   }

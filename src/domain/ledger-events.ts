@@ -19,6 +19,22 @@ export type CallState =
 /** Who proposed a call: the model, or the run's own saga compensating an earlier effect. */
 export type CallOrigin = 'model' | 'compensation';
 
+/** The downstream lookup (with seal) an operator's resolution was checked against. */
+export interface ResolutionEvidence {
+  /** `found`: a record under the key; `sealed`: no effect, and the key can never commit now; `not_found`: no seal. */
+  readonly lookup: 'found' | 'not_found' | 'sealed';
+  /** For `found`: the record's status (`completed` holds the effect, `failed` a retained refusal, no effect). */
+  readonly status?: 'completed' | 'failed';
+  /** For `found` and `completed`: the receipt the downstream holds. */
+  readonly receipt?: string;
+  /** For `found` and `failed`: the downstream's error code. */
+  readonly errorCode?: string;
+  readonly service: string;
+  readonly operationKey: string;
+  /** Workflow time at which the lookup answered. */
+  readonly checkedAt: string;
+}
+
 export type LedgerEventBody =
   | {
       readonly type: 'RunCreated';
@@ -149,6 +165,11 @@ export type LedgerEventBody =
       readonly outcome: 'SUCCEEDED' | 'FAILED';
       readonly receipt?: string;
       readonly detail: string;
+      /**
+       * For an operator's resolution: what the downstream said when asked by key (and sealed) just before it was
+       * recorded. Absent on resolutions recorded before verification existed (taken on the operator's word).
+       */
+      readonly evidence?: ResolutionEvidence;
     }
   | {
       readonly type: 'ToolResultRecorded';

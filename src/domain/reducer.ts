@@ -120,6 +120,20 @@ function patchCall(p: Projection, id: string, patch: Partial<CallView>, event: L
   return { ...p, calls: { ...p.calls, [id]: { ...current, ...patch } } };
 }
 
+/**
+ * Whether a reconciliation contradicts the downstream evidence recorded with it: FAILED while the downstream
+ * holds the effect, SUCCEEDED without an effect, or a receipt other than the one the downstream holds.
+ */
+function contradictsEvidence(e: Extract<LedgerEvent, { type: 'ToolEffectReconciled' }>): string | undefined {
+  const ev = e.evidence;
+  if (ev === undefined) return undefined;
+  const holdsEffect = ev.lookup === 'found' && ev.status === 'completed';
+  if (e.outcome === 'FAILED' && holdsEffect) return `FAILED while ${ev.service} holds the effect under ${ev.operationKey}`;
+  if (e.outcome === 'SUCCEEDED' && !holdsEffect) return `SUCCEEDED while ${ev.service} holds no effect under ${ev.operationKey}`;
+  if (e.outcome === 'SUCCEEDED' && e.receipt !== undefined && e.receipt !== ev.receipt) return `receipt ${e.receipt} is not the one ${ev.service} holds`;
+  return undefined;
+}
+
 /** Apply one event. Pure: the same projection and event always give the same result. */
 export function apply(p: Projection, e: LedgerEvent): Projection {
   switch (e.type) {
@@ -218,13 +232,16 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
     }
     case 'CircuitOpened':
       return { ...p, circuits: { ...p.circuits, [e.service]: e.until } };
-    case 'ToolEffectReconciled':
-      return patchCall(
+    case 'ToolEffectReconciled': {
+      const q = patchCall(
         p,
         e.logicalCallId,
-        { state: e.outcome, receipt: e.receipt ?? null, reconciledVia: e.via },
+        { state: e.outcome, receipt: e.receipt ?? e.evidence?.receipt ?? null, reconciledVia: e.via },
         e,
       );
+      const contradiction = contradictsEvidence(e);
+      return contradiction === undefined ? q : { ...q, violations: [...q.violations, `#${e.seq} ${e.logicalCallId}: ${contradiction}`] };
+    }
     case 'ToolResultRecorded': {
       const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
       return account(

@@ -11,6 +11,7 @@ import { classifyHttpResponse, classifyTransportError, type SendOutcome } from '
 import {
   HEADER_ARGS_HASH,
   HEADER_FENCE,
+  HEADER_INTENT_AT,
   HEADER_KEY,
   HEADER_REPLAYED,
   type FaultRule,
@@ -40,6 +41,11 @@ export interface SendOptions {
   readonly argumentsHash?: string;
   /** Fencing value (`X-Fence`); default 0. */
   readonly fence?: number;
+  /**
+   * When the intent was recorded (`X-Intent-At`, ISO 8601), the same for every attempt of one intent. Required:
+   * the downstream refuses a request without it, and one older than its retention window (`IntentExpired`).
+   */
+  readonly intentAt: string;
   /** Caller cancellation (e.g. Temporal activity cancellation). */
   readonly signal?: AbortSignal;
   /** The signed capability for exactly this call (`X-Capability`). */
@@ -93,6 +99,7 @@ export class DownstreamClient {
       [HEADER_KEY]: options.key,
       [HEADER_ARGS_HASH]: argumentsHash,
       [HEADER_FENCE]: String(options.fence ?? 0),
+      [HEADER_INTENT_AT]: options.intentAt,
       ...(options.capability !== undefined ? { [CAPABILITY_HEADER]: options.capability } : {}),
     };
     let response: Response;

@@ -4,7 +4,9 @@
  * A mutating request carries:
  *   - `Idempotency-Key`: the application-owned operation key of one business intent;
  *   - `X-Arguments-Hash`: SHA-256 of the RFC 8785 canonical JSON of the request body; the service recomputes it;
- *   - `X-Fence`: a monotonic fencing value for that key; a lower one than the highest accepted is refused.
+ *   - `X-Fence`: a monotonic fencing value for that key; a lower one than the highest accepted is refused;
+ *   - `X-Intent-At`: when the caller recorded the intent (ISO 8601 with a zone), e.g. the ledger time of its
+ *     `DispatchIntentRecorded`. Every attempt of one intent sends the same time, never the time of the attempt.
  *
  * Rules, decided in one SQLite transaction in the service:
  *   - same key, same arguments, completed  -> the retained result (`Idempotent-Replayed: true`), no new effect;
@@ -13,7 +15,12 @@
  *   - same key, other arguments            -> 409 `Idempotency.ArgumentsMismatch`, nothing recorded as an effect;
  *   - key sealed by a reconciliation lookup -> 409 `Idempotency.KeySealed` (a late request cannot commit after
  *     reconciliation decided "no effect");
- *   - keys are retained for a declared window (default 24 h) and then pruned; `GET /v1/contract` declares it.
+ *   - keys are retained for a declared window (default 24 h) and then pruned; `GET /v1/contract` declares it;
+ *     seals are never pruned (a sealed key stays sealed), nor is the effect log that answers lookups;
+ *   - intent time older than the retention window -> 409 `Idempotency.IntentExpired`, nothing recorded: a request
+ *     delayed past the window could otherwise commit under a key whose record (or its "no effect") was pruned;
+ *   - intent time missing, unparseable or in the future (beyond a few minutes of clock skew) -> 400
+ *     `Request.IntentTimeMissing` (fail closed: a request that cannot prove its age is not admitted).
  *
  * Reconciliation: `GET /v1/operations/:key` returns the record (receipt, result) or 404 `not_found`;
  * with `?seal=true` a missing key is sealed in the same transaction, so "not found" stays true.
@@ -22,6 +29,7 @@
 export const HEADER_KEY = 'idempotency-key';
 export const HEADER_ARGS_HASH = 'x-arguments-hash';
 export const HEADER_FENCE = 'x-fence';
+export const HEADER_INTENT_AT = 'x-intent-at';
 export const HEADER_REPLAYED = 'idempotent-replayed';
 export const HEADER_RETAINED_UNTIL = 'idempotency-retained-until';
 
@@ -31,6 +39,10 @@ export const DownstreamErrorCode = {
   InProgress: 'Idempotency.InProgress',
   KeySealed: 'Idempotency.KeySealed',
   StaleFence: 'Fence.Stale',
+  /** The request's intent time is older than the retention window: refused, nothing recorded. */
+  IntentExpired: 'Idempotency.IntentExpired',
+  /** The request has no usable intent time (missing, unparseable, or in the future): refused, nothing recorded. */
+  IntentTimeMissing: 'Request.IntentTimeMissing',
   ArgumentsHashInvalid: 'Request.ArgumentsHashInvalid',
   BadRequest: 'Request.Invalid',
   Unavailable: 'Downstream.Unavailable',
@@ -91,7 +103,10 @@ export interface FaultRule {
 /** What `GET /v1/contract` returns: the service's declared idempotency contract. */
 export interface ServiceContract {
   readonly service: string;
-  /** How long a key's record is retained after its first request; after that the key may be reused. */
+  /**
+   * How long a key's record is retained after its first request. A request whose intent time is older than
+   * this is refused (`Idempotency.IntentExpired`), so a pruned key can never commit a second time.
+   */
   readonly idempotencyRetentionMs: number;
 }
 

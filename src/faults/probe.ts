@@ -84,6 +84,8 @@ export async function runProbe(
     key: req.intent.operationKey,
     argumentsHash,
     fence: 1_000_000,
+    // The intent's own recorded time (a lab run is well inside the retention window).
+    intentAt: req.intentRecordedAt ?? new Date().toISOString(),
     capability,
   });
   const outcome =

@@ -5,8 +5,10 @@
  *   - `idem_requests`: one row per mutating request received (dispatch evidence, never pruned);
  *   - `idem_effects`: one row per committed business effect (effect evidence, never pruned).
  *
- * Only records expire (lazily, on each request, after the declared retention window); the request and effect
- * logs are audit evidence, so a key reused after its record was pruned shows up as a second effect in `stats`.
+ * Only records expire (lazily, on each request, after the declared retention window); seals never do, and the
+ * request and effect logs are audit evidence that is never pruned. A key cannot commit twice across pruning:
+ * every request carries its intent time, and one older than the retention window is refused (`IntentExpired`)
+ * before the rules run, so no request can arrive after its key's record was pruned and be admitted.
  *
  * A mutation runs in two phases so a fault can hold the record `in_progress` between them:
  * `begin` (transaction: prune, decide by the rules, insert `in_progress`) then `commit` (transaction: apply the
@@ -30,6 +32,12 @@ export { BusinessRejection, type BusinessRejectionOptions } from './business-rej
 /** Default idempotency-key retention: 24 hours, like Stripe's documented pruning window. */
 export const DEFAULT_RETENTION_MS = 86_400_000;
 
+/**
+ * How far in the future an intent time may lie (clock skew between caller and service): 5 minutes. Beyond
+ * that the time is refused as unusable, so a caller cannot stretch a key's life past the retention window.
+ */
+export const MAX_INTENT_SKEW_MS = 300_000;
+
 /** What `apply` returns when the business effect was performed. */
 export interface AppliedEffect {
   readonly receipt: string;
@@ -49,7 +57,19 @@ export interface MutationRequest {
   readonly fence: number;
   /** Which effect the key protects, e.g. `wallet.charge`; a key reused under another scope is a mismatch. */
   readonly scope: string;
+  /**
+   * When the caller recorded the intent (epoch ms, from `X-Intent-At`). Older than the retention window: the
+   * request is refused (`IntentExpired`); not finite or in the future beyond `MAX_INTENT_SKEW_MS`: refused
+   * (`IntentTimeMissing`). Nothing is recorded under the key either way.
+   */
+  readonly intentAtMs: number;
 }
+
+/** The request identity the request log keeps. */
+export type LoggedRequest = Pick<MutationRequest, 'key' | 'argumentsHash' | 'fence'>;
+
+/** Codes of a request refused for its intent time. */
+export type IntentRefusalCode = typeof DownstreamErrorCode.IntentExpired | typeof DownstreamErrorCode.IntentTimeMissing;
 
 /** Returned by `begin` when the request may perform the effect; pass it to `commit` or `abort`. */
 export interface PendingOperation extends MutationRequest {
@@ -66,6 +86,13 @@ export type BeginResult =
       readonly code: ConflictCode;
       readonly message: string;
       readonly record: OperationRecord;
+    }
+  | {
+      /** Refused for its intent time before the rules ran: nothing recorded under the key. */
+      readonly kind: 'refused';
+      readonly requestId: number;
+      readonly code: IntentRefusalCode;
+      readonly message: string;
     };
 
 /** The phase-2 outcome. `lost` means the in-progress record vanished (pruned) and nothing was committed. */
@@ -77,7 +104,7 @@ export type CommitResult =
 /** Result of the one-shot `runIdempotent`. */
 export type RunResult = Exclude<BeginResult, { kind: 'proceed' }> | CommitResult;
 
-/** Result of `lookup`. A sealed key reads as not found, for ever within retention. */
+/** Result of `lookup`. A sealed key reads as not found and sealed, for ever (seals are never pruned). */
 export type LookupResult =
   | { readonly kind: 'found'; readonly record: OperationRecord }
   | { readonly kind: 'not_found'; readonly sealed: boolean };
@@ -107,15 +134,42 @@ export class IdempotencyStore {
     migrateIdempotencySchema(this.db);
   }
 
-  /** Deletes records whose retention expired; returns how many. Called lazily by `begin` and `lookup`. */
+  /**
+   * Deletes records whose retention expired, except seals; returns how many. Called lazily by `begin` and
+   * `lookup`. A seal is the downstream's promise that nothing will ever commit under its key: it stays.
+   */
   prune(): number {
-    return this.db.prepare('DELETE FROM idem_records WHERE expires_at <= ?').run(this.now()).changes;
+    return this.db
+      .prepare(`DELETE FROM idem_records WHERE expires_at <= ? AND status <> 'sealed'`)
+      .run(this.now()).changes;
+  }
+
+  /** Why a request's intent time is refused, or undefined when it is admissible now. */
+  intentRefusal(intentAtMs: number): { code: IntentRefusalCode; message: string } | undefined {
+    const now = this.now();
+    if (!Number.isFinite(intentAtMs)) {
+      return { code: DownstreamErrorCode.IntentTimeMissing, message: 'the request has no usable intent time' };
+    }
+    if (intentAtMs > now + MAX_INTENT_SKEW_MS) {
+      const message = `the intent time ${new Date(intentAtMs).toISOString()} lies in the future`;
+      return { code: DownstreamErrorCode.IntentTimeMissing, message };
+    }
+    const age = now - intentAtMs;
+    if (age > this.retentionMs) {
+      const message = `the intent is ${age} ms old; keys are retained for ${this.retentionMs} ms: reconcile by lookup instead`;
+      return { code: DownstreamErrorCode.IntentExpired, message };
+    }
+    return undefined;
   }
 
   /** Phase 1: logs the request and decides by the rules; on `proceed` the key is now `in_progress`. */
   begin(request: MutationRequest): BeginResult {
     return this.db.transaction((): BeginResult => {
       this.prune();
+      const refusal = this.intentRefusal(request.intentAtMs);
+      if (refusal !== undefined) {
+        return { kind: 'refused', requestId: this.logRequest(request, refusal.code), ...refusal };
+      }
       const now = this.now();
       const row = this.getRow(request.key);
       if (row === undefined) {
@@ -264,7 +318,7 @@ export class IdempotencyStore {
   }
 
   /** Logs a mutating request that was refused before the rules ran (e.g. an invalid body); returns its row id. */
-  logRequest(request: Omit<MutationRequest, 'scope'>, outcome: string): number {
+  logRequest(request: LoggedRequest, outcome: string): number {
     const info = this.db
       .prepare(
         'INSERT INTO idem_requests (operation_key, arguments_hash, fence, received_at, outcome) VALUES (?, ?, ?, ?, ?)',
@@ -278,7 +332,10 @@ export class IdempotencyStore {
     this.db.prepare('UPDATE idem_requests SET outcome = ? WHERE id = ?').run(outcome, requestId);
   }
 
-  /** Seals `key` when it has no record; `ifAbsent` ignores an existing record instead of failing. */
+  /**
+   * Seals `key` when it has no record; `ifAbsent` ignores an existing record instead of failing. A seal is
+   * never pruned; its `expires_at` only says until when the retention of an ordinary record would have run.
+   */
   private insertSeal(key: string, ifAbsent: boolean): void {
     const now = this.now();
     this.db

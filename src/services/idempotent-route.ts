@@ -10,6 +10,7 @@ import {
   DownstreamErrorCode,
   HEADER_ARGS_HASH,
   HEADER_FENCE,
+  HEADER_INTENT_AT,
   HEADER_KEY,
   HEADER_REPLAYED,
   HEADER_RETAINED_UNTIL,
@@ -64,12 +65,25 @@ export interface MutationHeaders {
   readonly key: string;
   readonly argumentsHash: string;
   readonly fence: number;
+  /** `X-Intent-At` in epoch ms; NaN when missing or not an ISO 8601 time with a zone (refused, logged). */
+  readonly intentAtMs: number;
 }
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
+/** ISO 8601 date-time with an explicit zone, e.g. `2026-11-30T14:13:50.123Z` or `...+01:00`. */
+const INSTANT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-/** Reads `Idempotency-Key`, `X-Arguments-Hash` and `X-Fence`, or throws a 400 `HttpError`. */
+/** Epoch ms of an ISO 8601 instant, or NaN for anything else (missing, a bare date, an impossible date). */
+export function parseIntentAt(text: string | undefined): number {
+  if (text === undefined || !INSTANT_PATTERN.test(text)) return NaN;
+  return Date.parse(text);
+}
+
+/**
+ * Reads `Idempotency-Key`, `X-Arguments-Hash`, `X-Fence` and `X-Intent-At`, or throws a 400 `HttpError`. An
+ * unusable intent time is returned as NaN so the handler can log the request before refusing it.
+ */
 export function parseMutationHeaders(req: http.IncomingMessage): MutationHeaders {
   const key = single(req.headers[HEADER_KEY]);
   if (key === undefined || !KEY_PATTERN.test(key)) {
@@ -84,7 +98,7 @@ export function parseMutationHeaders(req: http.IncomingMessage): MutationHeaders
   if (!Number.isSafeInteger(fence)) {
     throw new HttpError(400, DownstreamErrorCode.BadRequest, 'X-Fence must be an integer >= 0');
   }
-  return { key, argumentsHash, fence };
+  return { key, argumentsHash, fence, intentAtMs: parseIntentAt(single(req.headers[HEADER_INTENT_AT])) };
 }
 
 /** Builds the handler of an idempotent mutating route. */
@@ -97,6 +111,11 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
       store.logRequest(headers, code);
       throw new HttpError(400, code, message, extra);
     };
+    // Fail closed: a mutating request that cannot say when its intent was recorded is never admitted.
+    if (!Number.isFinite(headers.intentAtMs)) {
+      const message = 'X-Intent-At must be the ISO 8601 time the intent was recorded (with a zone)';
+      return refuse(DownstreamErrorCode.IntentTimeMissing, message);
+    }
     const computed = canonicalHash(raw);
     if (computed === undefined)
       return refuse(DownstreamErrorCode.BadRequest, 'request body has no canonical JSON form');
@@ -212,6 +231,9 @@ function respond(res: http.ServerResponse, outcome: BeginResult | CommitResult, 
     }
     case 'conflict':
       sendError(res, 409, outcome.code, outcome.message, {}, retainedHeaders(outcome.record, 'conflict'));
+      return;
+    case 'refused':
+      sendError(res, outcome.code === DownstreamErrorCode.IntentExpired ? 409 : 400, outcome.code, outcome.message);
       return;
   }
 }

@@ -75,3 +75,11 @@ export function unique(prefix: string): string {
   counter += 1;
   return `${prefix}-${counter}-${Date.now().toString(36)}`;
 }
+
+/**
+ * An intent time recorded now, for a test that plays a caller sending a fresh intent (`X-Intent-At`). A test
+ * of a late or repeated attempt passes the first attempt's time instead.
+ */
+export function intentNow(): string {
+  return new Date().toISOString();
+}

@@ -14,6 +14,7 @@ import { SA } from '../../src/server/search-attributes';
 import { decideApprovalUpdate, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
+import { intentNow } from '../helpers/services';
 
 jest.setTimeout(120_000);
 // One CI run (TS SDK 1.24.0) logged a Core-internal fatal in the policy-change test ("Attempted to check for LA
@@ -62,7 +63,7 @@ describe('tenant isolation', () => {
 describe('capabilities at the downstream', () => {
   test('a request without a capability is refused by the wallet and commits nothing', async () => {
     const body = { tenant: 'acme', account: 'acct_1', amount: { minor: 100, currency: 'EUR' } };
-    const sent = await stack.walletClient.send('/v1/debits', body, { key: 'op_nocap_1', argumentsHash: hashCanonical(body) });
+    const sent = await stack.walletClient.send('/v1/debits', body, { intentAt: intentNow(), key: 'op_nocap_1', argumentsHash: hashCanonical(body) });
     expect(sent).toMatchObject({ kind: 'rejected', status: 403, code: 'Capability.Invalid' });
     expect(await effectsOf('op_nocap_1')).toBe(0);
   });

@@ -341,6 +341,7 @@ describe('an outcome only an operator can settle', () => {
   test('list --unknown finds the run, resolve records who and why, audit reports the fence nobody reported', async () => {
     // A wallet of its own that commits, then hangs, then dies: nobody can say what happened.
     const wallet = await spawnService('wallet', { dbPath: path.join(tmp, 'doomed.db'), env: { ...stack.workerEnv } });
+    let back: Awaited<ReturnType<typeof spawnService>> | undefined;
     try {
       const client = new DownstreamClient({ baseUrl: wallet.url });
       await client.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 10_000, currency: 'EUR' });
@@ -392,22 +393,43 @@ describe('an outcome only an operator can settle', () => {
           : undefined;
       });
 
-      const r = await cli([
-        'resolve',
-        id,
-        lc,
-        '--outcome',
-        'SUCCEEDED',
-        '--as',
-        'ops:bob',
-        '--reason',
-        'wallet statement shows the debit',
-        '--receipt',
-        'stmt-42',
-      ]);
+      const resolve = (outcome: string, reason: string, receipt?: string) =>
+        cli([
+          'resolve',
+          id,
+          lc,
+          '--outcome',
+          outcome,
+          '--as',
+          'ops:bob',
+          '--reason',
+          reason,
+          ...(receipt ? ['--receipt', receipt] : []),
+        ]);
+      // The wallet cannot be asked: the statement is not taken on trust, nothing is recorded.
+      const down = await resolve('SUCCEEDED', 'wallet statement shows the debit', 'stmt-42');
+      expect(down.code).toBe(1);
+      expect(down.err).toContain('ledgerloop resolve: refused (Operator.LookupUnreachable): wallet did not answer');
+      // Back on the same port and database: FAILED is refused while the wallet holds the debit, with its receipt.
+      back = await spawnService('wallet', {
+        dbPath: path.join(tmp, 'doomed.db'),
+        port: Number(new URL(wallet.url).port),
+        env: { ...stack.workerEnv },
+      });
+      const found = await client.lookup(key);
+      const receipt = found.kind === 'found' ? found.record.receipt! : 'none';
+      const no = await resolve('FAILED', 'customer says no charge');
+      expect(no.code).toBe(1);
+      expect(no.err).toContain(
+        'ledgerloop resolve: refused (Operator.ResolutionRefused): FAILED refused: wallet under key',
+      );
+      expect(no.err).toContain(`receipt ${receipt}`);
+      const r = await resolve('SUCCEEDED', 'wallet statement shows the debit', receipt);
       expect(r.code).toBe(0);
       expect(r.out).toContain(`call ${lc} (wallet_debit) is UNKNOWN`);
       expect(r.out).toContain(`resolved ${lc} as SUCCEEDED by ops:bob`);
+      expect(r.out).toContain(`evidence: wallet lookup of ${key} at `);
+      expect(r.out).toContain(`found completed with receipt ${receipt}`);
       const result = (await handle.result()) as AgentRunResult;
       expect(result.stopReason).toBe('completed');
       const ledger = await readLedger(handle);
@@ -415,7 +437,7 @@ describe('an outcome only an operator can settle', () => {
       expect(settled).toMatchObject({
         via: 'operator',
         outcome: 'SUCCEEDED',
-        receipt: 'stmt-42',
+        receipt,
         detail: 'ops:bob: wallet statement shows the debit',
       });
 
@@ -442,7 +464,7 @@ describe('an outcome only an operator can settle', () => {
         calls: Array<{ checks: Array<{ field: string; status: string; ledger?: string; note?: string }> }>;
       }>(audit);
       const checks = Object.fromEntries(report.calls[0]!.checks.map((c) => [c.field, c]));
-      expect(checks.receipt).toMatchObject({ status: 'ok', ledger: 'stmt-42' });
+      expect(checks.receipt).toMatchObject({ status: 'ok', ledger: receipt });
       expect(checks.principal).toMatchObject({ status: 'ok', ledger: 'user:alice' });
       expect(checks.fence).toMatchObject({ status: 'missing', note: expect.stringContaining('settled via operator') });
       const text = await cli(['audit', id]);
@@ -460,6 +482,7 @@ describe('an outcome only an operator can settle', () => {
       expect(noWorker.err).toContain(`task queue ${tq2}`);
     } finally {
       await wallet.stop();
+      await back?.stop();
     }
   });
 });

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { notificationsSendEmail } from '../../src/tools/notifications.tool';
-import { ServiceSandbox, unique, type ServiceUnderTest } from '../helpers/services';
+import { intentNow, ServiceSandbox, unique, type ServiceUnderTest } from '../helpers/services';
 
 jest.setTimeout(30_000);
 
@@ -59,10 +59,17 @@ describe('notifications service (real process)', () => {
     const key = opKey('welcome');
     const to = `${unique('u')}@example.com`;
     const body = { tenant: T, to, template: 'welcome', vars: { name: 'Ada' } };
-    const first = await mail.client.send('/v1/emails', body, { key });
+    const first = await mail.client.send('/v1/emails', body, { intentAt: intentNow(), key });
     expect(first).toMatchObject({ kind: 'ok', replayed: false, body: { to, template: 'welcome', status: 'sent' } });
-    expect(await mail.client.send('/v1/emails', body, { key })).toMatchObject({ kind: 'ok', replayed: true });
-    const other = await mail.client.send('/v1/emails', { ...body, vars: { name: 'Bob' } }, { key });
+    expect(await mail.client.send('/v1/emails', body, { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'ok',
+      replayed: true,
+    });
+    const other = await mail.client.send(
+      '/v1/emails',
+      { ...body, vars: { name: 'Bob' } },
+      { intentAt: intentNow(), key },
+    );
     expect(other).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.ArgumentsMismatch });
     const sent = (await emailsOf()).emails.filter((e) => e.to === to);
     expect(sent).toEqual([expect.objectContaining({ subject: 'Welcome, Ada' })]);
@@ -77,7 +84,11 @@ describe('notifications service (real process)', () => {
       ['account-notice', { extra: 'x' }, 'Notifications.UnexpectedVariable'],
     ];
     for (const [template, vars, reason] of cases) {
-      const out = await mail.client.send('/v1/emails', { tenant: T, to, template, vars }, { key: opKey(template) });
+      const out = await mail.client.send(
+        '/v1/emails',
+        { tenant: T, to, template, vars },
+        { intentAt: intentNow(), key: opKey(template) },
+      );
       expect(out).toMatchObject({ kind: 'rejected', status: 422, reason });
     }
     expect((await emailsOf()).emails.filter((e) => e.to === to)).toEqual([]);
@@ -87,7 +98,7 @@ describe('notifications service (real process)', () => {
     const to = `${unique('bounced')}@example.com`;
     await mail.client.request('POST', '/admin/suppressions', { tenant: T, address: to.toUpperCase() });
     const body = { tenant: T, to, template: 'account-notice', vars: {} };
-    const out = await mail.client.send('/v1/emails', body, { key: opKey('suppressed') });
+    const out = await mail.client.send('/v1/emails', body, { intentAt: intentNow(), key: opKey('suppressed') });
     expect(out).toMatchObject({ kind: 'rejected', status: 422, reason: 'Notifications.Suppressed' });
     expect((await emailsOf()).emails.filter((e) => e.to === to)).toEqual([]);
   });
@@ -95,9 +106,9 @@ describe('notifications service (real process)', () => {
   it('a second delivery of an event id is acknowledged without a second email', async () => {
     const orderId = unique('ord');
     const evt = event(orderId);
-    const first = await mail.client.send('/v1/events', evt, { key: evt.eventId, fence: 1 });
+    const first = await mail.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId, fence: 1 });
     expect(first).toMatchObject({ kind: 'ok', replayed: false, body: { eventId: evt.eventId, status: 'consumed' } });
-    const second = await mail.client.send('/v1/events', evt, { key: evt.eventId, fence: 1 });
+    const second = await mail.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId, fence: 1 });
     expect(second).toMatchObject({ kind: 'ok', replayed: true });
     const list = await emailsOf(orderId);
     expect(list.count).toBe(1);
@@ -117,17 +128,19 @@ describe('notifications service (real process)', () => {
 
   it('a delivery whose fence is lower than one accepted for that event is refused as stale', async () => {
     const evt = event(unique('ord'));
-    expect(await mail.client.send('/v1/events', evt, { key: evt.eventId, fence: 5 })).toMatchObject({ kind: 'ok' });
-    const stale = await mail.client.send('/v1/events', evt, { key: evt.eventId, fence: 4 });
+    expect(
+      await mail.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId, fence: 5 }),
+    ).toMatchObject({ kind: 'ok' });
+    const stale = await mail.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId, fence: 4 });
     expect(stale).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.StaleFence });
-    const newer = await mail.client.send('/v1/events', evt, { key: evt.eventId, fence: 6 });
+    const newer = await mail.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId, fence: 6 });
     expect(newer).toMatchObject({ kind: 'ok', replayed: true });
     expect(await eventStats(evt.eventId)).toMatchObject({ deliveries: 3, emails: 1, acceptedFence: 6 });
   });
 
   it('a delivery whose Idempotency-Key is not its event id is refused before anything is recorded', async () => {
     const evt = event(unique('ord'));
-    const out = await mail.client.send('/v1/events', evt, { key: opKey('not-the-event') });
+    const out = await mail.client.send('/v1/events', evt, { intentAt: intentNow(), key: opKey('not-the-event') });
     expect(out).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
     expect(await eventStats(evt.eventId)).toMatchObject({ emails: 0, consumed: false });
   });
@@ -148,7 +161,7 @@ describe('notifications service (real process)', () => {
       vars: { name: 'Grac\u00e9' },
     });
     const key = opKey('declared');
-    const sent = await mail.client.send(notificationsSendEmail.route, canonical, { key });
+    const sent = await mail.client.send(notificationsSendEmail.route, canonical, { intentAt: intentNow(), key });
     expect(sent.kind === 'ok' && notificationsSendEmail.result.safeParse(sent.body).success).toBe(true);
     expect((await emailsOf()).emails.filter((e) => e.to === `${local}@example.com`)).toHaveLength(1);
   });
@@ -159,10 +172,12 @@ describe('event deduplication outlives the idempotency retention window', () => 
     const short = await sandbox.start('notifications', 'short.db', { retentionMs: 300 });
     const orderId = unique('ord');
     const evt = event(orderId);
-    expect(await short.client.send('/v1/events', evt, { key: evt.eventId })).toMatchObject({ kind: 'ok' });
+    expect(await short.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId })).toMatchObject({
+      kind: 'ok',
+    });
     await new Promise((r) => setTimeout(r, 400));
     expect(await short.client.lookup(evt.eventId)).toMatchObject({ kind: 'found', record: { pruned: true } });
-    const late = await short.client.send('/v1/events', evt, { key: evt.eventId });
+    const late = await short.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId });
     expect(late).toMatchObject({ kind: 'rejected', status: 422, reason: 'Notifications.DuplicateEvent' });
     const list = await short.client.request<EmailList>('GET', `/admin/emails?tenant=${T}&orderId=${orderId}`);
     expect(list.count).toBe(1);
@@ -176,7 +191,7 @@ describe('capability verification comes with the shared service host', () => {
     const to = `${unique('u')}@example.com`;
     const body = { tenant: T, to, template: 'account-notice', vars: {} };
     const key = opKey('unsigned');
-    const out = await keyed.client.send('/v1/emails', body, { key });
+    const out = await keyed.client.send('/v1/emails', body, { intentAt: intentNow(), key });
     expect(out).toMatchObject({ kind: 'rejected', status: 403, code: 'Capability.Invalid' });
     expect(await keyed.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
     const list = await keyed.client.request<EmailList>('GET', `/admin/emails?tenant=${T}`);

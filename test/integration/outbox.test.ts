@@ -10,7 +10,7 @@ import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { ORDER_FULFILLED } from '../../src/services/orders/orders';
 import { deriveEventId, type OutboxStats } from '../../src/services/orders/outbox';
 import { RELAY_CRASH_ENV } from '../../src/services/orders/relay-main';
-import { exited, ServiceSandbox, unique, waitFor, type ServiceUnderTest } from '../helpers/services';
+import { intentNow, exited, ServiceSandbox, unique, waitFor, type ServiceUnderTest } from '../helpers/services';
 
 jest.setTimeout(60_000);
 
@@ -62,7 +62,7 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     const orderId = await seedOrder(orders);
     const key = unique('op-fulfil');
     const body = { tenant: T, orderId };
-    const done = await orders.client.send('/v1/fulfilments', body, { key, fence: 3 });
+    const done = await orders.client.send('/v1/fulfilments', body, { intentAt: intentNow(), key, fence: 3 });
     const eventId = deriveEventId(ORDER_FULFILLED, T, orderId, key);
     expect(done).toMatchObject({ kind: 'ok', replayed: false, body: { orderId, status: 'fulfilled', eventId } });
     expect(await order(orders, orderId)).toMatchObject({ status: 'fulfilled', eventId });
@@ -71,8 +71,14 @@ describe('orders: the fulfilment and its message intent commit together', () => 
       expect.objectContaining({ eventId, type: ORDER_FULFILLED, operationKey: key, fence: 3, status: 'pending' }),
     ]);
     // The same key replays: no second outbox row. Other arguments under the key are refused.
-    expect(await orders.client.send('/v1/fulfilments', body, { key, fence: 3 })).toMatchObject({ replayed: true });
-    const other = await orders.client.send('/v1/fulfilments', { tenant: T, orderId: 'ord-other' }, { key, fence: 3 });
+    expect(await orders.client.send('/v1/fulfilments', body, { intentAt: intentNow(), key, fence: 3 })).toMatchObject({
+      replayed: true,
+    });
+    const other = await orders.client.send(
+      '/v1/fulfilments',
+      { tenant: T, orderId: 'ord-other' },
+      { intentAt: intentNow(), key, fence: 3 },
+    );
     expect(other).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.ArgumentsMismatch });
     expect((await outbox(orders)).rows).toBe(stats.rows);
   });
@@ -82,12 +88,16 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     const unknown = await orders.client.send(
       '/v1/fulfilments',
       { tenant: T, orderId: 'ord-nope' },
-      { key: unique('k') },
+      { intentAt: intentNow(), key: unique('k') },
     );
     expect(unknown).toMatchObject({ kind: 'rejected', status: 422, reason: 'Orders.UnknownOrder' });
     const orderId = await seedOrder(orders);
-    await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key: unique('k') });
-    const twice = await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key: unique('k') });
+    await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key: unique('k') });
+    const twice = await orders.client.send(
+      '/v1/fulfilments',
+      { tenant: T, orderId },
+      { intentAt: intentNow(), key: unique('k') },
+    );
     expect(twice).toMatchObject({ kind: 'rejected', status: 422, reason: 'Orders.AlreadyFulfilled' });
     expect((await outbox(orders)).rows).toBe(before + 1);
   });
@@ -97,13 +107,15 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     const key = unique('op-throw');
     const before = (await outbox(orders)).rows;
     await orders.client.request('POST', '/admin/fulfilment-faults', { do: 'throw' });
-    const failed = await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key });
+    const failed = await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key });
     expect(failed).toMatchObject({ kind: 'unavailable' }); // 500 with committed: false
     expect(await order(orders, orderId)).toMatchObject({ status: 'open', eventId: null });
     expect((await outbox(orders)).rows).toBe(before);
     expect(await orders.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
     // The same key then commits both rows, once.
-    expect(await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key })).toMatchObject({ kind: 'ok' });
+    expect(
+      await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key }),
+    ).toMatchObject({ kind: 'ok' });
     expect(await order(orders, orderId)).toMatchObject({ status: 'fulfilled' });
     expect((await outbox(orders)).rows).toBe(before + 1);
   });
@@ -113,7 +125,7 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     const orderId = await seedOrder(svc);
     const key = unique('op-crash');
     await svc.client.request('POST', '/admin/fulfilment-faults', { do: 'crash' });
-    const lost = await svc.client.send('/v1/fulfilments', { tenant: T, orderId }, { key });
+    const lost = await svc.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key });
     expect(lost.kind).toBe('response_lost');
     expect(await exited(svc.proc)).toEqual({ code: null, signal: 'SIGKILL' });
 
@@ -123,7 +135,9 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     // The in-progress record of the dead process was released at start: no effect exists under the key.
     expect(await svc.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
     expect(await svc.client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
-    expect(await svc.client.send('/v1/fulfilments', { tenant: T, orderId }, { key })).toMatchObject({
+    expect(
+      await svc.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key }),
+    ).toMatchObject({
       kind: 'ok',
       replayed: false,
     });
@@ -138,7 +152,11 @@ describe('the relay: at-least-once delivery, exactly one email', () => {
     const orders = await sandbox.start('orders', 'orders-relay.db');
     const orderId = await seedOrder(orders);
     const key = unique('op-relay');
-    const done = await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key, fence: 2 });
+    const done = await orders.client.send(
+      '/v1/fulfilments',
+      { tenant: T, orderId },
+      { intentAt: intentNow(), key, fence: 2 },
+    );
     if (done.kind !== 'ok') throw new Error(`fulfilment failed: ${JSON.stringify(done)}`);
     const eventId = (done.body as { eventId: string }).eventId;
 
@@ -169,7 +187,11 @@ describe('the relay: at-least-once delivery, exactly one email', () => {
     await relay.client.request('POST', '/admin/relay/faults', { crashAfterPublish: 1 });
     const orderIds = [await seedOrder(orders), await seedOrder(orders)];
     for (const orderId of orderIds) {
-      await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key: unique('op-admin') });
+      await orders.client.send(
+        '/v1/fulfilments',
+        { tenant: T, orderId },
+        { intentAt: intentNow(), key: unique('op-admin') },
+      );
     }
     expect(await exited(relay.proc)).toEqual({ code: null, signal: 'SIGKILL' });
     await startRelay('orders-relay-admin.db');
@@ -194,10 +216,12 @@ describe('the relay: at-least-once delivery, exactly one email', () => {
       fulfilledAt: new Date().toISOString(),
       sourceOperationKey: key,
     };
-    expect(await notifications.client.send('/v1/events', newer, { key: eventId, fence: 9 })).toMatchObject({
+    expect(
+      await notifications.client.send('/v1/events', newer, { intentAt: intentNow(), key: eventId, fence: 9 }),
+    ).toMatchObject({
       kind: 'ok',
     });
-    await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key, fence: 1 });
+    await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key, fence: 1 });
     await startRelay('orders-stale.db');
     await waitFor(async () => (await outbox(orders)).dead === 1);
     expect((await outbox(orders)).events[0]).toMatchObject({
@@ -216,7 +240,11 @@ describe('capabilities on the relay path', () => {
     const consumer = await sandbox.start('notifications', 'notifications-cap.db', { env });
     const orders = await sandbox.start('orders', 'orders-cap.db');
     const orderId = await seedOrder(orders);
-    await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { key: unique('op-cap') });
+    await orders.client.send(
+      '/v1/fulfilments',
+      { tenant: T, orderId },
+      { intentAt: intentNow(), key: unique('op-cap') },
+    );
     // Unsigned, the consumer refuses the delivery: the row is retried, never dead-lettered.
     const unsigned = await sandbox.start('orders-relay', 'orders-cap.db', {
       extraArgs: ['--target', consumer.proc.url, '--poll-ms', '50'],

@@ -6,7 +6,7 @@
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { shippingCancel, shippingSchedule } from '../../src/tools/shipping.tool';
-import { ServiceSandbox, unique, type ServiceUnderTest } from '../helpers/services';
+import { intentNow, ServiceSandbox, unique, type ServiceUnderTest } from '../helpers/services';
 
 jest.setTimeout(30_000);
 
@@ -35,11 +35,14 @@ describe('shipping service (real process)', () => {
     const orderId = unique('ord');
     const key = opKey('schedule');
     const body = { tenant: T, orderId, address: ADDRESS };
-    const first = await ship.client.send('/v1/shipments', body, { key });
+    const first = await ship.client.send('/v1/shipments', body, { intentAt: intentNow(), key });
     expect(first).toMatchObject({ kind: 'ok', replayed: false, body: { orderId, status: 'scheduled', country: 'DE' } });
-    expect(await ship.client.send('/v1/shipments', body, { key })).toMatchObject({ kind: 'ok', replayed: true });
+    expect(await ship.client.send('/v1/shipments', body, { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'ok',
+      replayed: true,
+    });
     const moved = { ...body, address: { ...ADDRESS, postalCode: '10117' } };
-    expect(await ship.client.send('/v1/shipments', moved, { key })).toMatchObject({
+    expect(await ship.client.send('/v1/shipments', moved, { intentAt: intentNow(), key })).toMatchObject({
       kind: 'rejected',
       status: 409,
       code: DownstreamErrorCode.ArgumentsMismatch,
@@ -51,7 +54,7 @@ describe('shipping service (real process)', () => {
   it('a country the carrier does not serve is Unserviceable and schedules nothing', async () => {
     const orderId = unique('ord');
     const body = { tenant: T, orderId, address: { ...ADDRESS, country: 'AQ' } };
-    const out = await ship.client.send('/v1/shipments', body, { key: opKey('aq') });
+    const out = await ship.client.send('/v1/shipments', body, { intentAt: intentNow(), key: opKey('aq') });
     expect(out).toMatchObject({ kind: 'rejected', status: 422, reason: 'Shipping.Unserviceable' });
     expect(await shipments(orderId)).toEqual([]);
   });
@@ -60,7 +63,7 @@ describe('shipping service (real process)', () => {
     await setCapacity(0);
     for (const country of ['DE', 'FR']) {
       const body = { tenant: T, orderId: unique('ord'), address: { ...ADDRESS, country } };
-      const out = await ship.client.send('/v1/shipments', body, { key: opKey('full') });
+      const out = await ship.client.send('/v1/shipments', body, { intentAt: intentNow(), key: opKey('full') });
       expect(out).toMatchObject({ kind: 'rejected', status: 422, reason: 'Shipping.NoCapacity' });
     }
   });
@@ -70,14 +73,14 @@ describe('shipping service (real process)', () => {
     const ok = await ship.client.send(
       '/v1/shipments',
       { tenant: T, orderId: unique('ord'), address: ADDRESS },
-      { key: opKey('slot') },
+      { intentAt: intentNow(), key: opKey('slot') },
     );
     expect(ok).toMatchObject({ kind: 'ok' });
     expect(await ship.client.request('GET', '/admin/capacity')).toEqual({ remaining: 0 });
     const next = await ship.client.send(
       '/v1/shipments',
       { tenant: T, orderId: unique('ord'), address: ADDRESS },
-      { key: opKey('slot') },
+      { intentAt: intentNow(), key: opKey('slot') },
     );
     expect(next).toMatchObject({ kind: 'rejected', reason: 'Shipping.NoCapacity' });
   });
@@ -85,26 +88,26 @@ describe('shipping service (real process)', () => {
   it('a second shipment for an order that has one is AlreadyScheduled', async () => {
     const orderId = unique('ord');
     const body = { tenant: T, orderId, address: ADDRESS };
-    await ship.client.send('/v1/shipments', body, { key: opKey('a') });
-    const out = await ship.client.send('/v1/shipments', body, { key: opKey('b') });
+    await ship.client.send('/v1/shipments', body, { intentAt: intentNow(), key: opKey('a') });
+    const out = await ship.client.send('/v1/shipments', body, { intentAt: intentNow(), key: opKey('b') });
     expect(out).toMatchObject({ kind: 'rejected', status: 422, reason: 'Shipping.AlreadyScheduled' });
   });
 
   it('a cancellation by the shipment key cancels it once; a second one under another key is AlreadyCancelled', async () => {
     const orderId = unique('ord');
     const key = opKey('cancel');
-    await ship.client.send('/v1/shipments', { tenant: T, orderId, address: ADDRESS }, { key });
+    await ship.client.send('/v1/shipments', { tenant: T, orderId, address: ADDRESS }, { intentAt: intentNow(), key });
     const cancel = { tenant: T, shipmentOperationKey: key };
-    const first = await ship.client.send('/v1/cancellations', cancel, { key: `${key}-c1` });
+    const first = await ship.client.send('/v1/cancellations', cancel, { intentAt: intentNow(), key: `${key}-c1` });
     expect(first).toMatchObject({ kind: 'ok', body: { orderId, status: 'cancelled', shipmentOperationKey: key } });
-    const second = await ship.client.send('/v1/cancellations', cancel, { key: `${key}-c2` });
+    const second = await ship.client.send('/v1/cancellations', cancel, { intentAt: intentNow(), key: `${key}-c2` });
     expect(second).toMatchObject({ kind: 'rejected', status: 422, reason: 'Shipping.AlreadyCancelled' });
     expect(await shipments(orderId)).toEqual([expect.objectContaining({ status: 'cancelled' })]);
     // The order can be scheduled again under a new intent.
     const again = await ship.client.send(
       '/v1/shipments',
       { tenant: T, orderId, address: ADDRESS },
-      { key: opKey('r') },
+      { intentAt: intentNow(), key: opKey('r') },
     );
     expect(again).toMatchObject({ kind: 'ok' });
   });
@@ -114,12 +117,16 @@ describe('shipping service (real process)', () => {
     const out = await ship.client.send(
       '/v1/cancellations',
       { tenant: T, shipmentOperationKey: key },
-      { key: `${key}-c` },
+      { intentAt: intentNow(), key: `${key}-c` },
     );
     expect(out).toMatchObject({ kind: 'rejected', status: 422, reason: 'Shipping.UnknownShipment' });
     expect(await ship.client.stats(`${key}-c`)).toMatchObject({ businessEffectCount: 0 });
     const orderId = unique('ord');
-    const late = await ship.client.send('/v1/shipments', { tenant: T, orderId, address: ADDRESS }, { key });
+    const late = await ship.client.send(
+      '/v1/shipments',
+      { tenant: T, orderId, address: ADDRESS },
+      { intentAt: intentNow(), key },
+    );
     expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
     expect(await shipments(orderId)).toEqual([]);
   });
@@ -127,12 +134,12 @@ describe('shipping service (real process)', () => {
   it('a compensation can fail: a dispatched shipment cannot be cancelled', async () => {
     const orderId = unique('ord');
     const key = opKey('gone');
-    await ship.client.send('/v1/shipments', { tenant: T, orderId, address: ADDRESS }, { key });
+    await ship.client.send('/v1/shipments', { tenant: T, orderId, address: ADDRESS }, { intentAt: intentNow(), key });
     await ship.client.request('POST', '/admin/dispatch', { tenant: T, shipmentOperationKey: key });
     const out = await ship.client.send(
       '/v1/cancellations',
       { tenant: T, shipmentOperationKey: key },
-      { key: `${key}-c` },
+      { intentAt: intentNow(), key: `${key}-c` },
     );
     expect(out).toMatchObject({ kind: 'rejected', status: 422, reason: 'Shipping.AlreadyDispatched' });
     expect(await shipments(orderId)).toEqual([expect.objectContaining({ status: 'dispatched' })]);
@@ -152,11 +159,12 @@ describe('shipping service (real process)', () => {
       orderId,
       address: { country: 'NL', postalCode: '1012 AB', line1: 'Dam 1' },
     });
-    const scheduled = await ship.client.send(shippingSchedule.route, canonical, { key });
+    const scheduled = await ship.client.send(shippingSchedule.route, canonical, { intentAt: intentNow(), key });
     expect(scheduled.kind === 'ok' && shippingSchedule.result.safeParse(scheduled.body).success).toBe(true);
     if (shippingSchedule.compensation.kind !== 'compensate') throw new Error('shipping_schedule must be compensable');
     const cancelArgs = shippingCancel.args.parse(shippingSchedule.compensation.args({ args, operationKey: key }));
     const cancelled = await ship.client.send(shippingCancel.route, shippingCancel.canonicalize(cancelArgs, ctx), {
+      intentAt: intentNow(),
       key: `${key}-comp`,
     });
     expect(cancelled.kind === 'ok' && shippingCancel.result.safeParse(cancelled.body).success).toBe(true);

@@ -11,6 +11,7 @@ import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { hashCanonical } from '../../src/domain/canonical';
 import { spawnService, type SpawnedService } from '../../src/services/spawn';
 import { walletDebit, walletRefund } from '../../src/tools/wallet.tool';
+import { intentNow } from '../helpers/services';
 
 jest.setTimeout(30_000);
 
@@ -54,7 +55,7 @@ describe('wallet service (real process)', () => {
 
   it('a debit succeeds, returns a receipt and the balance after, and counts one dispatch and one effect', async () => {
     const { key, account, debit } = await fixture(10_000);
-    const out = await client.send('/v1/debits', debit(2_500), { key });
+    const out = await client.send('/v1/debits', debit(2_500), { intentAt: intentNow(), key });
     expect(out).toMatchObject({ kind: 'ok', status: 201, replayed: false });
     if (out.kind !== 'ok') throw new Error('unreachable');
     expect(out.body).toMatchObject({ receipt: expect.stringMatching(/^wd_/), account, amount: { minor: 2_500 } });
@@ -65,8 +66,8 @@ describe('wallet service (real process)', () => {
 
   it('the same key with the same arguments replays the retained result without a second effect', async () => {
     const { key, account, debit } = await fixture(10_000);
-    const first = await client.send('/v1/debits', debit(1_000), { key });
-    const second = await client.send('/v1/debits', debit(1_000), { key });
+    const first = await client.send('/v1/debits', debit(1_000), { intentAt: intentNow(), key });
+    const second = await client.send('/v1/debits', debit(1_000), { intentAt: intentNow(), key });
     expect(first).toMatchObject({ kind: 'ok', replayed: false });
     expect(second).toMatchObject({ kind: 'ok', replayed: true });
     if (first.kind !== 'ok' || second.kind !== 'ok') throw new Error('unreachable');
@@ -77,8 +78,8 @@ describe('wallet service (real process)', () => {
 
   it('the same key with other arguments is refused with ArgumentsMismatch and commits nothing', async () => {
     const { key, account, debit } = await fixture(10_000);
-    await client.send('/v1/debits', debit(1_000), { key });
-    const other = await client.send('/v1/debits', debit(1_001), { key });
+    await client.send('/v1/debits', debit(1_000), { intentAt: intentNow(), key });
+    const other = await client.send('/v1/debits', debit(1_001), { intentAt: intentNow(), key });
     expect(other).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.ArgumentsMismatch });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 9_000, currency: 'EUR' });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
@@ -87,7 +88,7 @@ describe('wallet service (real process)', () => {
   it('a dropped response after commit leaves one effect that lookup by key finds', async () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'after_commit', do: 'drop_response' });
-    const lost = await client.send('/v1/debits', debit(300), { key });
+    const lost = await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key });
     expect(lost.kind).toBe('response_lost');
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
     const found = await client.lookup(key);
@@ -96,7 +97,7 @@ describe('wallet service (real process)', () => {
       record: { status: 'completed', receipt: expect.stringMatching(/^wd_/) },
     });
     if (found.kind !== 'found') throw new Error('unreachable');
-    const retry = await client.send('/v1/debits', debit(300), { key });
+    const retry = await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key });
     expect(retry).toMatchObject({ kind: 'ok', replayed: true, body: { receipt: found.record.receipt } });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
   });
@@ -104,7 +105,7 @@ describe('wallet service (real process)', () => {
   it('a dropped response before commit leaves no effect, and lookup says not found', async () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'before_commit', do: 'drop_response' });
-    expect((await client.send('/v1/debits', debit(300), { key })).kind).toBe('response_lost');
+    expect((await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key })).kind).toBe('response_lost');
     expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
   });
@@ -112,7 +113,7 @@ describe('wallet service (real process)', () => {
   it('a key sealed by lookup refuses a late request with KeySealed and no effect', async () => {
     const { key, debit } = await fixture(10_000);
     expect(await client.lookup(key, { seal: true })).toEqual({ kind: 'not_found', sealed: true });
-    const late = await client.send('/v1/debits', debit(300), { key });
+    const late = await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key });
     expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
     expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: true });
     expect(await client.stats(key)).toMatchObject({ businessEffectCount: 0 });
@@ -121,10 +122,18 @@ describe('wallet service (real process)', () => {
   it('an injected 5xx before commit is unavailable, and the same key then succeeds exactly once', async () => {
     const { key, account, debit } = await fixture(10_000);
     await client.armFault({ at: 'before_commit', do: 'error_5xx' });
-    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'unavailable' });
+    expect(await client.send('/v1/debits', debit(400), { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'unavailable',
+    });
     expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
-    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'ok', replayed: false });
-    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'ok', replayed: true });
+    expect(await client.send('/v1/debits', debit(400), { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'ok',
+      replayed: false,
+    });
+    expect(await client.send('/v1/debits', debit(400), { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'ok',
+      replayed: true,
+    });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 9_600, currency: 'EUR' });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 3, businessEffectCount: 1 });
   });
@@ -132,7 +141,9 @@ describe('wallet service (real process)', () => {
   it('an injected 5xx after commit is an ambiguous response, with the effect committed', async () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'after_commit', do: 'error_5xx' });
-    expect(await client.send('/v1/debits', debit(400), { key })).toMatchObject({ kind: 'response_lost' });
+    expect(await client.send('/v1/debits', debit(400), { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'response_lost',
+    });
     expect(await client.stats(key)).toMatchObject({ businessEffectCount: 1 });
   });
 
@@ -140,10 +151,12 @@ describe('wallet service (real process)', () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'before_commit', do: 'delay', ms: 600 });
     const started = Date.now();
-    const slow = client.send('/v1/debits', debit(500), { key });
+    const slow = client.send('/v1/debits', debit(500), { intentAt: intentNow(), key });
     await waitFor(async () => (await client.lookup(key)).kind === 'found');
     expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
-    expect(await client.send('/v1/debits', debit(500), { key })).toEqual({ kind: 'in_progress' });
+    expect(await client.send('/v1/debits', debit(500), { intentAt: intentNow(), key })).toEqual({
+      kind: 'in_progress',
+    });
     expect(await slow).toMatchObject({ kind: 'ok', replayed: false });
     expect(Date.now() - started).toBeGreaterThanOrEqual(550);
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
@@ -153,7 +166,9 @@ describe('wallet service (real process)', () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_500 });
     const impatient = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 300 });
-    expect(await impatient.send('/v1/debits', debit(500), { key })).toMatchObject({ kind: 'response_lost' });
+    expect(await impatient.send('/v1/debits', debit(500), { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'response_lost',
+    });
     expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'completed' } });
   });
 
@@ -161,7 +176,7 @@ describe('wallet service (real process)', () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'before_commit', do: 'delay', ms: 500 });
     const controller = new AbortController();
-    const pending = client.send('/v1/debits', debit(500), { key, signal: controller.signal });
+    const pending = client.send('/v1/debits', debit(500), { intentAt: intentNow(), key, signal: controller.signal });
     await waitFor(async () => (await client.lookup(key)).kind === 'found'); // received and in progress
     controller.abort(new Error('activity cancelled'));
     expect(await pending).toMatchObject({
@@ -175,15 +190,21 @@ describe('wallet service (real process)', () => {
   it('a fault rule applies to its n-th matching request only', async () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'before_commit', do: 'error_5xx', occurrence: 2, path: '/v1/debits' });
-    expect(await client.send('/v1/debits', debit(1), { key: `${key}-a` })).toMatchObject({ kind: 'ok' });
-    expect(await client.send('/v1/debits', debit(1), { key: `${key}-b` })).toMatchObject({ kind: 'unavailable' });
-    expect(await client.send('/v1/debits', debit(1), { key: `${key}-c` })).toMatchObject({ kind: 'ok' });
+    expect(await client.send('/v1/debits', debit(1), { intentAt: intentNow(), key: `${key}-a` })).toMatchObject({
+      kind: 'ok',
+    });
+    expect(await client.send('/v1/debits', debit(1), { intentAt: intentNow(), key: `${key}-b` })).toMatchObject({
+      kind: 'unavailable',
+    });
+    expect(await client.send('/v1/debits', debit(1), { intentAt: intentNow(), key: `${key}-c` })).toMatchObject({
+      kind: 'ok',
+    });
     expect(await client.stats(key, { prefix: true })).toMatchObject({ dispatchCount: 3, businessEffectCount: 2 });
   });
 
   it('insufficient funds is rejected with its reason, retained as failed, and moves no money', async () => {
     const { key, account, debit } = await fixture(100);
-    const first = await client.send('/v1/debits', debit(101), { key });
+    const first = await client.send('/v1/debits', debit(101), { intentAt: intentNow(), key });
     expect(first).toMatchObject({
       kind: 'rejected',
       status: 422,
@@ -191,7 +212,7 @@ describe('wallet service (real process)', () => {
       reason: 'Wallet.InsufficientFunds',
     });
     await client.seedAccount({ tenant: TENANT, account, balanceMinor: 1_000, currency: 'EUR' });
-    const retry = await client.send('/v1/debits', debit(101), { key });
+    const retry = await client.send('/v1/debits', debit(101), { intentAt: intentNow(), key });
     expect(retry).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.InsufficientFunds' });
     expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'failed' } });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
@@ -200,38 +221,48 @@ describe('wallet service (real process)', () => {
 
   it('an unknown account and a currency mismatch are business rejections', async () => {
     const { key, debit } = await fixture(100);
-    const unknown = await client.send('/v1/debits', { ...debit(1), account: 'acct_nobody' }, { key: `${key}-u` });
+    const unknown = await client.send(
+      '/v1/debits',
+      { ...debit(1), account: 'acct_nobody' },
+      { intentAt: intentNow(), key: `${key}-u` },
+    );
     expect(unknown).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.UnknownAccount' });
     const usd = await client.send(
       '/v1/debits',
       { ...debit(1), amount: { minor: 1, currency: 'USD' } },
-      { key: `${key}-c` },
+      { intentAt: intentNow(), key: `${key}-c` },
     );
     expect(usd).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.CurrencyMismatch' });
   });
 
   it('a refund credits back at most the debit minus earlier refunds', async () => {
     const { key, account, debit } = await fixture(1_000);
-    const charged = await client.send('/v1/debits', debit(600), { key });
+    const charged = await client.send('/v1/debits', debit(600), { intentAt: intentNow(), key });
     if (charged.kind !== 'ok') throw new Error(`debit failed: ${JSON.stringify(charged)}`);
     const debitReceipt = (charged.body as { receipt: string }).receipt;
     const refund = (minor: number) => ({ tenant: TENANT, account, amount: { minor, currency: 'EUR' }, debitReceipt });
-    expect(await client.send('/v1/refunds', refund(400), { key: `${key}-r1` })).toMatchObject({
+    expect(await client.send('/v1/refunds', refund(400), { intentAt: intentNow(), key: `${key}-r1` })).toMatchObject({
       kind: 'ok',
       body: { balanceAfter: { minor: 800 }, refundableAfter: { minor: 200 } },
     });
-    expect(await client.send('/v1/refunds', refund(201), { key: `${key}-r2` })).toMatchObject({
+    expect(await client.send('/v1/refunds', refund(201), { intentAt: intentNow(), key: `${key}-r2` })).toMatchObject({
       kind: 'rejected',
       status: 422,
       reason: 'Wallet.RefundExceedsDebit',
     });
-    expect(await client.send('/v1/refunds', refund(200), { key: `${key}-r3` })).toMatchObject({ kind: 'ok' });
+    expect(await client.send('/v1/refunds', refund(200), { intentAt: intentNow(), key: `${key}-r3` })).toMatchObject({
+      kind: 'ok',
+    });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
   });
 
   it('a wrong X-Arguments-Hash is refused with ArgumentsHashInvalid and commits nothing', async () => {
     const { key, debit } = await fixture(1_000);
-    const out = await client.send('/v1/debits', debit(5), { key, argumentsHash: 'f'.repeat(64) });
+    const out = await client.send('/v1/debits', debit(5), {
+      intentAt: intentNow(),
+      key,
+      argumentsHash: 'f'.repeat(64),
+    });
     expect(out).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.ArgumentsHashInvalid });
     expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
@@ -239,20 +270,28 @@ describe('wallet service (real process)', () => {
 
   it('a fence lower than the accepted one is refused as stale', async () => {
     const { key, debit } = await fixture(1_000);
-    expect(await client.send('/v1/debits', debit(5), { key, fence: 3 })).toMatchObject({ kind: 'ok' });
-    expect(await client.send('/v1/debits', debit(5), { key, fence: 2 })).toMatchObject({
+    expect(await client.send('/v1/debits', debit(5), { intentAt: intentNow(), key, fence: 3 })).toMatchObject({
+      kind: 'ok',
+    });
+    expect(await client.send('/v1/debits', debit(5), { intentAt: intentNow(), key, fence: 2 })).toMatchObject({
       kind: 'rejected',
       code: DownstreamErrorCode.StaleFence,
     });
-    expect(await client.send('/v1/debits', debit(5), { key, fence: 4 })).toMatchObject({ kind: 'ok', replayed: true });
+    expect(await client.send('/v1/debits', debit(5), { intentAt: intentNow(), key, fence: 4 })).toMatchObject({
+      kind: 'ok',
+      replayed: true,
+    });
     expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { fence: 4 } });
   });
 
   it('an oversized or invalid body is refused before any idempotency record exists', async () => {
     const { key, debit } = await fixture(1_000);
     const huge = { ...debit(5), memo: 'x'.repeat(70 * 1024) };
-    expect(await client.send('/v1/debits', huge, { key })).toMatchObject({ kind: 'rejected', status: 413 });
-    const negative = await client.send('/v1/debits', debit(-5), { key });
+    expect(await client.send('/v1/debits', huge, { intentAt: intentNow(), key })).toMatchObject({
+      kind: 'rejected',
+      status: 413,
+    });
+    const negative = await client.send('/v1/debits', debit(-5), { intentAt: intentNow(), key });
     expect(negative).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
     expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
   });
@@ -260,8 +299,61 @@ describe('wallet service (real process)', () => {
   it('a closed port is unavailable (definitely not applied) and lookup says unreachable', async () => {
     const port = await freePort();
     const dead = new DownstreamClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2_000 });
-    expect(await dead.send('/v1/debits', { a: 1 }, { key: 'k' })).toMatchObject({ kind: 'unavailable' });
+    expect(await dead.send('/v1/debits', { a: 1 }, { intentAt: intentNow(), key: 'k' })).toMatchObject({
+      kind: 'unavailable',
+    });
     expect(await dead.lookup('k')).toMatchObject({ kind: 'unreachable' });
+  });
+});
+
+/** A raw POST with exactly the given headers (the client always sends `X-Intent-At`). */
+async function rawDebit(body: unknown, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${wallet.url}/v1/debits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as unknown };
+}
+
+describe('wallet service intent time (X-Intent-At)', () => {
+  it('refuses a mutating request without an intent time with 400 IntentTimeMissing and commits nothing', async () => {
+    const { key, debit } = await fixture(1_000);
+    const body = debit(10);
+    const headers = { 'idempotency-key': key, 'x-arguments-hash': hashCanonical(body), 'x-fence': '1' };
+    const out = await rawDebit(body, headers);
+    expect(out).toEqual({
+      status: 400,
+      body: expect.objectContaining({ error: DownstreamErrorCode.IntentTimeMissing, committed: false }),
+    });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+  });
+
+  it('refuses an unparseable or future intent time with 400 IntentTimeMissing', async () => {
+    const { key, debit } = await fixture(1_000);
+    const body = debit(10);
+    const base = { 'idempotency-key': key, 'x-arguments-hash': hashCanonical(body) };
+    for (const at of ['yesterday', '2026-13-45T99:00:00Z', '', new Date(Date.now() + 3_600_000).toISOString()]) {
+      const out = await rawDebit(body, { ...base, 'x-intent-at': at });
+      expect(out).toMatchObject({ status: 400, body: { error: DownstreamErrorCode.IntentTimeMissing } });
+    }
+    expect(await client.stats(key)).toMatchObject({ businessEffectCount: 0 });
+  });
+
+  it('refuses a request whose intent is older than the retention window with 409 IntentExpired', async () => {
+    const { key, debit } = await fixture(1_000);
+    const old = new Date(Date.now() - 86_400_000 - 60_000).toISOString();
+    const out = await client.send('/v1/debits', debit(10), { key, intentAt: old });
+    expect(out).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.IntentExpired });
+    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+  });
+
+  it('admits a request whose intent is inside the retention window', async () => {
+    const { key, debit } = await fixture(1_000);
+    const recent = new Date(Date.now() - 3_600_000).toISOString();
+    expect(await client.send('/v1/debits', debit(10), { key, intentAt: recent })).toMatchObject({ kind: 'ok' });
   });
 });
 
@@ -274,14 +366,37 @@ describe('wallet service retention and restarts', () => {
       const c = new DownstreamClient({ baseUrl: short.url });
       expect(await c.contract()).toEqual({ service: 'wallet', idempotencyRetentionMs: 750 });
       await c.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
-      expect(await c.send('/v1/debits', body, { key: 'short-1' })).toMatchObject({ kind: 'ok' });
+      const sentAt = new Date().toISOString();
+      expect(await c.send('/v1/debits', body, { key: 'short-1', intentAt: sentAt })).toMatchObject({ kind: 'ok' });
       expect(await c.lookup('short-1')).toMatchObject({ kind: 'found' });
       await new Promise((r) => setTimeout(r, 850));
       // The record is pruned; the effect log still answers by key (receipt only), so reconciliation is never fooled.
       expect(await c.lookup('short-1')).toMatchObject({ kind: 'found', record: { status: 'completed', pruned: true } });
-      // The key is free again: the same intent sent now is charged a second time (why retention matters).
-      expect(await c.send('/v1/debits', body, { key: 'short-1' })).toMatchObject({ kind: 'ok', replayed: false });
-      expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });
+      // The same intent sent again now carries its recorded time: older than the retention, it is refused
+      // (409 IntentExpired) instead of being charged a second time under the freed key.
+      expect(await c.send('/v1/debits', body, { key: 'short-1', intentAt: sentAt })).toMatchObject({
+        kind: 'rejected',
+        status: 409,
+        code: DownstreamErrorCode.IntentExpired,
+      });
+      expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+      expect(await c.balance(TENANT, 'acct_r')).toEqual({ minor: 990, currency: 'EUR' });
+    } finally {
+      await short.stop();
+    }
+  });
+
+  it('a seal outlives the retention window: a lookup still answers sealed and a late request cannot commit', async () => {
+    const short = await spawnService('wallet', { dbPath: path.join(dir, 'seal.db'), retentionMs: 300 });
+    try {
+      const c = new DownstreamClient({ baseUrl: short.url });
+      await c.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
+      expect(await c.lookup('sealed-1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+      await new Promise((r) => setTimeout(r, 450));
+      expect(await c.lookup('sealed-1')).toEqual({ kind: 'not_found', sealed: true });
+      const late = await c.send('/v1/debits', body, { key: 'sealed-1', intentAt: new Date().toISOString() });
+      expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
+      expect(await c.stats('sealed-1')).toMatchObject({ businessEffectCount: 0 });
     } finally {
       await short.stop();
     }
@@ -294,14 +409,14 @@ describe('wallet service retention and restarts', () => {
     try {
       const c1 = new DownstreamClient({ baseUrl: first.url });
       await c1.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
-      const charged = await c1.send('/v1/debits', body, { key: 'restart-1' });
+      const charged = await c1.send('/v1/debits', body, { intentAt: intentNow(), key: 'restart-1' });
       expect(charged).toMatchObject({ kind: 'ok', replayed: false });
       await first.stop();
       expect(first.child.exitCode).toBe(0);
 
       second = await spawnService('wallet', { dbPath: db });
       const c2 = new DownstreamClient({ baseUrl: second.url });
-      const replayed = await c2.send('/v1/debits', body, { key: 'restart-1' });
+      const replayed = await c2.send('/v1/debits', body, { intentAt: intentNow(), key: 'restart-1' });
       expect(replayed).toMatchObject({ kind: 'ok', replayed: true });
       if (charged.kind !== 'ok' || replayed.kind !== 'ok') throw new Error('unreachable');
       expect(replayed.body).toEqual(charged.body);
@@ -340,10 +455,10 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
   it('a refund named by debitOperationKey credits back that debit and reports both of its names', async () => {
     const { account, debit } = await fixture(1_000);
     const debitKey = opKey('refund-by-key');
-    const charged = await client.send('/v1/debits', debit(600), { key: debitKey });
+    const charged = await client.send('/v1/debits', debit(600), { intentAt: intentNow(), key: debitKey });
     if (charged.kind !== 'ok') throw new Error(`debit failed: ${JSON.stringify(charged)}`);
     const body = { tenant: TENANT, account, amount: { minor: 600, currency: 'EUR' }, debitOperationKey: debitKey };
-    const refund = await client.send('/v1/refunds', body, { key: `${debitKey}-refund` });
+    const refund = await client.send('/v1/refunds', body, { intentAt: intentNow(), key: `${debitKey}-refund` });
     expect(refund).toMatchObject({
       kind: 'ok',
       body: {
@@ -359,9 +474,13 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
   it('a refund must name its debit by exactly one of debitOperationKey or debitReceipt', async () => {
     const { key, account } = await fixture(1_000);
     const base = { tenant: TENANT, account, amount: { minor: 1, currency: 'EUR' } };
-    const both = await client.send('/v1/refunds', { ...base, debitOperationKey: 'k', debitReceipt: 'r' }, { key });
+    const both = await client.send(
+      '/v1/refunds',
+      { ...base, debitOperationKey: 'k', debitReceipt: 'r' },
+      { intentAt: intentNow(), key },
+    );
     expect(both).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
-    const neither = await client.send('/v1/refunds', base, { key });
+    const neither = await client.send('/v1/refunds', base, { intentAt: intentNow(), key });
     expect(neither).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
     expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
   });
@@ -371,7 +490,7 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     const debitKey = opKey('never-sent');
     const refundKey = `${debitKey}-refund`;
     const body = { tenant: TENANT, account, amount: { minor: 100, currency: 'EUR' }, debitOperationKey: debitKey };
-    const refused = await client.send('/v1/refunds', body, { key: refundKey });
+    const refused = await client.send('/v1/refunds', body, { intentAt: intentNow(), key: refundKey });
     expect(refused).toMatchObject({
       kind: 'rejected',
       status: 422,
@@ -380,7 +499,7 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     });
     expect(await client.stats(refundKey)).toMatchObject({ businessEffectCount: 0 });
     // The refusal sealed the debit key in the same transaction: the forward can no longer commit late.
-    const late = await client.send('/v1/debits', debit(100), { key: debitKey });
+    const late = await client.send('/v1/debits', debit(100), { intentAt: intentNow(), key: debitKey });
     expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
   });
@@ -388,10 +507,10 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
   it('a refund for a debit that was rejected (no effect) is UnknownDebit and moves no money', async () => {
     const { account, debit } = await fixture(50);
     const debitKey = opKey('rejected-debit');
-    const rejected = await client.send('/v1/debits', debit(100), { key: debitKey });
+    const rejected = await client.send('/v1/debits', debit(100), { intentAt: intentNow(), key: debitKey });
     expect(rejected).toMatchObject({ kind: 'rejected', reason: 'Wallet.InsufficientFunds' });
     const body = { tenant: TENANT, account, amount: { minor: 100, currency: 'EUR' }, debitOperationKey: debitKey };
-    const refund = await client.send('/v1/refunds', body, { key: `${debitKey}-refund` });
+    const refund = await client.send('/v1/refunds', body, { intentAt: intentNow(), key: `${debitKey}-refund` });
     expect(refund).toMatchObject({ status: 422, reason: 'Wallet.UnknownDebit', body: { forwardStatus: 'failed' } });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 50, currency: 'EUR' });
   });
@@ -401,23 +520,30 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     const debitKey = opKey('in-flight');
     const refundKey = `${debitKey}-refund`;
     await client.armFault({ at: 'before_commit', do: 'delay', ms: 600, path: '/v1/debits' });
-    const slow = client.send('/v1/debits', debit(300), { key: debitKey });
+    const slow = client.send('/v1/debits', debit(300), { intentAt: intentNow(), key: debitKey });
     await waitFor(async () => (await client.lookup(debitKey)).kind === 'found');
     const body = { tenant: TENANT, account, amount: { minor: 300, currency: 'EUR' }, debitOperationKey: debitKey };
-    expect(await client.send('/v1/refunds', body, { key: refundKey })).toEqual({ kind: 'in_progress' });
+    expect(await client.send('/v1/refunds', body, { intentAt: intentNow(), key: refundKey })).toEqual({
+      kind: 'in_progress',
+    });
     expect(await client.lookup(refundKey)).toEqual({ kind: 'not_found', sealed: false });
     expect(await slow).toMatchObject({ kind: 'ok' });
-    expect(await client.send('/v1/refunds', body, { key: refundKey })).toMatchObject({ kind: 'ok', replayed: false });
+    expect(await client.send('/v1/refunds', body, { intentAt: intentNow(), key: refundKey })).toMatchObject({
+      kind: 'ok',
+      replayed: false,
+    });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
   });
 
   it("another tenant's debit key is UnknownDebit, whatever exists there", async () => {
     const { account, debit } = await fixture(1_000);
     const debitKey = opKey('other-tenant');
-    expect(await client.send('/v1/debits', debit(10), { key: debitKey })).toMatchObject({ kind: 'ok' });
+    expect(await client.send('/v1/debits', debit(10), { intentAt: intentNow(), key: debitKey })).toMatchObject({
+      kind: 'ok',
+    });
     await client.seedAccount({ tenant: 't2', account, balanceMinor: 0, currency: 'EUR' });
     const body = { tenant: 't2', account, amount: { minor: 10, currency: 'EUR' }, debitOperationKey: debitKey };
-    const refund = await client.send('/v1/refunds', body, { key: `${debitKey}-refund` });
+    const refund = await client.send('/v1/refunds', body, { intentAt: intentNow(), key: `${debitKey}-refund` });
     expect(refund).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.UnknownDebit' });
     expect(await client.balance('t2', account)).toEqual({ minor: 0, currency: 'EUR' });
   });
@@ -428,11 +554,16 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     const args = { account, amount: { minor: 250, currency: 'EUR' } };
     const debitKey = opKey('declared');
     const debitBody = walletDebit.canonicalize(args, ctx);
-    expect(await client.send(walletDebit.route, debitBody, { key: debitKey })).toMatchObject({ kind: 'ok' });
+    expect(await client.send(walletDebit.route, debitBody, { intentAt: intentNow(), key: debitKey })).toMatchObject({
+      kind: 'ok',
+    });
     if (walletDebit.compensation.kind !== 'compensate') throw new Error('wallet_debit must be compensable');
     const refundArgs = walletRefund.args.parse(walletDebit.compensation.args({ args, operationKey: debitKey }));
     const refundBody = walletRefund.canonicalize(refundArgs, ctx);
-    const refund = await client.send(walletRefund.route, refundBody, { key: `${debitKey}-refund` });
+    const refund = await client.send(walletRefund.route, refundBody, {
+      intentAt: intentNow(),
+      key: `${debitKey}-refund`,
+    });
     expect(refund).toMatchObject({ kind: 'ok', body: { debitOperationKey: debitKey } });
     expect(walletRefund.result.safeParse(refund.kind === 'ok' ? refund.body : null).success).toBe(true);
     expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });

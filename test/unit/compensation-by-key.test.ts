@@ -10,7 +10,7 @@ import { HttpError } from '../../src/services/http-kit';
 import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src/services/idempotency-store';
 
 const HASH = 'a'.repeat(64);
-const req = (key: string, scope: string) => ({ key, argumentsHash: HASH, fence: 0, scope });
+const req = (key: string, scope: string) => ({ key, argumentsHash: HASH, fence: 0, scope, intentAtMs: Date.now() });
 const effect: ApplyEffect = () => ({ receipt: 'r1', result: { ok: true } });
 
 describe('compensation by forward key in the idempotency store', () => {

@@ -27,7 +27,14 @@ describe('IdempotencyStore', () => {
   let now: number;
   let store: IdempotencyStore;
   const ledgerRows = (): number => (db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number }).n;
-  const req = (key: string, argumentsHash = HASH_A, fence = 0) => ({ key, argumentsHash, fence, scope: SCOPE });
+  /** A request whose intent was recorded now (`intentAtMs` moves with the test clock unless given). */
+  const req = (key: string, argumentsHash = HASH_A, fence = 0, intentAtMs = now) => ({
+    key,
+    argumentsHash,
+    fence,
+    scope: SCOPE,
+    intentAtMs,
+  });
 
   beforeEach(() => {
     db = new BetterSqlite3(':memory:');
@@ -186,5 +193,60 @@ describe('IdempotencyStore', () => {
     store.runIdempotent(req('a_b'), charge(1));
     store.runIdempotent(req('axb'), charge(1));
     expect(store.stats('a_', true).businessEffectCount).toBe(1);
+  });
+
+  it('a sealed key stays sealed after the retention window: pruning never frees it', () => {
+    expect(store.lookup('k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    now += 10_000; // ten retention windows
+    expect(store.prune()).toBe(0);
+    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.runIdempotent(req('k1'), charge(100))).toMatchObject({
+      kind: 'conflict',
+      code: DownstreamErrorCode.KeySealed,
+    });
+    expect(ledgerRows()).toBe(0);
+  });
+
+  it('a seal written by a business rejection (sealKeys) also survives pruning', () => {
+    const sealing: ApplyEffect = () => {
+      throw new BusinessRejection('Test.Refused', 'refused', {}, { sealKeys: ['k-forward'] });
+    };
+    expect(store.runIdempotent(req('k-refund'), sealing).kind).toBe('failed');
+    now += 5_000;
+    expect(store.lookup('k-forward')).toEqual({ kind: 'not_found', sealed: true });
+  });
+
+  it('a request delayed beyond the retention window is refused as IntentExpired and commits nothing', () => {
+    const recordedAt = now;
+    expect(store.runIdempotent(req('k1', HASH_A, 0, recordedAt), charge(100)).kind).toBe('completed');
+    now += 1_001; // the record is pruned now
+    const late = store.runIdempotent(req('k1', HASH_A, 0, recordedAt), charge(100));
+    expect(late).toMatchObject({ kind: 'refused', code: DownstreamErrorCode.IntentExpired });
+    expect(ledgerRows()).toBe(1);
+    expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+    // The effect log still answers for the key.
+    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { receipt: 'r_1', pruned: true } });
+  });
+
+  it('a first request whose intent is older than the retention window is refused before any record exists', () => {
+    const recordedAt = now;
+    now += 1_001;
+    expect(store.runIdempotent(req('k1', HASH_A, 0, recordedAt), charge(100))).toMatchObject({
+      kind: 'refused',
+      code: DownstreamErrorCode.IntentExpired,
+    });
+    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(ledgerRows()).toBe(0);
+  });
+
+  it('an intent exactly at the retention limit is still admitted; an intent time far in the future is refused', () => {
+    const recordedAt = now;
+    now += 1_000;
+    expect(store.runIdempotent(req('k1', HASH_A, 0, recordedAt), charge(1)).kind).toBe('completed');
+    expect(store.runIdempotent(req('k2', HASH_A, 0, now + 3_600_000), charge(1))).toMatchObject({
+      kind: 'refused',
+      code: DownstreamErrorCode.IntentTimeMissing,
+    });
+    expect(ledgerRows()).toBe(1);
   });
 });

@@ -59,6 +59,7 @@ describe('OutboxRelay', () => {
         key: `op-${orderId}`,
         argumentsHash: '',
         fence,
+        intentAtMs: Date.now(),
       }),
     )();
   }

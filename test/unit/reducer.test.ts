@@ -67,3 +67,31 @@ describe('the versioned reducer', () => {
     expect(() => reduce(opening(), 99)).toThrow(UnsupportedReducerVersion);
   });
 });
+
+describe('an operator resolution and its evidence', () => {
+  const checked = { service: 'wallet', operationKey: 'op_a', checkedAt: '2026-01-01T00:05:00.000Z' };
+  const resolved = (outcome: 'SUCCEEDED' | 'FAILED', evidence: object, receipt?: string): LedgerEvent =>
+    ev({ type: 'ToolEffectReconciled', logicalCallId: 'lc_1_a', via: 'operator', outcome, ...(receipt ? { receipt } : {}), detail: 'ops:bob: why', evidence: { ...checked, ...evidence } as never });
+
+  test('a resolution the evidence confirms settles the call, with the receipt the downstream holds', () => {
+    const p = reduce([...opening(), resolved('SUCCEEDED', { lookup: 'found', status: 'completed', receipt: 'r_1' }, 'r_1')]);
+    expect(p.calls['lc_1_a']).toMatchObject({ state: 'SUCCEEDED', receipt: 'r_1', reconciledVia: 'operator' });
+    expect(p.violations).toEqual([]);
+    expect(reduce([...opening(), resolved('FAILED', { lookup: 'sealed' })]).violations).toEqual([]);
+  });
+
+  test('a resolution that contradicts its evidence is a recorded violation', () => {
+    const held = reduce([...opening(), resolved('FAILED', { lookup: 'found', status: 'completed', receipt: 'r_1' })]);
+    expect(held.violations).toEqual([expect.stringContaining('FAILED while wallet holds the effect under op_a')]);
+    const none = reduce([...opening(), resolved('SUCCEEDED', { lookup: 'sealed' }, 'stmt-42')]);
+    expect(none.violations).toEqual([expect.stringContaining('SUCCEEDED while wallet holds no effect')]);
+    const other = reduce([...opening(), resolved('SUCCEEDED', { lookup: 'found', status: 'completed', receipt: 'r_1' }, 'stmt-42')]);
+    expect(other.violations).toEqual([expect.stringContaining('receipt stmt-42 is not the one wallet holds')]);
+  });
+
+  test('a resolution recorded before evidence existed is taken as recorded', () => {
+    seq = 0;
+    const events = [...opening(), ev({ type: 'ToolEffectReconciled', logicalCallId: 'lc_1_a', via: 'operator', outcome: 'FAILED', detail: 'ops:bob: why' })];
+    expect(reduce(events).violations).toEqual([]);
+  });
+});

@@ -20,6 +20,8 @@ export interface OutboxRow {
   readonly type: string;
   readonly fence: number;
   readonly payload: Record<string, unknown>;
+  /** When the row was written (epoch ms): the intent time of its delivery (`X-Intent-At`). */
+  readonly createdAt: number;
 }
 
 /** Per-event delivery evidence. */
@@ -116,15 +118,24 @@ export function insertOutboxRow(
 export function pendingRows(db: Database, limit: number): OutboxRow[] {
   const rows = db
     .prepare(
-      `SELECT id, event_id, type, fence, payload_json FROM orders_outbox WHERE status = 'pending' ORDER BY id LIMIT ?`,
+      `SELECT id, event_id, type, fence, payload_json, created_at FROM orders_outbox
+       WHERE status = 'pending' ORDER BY id LIMIT ?`,
     )
-    .all(limit) as { id: number; event_id: string; type: string; fence: number; payload_json: string }[];
+    .all(limit) as {
+    id: number;
+    event_id: string;
+    type: string;
+    fence: number;
+    payload_json: string;
+    created_at: number;
+  }[];
   return rows.map((r) => ({
     id: r.id,
     eventId: r.event_id,
     type: r.type,
     fence: r.fence,
     payload: JSON.parse(r.payload_json) as Record<string, unknown>,
+    createdAt: r.created_at,
   }));
 }
 

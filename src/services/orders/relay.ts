@@ -1,8 +1,10 @@
 /**
  * The outbox relay: publishes pending outbox rows to their consumer over HTTP and then acknowledges them.
  *
- * Delivery is at least once. A publish carries `Idempotency-Key: <event id>` and `X-Fence: <row fence>` on the
- * idempotency contract, so the consumer deduplicates by event id and refuses a stale owner's fence. The relay
+ * Delivery is at least once. A publish carries `Idempotency-Key: <event id>`, `X-Fence: <row fence>` and
+ * `X-Intent-At: <row written at>` on the idempotency contract, so the consumer deduplicates by event id, refuses
+ * a stale owner's fence, and refuses a row older than its retention window (`Idempotency.IntentExpired`: the
+ * row is dead-lettered for an operator rather than delivered under a key whose record may have been pruned). The relay
  * logs each attempt before sending; if it dies after sending and before acknowledging, the row stays pending
  * and the next relay publishes it again (the consumer acknowledges the duplicate without a second effect).
  *
@@ -144,6 +146,7 @@ export class OutboxRelay {
     const outcome = await this.target.send(EVENTS_ROUTE, row.payload, {
       key: row.eventId,
       fence: row.fence,
+      intentAt: new Date(row.createdAt).toISOString(),
       ...(capability === undefined ? {} : { capability }),
     });
     this.publishes += 1;
