@@ -3,6 +3,7 @@
  * freshly built workflow bundle. One line per file; exits 1 on any determinism error or unreadable fixture. This is
  * what CI runs on test/replay/histories.
  */
+import { workflowIdOfHistory } from '../../client/history-workflow-id';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
@@ -95,10 +96,12 @@ async function replayOne(file: string, workflowBundle: { code: string }): Promis
   const events = history.events?.length ?? 0;
   try {
     const dataConverter = dataConverterFromEnv();
+    // Replay under the id the run had: its logical call ids and keys derive from it.
+    const workflowId = (await workflowIdOfHistory(history, dataConverter)) ?? label;
     await Worker.runReplayHistory(
       { workflowBundle, ...(dataConverter ? { dataConverter } : {}), replayName: 'ledgerloop-replay' },
       history,
-      label,
+      workflowId,
     );
   } catch (err) {
     return fail((err as Error).name || 'Error', (err as Error).message, events);
