@@ -10,12 +10,98 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { startAgentRun } from '../src/client/runs';
+import type { WorkflowHandle } from '@temporalio/client';
+import { readLedger, startAgentRun } from '../src/client/runs';
+import { decideApprovalUpdate, pendingApprovalsQuery, resolveCallUpdate, type PendingApproval } from '../workflows/definitions';
 import { runOpeningFailure } from '../src/demo/opening-failure';
-import { startStack } from '../src/demo/stack';
+import { startStack, type Stack } from '../src/demo/stack';
+import { spawnService } from '../src/services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
 import { REPO_ROOT } from '../src/worker/bundle';
+
+async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > end) throw new Error('record-histories: timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Approve or deny the `nth` approval request of the run (counting ApprovalRequested events). */
+async function decide(h: WorkflowHandle, nth: number, decision: 'approve' | 'deny', ttlMs?: number): Promise<void> {
+  let pending: PendingApproval | undefined;
+  await until(async () => {
+    const requested = (await readLedger(h)).events.filter((e) => e.type === 'ApprovalRequested').length;
+    pending = requested >= nth ? (await h.query(pendingApprovalsQuery))[0] : undefined;
+    return pending !== undefined;
+  });
+  const p = pending!;
+  await h.executeUpdate(decideApprovalUpdate, {
+    args: [{ logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion, approver: 'manager:carol', decision, ...(ttlMs ? { ttlMs } : {}) }],
+  });
+}
+
+/**
+ * The operator path: a wallet of its own commits the debit and is stopped, so reconciliation cannot answer and
+ * the run waits for an operator; the wallet comes back on the same port and database, and the operator's claim
+ * (SUCCEEDED, with the receipt the wallet holds) is checked by lookup before it is recorded.
+ */
+async function recordOperatorResolution(
+  stack: Stack,
+  base: (over: Partial<AgentRunInput>) => AgentRunInput,
+  save: (name: string, workflowId: string) => Promise<void>,
+  stamp: number,
+): Promise<void> {
+  const dbPath = path.join(stack.dataDir, `record-operator-${stamp}.db`);
+  let wallet = await spawnService('wallet', { dbPath, env: { ...stack.workerEnv } });
+  const port = Number(new URL(wallet.url).port);
+  const admin = new DownstreamClient({ baseUrl: wallet.url });
+  await admin.seedAccount({ tenant: 'acme', account: 'acct_op', balanceMinor: 10_000, currency: 'EUR' });
+  await admin.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
+  const tq = `record-operator-${stamp}`;
+  const worker = await Worker.create({
+    connection: await NativeConnection.connect({ address: stack.server.address }),
+    taskQueue: tq,
+    workflowBundle: { codePath: stack.bundlePath },
+    activities: createActivities({
+      services: { wallet: new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 2_000 }) },
+      workerIdentity: 'recorder',
+      authorize: { capabilityKey: stack.capabilityKey },
+    }),
+  });
+  const workflowId = 'record-operator-resolved';
+  try {
+    await worker.runUntil(async () => {
+      const input = base({
+        strategy: 'check_receipt',
+        planner: { kind: 'scripted', scenario: 'wallet-debit', vars: { account: 'acct_op', amount: { minor: 900, currency: 'EUR' } } },
+        caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
+        limits: { tool: 2, reconcile: 2 },
+      });
+      const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input });
+      let key = '';
+      await until(async () => {
+        const e = (await readLedger(handle)).events.find((x) => x.type === 'DispatchIntentRecorded');
+        key = e?.type === 'DispatchIntentRecorded' ? e.intent.operationKey : '';
+        return key !== '' && (await admin.stats(key)).businessEffectCount === 1;
+      });
+      await wallet.stop(); // the effect exists, and now nobody can say so
+      await until(async () => (await readLedger(handle)).projection.status === 'waiting_for_operator', 90_000);
+      wallet = await spawnService('wallet', { dbPath, port, env: { ...stack.workerEnv } });
+      const found = await new DownstreamClient({ baseUrl: wallet.url }).lookup(key, { seal: false });
+      const receipt = found.kind === 'found' ? found.record.receipt : undefined;
+      const id = Object.keys((await readLedger(handle)).projection.calls)[0]!;
+      await handle.executeUpdate(resolveCallUpdate, {
+        args: [{ logicalCallId: id, outcome: 'SUCCEEDED', operator: 'ops:bob', reason: 'the wallet statement shows the debit', ...(receipt ? { receipt } : {}) }],
+      });
+      await handle.result();
+    });
+  } finally {
+    await wallet.stop();
+  }
+  await save('operator-resolved', workflowId);
+}
 
 async function main(): Promise<void> {
   const version = process.argv[2] ?? 'v1';
@@ -40,9 +126,11 @@ async function main(): Promise<void> {
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
-        services: Object.fromEntries(Object.entries(stack.serviceUrls).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url })])),
+        // A short client timeout, so a response the wallet holds back counts as lost (the re-authorization path).
+        services: Object.fromEntries(Object.entries(stack.serviceUrls).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })])),
         workerIdentity: 'recorder',
         authorize: { capabilityKey: stack.capabilityKey },
+        quota: { client: stack.client, taskQueue: tq },
       }),
     });
     const base = (over: Partial<AgentRunInput>): AgentRunInput => ({
@@ -53,9 +141,9 @@ async function main(): Promise<void> {
       deadlineAt: new Date(Date.now() + 60_000).toISOString(),
       ...over,
     });
-    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_fx', balanceMinor: 100_000, currency: 'EUR' });
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_fx', balanceMinor: 1_000_000, currency: 'EUR' });
     await worker.runUntil(async () => {
-      const runs: Array<[string, AgentRunInput, (() => Promise<unknown>)?]> = [
+      const runs: Array<[string, AgentRunInput, (() => Promise<unknown>)?, ((h: WorkflowHandle) => Promise<void>)?]> = [
         ['lost-response-same-key', base({}), () => stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits' })],
         ['rejected-malformed', base({ planner: { kind: 'scripted', scenario: 'malformed-arguments' } })],
         ['denied-over-limit', base({ planner: { kind: 'scripted', scenario: 'over-limit-debit', vars: { account: 'acct_fx' } } })],
@@ -77,15 +165,45 @@ async function main(): Promise<void> {
           },
         ],
       ];
-      for (const [name, input, arm] of runs) {
+      // v4 on: the paths issue #11 named (approvals, re-authorization, continue-as-new with a saga, cancellation,
+      // compensation at a stop, repeated intents, the budget); the operator resolution is recorded below.
+      const big = (account = 'acct_fx') => ({ kind: 'scripted' as const, scenario: 'wallet-debit', vars: { account, amount: { minor: 60_000, currency: 'EUR' } } });
+      runs.push(
+        ['approval-granted', base({ planner: big() }), undefined, (h) => decide(h, 1, 'approve')],
+        ['approval-denied', base({ planner: big() }), undefined, (h) => decide(h, 1, 'deny')],
+        [
+          'reauthorized-after-lost-response',
+          base({ planner: big(), caps: { toolAttemptMs: 3_000 } }),
+          () => stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 6_000, path: '/v1/debits', times: 1 }),
+          async (h) => {
+            await decide(h, 1, 'approve', 3_000);
+            await decide(h, 2, 'deny');
+          },
+        ],
+        ['saga-across-continue-as-new', base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 4, maxHistoryEvents: 30 } })],
+        [
+          'cancelled-after-effect',
+          base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 64 }, deadlineAt: new Date(Date.now() + 600_000).toISOString() }),
+          undefined,
+          async (h) => {
+            await until(async () => (await readLedger(h)).events.some((e) => e.type === 'ToolResultRecorded'));
+            await h.cancel();
+          },
+        ],
+        ['repeated-intent', base({ planner: { kind: 'scripted', scenario: 'repeat-debit', vars: { account: 'acct_fx', amount: { minor: 777, currency: 'EUR' } } } })],
+        ['parallel-over-budget', base({ planner: { kind: 'scripted', scenario: 'parallel-debits', vars: { account: 'acct_fx', count: 4 } }, budgets: { maxToolCalls: 2 } })],
+      );
+      for (const [name, input, arm, during] of runs) {
         if (arm) await arm();
         const workflowId = `record-${name}`;
-        const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input });
-        await handle.result();
+        const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input, allowLabStrategies: true });
+        if (during) await during(handle);
+        await handle.result().catch(() => undefined);
         await stack.walletClient.clearFaults();
         await save(name, workflowId);
       }
     });
+    await recordOperatorResolution(stack, base, save, stamp);
   } finally {
     await stack.stop();
   }
