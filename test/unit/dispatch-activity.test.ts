@@ -55,6 +55,7 @@ function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
     strategy: 'same_key_replay',
     dispatch: 1,
     keyUsed: KEY,
+    intentRecordedAt: new Date().toISOString(),
     ...over,
   };
 }

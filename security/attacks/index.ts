@@ -1,0 +1,5 @@
+/** Every attack group of `npm run security`, in the order they run. */
+import type { AttackGroup } from '../attack';
+import { capabilityAttacks } from './capabilities';
+
+export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks];
