@@ -35,7 +35,11 @@ test('a call in flight when the run is cancelled is reconciled: its committed ef
   expect(out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown')).toMatchObject({ cause: 'cancelled_while_in_flight' });
   expect(call.state).toBe('SUCCEEDED'); // the wallet had committed it: reconciliation found the receipt
   expect((await stack.walletClient.stats(call.operationKey!)).businessEffectCount).toBe(1);
-  expect(out.result.calls).toHaveLength(1); // nothing new after the cancellation
+  // Nothing new from the model after the cancellation; the one new effect is the governed compensation of the
+  // standing debit (onAbort: compensate, the default), recorded as such.
+  expect(out.result.calls.filter((c) => !c.logicalCallId.startsWith('cmp_'))).toHaveLength(1);
+  expect(out.ledger.projection.calls[call.logicalCallId]?.compensation).toBe('OFFSET');
+  expect(out.ledger.events.find((e) => e.type === 'StandingEffectsSettled')).toMatchObject({ stopReason: 'operator_stopped', choice: 'compensate', offset: [call.logicalCallId] });
 });
 
 test('a run cancelled while a call waits for approval dispatches nothing', async () => {
