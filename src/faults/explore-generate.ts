@@ -63,6 +63,12 @@ interface ScenarioTemplate {
   readonly approvals: 'never' | 'maybe' | 'always';
   /** Whether it registers compensations (then compensation crash points can fire). */
   readonly compensable: boolean;
+  /**
+   * Where the issue's path lies, for a scenario with an approved call: the service and the matching request number
+   * of that call's first send (whose response is dropped), and the in-process send hit of its retry (delayed
+   * past the approval's expiry).
+   */
+  readonly approvalPath?: { readonly service: CaseService; readonly request: number; readonly retrySend: number };
   vars(prng: Prng, ctx: { approval: boolean }): Record<string, unknown>;
   setup?(prng: Prng): NonNullable<GenCase['setup']>;
 }
@@ -79,6 +85,7 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     services: ['wallet'],
     approvals: 'maybe',
     compensable: false,
+    approvalPath: { service: 'wallet', request: 1, retrySend: 2 },
     vars: (p, c) => ({ account: 'acct_1', amount: eur(debitAmount(p, c.approval)) }),
   },
   'two-debits': {
@@ -87,6 +94,7 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     services: ['wallet'],
     approvals: 'maybe',
     compensable: false,
+    approvalPath: { service: 'wallet', request: 2, retrySend: 3 },
     vars: (p, c) => ({
       account: 'acct_1',
       amount: eur(p.int(100, 20_000)),
@@ -99,6 +107,8 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     services: ['inventory', 'wallet', 'shipping', 'orders'],
     approvals: 'maybe',
     compensable: true,
+    // three parallel first sends (inventory, wallet, shipping), then the wallet's retry
+    approvalPath: { service: 'wallet', request: 1, retrySend: 4 },
     vars: (p, c) => ({
       sku: 'SKU-1',
       quantity: p.int(1, 3),
@@ -124,6 +134,7 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     services: ['notifications'],
     approvals: 'always',
     compensable: false,
+    approvalPath: { service: 'notifications', request: 1, retrySend: 2 },
     vars: (p) => ({ to: 'ada@example.com', template: p.next() < 0.5 ? 'welcome' : 'receipt' }),
   },
   'injected-refund': {
@@ -338,11 +349,11 @@ function faultMenu(t: ScenarioTemplate, approval: boolean): (readonly [FaultMake
         ] as const),
         ms: c.ttlMs + p.int(1_000, 3_000),
       }),
-      8,
+      10,
     ]);
     menu.push([
       (p, c) => ({ at: 'policy.before_dispatch', do: 'publish_policy', occurrence: 1, policy: publishedPolicy(p, c) }),
-      8,
+      12,
     ]);
   }
   return menu;
@@ -403,7 +414,7 @@ export function generateCase(seed: number, index: number, contractOf: ContractOf
   const shortTtl = approval && prng.next() < 0.7;
   const ttlMs = shortTtl ? prng.int(1_500, 4_000) : 600_000;
   const policy = shortTtl ? policyWith('explore/1', {}, ttlMs) : undefined;
-  const approver = approval
+  let approver = approval
     ? {
         decision: prng.next() < 0.85 ? ('approve' as const) : ('deny' as const),
         ...(shortTtl && prng.next() < 0.5 ? { ttlMs } : {}),
@@ -418,12 +429,15 @@ export function generateCase(seed: number, index: number, contractOf: ContractOf
     amountMinor: amountMinor?.minor ?? 1_000,
   };
   let faults: GenFault[];
-  if (approval && shortTtl && t.services.includes('wallet') && prng.next() < 0.3) {
-    // The path: the first response is lost after the commit; the retry waits past the approval's expiry.
+  const path = t.approvalPath;
+  if (approval && shortTtl && path && prng.next() < 0.3) {
+    // The path: the approved call's first response is lost after the commit, its retry waits past the
+    // approval's expiry, and the approver does not renew.
     faults = [
-      { at: 'downstream.after_commit', do: 'drop_response', occurrence: 1, service: 'wallet' },
-      { at: 'approval.expiry', do: 'delay', occurrence: 2, ms: ttlMs + prng.int(1_000, 3_000) },
+      { at: 'downstream.after_commit', do: 'drop_response', occurrence: path.request, service: path.service },
+      { at: 'approval.expiry', do: 'delay', occurrence: path.retrySend, ms: ttlMs + prng.int(1_000, 3_000) },
     ];
+    approver = { decision: 'approve', renew: false, afterMs: prng.int(0, 500) };
   } else {
     const count = weighted(prng, [
       [1, 45],

@@ -33,11 +33,22 @@ const intentOf = (call: string, key: string, hash = `h_${call}`, toolName = 'wal
 });
 
 /** A model call proposed, canonicalized, authorized and intent-recorded, then dispatched once. */
-function callEvents(call: string, key: string, opts: { hash?: string; toolName?: string; origin?: 'model' | 'compensation' } = {}): LedgerEvent[] {
+function callEvents(
+  call: string,
+  key: string,
+  opts: { hash?: string; toolName?: string; origin?: 'model' | 'compensation' } = {},
+): LedgerEvent[] {
   const hash = opts.hash ?? `h_${call}`;
   const toolName = opts.toolName ?? 'wallet_debit';
   return [
-    ev({ type: 'ToolProposalRecorded', turn: 1, logicalCallId: call, providerCallId: `p_${call}`, toolName, origin: opts.origin ?? 'model' }),
+    ev({
+      type: 'ToolProposalRecorded',
+      turn: 1,
+      logicalCallId: call,
+      providerCallId: `p_${call}`,
+      toolName,
+      origin: opts.origin ?? 'model',
+    }),
     ev({ type: 'ArgumentsCanonicalized', logicalCallId: call, toolVersion: 1, argumentsHash: hash, operationKey: key }),
     ev({ type: 'DispatchIntentRecorded', logicalCallId: call, intent: intentOf(call, key, hash, toolName) }),
     ev({ type: 'ToolAttemptStarted', logicalCallId: call, dispatch: 1, keyUsed: key, service: 'wallet' }),
@@ -62,9 +73,19 @@ const opening = (): LedgerEvent[] => {
 };
 
 const succeeded = (call: string, receipt: string): LedgerEvent =>
-  ev({ type: 'ToolResultRecorded', logicalCallId: call, state: 'SUCCEEDED', attempts: 1, receipt, replayed: false, fence: 1001 });
-const stop = (stopReason: 'completed' | 'tool_failed' | 'outcome_unknown' | 'budget_exhausted', detail = ''): LedgerEvent =>
-  ev({ type: 'RunCompleted', stopReason, detail });
+  ev({
+    type: 'ToolResultRecorded',
+    logicalCallId: call,
+    state: 'SUCCEEDED',
+    attempts: 1,
+    receipt,
+    replayed: false,
+    fence: 1001,
+  });
+const stop = (
+  stopReason: 'completed' | 'tool_failed' | 'outcome_unknown' | 'budget_exhausted',
+  detail = '',
+): LedgerEvent => ev({ type: 'RunCompleted', stopReason, detail });
 
 const effect = (operationKey: string, receipt = `rcpt_${operationKey}`, service = 'wallet'): EffectRow => ({
   service,
@@ -73,7 +94,12 @@ const effect = (operationKey: string, receipt = `rcpt_${operationKey}`, service 
   kind: 'wallet.charge',
 });
 let rid = 0;
-const request = (operationKey: string, fence: number, outcome = 'completed', argumentsHash = `h_${operationKey}`): RequestEntry => ({
+const request = (
+  operationKey: string,
+  fence: number,
+  outcome = 'completed',
+  argumentsHash = `h_${operationKey}`,
+): RequestEntry => ({
   service: 'wallet',
   id: ++rid,
   operationKey,
@@ -98,7 +124,12 @@ function records(events: LedgerEvent[], patch: Partial<RunRecords> = {}): RunRec
 
 /** The clean run: one debit, committed once, recorded SUCCEEDED, run completed. */
 function clean(): RunRecords {
-  const events = [...opening(), ...callEvents('lc_a', 'op_a', { hash: 'h_op_a' }), succeeded('lc_a', 'rcpt_op_a'), stop('completed', 'done')];
+  const events = [
+    ...opening(),
+    ...callEvents('lc_a', 'op_a', { hash: 'h_op_a' }),
+    succeeded('lc_a', 'rcpt_op_a'),
+    stop('completed', 'done'),
+  ];
   return records(events, { effects: [effect('op_a')], requests: [request('op_a', 1001)] });
 }
 
@@ -151,14 +182,23 @@ describe('the universal invariants', () => {
     });
 
     test('a key named by two intents with other arguments is reported', () => {
-      const events = [...opening(), ...callEvents('lc_a', 'op_a', { hash: 'h1' }), ...callEvents('lc_b', 'op_a', { hash: 'h2' }), stop('completed')];
+      const events = [
+        ...opening(),
+        ...callEvents('lc_a', 'op_a', { hash: 'h1' }),
+        ...callEvents('lc_b', 'op_a', { hash: 'h2' }),
+        stop('completed'),
+      ];
       expect(ids(records(events, { effects: [effect('op_a')] }))).toContain('effect_matches_intent');
     });
 
     test('under blind_retry (the lab demo of the bug) (a) is not checked', () => {
       const r = clean();
-      expect(checkInvariants({ ...r, strategy: 'blind_retry', effects: [...r.effects, effect('op_attempt_2')] })).toEqual([]);
-      expect(ids({ ...r, strategy: 'check_receipt', effects: [...r.effects, effect('op_attempt_2')] })).toEqual(['effect_matches_intent']);
+      expect(
+        checkInvariants({ ...r, strategy: 'blind_retry', effects: [...r.effects, effect('op_attempt_2')] }),
+      ).toEqual([]);
+      expect(ids({ ...r, strategy: 'check_receipt', effects: [...r.effects, effect('op_attempt_2')] })).toEqual([
+        'effect_matches_intent',
+      ]);
     });
   });
 
@@ -168,7 +208,14 @@ describe('the universal invariants', () => {
       return [
         ...opening(),
         proposal!,
-        ev({ type: 'CompensationRegistered', forwardCallId: 'lc_a', compensationCallId: 'cmp_lc_a', toolName: 'wallet_refund', operationKey: 'op_refund', argumentsHash: 'hr' }),
+        ev({
+          type: 'CompensationRegistered',
+          forwardCallId: 'lc_a',
+          compensationCallId: 'cmp_lc_a',
+          toolName: 'wallet_refund',
+          operationKey: 'op_refund',
+          argumentsHash: 'hr',
+        }),
         ...rest,
         succeeded('lc_a', 'r1'),
         ...extra(),
@@ -193,7 +240,13 @@ describe('the universal invariants', () => {
         ev({ type: 'CompensationStarted', forwardCallId: 'lc_a', compensationCallId: 'cmp_lc_a', reason: 'stop' }),
         ...callEvents('cmp_lc_a', 'op_refund', { toolName: 'wallet_refund', origin: 'compensation' }),
         succeeded('cmp_lc_a', 'rcpt_op_refund'),
-        ev({ type: 'CompensationCompleted', forwardCallId: 'lc_a', compensationCallId: 'cmp_lc_a', outcome: 'OFFSET', detail: 'refunded' }),
+        ev({
+          type: 'CompensationCompleted',
+          forwardCallId: 'lc_a',
+          compensationCallId: 'cmp_lc_a',
+          outcome: 'OFFSET',
+          detail: 'refunded',
+        }),
       ]);
       expect(checkInvariants(records(compensated, { effects: [effect('op_a'), effect('op_refund')] }))).toEqual([]);
       expect(ids(records(compensated, { effects: [effect('op_a')] }))).toEqual(['standing_effect_settled']);
@@ -221,14 +274,22 @@ describe('the universal invariants', () => {
     });
 
     test('a dispatch before its intent (a reducer violation) is reported', () => {
-      const events = [...opening(), ...callEvents('lc_a', 'op_a').filter((e) => e.type !== 'DispatchIntentRecorded'), stop('completed')];
+      const events = [
+        ...opening(),
+        ...callEvents('lc_a', 'op_a').filter((e) => e.type !== 'DispatchIntentRecorded'),
+        stop('completed'),
+      ];
       expect(ids(records(events))).toEqual(['intent_before_dispatch']);
     });
 
     test('a request admitted under a stale fence is reported; refused, it is fine', () => {
       const r = clean();
-      expect(ids({ ...r, requests: [request('op_a', 2001), request('op_a', 1001, 'replayed')] })).toEqual(['fence_and_arguments']);
-      expect(checkInvariants({ ...r, requests: [request('op_a', 2001), request('op_a', 1001, 'Fence.Stale')] })).toEqual([]);
+      expect(ids({ ...r, requests: [request('op_a', 2001), request('op_a', 1001, 'replayed')] })).toEqual([
+        'fence_and_arguments',
+      ]);
+      expect(
+        checkInvariants({ ...r, requests: [request('op_a', 2001), request('op_a', 1001, 'Fence.Stale')] }),
+      ).toEqual([]);
     });
 
     test('a request admitted under a used key with other arguments is reported; refused, it is fine', () => {
@@ -254,7 +315,9 @@ describe('the universal invariants', () => {
 
     test('a determinism error in replay is reported', () => {
       const out = checkInvariants({ ...clean(), replayError: 'DeterminismViolationError: nondeterminism' });
-      expect(out).toEqual([{ invariant: 'replay_deterministic', message: 'DeterminismViolationError: nondeterminism' }]);
+      expect(out).toEqual([
+        { invariant: 'replay_deterministic', message: 'DeterminismViolationError: nondeterminism' },
+      ]);
     });
 
     test('a run still open after its deadline plus grace is reported', () => {
@@ -263,7 +326,11 @@ describe('the universal invariants', () => {
   });
 
   test('violatedGroups names the groups in order', () => {
-    const out = checkInvariants({ ...clean(), completed: false, effects: [effect('op_a'), effect('op_a'), effect('zz')] });
+    const out = checkInvariants({
+      ...clean(),
+      completed: false,
+      effects: [effect('op_a'), effect('op_a'), effect('zz')],
+    });
     expect(violatedGroups(out)).toBe('ad');
   });
 });
