@@ -21,7 +21,7 @@ export function registerFaultsCommand(program: Command): void {
     .option('--minutes <m>', 'explore: time budget; no run starts unless its worst case fits')
     .option('--save-failures <dir>', 'explore: write each failing case, shrunk, as a protocol file here')
     .option('--shrink-attempts <n>', 'explore: real runs spent shrinking each failing case (default 6)')
-    .option('--verbose', 'explore: print every case\'s timeline, not only a violating case\'s')
+    .option('--verbose', "explore: print every case's timeline, not only a violating case's")
     .action(async (file: string | undefined, o: FaultsFlags) => {
       if (o.explore) {
         process.exitCode = await runExploreCommand(file, o);
