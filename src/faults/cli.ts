@@ -5,7 +5,7 @@ import { runFaultsCommand } from './runner';
 
 type FaultsFlags = RawExploreFlags & { report?: string };
 
-const EXPLORE_ONLY = ['seed', 'runs', 'minutes', 'saveFailures', 'shrinkAttempts', 'verbose'] as const;
+const EXPLORE_ONLY = ['seed', 'runs', 'minutes', 'saveFailures', 'shrinkAttempts', 'verbose', 'case'] as const;
 
 export function registerFaultsCommand(program: Command): void {
   program
@@ -21,6 +21,7 @@ export function registerFaultsCommand(program: Command): void {
     .option('--minutes <m>', 'explore: time budget; no run starts unless its worst case fits')
     .option('--save-failures <dir>', 'explore: write each failing case, shrunk, as a protocol file here')
     .option('--shrink-attempts <n>', 'explore: real runs spent shrinking each failing case (default 6)')
+    .option('--case <i>', 'explore: run only case i of the seed (1-based), e.g. to reproduce or shrink it')
     .option('--verbose', "explore: print every case's timeline, not only a violating case's")
     .action(async (file: string | undefined, o: FaultsFlags) => {
       if (o.explore) {

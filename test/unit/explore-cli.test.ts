@@ -23,6 +23,13 @@ describe('the explorer flags', () => {
       saveFailures: 'out',
     });
     expect(parseExploreFlags(undefined, { seed: '4294967295' })).toEqual({ seed: 4294967295, runs: 20 });
+    expect(parseExploreFlags(undefined, { seed: '1', case: '8', shrinkAttempts: '0', verbose: true })).toEqual({
+      seed: 1,
+      runs: 20,
+      only: 8,
+      shrinkAttempts: 0,
+      verbose: true,
+    });
   });
 
   test.each([
@@ -34,6 +41,7 @@ describe('the explorer flags', () => {
     [undefined, { seed: '1', minutes: '0' }, /--minutes/],
     [undefined, { seed: '1', minutes: 'soon' }, /--minutes/],
     [undefined, { seed: '1', shrinkAttempts: '-2' }, /--shrink-attempts/],
+    [undefined, { seed: '1', case: '0' }, /--case/],
     ['protocols/workshop.json', { seed: '1' }, /no protocol file/],
   ])('%s %j is bad usage', (file, flags, message) => {
     expect(() => parseExploreFlags(file, flags)).toThrow(ExploreUsageError);
