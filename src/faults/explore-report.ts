@@ -47,7 +47,7 @@ export interface ExploreReport {
 }
 
 const faultList = (faults: readonly GenFault[]): string =>
-  faults.map((f) => `${f.at}=${f.do}#${f.occurrence}`).join(' ') || '-';
+  faults.map((f) => `${f.at}=${f.do}#${f.occurrence}`).join(' ') || 'no fault';
 
 /** The line printed when a case is done. */
 export function progressLine(

@@ -121,7 +121,7 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
   const plan = planExploration(opts.seed, cases);
   print(formatPlan(plan));
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-explore-'));
-  say(`explore seed ${opts.seed}: ${opts.runs} cases, building the workflow bundle (data in ${dataDir})`);
+  say(`explore seed ${opts.seed}: ${plan.cases.length} case(s), building the workflow bundle (data in ${dataDir})`);
   const bundle = await buildBundle(dataDir);
   checkFeatures(plan, bundle);
   quietRuntime();
