@@ -95,11 +95,12 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     approvals: 'maybe',
     compensable: false,
     approvalPath: { service: 'wallet', request: 2, retrySend: 3 },
-    vars: (p, c) => ({
-      account: 'acct_1',
-      amount: eur(p.int(100, 20_000)),
-      amount2: eur(debitAmount(p, c.approval) + 1),
-    }),
+    vars: (p, c) => {
+      const first = p.int(100, 20_000);
+      const second = debitAmount(p, c.approval) + 1;
+      // two deliberate debits: other amounts, so they are two intents (identical ones would be one, by design)
+      return { account: 'acct_1', amount: eur(first), amount2: eur(second === first ? second + 1 : second) };
+    },
   },
   'order-fulfilment': {
     weight: 14,

@@ -102,6 +102,12 @@ describe('the generated cases', () => {
     expect(issuePath.length).toBeGreaterThan(5);
   });
 
+  test('two-debits always asks for two different debits (two intents, not one proposed twice)', () => {
+    const twos = generateCases(13, 600, contractOf).filter((c) => c.scenario === 'two-debits');
+    expect(twos.length).toBeGreaterThan(20);
+    for (const c of twos) expect(c.input['amount']).not.toEqual(c.input['amount2']);
+  });
+
   test('one tool.in_flight fault per case at most', () => {
     for (const c of generateCases(11, 300, contractOf))
       expect(c.faults.filter((f) => f.at === 'tool.in_flight').length).toBeLessThanOrEqual(1);
