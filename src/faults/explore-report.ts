@@ -28,6 +28,8 @@ export interface ExploredCase {
     readonly violations: readonly InvariantViolation[];
     readonly attempts: number;
     readonly steps: readonly string[];
+    /** No smaller candidate failed: the original is the smallest case found. */
+    readonly minimal: boolean;
   };
   /** The protocol file written for it (`--save-failures`). */
   readonly savedTo?: string;
@@ -102,7 +104,9 @@ export function renderExploreSummary(r: ExploreReport): string {
     out.push(`  case ${c.index + 1}: ${c.name}${c.workflowId ? ` (workflow ${c.workflowId})` : ''}`);
     if (c.error) out.push(`    runner error: ${c.error}`);
     for (const v of c.violations) out.push(`    [${INVARIANTS[v.invariant].group}] ${v.invariant}: ${v.message}`);
-    if (c.shrunk) {
+    if (c.shrunk?.minimal) {
+      out.push(`    already minimal: ${c.shrunk.attempts} smaller candidate(s) run, none failed`);
+    } else if (c.shrunk) {
       out.push(
         `    shrunk in ${c.shrunk.attempts} run(s) to: ${faultList(c.shrunk.faults)} (${c.shrunk.violations.map((v) => v.invariant).join(', ')})`,
       );

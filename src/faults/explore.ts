@@ -183,6 +183,7 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
                 violations: s.violations,
                 attempts: s.attempts,
                 steps: s.steps,
+                minimal: s.smallest === original,
               },
             }
           : {}),

@@ -8,7 +8,9 @@ import {
   SCENARIO_ROTATION,
   SCENARIO_TEMPLATES,
 } from '../../src/faults/explore-generate';
-import { parseProtocol } from '../../src/faults/protocol-format';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { loadProtocol, parseProtocol } from '../../src/faults/protocol-format';
 import { scenarios } from '../../src/planner/scenarios';
 import { builtinTools } from '../../src/tools/registry';
 
@@ -120,5 +122,15 @@ describe('the generated cases', () => {
     expect(parsed.cases).toHaveLength(1);
     expect(parsed.cases[0]!.faults).toEqual(c.faults.map((f) => expect.objectContaining(f)));
     expect(parsed.cases[0]!.description).toMatch(/failed_means_no_effect/);
+  });
+
+  test('every protocol the explorer found (protocols/found) is a valid protocol file that asserts the invariants', () => {
+    const dir = path.join(__dirname, '..', '..', 'protocols', 'found');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const p = loadProtocol(path.join(dir, f));
+      for (const c of p.cases) expect(c.expect).toContainEqual({ metric: 'invariant_violations', op: '==', value: 0 });
+    }
   });
 });
