@@ -202,7 +202,8 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
     casesSkipped: plan.cases.length - results.length,
     planFingerprint: plan.fingerprint,
     durationMs: Date.now() - started,
-    passed: !bad,
+    // Fail closed: a budget too small for a single case has checked nothing.
+    passed: results.length > 0 && !bad,
     cases: results,
   };
   if (opts.reportFile) writeExploreReport(opts.reportFile, report);
