@@ -27,6 +27,7 @@ import {
 import { LedgerWatch } from './ledger-watch';
 import { withDeadline } from './waits';
 import { collectEvidence, type CallRow } from './evidence';
+import type { InvariantViolation } from './explore-invariants';
 import { publishPolicy, startCaseServices, startOwnServer, type CaseServices, type Lab, type ServerLink } from './lab';
 import type { CaseMetrics } from './metrics';
 import { describeFault, inProcessPointOf, type Plan, type PlannedCase, type PlannedFault } from './plan';
@@ -45,6 +46,8 @@ export interface CaseResult {
   readonly writeup: readonly string[];
   readonly faults: readonly string[];
   readonly calls: readonly CallRow[];
+  /** The universal invariants the run's records violate (explore-invariants.ts); empty when they all held. */
+  readonly invariants?: readonly InvariantViolation[];
   readonly timeline: readonly TimelineEvent[];
   readonly workflowId?: string;
   readonly durationMs: number;
@@ -221,6 +224,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       completed: outcome.completed,
       faultsFired: fired.fired,
       probeOutcome: probe?.outcome ?? '',
+      strategy: pc.strategy,
     });
     const failures = evaluateExpectations(pc.name, pc.expect, evidence.metrics);
     for (const f of fired.missed) {
@@ -242,6 +246,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       writeup,
       faults,
       calls: evidence.calls,
+      invariants: evidence.invariants,
       timeline: timeline.events,
       workflowId,
       durationMs: Date.now() - started,

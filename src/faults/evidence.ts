@@ -7,11 +7,13 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { attemptCount } from '../client/history-metrics';
-import type { AgentRunResult } from '../domain/run';
+import type { AgentRunResult, RetryStrategy } from '../domain/run';
 import type { CallView } from '../domain/reducer';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { FAULT_SINKS } from './crash-points';
+import { checkInvariants, type EffectRow, type InvariantViolation, type RequestEntry } from './explore-invariants';
+import { readEffectLog, readRequestEntries } from './explore-records';
 import type { CaseServices, Lab, ServerLink } from './lab';
 import type { CaseMetrics } from './metrics';
 import { mergeSummaries, readRequestLog, summarizeRequests, type RequestLogSummary } from './request-log';
@@ -32,6 +34,8 @@ export interface Evidence {
   readonly metrics: CaseMetrics;
   readonly calls: readonly CallRow[];
   readonly requestLog: RequestLogSummary;
+  /** The explorer's universal invariants checked on this run's records (explore-invariants.ts). */
+  readonly invariants: readonly InvariantViolation[];
   readonly replayError?: string;
   /** The ledger as the new worker rebuilt it (the write-up reads its events). */
   readonly rebuilt?: LedgerSnapshot;
@@ -49,6 +53,8 @@ export interface EvidenceInput {
   readonly completed: boolean;
   readonly faultsFired: number;
   readonly probeOutcome: string;
+  /** The run's retry strategy (the at-most-one-effect invariants hold under the safe ones only). */
+  readonly strategy?: RetryStrategy;
 }
 
 /** The ledger, first `upTo` events and all of them, as a brand-new worker rebuilds it from the history. */
@@ -128,11 +134,15 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
   let dispatches = 0;
   let effects = 0;
   const logs: RequestLogSummary[] = [];
+  const effectRows: EffectRow[] = [];
+  const requestRows: RequestEntry[] = [];
   for (const svc of input.services.byName.values()) {
     const s = await svc.client.stats('', { prefix: true });
     dispatches += s.dispatchCount;
     effects += s.businessEffectCount;
     logs.push(summarizeRequests(readRequestLog(svc.dbPath)));
+    effectRows.push(...readEffectLog(svc.dbPath, svc.name));
+    requestRows.push(...readRequestEntries(svc.dbPath, svc.name));
   }
   const requestLog = mergeSummaries(logs);
 
@@ -143,6 +153,17 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
   const compensations = (rebuilt?.events ?? []).flatMap((e) => (e.type === 'CompensationCompleted' ? [e.outcome] : []));
   const before = input.before?.projectionHash ?? '';
   const afterHash = after?.projectionHash ?? '';
+  const invariants = checkInvariants({
+    strategy: input.strategy ?? 'same_key_replay',
+    events: rebuilt?.events ?? [],
+    ...(rebuilt ? { projection: rebuilt.projection } : {}),
+    effects: effectRows,
+    requests: requestRows,
+    hashBefore: before,
+    hashAfter: afterHash,
+    ...(replayError !== undefined ? { replayError } : {}),
+    completed: input.completed,
+  });
   const metrics: CaseMetrics = {
     attempt_count: attempts,
     logical_call_count: logical,
@@ -168,11 +189,13 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     completed: input.completed,
     faults_fired: input.faultsFired,
     probe_outcome: input.probeOutcome,
+    invariant_violations: invariants.length,
   };
   return {
     metrics,
     calls,
     requestLog,
+    invariants,
     ...(replayError !== undefined ? { replayError } : {}),
     ...(rebuilt ? { rebuilt } : {}),
     historyEvents: history.events?.length ?? 0,

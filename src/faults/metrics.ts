@@ -103,6 +103,11 @@ export const METRICS = {
     source:
       'the probe request\u2019s outcome as the downstream answered it (its error code, "ok" or "replayed"); "" without a probe',
   },
+  invariant_violations: {
+    type: 'number',
+    source:
+      'all of the above together: the explorer\u2019s universal invariants (src/faults/explore-invariants.ts) checked on the rebuilt ledger and the downstreams\u2019 effect and request logs; the number of violations (must be 0)',
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 export type MetricName = keyof typeof METRICS;

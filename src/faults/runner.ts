@@ -50,7 +50,7 @@ export function checkFeatures(plan: Plan, bundle: BuiltBundle): void {
 }
 
 let runtimeReady = false;
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeReady) return;
   runtimeReady = true;
   try {

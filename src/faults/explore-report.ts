@@ -1,0 +1,135 @@
+/**
+ * What the explorer prints and writes: one progress line per case, the summary table, the violations, and the
+ * JSON report (`--report`).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CaseMetrics } from './metrics';
+import type { GenFault } from './explore-generate';
+import { INVARIANTS, violatedGroups, type InvariantViolation } from './explore-invariants';
+
+export const EXPLORE_REPORT_FORMAT = 'ledgerloop.explore-report/1';
+
+export interface ExploredCase {
+  readonly index: number;
+  readonly name: string;
+  readonly scenario: string;
+  readonly strategy: string;
+  readonly faults: readonly GenFault[];
+  readonly violations: readonly InvariantViolation[];
+  /** The runner itself failed: the case could not be checked (counted against the run, fail closed). */
+  readonly error?: string;
+  readonly metrics: Partial<CaseMetrics>;
+  readonly workflowId?: string;
+  readonly durationMs: number;
+  readonly shrunk?: {
+    readonly name: string;
+    readonly faults: readonly GenFault[];
+    readonly violations: readonly InvariantViolation[];
+    readonly attempts: number;
+    readonly steps: readonly string[];
+    /** No smaller candidate failed: the original is the smallest case found. */
+    readonly minimal: boolean;
+  };
+  /** The protocol file written for it (`--save-failures`). */
+  readonly savedTo?: string;
+}
+
+export interface ExploreReport {
+  readonly format: typeof EXPLORE_REPORT_FORMAT;
+  readonly seed: number;
+  readonly runsRequested: number;
+  readonly casesRun: number;
+  /** Cases not started because the time budget (`--minutes`) would have been passed. */
+  readonly casesSkipped: number;
+  readonly planFingerprint: string;
+  readonly durationMs: number;
+  readonly passed: boolean;
+  readonly cases: readonly ExploredCase[];
+}
+
+const faultList = (faults: readonly GenFault[]): string =>
+  faults.map((f) => `${f.at}=${f.do}#${f.occurrence}`).join(' ') || 'no fault';
+
+/** The line printed when a case is done. */
+export function progressLine(
+  seed: number,
+  done: number,
+  total: number,
+  c: ExploredCase,
+  violatingSoFar: number,
+): string {
+  const verdict = c.error
+    ? 'ERROR'
+    : c.violations.length > 0
+      ? `VIOLATION (${violatedGroups(c.violations)}: ${c.violations.length})`
+      : 'ok';
+  return `explore seed ${seed} [${done}/${total}] ${verdict} in ${(c.durationMs / 1000).toFixed(1)} s · ${violatingSoFar} violating so far · ${c.name}`;
+}
+
+const COLUMNS: ReadonlyArray<[string, (c: ExploredCase) => string]> = [
+  ['#', (c) => String(c.index + 1)],
+  ['scenario', (c) => c.scenario],
+  ['strategy', (c) => c.strategy],
+  ['faults', (c) => faultList(c.faults)],
+  ['fired', (c) => `${c.metrics.faults_fired ?? '-'}/${c.faults.length}`],
+  ['stop', (c) => String(c.metrics.stop_reason || '-')],
+  ['effects', (c) => String(c.metrics.business_effect_count ?? '-')],
+  ['calls', (c) => String(c.metrics.final_states || '-')],
+  [
+    'invariants',
+    (c) => (c.error ? 'ERROR' : c.violations.length ? `VIOLATED ${violatedGroups(c.violations)}` : 'held'),
+  ],
+  ['time', (c) => `${(c.durationMs / 1000).toFixed(1)}s`],
+];
+
+/** One row per case, fixed width. */
+export function renderExploreTable(cases: readonly ExploredCase[]): string {
+  const cells = cases.map((c) => COLUMNS.map(([, f]) => f(c)));
+  const widths = COLUMNS.map(([t], i) => Math.max(t.length, ...cells.map((r) => r[i]!.length)));
+  const line = (v: readonly string[]): string =>
+    v
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(COLUMNS.map(([t]) => t)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+/** The table, every violation (and its shrunk case), the invariant legend and the closing line. */
+export function renderExploreSummary(r: ExploreReport): string {
+  const out = [renderExploreTable(r.cases), ''];
+  const bad = r.cases.filter((c) => c.violations.length > 0 || c.error);
+  if (bad.length > 0) out.push('Violations:');
+  for (const c of bad) {
+    out.push(`  case ${c.index + 1}: ${c.name}${c.workflowId ? ` (workflow ${c.workflowId})` : ''}`);
+    if (c.error) out.push(`    runner error: ${c.error}`);
+    for (const v of c.violations) out.push(`    [${INVARIANTS[v.invariant].group}] ${v.invariant}: ${v.message}`);
+    if (c.shrunk?.minimal) {
+      out.push(`    already minimal: ${c.shrunk.attempts} smaller candidate(s) run, none failed`);
+    } else if (c.shrunk) {
+      out.push(
+        `    shrunk in ${c.shrunk.attempts} run(s) to: ${faultList(c.shrunk.faults)} (${c.shrunk.violations.map((v) => v.invariant).join(', ')})`,
+      );
+    }
+    if (c.savedTo) out.push(`    reproduce: npx ledgerloop faults ${c.savedTo}`);
+  }
+  if (bad.length > 0) out.push('');
+  out.push(
+    'Invariants: (a) one effect per intent, no orphan effect · (b) standing effects compensated or named at a stop',
+  );
+  out.push('            (c) no FAILED call with an effect, no dispatch before intent, no stale or mismatched request');
+  out.push('            (d) the same projection hash rebuilt, replay deterministic, closed before deadline + grace');
+  const violating = r.cases.filter((c) => c.violations.length > 0).length;
+  const errors = r.cases.filter((c) => c.error).length;
+  const skipped = r.casesSkipped > 0 ? `, ${r.casesSkipped} not started (time budget)` : '';
+  out.push(
+    '',
+    `explore seed ${r.seed}: ${r.casesRun} of ${r.runsRequested} cases run${skipped}; ${violating} violated an invariant${errors ? `, ${errors} could not be checked` : ''}; ${(r.durationMs / 1000).toFixed(1)} s (plan ${r.planFingerprint})`,
+  );
+  return out.join('\n');
+}
+
+export function writeExploreReport(file: string, report: ExploreReport): void {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+}

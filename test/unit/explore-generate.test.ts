@@ -1,0 +1,136 @@
+/** The explorer's generator: deterministic per seed, valid protocol cases, safe strategies only, weighted mix. */
+import { contractOf, failureProtocol, planExploration } from '../../src/faults/explore';
+import {
+  allowedStrategies,
+  explorationProtocol,
+  generateCase,
+  generateCases,
+  SCENARIO_ROTATION,
+  SCENARIO_TEMPLATES,
+} from '../../src/faults/explore-generate';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { loadProtocol, parseProtocol } from '../../src/faults/protocol-format';
+import { scenarios } from '../../src/planner/scenarios';
+import { builtinTools } from '../../src/tools/registry';
+
+describe('the generated cases', () => {
+  test('the same seed gives the same cases (and the same plan fingerprint)', () => {
+    const a = generateCases(1, 30, contractOf);
+    const b = generateCases(1, 30, contractOf);
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(planExploration(1, a).fingerprint).toBe(planExploration(1, b).fingerprint);
+  });
+
+  test('different seeds give different cases', () => {
+    const a = JSON.stringify(generateCases(1, 20, contractOf).map(({ name: _n, description: _d, ...c }) => c));
+    const b = JSON.stringify(generateCases(2, 20, contractOf).map(({ name: _n, description: _d, ...c }) => c));
+    expect(a).not.toBe(b);
+    expect(planExploration(1, generateCases(1, 20, contractOf)).fingerprint).not.toBe(
+      planExploration(2, generateCases(2, 20, contractOf)).fingerprint,
+    );
+  });
+
+  test('--runs 20 is the first 20 cases of --runs 200', () => {
+    expect(generateCases(7, 200, contractOf).slice(0, 20)).toEqual(generateCases(7, 20, contractOf));
+  });
+
+  test('generation reads no clock and no Math.random', () => {
+    const random = jest.spyOn(Math, 'random').mockImplementation(() => {
+      throw new Error('Math.random used');
+    });
+    const now = jest.spyOn(Date, 'now').mockImplementation(() => {
+      throw new Error('Date.now used');
+    });
+    try {
+      expect(() => generateCases(3, 50, contractOf)).not.toThrow();
+    } finally {
+      random.mockRestore();
+      now.mockRestore();
+    }
+  });
+
+  test.each([1, 2, 3, 42, 0xffff_ffff])(
+    'seed %d: 200 cases are a valid protocol, safe strategies, one to three faults',
+    (seed) => {
+      const cases = generateCases(seed, 200, contractOf);
+      expect(() => parseProtocol(explorationProtocol(seed, cases))).not.toThrow();
+      for (const c of cases) {
+        expect(['same_key_replay', 'check_receipt']).toContain(c.strategy);
+        expect(c.faults.length).toBeGreaterThanOrEqual(1);
+        expect(c.faults.length).toBeLessThanOrEqual(3);
+        expect(c.expect).toContainEqual({ metric: 'invariant_violations', op: '==', value: 0 });
+      }
+    },
+  );
+
+  test('every scenario comes up, and every scenario is one the scripted model knows', () => {
+    for (const s of SCENARIO_ROTATION) expect(Object.keys(scenarios)).toContain(s);
+    const seen = new Set(generateCases(5, 4 * SCENARIO_ROTATION.length, contractOf).map((c) => c.scenario));
+    expect([...seen].sort()).toEqual([...SCENARIO_ROTATION].sort());
+  });
+
+  test('the tools a scenario template names are registered tools', () => {
+    for (const t of Object.values(SCENARIO_TEMPLATES))
+      for (const name of t.tools) expect(builtinTools.get(name)).toBeDefined();
+  });
+
+  test('strategies follow the tool contracts; blind_retry never', () => {
+    expect(allowedStrategies(['idempotent_by_key'])).toEqual(['same_key_replay', 'check_receipt']);
+    expect(allowedStrategies(['idempotent_by_key', 'reconcilable_by_lookup'])).toEqual(['check_receipt']);
+    expect(allowedStrategies(['none'])).toEqual(['check_receipt']);
+    const lookupOnly = generateCases(9, 40, () => 'reconcilable_by_lookup');
+    expect(new Set(lookupOnly.map((c) => c.strategy))).toEqual(new Set(['check_receipt']));
+  });
+
+  test('the mix is weighted toward lost responses after commit, kills after the send, short approvals and policy publications', () => {
+    const faults = generateCases(1, 400, contractOf).flatMap((c) => c.faults);
+    const share = (pred: (f: (typeof faults)[number]) => boolean): number => faults.filter(pred).length / faults.length;
+    const afterCommit = share((f) => f.at === 'downstream.after_commit');
+    const afterSend = share(
+      (f) => f.at === 'tool.after_response' || (f.at === 'downstream.after_commit' && f.do === 'kill'),
+    );
+    expect(afterCommit).toBeGreaterThan(0.2);
+    expect(afterSend).toBeGreaterThan(0.1);
+    expect(share((f) => f.at === 'approval.expiry')).toBeGreaterThan(0.04);
+    expect(share((f) => f.at === 'policy.before_dispatch')).toBeGreaterThan(0.03);
+    // the issue's path comes up: a lost response after commit, then the retry waits past a short approval
+    const issuePath = generateCases(1, 400, contractOf).filter(
+      (c) =>
+        c.policy !== undefined &&
+        c.faults.some((f) => f.at === 'downstream.after_commit' && f.do === 'drop_response') &&
+        c.faults.some((f) => f.at === 'approval.expiry' && f.occurrence === 2),
+    );
+    expect(issuePath.length).toBeGreaterThan(5);
+  });
+
+  test('two-debits always asks for two different debits (two intents, not one proposed twice)', () => {
+    const twos = generateCases(13, 600, contractOf).filter((c) => c.scenario === 'two-debits');
+    expect(twos.length).toBeGreaterThan(20);
+    for (const c of twos) expect(c.input['amount']).not.toEqual(c.input['amount2']);
+  });
+
+  test('one tool.in_flight fault per case at most', () => {
+    for (const c of generateCases(11, 300, contractOf))
+      expect(c.faults.filter((f) => f.at === 'tool.in_flight').length).toBeLessThanOrEqual(1);
+  });
+
+  test('a failure protocol is a valid protocol file holding the case and naming the violation', () => {
+    const c = generateCase(1, 3, contractOf);
+    const p = failureProtocol(1, c, [{ invariant: 'failed_means_no_effect', message: 'lc_1 FAILED with an effect' }]);
+    const parsed = parseProtocol(JSON.parse(JSON.stringify(p)));
+    expect(parsed.cases).toHaveLength(1);
+    expect(parsed.cases[0]!.faults).toEqual(c.faults.map((f) => expect.objectContaining(f)));
+    expect(parsed.cases[0]!.description).toMatch(/failed_means_no_effect/);
+  });
+
+  test('every protocol the explorer found (protocols/found) is a valid protocol file that asserts the invariants', () => {
+    const dir = path.join(__dirname, '..', '..', 'protocols', 'found');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const p = loadProtocol(path.join(dir, f));
+      for (const c of p.cases) expect(c.expect).toContainEqual({ metric: 'invariant_violations', op: '==', value: 0 });
+    }
+  });
+});
