@@ -4,7 +4,8 @@
  * size, sampled every 50 ms, over IPC. Started with `--cpu-prof` for the profile of the governed path.
  */
 import { createActivities } from '../activities';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
+import { connectNative } from '../src/server/connection-config';
 import { DownstreamClient } from '../src/downstream/client';
 import { DISCARD_WORKFLOW_SPANS } from '../src/observability/tracing';
 import { createBareActivities } from './bare.activities';
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
   });
   const capabilityKey = Buffer.from(cfg.capabilityKey, 'base64');
-  const connection = await NativeConnection.connect({ address: cfg.address });
+  const { connection } = await connectNative({ address: cfg.address });
   const governed = createActivities({
     services: { wallet: new DownstreamClient({ baseUrl: cfg.walletUrl, timeoutMs: 5_000 }) },
     workerIdentity: `bench-worker:${process.pid}`,

@@ -4,7 +4,12 @@
 # 1. `docker compose config -q` when the compose plugin runs here (it needs no engine for that);
 # 2. always, a structural check with Python's yaml module: the expected services, pinned images, the codec
 #    endpoint wiring, worker replicas and keys, references that resolve, and every search attribute of
-#    src/server/search-attributes.ts created by the temporal-setup service.
+#    src/server/search-attributes.ts created by the temporal-setup service;
+# 3. the trust model (docs/operations.md, "Trust model: codec server and transport"): ports published on loopback
+#    only, secrets required (`${VAR:?}`, no defaults for passwords, tokens or keys), separate frontend and backend
+#    networks (the database on backend only), mTLS between the workers and Temporal with certificates from
+#    scripts/gen-certs.sh, the strict codec on, a codec server with a token and without --insecure-dev, and no key
+#    material tracked by git.
 # Without python3 + yaml only the search-attribute check runs (with grep), and the script says so.
 set -euo pipefail
 
@@ -19,7 +24,8 @@ if docker compose version >/dev/null 2>&1; then
   secret="$(mktemp)"
   trap 'rm -f "$secret"' EXIT
   echo 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' >"$secret"
-  LEDGERLOOP_CODEC_KEYS_PATH="$secret" docker compose -f "$COMPOSE_FILE" config -q
+  LEDGERLOOP_CODEC_KEYS_PATH="$secret" POSTGRES_PASSWORD=check LEDGERLOOP_CODEC_TOKEN=check \
+    LEDGERLOOP_CAPABILITY_KEY=check docker compose -f "$COMPOSE_FILE" config -q
   echo 'check-compose: docker compose config: ok'
 else
   echo 'check-compose: `docker compose` is not available here; validating with Python instead'
@@ -87,8 +93,14 @@ for name, svc in services.items():
     for s in svc.get("secrets") or []:
         check((s if isinstance(s, str) else s.get("source")) in defined_secrets, f"{name}: unknown secret {s}")
     for v in svc.get("volumes") or []:
-        source = v.split(":", 1)[0] if isinstance(v, str) else v.get("source", "")
-        if source.startswith((".", "/")):
+        if isinstance(v, str):
+            m = re.match(r"^\$\{[A-Z0-9_]+:-([^}]*)\}:", v)
+            source = m.group(1) if m else v.split(":", 1)[0]
+        else:
+            source = v.get("source", "")
+        if source.startswith("./.data/"):
+            pass  # generated before `up` (codec keys, scripts/gen-certs.sh); git-ignored
+        elif source.startswith((".", "/")):
             check(os.path.exists(source), f"{name}: bind-mounted path {source} does not exist")
         else:
             check(source in defined_volumes, f"{name}: unknown volume {source}")
@@ -131,6 +143,76 @@ with open("Dockerfile") as f:
 check(re.search(r"^FROM node:20-bookworm-slim", dockerfile, re.M) is not None, "Dockerfile: not FROM node:20-bookworm-slim")
 check("npm ci" in dockerfile, "Dockerfile: no `npm ci`")
 
+# ---- Trust model -------------------------------------------------------------------------------------------
+with open(compose_path) as f:
+    raw = f.read()
+
+# Published ports: loopback only (`127.0.0.1:host:container`, or the long form with host_ip 127.0.0.1).
+for name, svc in services.items():
+    for port in svc.get("ports") or []:
+        if isinstance(port, dict):
+            check(port.get("host_ip") == "127.0.0.1", f"{name}: port {port} is not bound to 127.0.0.1")
+        else:
+            check(str(port).startswith("127.0.0.1:"), f"{name}: port {port} is published beyond loopback (use 127.0.0.1:PORT:PORT)")
+    check(svc.get("network_mode") != "host", f"{name}: network_mode host publishes every port")
+
+# Secrets: never a default, never a literal. `${VAR:-x}` / `${VAR-x}` / `${VAR}` are refused for secret-like names.
+SECRETISH = re.compile(r"(PASSWORD|PASSWD|PWD|TOKEN|SECRET|API_KEY|CAPABILITY_KEY|PRIVATE_KEY)$")
+for m in re.finditer(r"\$\{([A-Za-z0-9_]+)(:?[-?+]?)([^}]*)\}", raw):
+    var, op = m.group(1), m.group(2)
+    if SECRETISH.search(var):
+        check(op in (":?", "?"), f"${{{var}}} must be required (${{{var}:?message}}), not {m.group(0)}")
+for required in ["POSTGRES_PASSWORD", "LEDGERLOOP_CODEC_TOKEN", "LEDGERLOOP_CAPABILITY_KEY"]:
+    check(re.search(r"\$\{" + required + r":\?", raw) is not None, f"{required} is not required with ${{{required}:?...}}")
+for name, svc in services.items():
+    for key, value in env_of(svc).items():
+        if SECRETISH.search(key) or key.endswith("_PASSWORD"):
+            text = str(value or "")
+            check(text.startswith("${") and ":?" in text, f"{name}: {key} must come from a required variable, not {text!r}")
+
+# Networks: frontend and backend; the database on backend only; the browser-facing services off backend.
+nets = doc.get("networks") or {}
+check("frontend" in nets and "backend" in nets, "networks: frontend and backend are not both defined")
+
+
+def nets_of(svc):
+    n = svc.get("networks")
+    if n is None:
+        return {"default"}
+    return set(n if isinstance(n, list) else n.keys())
+
+
+for name, svc in services.items():
+    check("default" not in nets_of(svc), f"{name}: on the default network; name frontend and/or backend")
+check(nets_of(services.get("postgresql", {})) == {"backend"}, "postgresql: must be on the backend network only")
+for name in ["temporal-ui", "codec-server"]:
+    check("backend" not in nets_of(services.get(name, {})), f"{name}: must not be on the backend network")
+check("backend" not in nets_of(services.get("temporal-ui", {})) and "frontend" in nets_of(services.get("temporal", {})),
+      "temporal: the UI reaches it on the frontend network")
+
+# mTLS between the workers and Temporal.
+t_env = env_of(services.get("temporal", {}))
+check(str(t_env.get("TEMPORAL_TLS_REQUIRE_CLIENT_AUTH", "")).lower() == "true", "temporal: TEMPORAL_TLS_REQUIRE_CLIENT_AUTH is not true")
+for key in ["TEMPORAL_TLS_FRONTEND_CERT", "TEMPORAL_TLS_FRONTEND_KEY", "TEMPORAL_TLS_CLIENT1_CA_CERT", "TEMPORAL_TLS_SERVER_CERT", "TEMPORAL_TLS_SERVER_KEY", "TEMPORAL_TLS_SERVER_CA_CERT"]:
+    check(bool(t_env.get(key)), f"temporal: {key} is not set (mTLS)")
+for name in ["worker", "temporal-setup"]:
+    env = env_of(services.get(name, {}))
+    for key in ["TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_PATH"]:
+        check(bool(env.get(key)), f"{name}: {key} is not set (mTLS client certificate)")
+ui_tls = env_of(services.get("temporal-ui", {}))
+for key in ["TEMPORAL_TLS_CERT", "TEMPORAL_TLS_KEY", "TEMPORAL_TLS_CA"]:
+    check(bool(ui_tls.get(key)), f"temporal-ui: {key} is not set (mTLS client certificate)")
+check(os.path.exists("scripts/gen-certs.sh") and "openssl" in open("scripts/gen-certs.sh").read(), "scripts/gen-certs.sh (openssl) is missing")
+
+# Payloads: the strict codec on every Ledgerloop process; a codec server with a token and neither dev nor encode.
+check(str(worker_env.get("LEDGERLOOP_CODEC_STRICT", "")) == "1", "worker: LEDGERLOOP_CODEC_STRICT is not 1")
+codec = services.get("codec-server", {})
+codec_cmd = as_text(codec.get("command"))
+check("--insecure-dev" not in codec_cmd, "codec-server: --insecure-dev in a deployment")
+check("--enable-encode" not in codec_cmd and str(env_of(codec).get("LEDGERLOOP_CODEC_ENABLE_ENCODE", "0")) in ("0", ""), "codec-server: /encode is enabled")
+check(bool(env_of(codec).get("LEDGERLOOP_CODEC_TOKEN") or env_of(codec).get("LEDGERLOOP_CODEC_TOKEN_FILE")), "codec-server: no LEDGERLOOP_CODEC_TOKEN")
+check("LEDGERLOOP_CAPABILITY_KEY" not in env_of(codec), "codec-server: holds the capability key it does not need")
+
 if errors:
     for e in errors:
         print(f"check-compose: {e}", file=sys.stderr)
@@ -148,4 +230,15 @@ else
   done < <(sed -nE "s/.*name: '([A-Za-z0-9]+)', type: '([A-Za-z]+)'.*/\1=\2/p" "$SA_FILE")
   [[ $missing -eq 0 ]] || exit 1
   echo 'check-compose: search attributes: ok'
+fi
+
+# No key material tracked by git (gen-certs.sh writes to the git-ignored .data/compose/certs).
+if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  tracked="$(git -C "$ROOT" ls-files -- '*.key' '*.p12' '*.pfx' '.data/*' '.env' || true)"
+  private="$(git -C "$ROOT" grep -lE '^-----BEGIN ([A-Z]+ )?PRIVATE KEY-----$' -- . || true)"
+  if [[ -n "$tracked$private" ]]; then
+    echo "check-compose: key material is tracked by git: $tracked $private" >&2
+    exit 1
+  fi
+  echo 'check-compose: no key material tracked by git: ok'
 fi

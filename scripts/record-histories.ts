@@ -8,7 +8,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { connectNative, serverTarget } from '../src/server/connection-config';
 import { createActivities } from '../activities';
 import type { WorkflowHandle } from '@temporalio/client';
 import { readLedger, startAgentRun } from '../src/client/runs';
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
       await save(`opening-failure-${strategy}`, row.workflowId);
     }
     const tq = `record-inproc-${stamp}`;
-    const connection = await NativeConnection.connect({ address: stack.server.address });
+    const { connection } = await connectNative(serverTarget(stack.server));
     const worker = await Worker.create({
       connection,
       taskQueue: tq,

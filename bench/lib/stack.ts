@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient, serverTarget } from '../../src/server/connection-config';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { resolveTemporalCli } from '../../src/server/temporal-binaries';
 import { spawnService, type SpawnedService } from '../../src/services/spawn';
@@ -146,7 +147,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
     });
   }
   const bundles = Object.fromEntries(kinds.map((k, i) => [k, bundleList[i]!])) as Record<BundleKind, string>;
-  const connection = await Connection.connect({ address: server.address });
+  const { connection } = await connectClient(serverTarget(server));
   const client = new Client({ connection, namespace: server.namespace });
   return {
     dir,

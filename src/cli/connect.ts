@@ -3,10 +3,11 @@
  * uses the project's data converter (so it reads encrypted payloads) and tracing, with typed errors for an
  * unreachable server and for queries or updates no worker answers.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { tracingFromEnv } from '../observability/tracing';
+import { connectClient, ConnectionConfigError, resolveConnectionConfig } from '../server/connection-config';
 import {
   CliUsageError,
   isDeadlineExceeded,
@@ -22,14 +23,23 @@ export interface ConnectionFlags {
   readonly namespace: string;
 }
 
-/** TEMPORAL_ADDRESS, else the dev server's default. */
-export function defaultAddress(env: NodeJS.ProcessEnv = process.env): string {
-  return env.TEMPORAL_ADDRESS?.trim() || '127.0.0.1:7233';
+/** The envconfig profile's value (TEMPORAL_* variables over the profile file), or undefined if it is invalid. */
+function fromProfile(env: NodeJS.ProcessEnv, key: 'address' | 'namespace'): string | undefined {
+  try {
+    return resolveConnectionConfig({}, env)[key];
+  } catch {
+    return undefined; // reported by openSession, where the connection is made
+  }
 }
 
-/** TEMPORAL_NAMESPACE, else `default`. */
+/** TEMPORAL_ADDRESS, else the envconfig profile's address, else the dev server's default. */
+export function defaultAddress(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TEMPORAL_ADDRESS?.trim() || fromProfile(env, 'address') || '127.0.0.1:7233';
+}
+
+/** TEMPORAL_NAMESPACE, else the envconfig profile's namespace, else `default`. */
 export function defaultNamespace(env: NodeJS.ProcessEnv = process.env): string {
-  return env.TEMPORAL_NAMESPACE?.trim() || 'default';
+  return env.TEMPORAL_NAMESPACE?.trim() || fromProfile(env, 'namespace') || 'default';
 }
 
 /** Adds `--address` and `--namespace` (defaults from the environment, shown in --help). */
@@ -89,8 +99,10 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
   const tracing = tracingFromEnv('ledgerloop-cli');
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address, connectTimeout: '5s' });
+    // TLS, mTLS and API keys from the envconfig profile / TEMPORAL_* variables (src/server/connection-config.ts).
+    ({ connection } = await connectClient({ address, namespace, connectTimeout: '5s' }));
   } catch (err) {
+    if (err instanceof ConnectionConfigError) throw new CliUsageError(err.message);
     throw new ServerUnreachableError(address, (err as Error).message);
   }
   const client = new Client({

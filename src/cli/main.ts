@@ -29,13 +29,37 @@ program
 
 program
   .command('codec-server')
-  .description('serve /encode and /decode for the Temporal Web UI with the keys in LEDGERLOOP_CODEC_KEYS')
+  .description(
+    'serve /decode (and, if enabled, /encode) for the Temporal Web UI and CLI; needs LEDGERLOOP_CODEC_KEYS and LEDGERLOOP_CODEC_TOKEN',
+  )
   .option('--port <port>', 'port to listen on', '8888')
   .option('--host <host>', 'address to bind (0.0.0.0 in a container)', '127.0.0.1')
-  .option('--origins <list>', 'browser origins allowed by CORS, comma-separated (default: the UI on port 8233)')
-  .action(async (o: { port: string; host: string; origins?: string }) => {
-    await runCodecServerProcess({ port: Number(o.port), host: o.host, ...(o.origins ? { origins: o.origins } : {}) });
-  });
+  .option('--origins <list>', 'browser origins allowed, comma-separated (default: the UI on port 8233)')
+  .option(
+    '--allowed-hosts <list>',
+    'Host header values accepted, comma-separated (default: loopback names with the port)',
+  )
+  .option('--enable-encode', 'serve POST /encode (off by default)', false)
+  .option('--insecure-dev', 'serve without a bearer token (loopback only; development)', false)
+  .action(
+    async (o: {
+      port: string;
+      host: string;
+      origins?: string;
+      allowedHosts?: string;
+      enableEncode: boolean;
+      insecureDev: boolean;
+    }) => {
+      await runCodecServerProcess({
+        port: Number(o.port),
+        host: o.host,
+        ...(o.origins ? { origins: o.origins } : {}),
+        ...(o.allowedHosts ? { allowedHosts: o.allowedHosts } : {}),
+        ...(o.enableEncode ? { enableEncode: true } : {}),
+        insecureDev: o.insecureDev,
+      });
+    },
+  );
 
 registerRunCommands(program);
 

@@ -10,6 +10,12 @@
  * with the key id as additional authenticated data, so a payload cannot be re-labelled with another key id.
  * Decoding looks the key up by the id in the payload: any configured key decrypts, only the active one encrypts
  * (key rotation). Codecs run in the worker and client processes, never inside the workflow sandbox.
+ *
+ * Strict mode (`strict: true`, LEDGERLOOP_CODEC_STRICT=1) refuses every payload that is not `binary/encrypted`:
+ * a plaintext payload written by someone without the key (a client without the codec, the Web UI or the CLI
+ * starting or signalling a run) fails with PayloadDecryptionError('plaintext-refused') instead of reaching the
+ * workflow. Error messages never name the configured key ids (an operator reading a log learns nothing about the
+ * key ring); the payload's own key id is on the error object (`keyId`) for programmatic use only.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -29,9 +35,19 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** Why a payload could not be decrypted. */
-export type PayloadDecryptionReason = 'missing-key-id' | 'unknown-key-id' | 'malformed' | 'authentication-failed';
+export type PayloadDecryptionReason =
+  | 'missing-key-id'
+  | 'unknown-key-id'
+  | 'malformed'
+  | 'authentication-failed'
+  /** Strict mode: the payload is not encrypted at all. */
+  | 'plaintext-refused';
 
-/** A payload marked `binary/encrypted` that this codec cannot turn back into the original payload. */
+/**
+ * A payload this codec cannot turn back into the original payload (or, in strict mode, refuses because it is not
+ * encrypted). Thrown in the worker, it fails the workflow task (or the activity task) whose input it was: the
+ * failure's type is `PayloadDecryptionError` and its message names the reason, never a key id.
+ */
 export class PayloadDecryptionError extends Error {
   override readonly name = 'PayloadDecryptionError';
   constructor(
@@ -62,28 +78,40 @@ export function validateKeyRing(ring: CodecKeyRing): void {
   if (ring.keys.size === 0) throw new CodecKeyConfigError('the codec key ring is empty');
   for (const [id, key] of ring.keys) {
     if (!/^[A-Za-z0-9._-]+$/.test(id)) {
-      throw new CodecKeyConfigError(`codec key id ${JSON.stringify(id)} must match [A-Za-z0-9._-]+`);
+      throw new CodecKeyConfigError('a codec key id must match [A-Za-z0-9._-]+');
     }
     if (key.length !== KEY_BYTES) {
-      throw new CodecKeyConfigError(`codec key ${id} has ${key.length} bytes; AES-256 needs ${KEY_BYTES}`);
+      throw new CodecKeyConfigError(`a codec key has ${key.length} bytes; AES-256 needs ${KEY_BYTES}`);
     }
   }
   if (!ring.keys.has(ring.activeKeyId)) {
+    // The configured ids are not listed: this message can end up in logs.
     throw new CodecKeyConfigError(
-      `the active codec key id ${JSON.stringify(ring.activeKeyId)} is not one of: ${[...ring.keys.keys()].join(', ')}`,
+      `the active codec key id (LEDGERLOOP_CODEC_KEY_ID) is not one of the ${ring.keys.size} configured keys`,
     );
   }
+}
+
+export interface AesGcmCodecOptions {
+  /**
+   * Refuse payloads that are not `binary/encrypted` when decoding (PayloadDecryptionError 'plaintext-refused').
+   * Default false: unencrypted payloads pass through, so runs started before encryption was switched on stay
+   * readable. The compose deployment turns it on (LEDGERLOOP_CODEC_STRICT=1).
+   */
+  readonly strict?: boolean;
 }
 
 /** AES-256-GCM payload encryption with a key ring; see the module comment for the format. */
 export class AesGcmPayloadCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, Buffer>;
   readonly activeKeyId: string;
+  readonly strict: boolean;
 
-  constructor(ring: CodecKeyRing) {
+  constructor(ring: CodecKeyRing, options: AesGcmCodecOptions = {}) {
     validateKeyRing(ring);
     this.keys = new Map([...ring.keys].map(([id, key]) => [id, Buffer.from(key)]));
     this.activeKeyId = ring.activeKeyId;
+    this.strict = options.strict === true;
   }
 
   /** Ids of every key that can decrypt, the active one included. */
@@ -95,7 +123,7 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     return payloads.map((p) => this.encryptOne(p));
   }
 
-  /** Payloads not marked `binary/encrypted` pass through unchanged. */
+  /** Payloads not marked `binary/encrypted` pass through unchanged, unless the codec is strict (then: refused). */
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => this.decryptOne(p));
   }
@@ -118,7 +146,14 @@ export class AesGcmPayloadCodec implements PayloadCodec {
 
   private decryptOne(payload: Payload): Payload {
     const encoding = payload.metadata?.encoding;
-    if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
+    if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) {
+      if (!this.strict) return payload;
+      throw new PayloadDecryptionError(
+        'plaintext-refused',
+        'plaintext payload refused: this codec is strict (LEDGERLOOP_CODEC_STRICT=1) and accepts only binary/encrypted ' +
+          "payloads; whoever wrote this payload did not encrypt it with the deployment's keys",
+      );
+    }
     const rawKeyId = payload.metadata?.[KEY_ID_METADATA];
     if (!rawKeyId || rawKeyId.length === 0) {
       throw new PayloadDecryptionError(
@@ -131,8 +166,7 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     if (!key) {
       throw new PayloadDecryptionError(
         'unknown-key-id',
-        `payload encrypted with key "${keyId}", which is not configured (known: ${this.keyIds.join(', ')}); ` +
-          'add it to LEDGERLOOP_CODEC_KEYS to decrypt',
+        'payload encrypted with a key id that is not configured; add that key to LEDGERLOOP_CODEC_KEYS to decrypt',
         keyId,
       );
     }
@@ -152,7 +186,7 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     } catch {
       throw new PayloadDecryptionError(
         'authentication-failed',
-        `payload does not decrypt with key "${keyId}": wrong key material or tampered data`,
+        'payload does not decrypt with the key its id names: wrong key material or tampered data',
         keyId,
       );
     }

@@ -5,6 +5,8 @@
  *   LEDGERLOOP_CODEC_KEY_ID  the id of the key that encrypts (default: the last key listed)
  *   LEDGERLOOP_CODEC_KEYS_FILE  a file holding the LEDGERLOOP_CODEC_KEYS value (e.g. a Docker secret), read when
  *                               LEDGERLOOP_CODEC_KEYS itself is unset
+ *   LEDGERLOOP_CODEC_STRICT  `1`/`true`: refuse plaintext payloads when decoding (default off; on in the compose
+ *                            deployment). Strict without keys is a configuration error: the process refuses to start.
  *
  * No keys configured: no codec, payloads are stored as plain JSON. The same converter must be given to the Client
  * and to Worker.create; the workflow bundle does not need it (codecs run outside the sandbox).
@@ -18,6 +20,7 @@ import { AesGcmPayloadCodec, CodecKeyConfigError, type CodecKeyRing } from './ae
 export const CODEC_KEYS_ENV = 'LEDGERLOOP_CODEC_KEYS';
 export const CODEC_KEY_ID_ENV = 'LEDGERLOOP_CODEC_KEY_ID';
 export const CODEC_KEYS_FILE_ENV = 'LEDGERLOOP_CODEC_KEYS_FILE';
+export const CODEC_STRICT_ENV = 'LEDGERLOOP_CODEC_STRICT';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -30,14 +33,14 @@ export function parseCodecKeys(spec: string, activeKeyId?: string): CodecKeyRing
   for (const entry of spec.split(',').map((e) => e.trim())) {
     if (entry === '') continue;
     const colon = entry.indexOf(':');
-    if (colon <= 0)
-      throw new CodecKeyConfigError(`${CODEC_KEYS_ENV}: entry "${entry.slice(0, 12)}…" is not kid:base64`);
+    // The entry itself is not echoed: it would be key material.
+    if (colon <= 0) throw new CodecKeyConfigError(`${CODEC_KEYS_ENV}: an entry is not kid:base64`);
     const id = entry.slice(0, colon);
     const material = entry.slice(colon + 1);
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(material)) {
-      throw new CodecKeyConfigError(`${CODEC_KEYS_ENV}: key ${id} is not base64`);
+      throw new CodecKeyConfigError(`${CODEC_KEYS_ENV}: a key is not base64`);
     }
-    if (keys.has(id)) throw new CodecKeyConfigError(`${CODEC_KEYS_ENV}: key id ${id} is listed twice`);
+    if (keys.has(id)) throw new CodecKeyConfigError(`${CODEC_KEYS_ENV}: a key id is listed twice`);
     keys.set(id, Buffer.from(material, 'base64'));
   }
   if (keys.size === 0) throw new CodecKeyConfigError(`${CODEC_KEYS_ENV} lists no keys`);
@@ -58,14 +61,31 @@ function keySpecFromEnv(env: Env): string | undefined {
   }
 }
 
+/** LEDGERLOOP_CODEC_STRICT: `1`/`true`/`yes` on, unset/`0`/`false`/`no` off; anything else is refused. */
+export function codecStrictFromEnv(env: Env = process.env): boolean {
+  const raw = env[CODEC_STRICT_ENV]?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new CodecKeyConfigError(`${CODEC_STRICT_ENV} must be 1 or 0`);
+}
+
 /**
  * The codec configured by the environment, or undefined when neither LEDGERLOOP_CODEC_KEYS nor
- * LEDGERLOOP_CODEC_KEYS_FILE gives any keys.
+ * LEDGERLOOP_CODEC_KEYS_FILE gives any keys. Throws CodecKeyConfigError when LEDGERLOOP_CODEC_STRICT is on
+ * without keys (strict means "nothing unencrypted"; no keys would mean "everything unencrypted").
  */
 export function codecFromEnv(env: Env = process.env): AesGcmPayloadCodec | undefined {
+  const strict = codecStrictFromEnv(env);
   const spec = keySpecFromEnv(env);
-  if (!spec) return undefined;
-  return new AesGcmPayloadCodec(parseCodecKeys(spec, env[CODEC_KEY_ID_ENV]));
+  if (!spec) {
+    if (strict) {
+      throw new CodecKeyConfigError(
+        `${CODEC_STRICT_ENV}=1 needs keys: set ${CODEC_KEYS_ENV} or ${CODEC_KEYS_FILE_ENV}`,
+      );
+    }
+    return undefined;
+  }
+  return new AesGcmPayloadCodec(parseCodecKeys(spec, env[CODEC_KEY_ID_ENV]), { strict });
 }
 
 /** `{ payloadCodecs: [codec] }` for Client and Worker, or undefined when no keys are configured. */

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient, serverTarget } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { tracingFromEnv, type Tracing } from '../observability/tracing';
@@ -93,7 +94,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       spawned.map((proc) => [proc.name, { proc, client: new DownstreamClient({ baseUrl: proc.url }) }]),
     ) as Stack['services'];
     const serviceUrls = Object.fromEntries(spawned.map((proc) => [proc.name, proc.url]));
-    const connection = await Connection.connect({ address: server.address });
+    const { connection } = await connectClient(serverTarget(server));
     const client = new Client({
       connection,
       namespace: server.namespace,

@@ -5,7 +5,8 @@
  * downstream counts come from the services' own databases.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { connectNative, serverTarget } from '../server/connection-config';
 import { attemptCount } from '../client/history-metrics';
 import type { AgentRunResult, RetryStrategy } from '../domain/run';
 import type { CallView } from '../domain/reducer';
@@ -62,7 +63,7 @@ async function rebuildOnNewWorker(
   input: EvidenceInput,
   upTo: number | undefined,
 ): Promise<[LedgerSnapshot, LedgerSnapshot]> {
-  const connection = await NativeConnection.connect({ address: input.link.server.address });
+  const { connection } = await connectNative(serverTarget(input.link.server));
   try {
     const worker = await Worker.create({
       connection,

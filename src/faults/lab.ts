@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient, serverTarget } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { DownstreamClient } from '../downstream/client';
@@ -44,7 +45,7 @@ export function bundleFeatures(code: string): Set<PointFeature> {
 }
 
 async function link(server: ServerHandle, dataConverter: DataConverter | undefined): Promise<ServerLink> {
-  const connection = await Connection.connect({ address: server.address });
+  const { connection } = await connectClient(serverTarget(server));
   const client = new Client({ connection, namespace: server.namespace, ...(dataConverter ? { dataConverter } : {}) });
   return { server, connection, client };
 }

@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { connectClient } from './connection-config';
 import { SEARCH_ATTRIBUTES, type SearchAttributeDef, type SearchAttributeTypeName } from './search-attributes';
 import { DATA_DIR, resolveTemporalCli } from './temporal-binaries';
 
@@ -172,6 +173,8 @@ async function waitUntilReady(
   namespace: string,
   deadline: number,
   abort: () => string | undefined,
+  /** A dev server this process started (no profile credentials); false for a TEMPORAL_ADDRESS server. */
+  local = true,
 ): Promise<void> {
   let lastError = 'not attempted';
   let connection: Connection | undefined;
@@ -180,7 +183,7 @@ async function waitUntilReady(
       const reason = abort();
       if (reason) throw new Error(reason);
       try {
-        connection ??= await Connection.connect({ address, connectTimeout: '2s' });
+        connection ??= (await connectClient({ address, namespace, local, connectTimeout: '2s' })).connection;
         const conn = connection;
         const res = await conn.withDeadline(Date.now() + 5_000, () =>
           conn.operatorService.listSearchAttributes({ namespace }),
@@ -356,7 +359,8 @@ export async function ensureSearchAttributes(
   namespace = 'default',
   timeoutMs = 30_000,
 ): Promise<void> {
-  const connection = await Connection.connect({ address });
+  // A server this process did not start: the envconfig profile's TLS and API key apply.
+  const { connection } = await connectClient({ address, namespace });
   try {
     const res = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = missingAttributes(res.customAttributes as Record<string, number>, SEARCH_ATTRIBUTES);
@@ -373,7 +377,7 @@ export async function ensureSearchAttributes(
   } finally {
     await connection.close();
   }
-  await waitUntilReady(address, namespace, Date.now() + timeoutMs, () => undefined);
+  await waitUntilReady(address, namespace, Date.now() + timeoutMs, () => undefined, false);
 }
 
 /**

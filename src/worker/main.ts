@@ -1,6 +1,7 @@
 /**
  * A worker process. Configuration from the environment:
- *   TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, LEDGERLOOP_TASK_QUEUE,
+ *   the Temporal connection through @temporalio/envconfig (TEMPORAL_ADDRESS, default 127.0.0.1:7233; TEMPORAL_NAMESPACE;
+ *   TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE; TEMPORAL_API_KEY; TEMPORAL_TLS_*: src/server/connection-config.ts), LEDGERLOOP_TASK_QUEUE,
  *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
  *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000), LEDGERLOOP_CRASH_AT (the fault protocol's crash plan, src/faults/crash-points.ts),
@@ -22,8 +23,6 @@ export async function runWorkerProcess(): Promise<void> {
   Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => console.error(`[worker] ${m}`), error: (m) => console.error(`[worker] ${m}`) } });
   const cached = process.env.LEDGERLOOP_MAX_CACHED_WORKFLOWS;
   const { worker, identity } = await createLedgerloopWorker({
-    address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     services: services(),
     allowLabStrategies: labStrategiesFromEnv(process.env),

@@ -1,7 +1,8 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
 import { FAULT_SINKS } from '../faults/crash-points';
@@ -20,7 +21,8 @@ export const LAB_STRATEGIES_ENV = 'LEDGERLOOP_ALLOW_LAB_STRATEGIES';
 export const labStrategiesFromEnv = (env: NodeJS.ProcessEnv): boolean => env[LAB_STRATEGIES_ENV] === '1';
 
 export interface LedgerloopWorkerOptions {
-  readonly address: string;
+  /** host:port; default from the envconfig profile / TEMPORAL_ADDRESS (src/server/connection-config.ts). */
+  readonly address?: string;
   readonly namespace?: string;
   readonly taskQueue?: string;
   /** Base URL per downstream service name, e.g. `{ wallet: 'http://127.0.0.1:4100' }`. */
@@ -77,8 +79,12 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // Built once per worker, only when the environment names a provider: the key never enters workflow input.
   const openai = openAIDepsFromEnv(process.env, opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {});
-  const connection = await NativeConnection.connect({ address: opts.address });
-  const namespace = opts.namespace ?? 'default';
+  // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (src/server/connection-config.ts).
+  const { connection, config } = await connectNative({
+    ...(opts.address ? { address: opts.address } : {}),
+    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+  });
+  const namespace = config.namespace;
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   // The quota activities reach the tenant quota workflows through the worker's own connection; they run here too.
   const quotaClient = new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}), ...(tracing ? { interceptors: tracing.clientInterceptors } : {}) });

@@ -95,8 +95,10 @@ beforeAll(async () => {
   const { keys, keyId } = generateCodecKeys('ui');
   codec = new CountingCodec(codecFromEnv({ LEDGERLOOP_CODEC_KEYS: keys, LEDGERLOOP_CODEC_KEY_ID: keyId })!);
   const uiPort = await getFreePort();
+  // As the demo runs it (src/codec/demo-codec.ts): the dev server's UI has no sign-in, so no token to forward.
   codecServer = await startCodecServer({
     codec,
+    auth: { kind: 'insecure-dev' },
     allowedOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
   });
   stack = await startStack({

@@ -3,6 +3,7 @@
  * sees `binary/encrypted` payloads that do not contain the account id or the goal), the encrypted run behaves as
  * usual, and the codec server turns the stored payloads back into plaintext, as the Web UI would ask it to.
  */
+import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -19,6 +20,8 @@ const GOAL = 'Charge 12.50 EUR for order 1001 (codec test)';
 const { keys, keyId } = generateCodecKeys('itest');
 const codec = codecFromEnv({ LEDGERLOOP_CODEC_KEYS: keys, LEDGERLOOP_CODEC_KEY_ID: keyId })!;
 
+const CODEC_TOKEN = randomBytes(24).toString('hex');
+
 let stack: Stack;
 let codecServer: CodecServer;
 let outcome: RunOutcome;
@@ -26,7 +29,7 @@ let history: temporal.api.history.v1.IHistory;
 
 beforeAll(async () => {
   stack = await startTestStack('codec', { dataConverter: { payloadCodecs: [codec] } });
-  codecServer = await startCodecServer({ codec });
+  codecServer = await startCodecServer({ codec, auth: { kind: 'bearer', tokens: [CODEC_TOKEN] } });
   await stack.walletClient.seedAccount({ tenant: 'acme', account: ACCOUNT, balanceMinor: 10_000, currency: 'EUR' });
   outcome = await runAgent(
     stack,
@@ -58,7 +61,11 @@ function dispatchSummary(): Payload {
 async function decodeViaServer(payloads: Payload[]): Promise<string[]> {
   const res = await fetch(`${codecServer.url}/decode`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Namespace': stack.server.namespace },
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Namespace': stack.server.namespace,
+      Authorization: `Bearer ${CODEC_TOKEN}`,
+    },
     body: JSON.stringify({ payloads: payloads.map(payloadToJson) }),
   });
   expect(res.status).toBe(200);

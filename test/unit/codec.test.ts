@@ -59,11 +59,27 @@ describe('AesGcmPayloadCodec', () => {
     expect(Buffer.from(a!.data!).subarray(0, 12).equals(Buffer.from(b!.data!).subarray(0, 12))).toBe(false);
   });
 
-  test('unencrypted payloads pass through decode unchanged', async () => {
+  test('unencrypted payloads pass through decode unchanged (not strict)', async () => {
     const c = codec(`k1:${key1}`);
     const p = plain();
     const [out] = await c.decode([p]);
     expect(out).toBe(p);
+  });
+
+  test('strict: a plaintext payload (or one with no encoding at all) is refused with a typed error', async () => {
+    const c = new AesGcmPayloadCodec(parseCodecKeys(`k1:${key1}`), { strict: true });
+    for (const p of [plain(), defaultPayloadConverter.toPayload(null), { metadata: {}, data: Buffer.from('{}') }]) {
+      const err = await decryptError(c, p);
+      expect(err.reason).toBe('plaintext-refused');
+      expect(err.name).toBe('PayloadDecryptionError');
+      expect(err.message).toMatch(/LEDGERLOOP_CODEC_STRICT/);
+    }
+    // One plaintext payload among encrypted ones fails the whole decode: nothing is passed through.
+    const [enc] = await c.encode([plain()]);
+    expect((await decryptError(c, plain())).reason).toBe('plaintext-refused');
+    await expect(c.decode([enc!, plain()])).rejects.toThrow(PayloadDecryptionError);
+    // Encrypted payloads still round-trip.
+    expect(defaultPayloadConverter.fromPayload((await c.decode([enc!]))[0]!)).toEqual(secret);
   });
 
   test('a missing key id is a typed error', async () => {
@@ -75,12 +91,17 @@ describe('AesGcmPayloadCodec', () => {
     expect(err.message).toMatch(/encryption-key-id/);
   });
 
-  test('a key id that is not configured is a typed error naming it', async () => {
-    const [enc] = await codec(`k2:${key2}`).encode([plain()]);
-    const err = await decryptError(codec(`k1:${key1}`), enc!);
+  test('a key id that is not configured is a typed error; its message names no key id (configured or not)', async () => {
+    const [enc] = await codec(`kid-other-2:${key2}`).encode([plain()]);
+    const err = await decryptError(codec(`kid-ring-1:${key1}`), enc!);
     expect(err.reason).toBe('unknown-key-id');
-    expect(err.keyId).toBe('k2');
+    expect(err.keyId).toBe('kid-other-2');
     expect(err.message).toMatch(/LEDGERLOOP_CODEC_KEYS/);
+    expect(err.message).not.toContain('kid-ring-1');
+    expect(err.message).not.toContain('kid-other-2');
+    const auth = await decryptError(codec(`kid-other-2:${key1}`), enc!);
+    expect(auth.reason).toBe('authentication-failed');
+    expect(auth.message).not.toContain('kid-other-2');
   });
 
   test('the wrong key material under the right id fails authentication', async () => {
@@ -145,9 +166,24 @@ describe('codec configuration from the environment', () => {
     expect(() => codecFromEnv({ LEDGERLOOP_CODEC_KEYS_FILE: `${file}.missing` })).toThrow(CodecKeyConfigError);
   });
 
-  test('rejects an active key id that is not listed', () => {
-    expect(() => codecFromEnv({ LEDGERLOOP_CODEC_KEYS: `k1:${key1}`, LEDGERLOOP_CODEC_KEY_ID: 'k9' })).toThrow(
-      /not one of: k1/,
+  test('rejects an active key id that is not listed, without listing the configured ids', () => {
+    const run = (): unknown =>
+      codecFromEnv({ LEDGERLOOP_CODEC_KEYS: `kid-ring-1:${key1}`, LEDGERLOOP_CODEC_KEY_ID: 'k9' });
+    expect(run).toThrow(CodecKeyConfigError);
+    expect(run).toThrow(/not one of the 1 configured keys/);
+    expect(run).not.toThrow(/kid-ring-1/);
+  });
+
+  test('LEDGERLOOP_CODEC_STRICT=1: the codec refuses plaintext; strict without keys refuses to start', async () => {
+    const strict = codecFromEnv({ LEDGERLOOP_CODEC_KEYS: `k1:${key1}`, LEDGERLOOP_CODEC_STRICT: '1' })!;
+    expect(strict.strict).toBe(true);
+    expect((await decryptError(strict, plain())).reason).toBe('plaintext-refused');
+    const converter = dataConverterFromEnv({ LEDGERLOOP_CODEC_KEYS: `k1:${key1}`, LEDGERLOOP_CODEC_STRICT: 'true' });
+    await expect(converter!.payloadCodecs![0]!.decode([plain()])).rejects.toThrow(PayloadDecryptionError);
+    expect(codecFromEnv({ LEDGERLOOP_CODEC_KEYS: `k1:${key1}` })!.strict).toBe(false);
+    expect(() => codecFromEnv({ LEDGERLOOP_CODEC_STRICT: '1' })).toThrow(/LEDGERLOOP_CODEC_STRICT=1 needs keys/);
+    expect(() => codecFromEnv({ LEDGERLOOP_CODEC_KEYS: `k1:${key1}`, LEDGERLOOP_CODEC_STRICT: 'maybe' })).toThrow(
+      CodecKeyConfigError,
     );
   });
 });
