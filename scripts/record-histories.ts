@@ -62,7 +62,7 @@ async function recordOperatorResolution(
   await admin.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
   const tq = `record-operator-${stamp}`;
   const worker = await Worker.create({
-    connection: await NativeConnection.connect({ address: stack.server.address }),
+    connection: (await connectNative(serverTarget(stack.server))).connection,
     taskQueue: tq,
     workflowBundle: { codePath: stack.bundlePath },
     activities: createActivities({

@@ -65,7 +65,7 @@ const opening = (): LedgerEvent[] => {
       tenant: 'acme',
       strategy: 'same_key_replay',
       deadlineAt: '2026-01-01T00:10:00.000Z',
-      budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2 },
+      budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2, maxProposalsPerTurn: 8 },
       reducerVersion: 1,
     }),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
