@@ -3,7 +3,7 @@
  * also signs the capability), human approval bound to the exact call, the unresolved-call check and the
  * dispatch budget. Only an allowed decision leads to a recorded intent; nothing else reaches a downstream.
  */
-import { patched, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { condition, patched, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
 import type { Observation } from '../src/domain/activity-contracts';
@@ -52,6 +52,8 @@ export interface DispatchGate {
  */
 export class PolicyHolder {
   private policy: HeldPolicy | undefined;
+  /** A call of this run is asking the authorizer right now: the others wait for its answer instead of asking too. */
+  fetching = false;
   get current(): HeldPolicy | undefined {
     return this.policy;
   }
@@ -83,6 +85,8 @@ const { authorizeCall } = proxyLocalActivities<Activities>({
 
 /** Patch id: rate limits counted per principal or tenant are reserved across runs (the tenant quota workflow). */
 export const QUOTA_ACROSS_RUNS = 'quota-across-runs';
+/** Patch id: parallel calls of a run wait for one authorizer call instead of each asking (replay-safe order). */
+export const ONE_AUTHORIZER_CALL = 'one-authorizer-call';
 
 /**
  * `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version,
@@ -149,7 +153,13 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
     if (held) {
       // The held policy, evaluated here at workflow time: deterministic, and re-checked by the dispatch activity.
       decision = evaluate(held.document, input);
+    } else if (g.held?.fetching && patched(ONE_AUTHORIZER_CALL)) {
+      // Parallel calls share one authorizer call: local activities resolved side by side replay in another order
+      // than they ran (a nondeterminism), and one answer carries the policy for all of them anyway.
+      await condition(() => !g.held!.fetching);
+      continue;
     } else {
+      if (g.held) g.held.fetching = true;
       try {
         const result = await authorizeCall(g.held ? { ...input, includePolicy: true } : input);
         const { policy, ...rest } = result;
@@ -162,6 +172,8 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
         decision = rest;
       } catch (err) {
         return reject('Policy.Unavailable', `no authorization decision could be made: ${(err as Error).message}`);
+      } finally {
+        if (g.held) g.held.fetching = false;
       }
     }
     const record = {

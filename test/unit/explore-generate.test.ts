@@ -124,8 +124,8 @@ describe('the generated cases', () => {
     expect(parsed.cases[0]!.description).toMatch(/failed_means_no_effect/);
   });
 
-  test('every protocol the explorer found (protocols/found) is a valid protocol file that asserts the invariants', () => {
-    const dir = path.join(__dirname, '..', '..', 'protocols', 'found');
+  test('every protocol the explorer found (protocols/regressions) is a valid protocol file that asserts the invariants', () => {
+    const dir = path.join(__dirname, '..', '..', 'protocols', 'regressions');
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) {
