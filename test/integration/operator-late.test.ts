@@ -1,0 +1,66 @@
+/**
+ * An operator who settles a call FAILED late: the run waited for the operator with the turn's other effects
+ * standing; once the operator's claim is checked (lookup and seal: no effect) and recorded, those effects are
+ * offset as for any failed call (issue #11, defect 2).
+ */
+import path from 'node:path';
+import type { Stack } from '../../src/demo/stack';
+import { readLedger } from '../../src/client/runs';
+import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { resolveCallUpdate } from '../../workflows/definitions';
+import { input, runAgent } from '../helpers/run';
+import { startTestStack } from '../helpers/stack';
+
+jest.setTimeout(180_000);
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startTestStack('operator-late', { services: ['inventory', 'shipping', 'orders'] });
+  await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
+  const s = stack.services;
+  await s.inventory!.client.request('POST', '/admin/stock', { tenant: 'acme', sku: 'SKU-L', onHand: 10 });
+  await s.orders!.client.request('POST', '/admin/orders', { tenant: 'acme', orderId: 'ord-late', customerEmail: 'ada@example.com' });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+test('a call the operator settles FAILED after the wait: the turn’s standing effects are offset', async () => {
+  // A shipping service of our own that is down when the turn dispatches: its call ends UNKNOWN (no lookup answers).
+  const dbPath = path.join(stack.dataDir, `late-shipping-${Date.now()}.db`);
+  let shipping: SpawnedService = await spawnService('shipping', { dbPath, env: { ...stack.workerEnv } });
+  const port = Number(new URL(shipping.url).port);
+  const url = shipping.url;
+  await shipping.stop();
+  try {
+    const vars = { sku: 'SKU-L', quantity: 1, account: 'acct_1', amount: { minor: 900, currency: 'EUR' }, orderId: 'ord-late', address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' } };
+    const out = await runAgent(
+      stack,
+      'operator-late',
+      input({ scenario: 'order-fulfilment', vars, caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 }, limits: { tool: 2, reconcile: 2 }, deadlineAt: new Date(Date.now() + 120_000).toISOString() }),
+      async (handle) => {
+        let snap = await readLedger(handle);
+        for (let i = 0; i < 600 && snap.projection.status !== 'waiting_for_operator'; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          snap = await readLedger(handle);
+        }
+        const unknown = Object.values(snap.projection.calls).find((c) => c.state === 'UNKNOWN');
+        expect(unknown?.toolName).toBe('shipping_schedule');
+        // The service is back (same port, same database): the operator's claim can be checked.
+        shipping = await spawnService('shipping', { dbPath, port, env: { ...stack.workerEnv } });
+        await handle.executeUpdate(resolveCallUpdate, {
+          args: [{ logicalCallId: unknown!.logicalCallId, outcome: 'FAILED', operator: 'ops:bob', reason: 'the carrier never received the booking' }],
+        });
+      },
+      { services: { ...stack.serviceUrls, shipping: url } },
+    );
+    expect(out.result.stopReason).toBe('tool_failed');
+    const calls = Object.values(out.ledger.projection.calls).filter((c) => c.origin === 'model' && c.turn === 1);
+    const byTool = Object.fromEntries(calls.map((c) => [c.toolName, c]));
+    expect(byTool['shipping_schedule']?.state).toBe('FAILED');
+    expect(byTool['wallet_debit']?.compensation).toBe('OFFSET');
+    expect(byTool['inventory_reserve']?.compensation).toBe('OFFSET');
+    expect(out.result.detail).toMatch(/offset 2/);
+  } finally {
+    await shipping.stop();
+  }
+});
