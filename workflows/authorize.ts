@@ -99,6 +99,17 @@ export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall,
   return result;
 }
 
+/** A rate limit holds the call back: record it, and wait unless the wait would carry the call past the deadline. */
+async function defer(g: DispatchGate, id: string, retryAfterMs: number, reason: string): Promise<void> {
+  g.ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs, reason });
+  const c = g.clock();
+  if (c.nowMs + retryAfterMs > c.deadlineAtMs - c.caps.recoveryReserveMs) {
+    g.releaseBudget(id);
+    throw new DeadlineTooClose(`rate limit would carry ${id} past the run deadline`);
+  }
+  await sleep(retryAfterMs);
+}
+
 async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant | undefined, quota: { held: boolean }): Promise<GateResult> {
   const { ledger } = g;
   const id = call.logicalCallId;
@@ -195,16 +206,9 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
       case 'denied':
         ledger.append({ type: 'AuthorizationDenied', ...record, code: decision.code });
         return refuse(decision.code, decision.reason);
-      case 'rate_limited': {
-        ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs: decision.retryAfterMs, reason: decision.reason });
-        const c = g.clock();
-        if (c.nowMs + decision.retryAfterMs > c.deadlineAtMs - c.caps.recoveryReserveMs) {
-          g.releaseBudget(id);
-          throw new DeadlineTooClose(`rate limit would carry ${id} past the run deadline`);
-        }
-        await sleep(decision.retryAfterMs);
+      case 'rate_limited':
+        await defer(g, id, decision.retryAfterMs, decision.reason);
         continue;
-      }
       case 'approval_required': {
         ledger.append({
           type: 'ApprovalRequested',
@@ -247,13 +251,7 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
             throw err;
           }
           if (!across.ok) {
-            ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs: across.retryAfterMs, reason: `${authz.action}: the ${across.scope} rate limit is reached across runs` });
-            const c = g.clock();
-            if (c.nowMs + across.retryAfterMs > c.deadlineAtMs - c.caps.recoveryReserveMs) {
-              g.releaseBudget(id);
-              throw new DeadlineTooClose(`rate limit would carry ${id} past the run deadline`);
-            }
-            await sleep(across.retryAfterMs);
+            await defer(g, id, across.retryAfterMs, `${authz.action}: the ${across.scope} rate limit is reached across runs`);
             continue;
           }
           // The slot is held; decide again synchronously (the checks above may have changed during the await).
