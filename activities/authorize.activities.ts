@@ -1,22 +1,36 @@
 /**
- * The authorizer: evaluates the CURRENT policy immediately before dispatch and, for an allowed decision, signs
- * a capability for exactly that call. Runs as a local activity (no extra round trip through the server);
- * it holds the signing key, the workflow never does. Asked with `includePolicy`, it also returns the policy it
- * decided under (document and digest), so the workflow can decide the run's next calls itself; the dispatch
- * activity then signs only while the current policy still has that digest (`signAtDispatch`).
+ * The authorizer: evaluates the CURRENT policy for a call and returns the decision (never a signed capability:
+ * its result is recorded in workflow history). Runs as a local activity. Asked with `includePolicy`, it also
+ * returns the policy it decided under (document and digest), so the workflow can decide the run's next calls
+ * itself.
+ *
+ * The signer (`signAtDispatch`, called by the dispatch activity for every attempt) signs nothing it was merely
+ * handed: it re-derives the call from the request body and the tool declaration, checks that the workflow's
+ * decision names exactly that call, re-evaluates the current policy (which must still be the one the decision
+ * was made under), and only then signs an Ed25519 capability for one attempt against one service.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { capabilityClaims, type AuthorizationInput, type AuthorizerResult, type DispatchAuthorization } from '../src/policy/authorization';
-import { lapsesBeforeSend, signCapability } from '../src/policy/capability';
-import { evaluate } from '../src/policy/evaluate';
+import type { DispatchRequest } from '../src/domain/activity-contracts';
+import { hashCanonical } from '../src/domain/canonical';
 import { Failure } from '../src/domain/failures';
+import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
+import type { ApprovalGrant, AuthorizationInput, AuthorizerResult } from '../src/policy/authorization';
+import { CapabilityError, lapsesBeforeSend, signCapability, type CapabilityClaims, type CapabilityRecord } from '../src/policy/capability';
+import type { CapabilitySigningKey } from '../src/policy/capability-keys';
+import { evaluate } from '../src/policy/evaluate';
 import type { Policy } from '../src/policy/policy-format';
 import { policyDigest, PolicyFileError, StaticPolicyStore, type PolicyStore } from '../src/policy/policy-store';
+import { builtinTools, type ToolRegistry } from '../src/tools/registry';
 
 export interface AuthorizeDeps {
   readonly policies: PolicyStore;
-  /** HMAC key shared with the downstream services; without it no capability is issued. */
-  readonly capabilityKey?: Buffer;
+  /**
+   * The dispatch side's Ed25519 signing key (LEDGERLOOP_CAPABILITY_SIGNING_KEY). Only workers hold it; services
+   * hold its public key. Without it no capability is signed (a verifying downstream then refuses the call).
+   */
+  readonly capabilityKey?: CapabilitySigningKey;
+  /** Tool declarations the signer re-derives calls from; default the built-in registry (the workflow's). */
+  readonly tools?: ToolRegistry;
 }
 
 /** The worker's policy store and signing key, with the defaults: the built-in policy, no signing key. */
@@ -24,6 +38,7 @@ export function resolveAuthorizeDeps(partial: Partial<AuthorizeDeps> | undefined
   return {
     policies: partial?.policies ?? new StaticPolicyStore(),
     ...(partial?.capabilityKey ? { capabilityKey: partial.capabilityKey } : {}),
+    ...(partial?.tools ? { tools: partial.tools } : {}),
   };
 }
 
@@ -36,35 +51,147 @@ function currentPolicy(store: PolicyStore): Policy {
   }
 }
 
+function mismatch(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`the signer refused: ${message}; nothing sent`, Failure.CapabilityClaimsMismatch);
+}
+
+/** A call as the signer derives it from the request body and the tool declaration alone. */
+interface DerivedCall {
+  readonly tool: AnyTool;
+  readonly args: unknown;
+  readonly ctx: DispatchContext;
+  readonly request: AuthorizationRequest;
+  readonly claims: Omit<CapabilityClaims, 'v' | 'policyVersion' | 'expiresAt'>;
+}
+
+function deriveCall(tools: ToolRegistry, req: DispatchRequest): DerivedCall {
+  const { intent } = req;
+  const tool = tools.get(intent.toolName);
+  if (tool === undefined) throw mismatch(`no tool ${intent.toolName} is declared`);
+  if (tool.service !== req.service || tool.route !== req.route) throw mismatch(`${tool.name} is sent to ${tool.service} ${tool.route}, not ${req.service} ${req.route}`);
+  const body = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw mismatch('the request body is not an object');
+  const argumentsHash = hashCanonical(body);
+  if (argumentsHash !== intent.argumentsHash) throw mismatch('the request body does not hash to the intent arguments hash');
+  const { tenant, ...rest } = body as Record<string, unknown>;
+  if (typeof tenant !== 'string' || tenant !== intent.tenant) throw mismatch('the request body names another tenant than the intent');
+  const parsed = tool.args.safeParse(rest);
+  if (!parsed.success) throw mismatch(`the request body is not a valid ${tool.name} call`);
+  const ctx: DispatchContext = { tenant, principalId: intent.principalId };
+  // The body must be exactly what the declaration would send for these arguments.
+  if (hashCanonical(tool.canonicalize(parsed.data, ctx)) !== argumentsHash) throw mismatch(`the request body is not the canonical form of a ${tool.name} call`);
+  const invalid = tool.invariants?.(parsed.data, ctx) ?? null;
+  if (invalid !== null) throw mismatch(`the call violates an invariant of ${tool.name}`);
+  const keyMode = req.strategy === 'blind_retry' ? 'derived' : 'exact';
+  const keyOk = req.keyUsed === intent.operationKey || (keyMode === 'derived' && req.keyUsed.startsWith(`${intent.operationKey}~`));
+  if (!keyOk) throw mismatch('the key to send is not the intent operation key');
+  const request = tool.authorization(parsed.data, ctx);
+  return {
+    tool,
+    args: parsed.data,
+    ctx,
+    request,
+    claims: {
+      operationKey: intent.operationKey,
+      keyMode,
+      argumentsHash,
+      tenant,
+      principalId: intent.principalId,
+      scope: tool.effectScope,
+      action: request.action,
+      resource: request.resource,
+    },
+  };
+}
+
+const CHECKED: readonly (keyof DerivedCall['claims'])[] = ['operationKey', 'keyMode', 'argumentsHash', 'tenant', 'principalId', 'scope', 'action', 'resource'];
+
+/** What the dispatch activity sends (the token) and what it may record (digest, kid, jti). */
+export interface SignedCapability {
+  readonly token: string;
+  readonly record: CapabilityRecord;
+}
+
 /**
- * Sign, at the instant of dispatch, a decision the workflow made from a held policy: only if the current policy
- * is the one it was made under, and only while it is valid. Otherwise nothing is sent and the workflow decides
- * again (`Authorization.Stale` / `Authorization.Expired`, both proven no-effect). Returns the capability, or
- * undefined when this worker holds no signing key (the downstream then refuses the call).
+ * Sign, at the instant of dispatch, a capability for exactly the call in `req`. With a decision the workflow
+ * made from a held policy (`req.authorization`): only if the current policy is the one it was made under
+ * (`Authorization.Stale`) and the decision is still valid (`Authorization.Expired`), both proven no-effect.
+ * Always: the call is re-derived from the body and the tool (arguments hash, tenant, scope, action, resource,
+ * amount) and must equal the decision's claims, and the current policy, evaluated again for that call, must allow
+ * it; else `Capability.ClaimsMismatch` (nothing sent). Returns undefined when this worker holds no signing key.
  */
-export function signAtDispatch(deps: AuthorizeDeps, auth: DispatchAuthorization, nowMs: number): string | undefined {
+export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs: number): SignedCapability | undefined {
   const current = currentPolicy(deps.policies);
-  const digest = policyDigest(current);
-  if (digest !== auth.policyDigest) {
-    throw ApplicationFailure.nonRetryable(
-      `the policy changed after the decision (${auth.claims.policyVersion} -> ${current.version}): decide again`,
-      Failure.AuthorizationStale,
-    );
+  const auth = req.authorization;
+  if (auth !== undefined) {
+    if (policyDigest(current) !== auth.policyDigest) {
+      throw ApplicationFailure.nonRetryable(
+        `the policy changed after the decision (${auth.claims.policyVersion} -> ${current.version}): decide again`,
+        Failure.AuthorizationStale,
+      );
+    }
+    if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
+      throw ApplicationFailure.nonRetryable('the decision for this call expired before dispatch', Failure.AuthorizationExpired);
+    }
   }
-  if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
-    throw ApplicationFailure.nonRetryable('the decision for this call expired before dispatch', Failure.AuthorizationExpired);
+  const call = deriveCall(deps.tools ?? builtinTools, req);
+  if (auth !== undefined) {
+    for (const field of CHECKED) {
+      if (auth.claims[field] !== call.claims[field]) throw mismatch(`the decision names ${field} ${JSON.stringify(auth.claims[field])}, the request is for ${JSON.stringify(call.claims[field])}`);
+    }
+    if (auth.claims.policyVersion !== current.version) throw mismatch(`the decision names policy ${auth.claims.policyVersion}, not ${current.version}`);
   }
-  return deps.capabilityKey ? signCapability(auth.claims, deps.capabilityKey) : undefined;
+  // Re-evaluate the policy for exactly this call. An approval recorded in the decision's chain stands for the
+  // approval requirement (the workflow checked the grant; the signer checks the requirement is met, not waived).
+  const approver = auth?.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
+  const approval: ApprovalGrant | undefined =
+    approver !== undefined && auth !== undefined
+      ? { logicalCallId: req.intent.logicalCallId, argumentsHash: call.claims.argumentsHash, policyVersion: current.version, approver, grantedAt: auth.issuedAt, expiresAt: auth.claims.expiresAt }
+      : undefined;
+  const input: AuthorizationInput = {
+    principalId: call.ctx.principalId,
+    tenant: call.ctx.tenant,
+    logicalCallId: req.intent.logicalCallId,
+    operationKey: call.claims.operationKey,
+    argumentsHash: call.claims.argumentsHash,
+    toolName: call.tool.name,
+    scope: call.claims.scope,
+    request: call.request,
+    // A compensation is the saga's own call (provider call id `saga`); anything else is the model's.
+    origin: req.intent.providerCallId === 'saga' ? 'compensation' : 'model',
+    toolApprovalReason: call.tool.approval?.(call.args, call.ctx) ?? null,
+    ...(approval ? { approval } : {}),
+    // Rate limits are the workflow's (and the tenant quota's) to count; the signer checks what the call is.
+    recentDispatches: [],
+    keyMode: call.claims.keyMode,
+    nowMs,
+  };
+  const decision = evaluate(current, input);
+  if (decision.kind === 'denied' || decision.kind === 'approval_required') {
+    throw mismatch(`policy ${current.version} does not allow this call (${decision.kind}: ${decision.reason})`);
+  }
+  if (!deps.capabilityKey) return undefined;
+  const expiresAt = auth?.claims.expiresAt ?? new Date(nowMs + current.decisionTtlMs).toISOString();
+  try {
+    return signCapability({ ...call.claims, policyVersion: current.version, expiresAt }, deps.capabilityKey, {
+      audience: req.service,
+      nowMs,
+      ...(call.request.amountMinor !== undefined ? { amountMinor: call.request.amountMinor } : {}),
+      ...(call.request.currency !== undefined ? { currency: call.request.currency } : {}),
+    });
+  } catch (err) {
+    if (err instanceof CapabilityError) throw ApplicationFailure.nonRetryable(err.message, Failure.AuthorizationExpired);
+    throw err;
+  }
 }
 
 export function createAuthorizeActivities(deps: AuthorizeDeps) {
+  /** Decides only: a signed capability in this result would be written into the run's history. */
   async function authorizeCall(input: AuthorizationInput & { readonly includePolicy?: boolean }): Promise<AuthorizerResult> {
     const { includePolicy, ...rest } = input;
     const policy = currentPolicy(deps.policies);
     const held = includePolicy ? { policy: { document: policy, digest: policyDigest(policy) } } : {};
-    const decision = evaluate(policy, rest);
-    if (decision.kind !== 'allowed' || !deps.capabilityKey) return { ...decision, ...held };
-    return { ...decision, capability: signCapability(capabilityClaims(rest, decision), deps.capabilityKey), ...held };
+    return { ...evaluate(policy, rest), ...held };
   }
   return { authorizeCall };
 }

@@ -15,8 +15,7 @@ import { blindRetryKey } from '../src/domain/identity';
 import { isLabStrategy } from '../src/domain/run';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
-import { lapsesBeforeSend } from '../src/policy/capability';
-import { resolveAuthorizeDeps, signAtDispatch, type AuthorizeDeps } from './authorize.activities';
+import { resolveAuthorizeDeps, signAtDispatch, type AuthorizeDeps, type SignedCapability } from './authorize.activities';
 
 export interface DispatchDeps {
   /** One client per downstream service name (`wallet`, ...). */
@@ -29,15 +28,6 @@ export interface DispatchDeps {
   readonly authorize?: Partial<AuthorizeDeps>;
   /** Serve lab-only strategies (blind_retry: the demo, the fault lab). Default false: a production worker refuses them. */
   readonly labStrategies?: boolean;
-}
-
-function capabilityLapsesBeforeSend(token: string): boolean {
-  try {
-    const claims = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { expiresAt?: string };
-    return lapsesBeforeSend(claims.expiresAt, Date.now());
-  } catch {
-    return true;
-  }
 }
 
 /** Fences count milliseconds from here, so that they stay safe integers (2^53) for centuries. */
@@ -54,9 +44,9 @@ export function fenceFor(scheduledAtMs: number, attempt: number): number {
   return since * 1024 + Math.min(Math.max(1, attempt), 1023);
 }
 
-/** A failure of this attempt, carrying its attempt number so the workflow counts what happened. */
-function failure(type: string, message: string, retryable: boolean, attempt: number): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: !retryable, details: [{ attempt }] });
+/** A failure of this attempt, carrying its attempt number (and what it sent) so the workflow counts what happened. */
+function failure(type: string, message: string, retryable: boolean, attempt: number, extra: object = {}): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: !retryable, details: [{ attempt, ...extra }] });
 }
 
 function receiptOf(body: unknown): string | undefined {
@@ -135,7 +125,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
     const key = req.strategy === 'blind_retry' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
-    const base = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity, queueDelayMs };
+    const base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'> = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity, queueDelayMs };
     let recoveredVia: DispatchResponse['recoveredVia'];
     await activityCrashPoint('before_send', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
 
@@ -178,19 +168,19 @@ export function createDispatchActivities(deps: DispatchDeps) {
         throw fail(Failure.RetentionExpired, `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`);
       }
     }
-    if (req.capability !== undefined && capabilityLapsesBeforeSend(req.capability)) {
-      // Never send on a decision that is about to lapse: the workflow decides again under the current policy.
-      throw fail(Failure.AuthorizationExpired, 'the capability for this call expired before dispatch');
-    }
-    // A decision made by the workflow from its held policy is signed here, at the instant of sending, and only
-    // while that policy is still current (every attempt checks again): a policy change sends nothing.
-    let capability: string | undefined;
+    // Every attempt signs its own capability, here, at the instant of sending: the signer re-derives the call from
+    // the body, checks the workflow's decision names exactly it, and re-evaluates the current policy (a policy
+    // change sends nothing). A capability an old workflow recorded in `req.capability` is never sent: tokens
+    // are not taken from history. Only the token's digest, kid and jti are returned (recorded), never the token.
+    let signed: SignedCapability | undefined;
     try {
-      capability = req.authorization !== undefined ? signAtDispatch(signer, req.authorization, Date.now()) : req.capability;
+      signed = signAtDispatch(signer, req, Date.now());
     } catch (err) {
       if (err instanceof ApplicationFailure && err.type) throw fail(err.type, err.message);
       throw err;
     }
+    const capability = signed?.token;
+    const sentCapability = signed !== undefined ? { capability: signed.record } : {};
     const sent = await downstream.send(req.route, req.body, {
       key,
       argumentsHash: req.intent.argumentsHash,
@@ -205,6 +195,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
         if (attempt > 1 && sent.replayed) recoveredVia = 'same_key_replay';
         return {
           ...base,
+          ...sentCapability,
           outcome: 'succeeded',
           httpStatus: sent.status,
           body: sent.body,
@@ -214,7 +205,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
         };
       case 'rejected': {
         if (sent.code === 'Capability.Invalid') {
-          throw fail(Failure.CapabilityRejected, 'downstream refused the capability');
+          throw failure(Failure.CapabilityRejected, 'downstream refused the capability', false, attempt, sentCapability);
         }
         if (sent.code === Failure.IdempotencyArgumentsMismatch || sent.code === Failure.IdempotencyKeySealed || sent.code === Failure.FenceStale) {
           throw fail(sent.code, `downstream refused the key: ${sent.code}`);
@@ -224,7 +215,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
           throw fail(sent.code, `downstream refused the intent time ${intentAt}: ${sent.code}`);
         }
         const message = typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body ? String((sent.body as { message: unknown }).message) : sent.code;
-        return { ...base, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.reason ?? sent.code, errorMessage: message };
+        return { ...base, ...sentCapability, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.reason ?? sent.code, errorMessage: message };
       }
       case 'in_progress':
         throw fail(Failure.IdempotencyInProgress, 'an attempt with this key is in progress downstream', true);

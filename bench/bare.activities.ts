@@ -13,6 +13,7 @@ import { hashCanonical } from '../src/domain/canonical';
 import { DownstreamClient, type SendOutcome } from '../src/downstream/client';
 import { scenarios } from '../src/planner/scenarios';
 import { signCapability } from '../src/policy/capability';
+import type { CapabilitySigningKey } from '../src/policy/capability-keys';
 
 export interface BarePlanRequest {
   readonly turn: number;
@@ -52,7 +53,7 @@ const STACKED_BACKOFF_MS = 100;
 
 export interface BareDeps {
   readonly walletUrl: string;
-  readonly capabilityKey: Buffer;
+  readonly capabilityKey: CapabilitySigningKey;
 }
 
 export function createBareActivities(deps: BareDeps) {
@@ -75,9 +76,10 @@ export function createBareActivities(deps: BareDeps) {
   async function bareDebit(req: BareDebitRequest): Promise<BareCallResult> {
     const ctx = Context.current();
     const argumentsHash = hashCanonical(req.body);
-    const capability = signCapability(
+    // One capability per request: the wallet accepts each token once (a client retry signs a fresh one).
+    const capabilityFor = (): string =>
+      signCapability(
       {
-        v: 1,
         operationKey: req.key,
         keyMode: 'exact',
         argumentsHash,
@@ -90,7 +92,8 @@ export function createBareActivities(deps: BareDeps) {
         expiresAt: new Date(Date.now() + 60_000).toISOString(),
       },
       deps.capabilityKey,
-    );
+      { audience: 'wallet', nowMs: Date.now() },
+    ).token;
     const attempts = req.clientRetries === 'stacked' ? STACKED_CLIENT_ATTEMPTS : 1;
     let sent: SendOutcome | undefined;
     let requests = 0;
@@ -102,7 +105,7 @@ export function createBareActivities(deps: BareDeps) {
         argumentsHash,
         // The bare baseline records no intent: the activity's first scheduling stands in for it.
         intentAt: new Date(ctx.info.scheduledTimestampMs).toISOString(),
-        capability,
+        capability: capabilityFor(),
         signal: ctx.cancellationSignal,
       });
       if (sent.kind === 'ok' || sent.kind === 'rejected') break;

@@ -8,6 +8,7 @@ import { Runtime, Worker } from '@temporalio/worker';
 import { connectNative } from '../src/server/connection-config';
 import { DownstreamClient } from '../src/downstream/client';
 import { DISCARD_WORKFLOW_SPANS } from '../src/observability/tracing';
+import { parseSigningKey } from '../src/policy/capability-keys';
 import { createBareActivities } from './bare.activities';
 
 export interface WorkerProcConfig {
@@ -16,7 +17,7 @@ export interface WorkerProcConfig {
   readonly taskQueue: string;
   readonly bundlePath: string;
   readonly walletUrl: string;
-  /** base64 */
+  /** The dispatch signing key, as a private JWK (serializeSigningKey). */
   readonly capabilityKey: string;
   readonly tuning: WorkerTuning;
 }
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     },
     telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
   });
-  const capabilityKey = Buffer.from(cfg.capabilityKey, 'base64');
+  const capabilityKey = parseSigningKey(cfg.capabilityKey);
   const { connection } = await connectNative({ address: cfg.address });
   const governed = createActivities({
     services: { wallet: new DownstreamClient({ baseUrl: cfg.walletUrl, timeoutMs: 5_000 }) },

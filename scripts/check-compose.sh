@@ -25,7 +25,7 @@ if docker compose version >/dev/null 2>&1; then
   trap 'rm -f "$secret"' EXIT
   echo 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' >"$secret"
   LEDGERLOOP_CODEC_KEYS_PATH="$secret" POSTGRES_PASSWORD=check LEDGERLOOP_CODEC_TOKEN=check \
-    LEDGERLOOP_CAPABILITY_KEY=check docker compose -f "$COMPOSE_FILE" config -q
+    LEDGERLOOP_CAPABILITY_SIGNING_KEY=check LEDGERLOOP_CAPABILITY_KEYS=check docker compose -f "$COMPOSE_FILE" config -q
   echo 'check-compose: docker compose config: ok'
 else
   echo 'check-compose: `docker compose` is not available here; validating with Python instead'
@@ -157,12 +157,12 @@ for name, svc in services.items():
     check(svc.get("network_mode") != "host", f"{name}: network_mode host publishes every port")
 
 # Secrets: never a default, never a literal. `${VAR:-x}` / `${VAR-x}` / `${VAR}` are refused for secret-like names.
-SECRETISH = re.compile(r"(PASSWORD|PASSWD|PWD|TOKEN|SECRET|API_KEY|CAPABILITY_KEY|PRIVATE_KEY)$")
+SECRETISH = re.compile(r"(PASSWORD|PASSWD|PWD|TOKEN|SECRET|API_KEY|CAPABILITY_KEY|CAPABILITY_KEYS|SIGNING_KEY|PRIVATE_KEY)$")
 for m in re.finditer(r"\$\{([A-Za-z0-9_]+)(:?[-?+]?)([^}]*)\}", raw):
     var, op = m.group(1), m.group(2)
     if SECRETISH.search(var):
         check(op in (":?", "?"), f"${{{var}}} must be required (${{{var}:?message}}), not {m.group(0)}")
-for required in ["POSTGRES_PASSWORD", "LEDGERLOOP_CODEC_TOKEN", "LEDGERLOOP_CAPABILITY_KEY"]:
+for required in ["POSTGRES_PASSWORD", "LEDGERLOOP_CODEC_TOKEN", "LEDGERLOOP_CAPABILITY_SIGNING_KEY", "LEDGERLOOP_CAPABILITY_KEYS"]:
     check(re.search(r"\$\{" + required + r":\?", raw) is not None, f"{required} is not required with ${{{required}:?...}}")
 for name, svc in services.items():
     for key, value in env_of(svc).items():
@@ -211,7 +211,8 @@ codec_cmd = as_text(codec.get("command"))
 check("--insecure-dev" not in codec_cmd, "codec-server: --insecure-dev in a deployment")
 check("--enable-encode" not in codec_cmd and str(env_of(codec).get("LEDGERLOOP_CODEC_ENABLE_ENCODE", "0")) in ("0", ""), "codec-server: /encode is enabled")
 check(bool(env_of(codec).get("LEDGERLOOP_CODEC_TOKEN") or env_of(codec).get("LEDGERLOOP_CODEC_TOKEN_FILE")), "codec-server: no LEDGERLOOP_CODEC_TOKEN")
-check("LEDGERLOOP_CAPABILITY_KEY" not in env_of(codec), "codec-server: holds the capability key it does not need")
+check(not any(k.startswith("LEDGERLOOP_CAPABILITY") for k in env_of(codec)), "codec-server: holds a capability key it does not need")
+check("LEDGERLOOP_CAPABILITY_SIGNING_KEY" not in env_of(services.get("wallet", {})), "wallet: holds the capability signing key (services get public keys only)")
 
 if errors:
     for e in errors:

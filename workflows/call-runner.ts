@@ -131,6 +131,8 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         fence: r.fence,
         workerIdentity: r.workerIdentity,
         ...(r.queueDelayMs !== undefined ? { queueDelayMs: r.queueDelayMs } : {}),
+        // Data only (no command): what the ledger keeps of the capability is its digest, kid and jti.
+        ...(r.capability !== undefined ? { capability: r.capability } : {}),
       };
       ctx.breakers?.record(call.tool.service, r.outcome === 'succeeded', r.errorCode ?? 'ok');
       if (r.outcome === 'rejected') {

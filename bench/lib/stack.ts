@@ -2,7 +2,7 @@
  * The benchmark's one stack: ONE headless Temporal dev server on a temp SQLite file, ONE wallet process, ONE
  * workflow bundle holding agentRun and bareLoop, one capability key. Governed and bare runs share all of it.
  */
-import { randomBytes } from 'node:crypto';
+import { generateCapabilityTrust, serializeSigningKey, type CapabilitySigningKey } from '../../src/policy/capability-keys';
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,7 +40,7 @@ export interface BenchStack {
   readonly connection: Connection;
   readonly client: Client;
   readonly bundles: Readonly<Record<BundleKind, string>>;
-  readonly capabilityKey: Buffer;
+  readonly capabilityKey: CapabilitySigningKey;
   readonly setupMs: { readonly server: number; readonly bundle: number; readonly wallet: number };
   workerConfig(taskQueue: string, tuning: WorkerTuning, bundle: BundleKind): WorkerProcConfig;
   stop(): Promise<void>;
@@ -115,7 +115,8 @@ async function startServer(dir: string): Promise<DevServer> {
 
 export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promise<BenchStack> {
   const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
-  const capabilityKey = randomBytes(32);
+  const trust = generateCapabilityTrust();
+  const capabilityKey = trust.dispatch;
   const t0 = Date.now();
   let bundleMs = 0;
   let walletMs = 0;
@@ -131,7 +132,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
     })(),
     spawnService('wallet', {
       dbPath: path.join(dir, 'wallet.db'),
-      env: { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') },
+      env: { ...trust.serviceEnv },
     }).then((w) => {
       walletMs = Date.now() - t0;
       return w;
@@ -165,7 +166,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
       taskQueue,
       bundlePath: bundles[bundle],
       walletUrl: wallet.url,
-      capabilityKey: capabilityKey.toString('base64'),
+      capabilityKey: serializeSigningKey(capabilityKey),
       tuning,
     }),
     async stop() {

@@ -1,22 +1,24 @@
 /**
- * Capabilities at a real wallet process: a debit needs a capability signed for exactly that operation key,
- * arguments, tenant and scope, still valid, and signed by a key the wallet trusts. Each attack sends one debit
- * the way an attacker could, and reads the effect count from the wallet's own database.
+ * Capabilities at real service processes: a request needs an Ed25519 capability (a compact JWS) signed by a
+ * key the service trusts by `kid`, for exactly this service (`aud`), operation key, arguments, tenant and scope,
+ * inside its `iat`/`exp` window (30 s skew), and not used before (`jti`). Each attack sends what an attacker
+ * could, and reads the effect count from the service's own database.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamClient, type SendOutcome } from '../../src/downstream/client';
 import { signCapability, type CapabilityClaims } from '../../src/policy/capability';
+import { generateCapabilityTrust, generateSigningKey, KEY_SET_ENV, type CapabilitySigningKey } from '../../src/policy/capability-keys';
 import { spawnService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';
-const key = (n: string) => `op_${hashCanonical({ attack: n, at: Date.now() }).slice(0, 40)}`;
+const key = (n: string) => `op_${hashCanonical({ attack: n, at: Date.now(), r: Math.random() }).slice(0, 40)}`;
+type Grant = Omit<CapabilityClaims, 'v'>;
 
-function claimsFor(operationKey: string, body: unknown, over: Partial<CapabilityClaims> = {}): CapabilityClaims {
+function grantFor(operationKey: string, body: unknown, over: Partial<Grant> = {}): Grant {
   return {
-    v: 1,
     operationKey,
     keyMode: 'exact',
     argumentsHash: hashCanonical(body),
@@ -31,10 +33,10 @@ function claimsFor(operationKey: string, body: unknown, over: Partial<Capability
   };
 }
 
-function describe(sent: SendOutcome): string {
+export function describeSent(sent: SendOutcome): string {
   switch (sent.kind) {
     case 'ok':
-      return `${sent.status} accepted`;
+      return `${sent.status} accepted${sent.replayed ? ' (replayed)' : ''}`;
     case 'rejected':
       return `${sent.status} ${sent.code}`;
     default:
@@ -42,57 +44,101 @@ function describe(sent: SendOutcome): string {
   }
 }
 
+/** An HS256 token in the new format, naming a trusted kid and "signed" with its public x as the HMAC secret. */
+function hmacToken(grant: Grant, kid: string, secret: string): string {
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const input = `${enc({ alg: 'HS256', typ: 'ledgerloop-cap+jwt', kid })}.${enc({ v: 2, iss: 'x', sub: grant.principalId, aud: 'wallet', iat: now, exp: now + 60, jti: `hs-${now}-${Math.random()}`, ...grant })}`;
+  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+}
+
 /**
- * `verifying: false` starts the wallet without its verification key (the way the suite shows it can fail: such a
- * wallet accepts every debit, and every attack becomes a breach).
+ * `verifying: false` starts the services without a key set (the way the suite shows it can fail: such a service
+ * accepts every request, and every attack becomes a breach).
  */
 export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): AttackGroup => ({
   name: opts.verifying ? 'capabilities' : 'capabilities-unverified',
   async setup({ dir }) {
-    const trusted = randomBytes(32);
-    const wallet = await spawnService('wallet', {
-      dbPath: path.join(dir, 'wallet.db'),
-      env: opts.verifying ? { LEDGERLOOP_CAPABILITY_KEY: trusted.toString('base64') } : { LEDGERLOOP_CAPABILITY_KEY: '' },
-    });
+    const trust = generateCapabilityTrust();
+    const env = opts.verifying ? { ...trust.serviceEnv } : { [KEY_SET_ENV]: '' };
+    const [wallet, notifications] = await Promise.all([
+      spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env }),
+      spawnService('notifications', { dbPath: path.join(dir, 'notifications.db'), env }),
+    ]);
     const client = new DownstreamClient({ baseUrl: wallet.url });
+    const mail = new DownstreamClient({ baseUrl: notifications.url });
     await client.seedAccount({ tenant: TENANT, account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
     const body = (minor: number) => ({ tenant: TENANT, account: 'acct_1', amount: { minor, currency: 'EUR' } });
+    const sign = (g: Grant, k: CapabilitySigningKey = trust.dispatch, audience = 'wallet', nowMs = Date.now()) => signCapability(g, k, { audience, nowMs }).token;
 
-    /** Send a debit under `opKey` with `capability`; the outcome is a refusal when nothing was accepted. */
-    const attempt = async (opKey: string, b: unknown, capability: string | undefined): Promise<AttackOutcome> => {
-      const sent = await client.send('/v1/debits', b, { key: opKey, argumentsHash: hashCanonical(b), intentAt: new Date().toISOString(), ...(capability ? { capability } : {}) });
-      const effects = (await client.stats(opKey)).businessEffectCount;
-      return { observed: describe(sent), refused: sent.kind === 'rejected' && sent.status === 403 && sent.code === 'Capability.Invalid', effects };
+    /** Send a request under `opKey` with `capability`; the outcome is a refusal when nothing was accepted. */
+    const attemptAt = async (target: DownstreamClient, route: string, opKey: string, b: unknown, capability: string | undefined): Promise<AttackOutcome> => {
+      const sent = await target.send(route, b, { key: opKey, argumentsHash: hashCanonical(b), intentAt: new Date().toISOString(), ...(capability ? { capability } : {}) });
+      const effects = (await target.stats(opKey)).businessEffectCount;
+      return { observed: describeSent(sent), refused: sent.kind === 'rejected' && sent.status === 403 && sent.code === 'Capability.Invalid', effects };
     };
+    const attempt = (opKey: string, b: unknown, capability: string | undefined) => attemptAt(client, '/v1/debits', opKey, b, capability);
 
     const attacks: Attack[] = [
-      {
-        name: 'a debit with no capability',
-        expected: '403 Capability.Invalid',
-        run: () => attempt(key('none'), body(100), undefined),
-      },
+      { name: 'a debit with no capability', expected: '403 Capability.Invalid', run: () => attempt(key('none'), body(100), undefined) },
       {
         name: "a capability replayed against another call's key",
         expected: '403 Capability.Invalid',
-        run: () => {
-          const granted = key('granted');
-          return attempt(key('other'), body(100), signCapability(claimsFor(granted, body(100)), trusted));
-        },
+        run: () => attempt(key('other'), body(100), sign(grantFor(key('granted'), body(100)))),
       },
       {
         name: 'a capability replayed with other arguments (a larger amount)',
         expected: '403 Capability.Invalid',
         run: () => {
           const k = key('args');
-          return attempt(k, body(99_999), signCapability(claimsFor(k, body(100)), trusted));
+          return attempt(k, body(99_999), sign(grantFor(k, body(100))));
         },
       },
       {
-        name: 'a capability replayed after its expiry',
+        name: 'a capability for another service (aud inventory) sent to the wallet',
+        expected: '403 Capability.Invalid',
+        run: () => {
+          const k = key('aud');
+          return attempt(k, body(100), sign(grantFor(k, body(100)), trust.dispatch, 'inventory'));
+        },
+      },
+      {
+        name: 'a capability replayed after its expiry (beyond the 30 s skew)',
         expected: '403 Capability.Invalid',
         run: () => {
           const k = key('expired');
-          return attempt(k, body(100), signCapability(claimsFor(k, body(100), { expiresAt: new Date(Date.now() - 1_000).toISOString() }), trusted));
+          const issued = Date.now() - 120_000;
+          return attempt(k, body(100), sign(grantFor(k, body(100), { expiresAt: new Date(Date.now() - 45_000).toISOString() }), trust.dispatch, 'wallet', issued));
+        },
+      },
+      {
+        name: 'a capability issued in the future (beyond the skew)',
+        expected: '403 Capability.Invalid',
+        run: () => {
+          const k = key('future');
+          return attempt(k, body(100), sign(grantFor(k, body(100), { expiresAt: new Date(Date.now() + 180_000).toISOString() }), trust.dispatch, 'wallet', Date.now() + 120_000));
+        },
+      },
+      {
+        name: 'one capability used twice for the same call (single use)',
+        expected: '403 Capability.Invalid',
+        run: async () => {
+          const k = key('twice');
+          const token = sign(grantFor(k, body(100)));
+          await attempt(k, body(100), token); // the legitimate use: its one effect is not the attack's
+          const before = (await client.stats(k)).businessEffectCount;
+          const replay = await attempt(k, body(100), token);
+          return { ...replay, effects: replay.effects - before };
+        },
+      },
+      {
+        name: 'a blind-retry (derived-key) capability replayed under a fresh key: a second charge',
+        expected: '403 Capability.Invalid',
+        run: async () => {
+          const k = key('derived');
+          const token = sign(grantFor(k, body(100), { keyMode: 'derived' }));
+          await attempt(`${k}~a1`, body(100), token); // the legitimate use
+          return attempt(`${k}~a2`, body(100), token);
         },
       },
       {
@@ -100,19 +146,37 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
         expected: '403 Capability.Invalid',
         run: () => {
           const k = key('tenant');
-          return attempt(k, body(100), signCapability(claimsFor(k, body(100), { tenant: 'globex' }), trusted));
+          return attempt(k, body(100), sign(grantFor(k, body(100), { tenant: 'globex' })));
         },
       },
       {
-        name: 'a capability signed with a key the wallet does not trust (forged)',
+        name: 'a capability signed with a key the wallet does not trust, under a trusted kid (forged)',
         expected: '403 Capability.Invalid',
         run: () => {
           const k = key('forged');
-          return attempt(k, body(100), signCapability(claimsFor(k, body(100)), randomBytes(32)));
+          return attempt(k, body(100), sign(grantFor(k, body(100)), generateSigningKey(trust.dispatch.kid)));
+        },
+      },
+      {
+        name: 'an HMAC (HS256) capability naming a trusted kid',
+        expected: '403 Capability.Invalid',
+        run: () => {
+          const k = key('hmac');
+          return attempt(k, body(100), hmacToken(grantFor(k, body(100)), trust.dispatch.kid, trust.dispatch.publicJwk.x));
+        },
+      },
+      {
+        name: "the outbox relay's key used for another scope (an email send)",
+        expected: '403 Capability.Invalid',
+        run: () => {
+          const k = key('relay-scope');
+          const email = { tenant: TENANT, to: 'victim@example.com', template: 'account-notice', vars: {} };
+          const grant = grantFor(k, email, { scope: 'notifications.email', action: 'notifications.send_email', resource: `${TENANT}/email/victim`, principalId: 'service:orders-relay' });
+          return attemptAt(mail, '/v1/emails', k, email, sign(grant, trust.relay, 'notifications'));
         },
       },
     ];
-    return { attacks, teardown: () => wallet.stop() };
+    return { attacks, teardown: () => Promise.all([wallet.stop(), notifications.stop()]).then(() => undefined) };
   },
 });
 

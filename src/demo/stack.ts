@@ -2,7 +2,6 @@
  * The local stack the demo and the integration tests run on: a Temporal dev server (or TEMPORAL_ADDRESS),
  * the wallet service as its own process, and a prebuilt workflow bundle that worker processes load.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
@@ -13,6 +12,7 @@ import { tracingFromEnv, type Tracing } from '../observability/tracing';
 import { connectOrStart, startDevServer, type DevServerOptions, type ServerHandle } from '../server/dev-server';
 import { spawnService, type SpawnedService } from '../services/spawn';
 import { DownstreamClient } from '../downstream/client';
+import { generateCapabilityTrust, type CapabilitySigningKey, type CapabilityTrust } from '../policy/capability-keys';
 import { REPO_ROOT, writeWorkflowBundle } from '../worker/bundle';
 import { LAB_STRATEGIES_ENV } from '../worker/worker';
 
@@ -29,10 +29,12 @@ export interface Stack {
   /** The client's tracing, when on; the bundle then carries the workflow interceptors. */
   readonly tracing?: Tracing;
   stop(): Promise<void>;
-  /** The HMAC key capabilities are signed with; the services of this stack verify with it. */
-  readonly capabilityKey: Buffer;
+  /** The dispatch side's Ed25519 key capabilities are signed with; the services verify with its public key. */
+  readonly capabilityKey: CapabilitySigningKey;
+  /** This stack's capability keys: dispatch and relay signing keys, the services' public key set, their env. */
+  readonly capabilityTrust: CapabilityTrust;
   /**
-   * Environment a worker process of this stack needs: the capability key, and LEDGERLOOP_ALLOW_LAB_STRATEGIES=1
+   * Environment a worker process of this stack needs: the capability signing key, and LEDGERLOOP_ALLOW_LAB_STRATEGIES=1
    * (this stack runs the demo and the tests, which run blind_retry on purpose).
    */
   readonly workerEnv: Readonly<Record<string, string>>;
@@ -59,8 +61,8 @@ export interface StackOptions {
   readonly tracing?: Tracing;
   /** Start a dev server of its own even when TEMPORAL_ADDRESS is set (e.g. to have a Web UI). Default false. */
   readonly ownServer?: boolean;
-  /** The capability key; default a fresh random one for this stack. */
-  readonly capabilityKey?: Buffer;
+  /** The capability keys; default fresh Ed25519 keys for this stack (dispatch and relay). */
+  readonly capabilityTrust?: CapabilityTrust;
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
@@ -72,9 +74,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     opts.ownServer ? startDevServer(opts.server ?? {}) : connectOrStart(opts.server ?? {}),
     writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js'), { tracing: tracing !== undefined }),
   ]);
-  // One capability key per stack, shared by the authorizer (workers) and the services that verify it.
-  const capabilityKey = opts.capabilityKey ?? randomBytes(32);
-  const capabilityEnv = { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') };
+  // Fresh Ed25519 keys per stack: the private dispatch key goes to the workers only, the public key set to the
+  // services (and the relay's own key to the relay, when one runs).
+  const capabilityTrust = opts.capabilityTrust ?? generateCapabilityTrust();
+  const capabilityKey = capabilityTrust.dispatch;
+  const capabilityEnv = capabilityTrust.serviceEnv;
   let wallet: SpawnedService | undefined;
   const extra: SpawnedService[] = [];
   try {
@@ -111,7 +115,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       bundlePath,
       dataDir,
       capabilityKey,
-      workerEnv: { ...capabilityEnv, [LAB_STRATEGIES_ENV]: '1' },
+      capabilityTrust,
+      workerEnv: { ...capabilityTrust.workerEnv, [LAB_STRATEGIES_ENV]: '1' },
       services,
       serviceUrls,
       ...(dataConverter ? { dataConverter } : {}),

@@ -1,5 +1,6 @@
 /** Inputs and outputs of the activities, shared by workflow code (as types) and activity code. */
 import type { DispatchAuthorization } from '../policy/authorization';
+import type { CapabilityRecord } from '../policy/capability';
 import type { Json } from './canonical';
 import type { ToolIntent } from './identity';
 import type { PlannerConfig, RetryStrategy } from './run';
@@ -61,7 +62,10 @@ export interface DispatchRequest {
   readonly dispatch: number;
   /** The key to send: the operation key, or a fresh one under the naive strategy. */
   readonly keyUsed: string;
-  /** The signed capability for exactly this call, sent as `X-Capability`; the downstream verifies it. */
+  /**
+   * Recorded by workflows from before the dispatch activity signed every attempt itself: never sent (a token is
+   * not taken from history); the activity signs a fresh one. Kept so those histories still decode.
+   */
   readonly capability?: string;
   /**
    * Instead of a capability: the workflow's decision from the policy it holds, which this activity signs at the
@@ -94,6 +98,8 @@ export interface DispatchResponse {
   readonly workerIdentity: string;
   /** Schedule-to-start delay of the attempt that answered, in ms. */
   readonly queueDelayMs?: number;
+  /** The capability this attempt sent, as it may be recorded: its SHA-256, kid and jti, never the token. */
+  readonly capability?: CapabilityRecord;
 }
 
 export interface ReconcileRequest {

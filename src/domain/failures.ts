@@ -17,6 +17,12 @@ export const Failure = {
   AuthorizationStale: 'Authorization.Stale',
   /** The downstream refused the capability (expired, other call, bad signature): no effect from this attempt. */
   CapabilityRejected: 'Capability.Rejected',
+  /**
+   * The signer refused: the call it re-derived from the request body and the tool (arguments, tenant, scope,
+   * amount) differs from the decision it was handed, or the policy does not allow it. Nothing was sent by this
+   * attempt; an earlier one may have, so reconciliation decides.
+   */
+  CapabilityClaimsMismatch: 'Capability.ClaimsMismatch',
   ApprovalDenied: 'Approval.Denied',
   ApprovalTimedOut: 'Approval.TimedOut',
   /** Another call of the run is UNKNOWN: no new dispatch until it is settled. */
@@ -169,6 +175,8 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   if (type === Failure.AuthorizationExpired || type === Failure.AuthorizationStale) return { state: 'REAUTHORIZE', message: cause.message ?? type };
   // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
   if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
+  // The signer refused to sign what it was handed: nothing sent by this attempt; an earlier one may have.
+  if (type === Failure.CapabilityClaimsMismatch) return { state: 'UNKNOWN', cause: 'capability_claims_mismatch' };
   if (type === Failure.RetentionExpired) return { state: 'UNKNOWN', cause: 'retention_expired' };
   // A higher fence under the key: another owner's request may have committed. Only a lookup can tell.
   if (type === Failure.FenceStale) return { state: 'UNKNOWN', cause: 'fence_stale' };

@@ -2,6 +2,7 @@
  * The run's domain events: the durable ledger kept in workflow state and therefore in Temporal history.
  * Every event carries the ids and versions that explain it, not only a timestamp.
  */
+import type { CapabilityRecord } from '../policy/capability';
 import type { ToolIntent } from './identity';
 import type { Budgets, RetryStrategy, StopReason } from './run';
 
@@ -183,6 +184,8 @@ export type LedgerEventBody =
       readonly fence?: number;
       readonly workerIdentity?: string;
       readonly queueDelayMs?: number;
+      /** The capability the answering attempt sent: its digest, kid and jti (never the token). */
+      readonly capability?: CapabilityRecord;
     }
   | {
       /** A dependency failed repeatedly: no dispatch to it until `until` (workflow time). */

@@ -147,7 +147,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       services: workerUrls,
       bundlePath: lab.bundlePath,
       env: {
-        LEDGERLOOP_CAPABILITY_KEY: lab.capabilityKey.toString('base64'),
+        ...lab.capabilityTrust.workerEnv,
         [LAB_STRATEGIES_ENV]: '1', // the lab runs blind_retry on purpose
         ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
       },

@@ -3,7 +3,6 @@
  * server of its own for a case that restarts the server, the workflow bundle built once, and per case FRESH
  * downstream service processes on fresh SQLite databases (so their counts belong to that case alone).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
@@ -11,6 +10,7 @@ import { connectClient, serverTarget } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { DownstreamClient } from '../downstream/client';
+import { generateCapabilityTrust, type CapabilityTrust } from '../policy/capability-keys';
 import type { Policy } from '../policy/policy-format';
 import { connectOrStart, startDevServer, type DevServer, type ServerHandle } from '../server/dev-server';
 import { spawnService, type SpawnedService } from '../services/spawn';
@@ -31,7 +31,8 @@ export interface Lab {
   readonly bundlePath: string;
   /** Features found in the workflow bundle (e.g. the saga), for crash points that need them. */
   readonly features: ReadonlySet<PointFeature>;
-  readonly capabilityKey: Buffer;
+  /** The lab's capability keys: workers get the dispatch signing key, services the public key set. */
+  readonly capabilityTrust: CapabilityTrust;
   readonly dataDir: string;
   readonly dataConverter?: DataConverter;
   stop(): Promise<void>;
@@ -78,7 +79,7 @@ export async function openLab(dataDir: string, bundle: BuiltBundle): Promise<Lab
     shared,
     bundlePath: bundle.bundlePath,
     features: bundle.features,
-    capabilityKey: randomBytes(32),
+    capabilityTrust: generateCapabilityTrust(),
     dataDir,
     ...(dataConverter ? { dataConverter } : {}),
     async stop() {
@@ -125,7 +126,7 @@ export async function startCaseServices(
   dir: string,
   ports: readonly number[] = [],
 ): Promise<CaseServices> {
-  const env = { LEDGERLOOP_CAPABILITY_KEY: lab.capabilityKey.toString('base64') };
+  const env = { ...lab.capabilityTrust.serviceEnv };
   const settled = await Promise.allSettled(
     pc.services.map(async (name, i) => {
       const dbPath = path.join(dir, `${name}.db`);

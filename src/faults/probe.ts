@@ -63,9 +63,8 @@ export async function runProbe(
   } catch {
     authz = { action: tool.effectScope, resource: `${req.intent.tenant}/probe` };
   }
-  const capability = signCapability(
+  const { token: capability } = signCapability(
     {
-      v: 1,
       operationKey: req.intent.operationKey,
       keyMode: 'exact',
       argumentsHash,
@@ -77,7 +76,8 @@ export async function runProbe(
       policyVersion: req.intent.policyVersion,
       expiresAt: new Date(Date.now() + 60_000).toISOString(),
     },
-    lab.capabilityKey,
+    lab.capabilityTrust.dispatch,
+    { audience: req.service, nowMs: Date.now() },
   );
   // A fence far above any attempt's, so only the arguments can be the reason for a refusal.
   const sent = await svc.client.send(req.route, body, {

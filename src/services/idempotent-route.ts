@@ -17,6 +17,7 @@ import {
   type OperationRecord,
 } from '../downstream/protocol';
 import { CAPABILITY_HEADER, verifyCapability } from '../policy/capability';
+import type { CapabilityKeySet } from '../policy/capability-keys';
 import { sleep, type FaultInjector, type FaultPlan } from './faults';
 import { dropConnection, HttpError, HttpErrorCode, readJsonBody, sendError, sendJson, type Handler } from './http-kit';
 import type { AppliedEffect, BeginResult, CommitResult, IdempotencyStore, PendingOperation } from './idempotency-store';
@@ -33,10 +34,13 @@ export interface ServiceRuntime {
   /** Request body limit in bytes; default 64 KiB. */
   readonly bodyLimitBytes?: number;
   /**
-   * The capability verification key (LEDGERLOOP_CAPABILITY_KEY). When set, every mutating request must carry
-   * a capability signed for exactly its key, arguments, tenant and scope; anything else is refused with 403.
+   * The public keys capabilities are verified with, by kid (LEDGERLOOP_CAPABILITY_KEYS), and the record of used
+   * token ids. When set, every mutating request must carry a capability signed for exactly this service, its
+   * key, arguments, tenant and scope, not expired and not used before; anything else is refused with 403.
    */
-  readonly capabilityKey?: Buffer;
+  readonly capabilityKeys?: CapabilityKeySet;
+  /** This service's name: the audience its capabilities must name. */
+  readonly serviceName?: string;
 }
 
 /** One idempotent mutating endpoint. */
@@ -130,9 +134,10 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
     const body = parsed.data;
     const unmet = spec.precondition?.(body, headers);
     if (unmet !== undefined) return refuse(DownstreamErrorCode.BadRequest, unmet);
-    if (runtime.capabilityKey !== undefined) {
+    if (runtime.capabilityKeys !== undefined) {
       try {
-        verifyCapability(single(ctx.req.headers[CAPABILITY_HEADER]), runtime.capabilityKey, {
+        verifyCapability(single(ctx.req.headers[CAPABILITY_HEADER]), runtime.capabilityKeys, {
+          audience: runtime.serviceName ?? '',
           key: headers.key,
           argumentsHash: headers.argumentsHash,
           tenant: String((raw as { tenant?: unknown }).tenant ?? ''),

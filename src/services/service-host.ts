@@ -5,7 +5,8 @@
  * functions and a `routes` callback.
  */
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { capabilityKeyFromEnv } from '../policy/capability';
+import { keySetFromEnv, type CapabilityKeySet } from '../policy/capability-keys';
+import { SqliteJtiRegistry } from '../policy/capability-replay';
 import { FaultInjector } from './faults';
 import { closeServer, createHttpServer, listen, Router } from './http-kit';
 import { IdempotencyStore } from './idempotency-store';
@@ -23,10 +24,11 @@ export interface ServiceHostOptions {
   /** Interface to bind; default 127.0.0.1. */
   readonly host?: string;
   /**
-   * The key capabilities are verified with; default `LEDGERLOOP_CAPABILITY_KEY`. When there is one, every
-   * mutating request must carry a capability for exactly its key, arguments, tenant and scope (else 403).
+   * The public keys capabilities are verified with, by kid; default `LEDGERLOOP_CAPABILITY_KEYS` (a JWKS or a
+   * path to one). When there are any, every mutating request must carry a capability for exactly this service,
+   * its key, arguments, tenant and scope (else 403); used token ids are kept in the service's database.
    */
-  readonly capabilityKey?: Buffer;
+  readonly capabilityKeys?: CapabilityKeySet;
 }
 
 /** What makes one service: its name, its tables and its business routes. */
@@ -79,8 +81,10 @@ export async function startService(
     });
     // A record still in progress at start belongs to a process that died before its commit: no effect exists.
     store.recoverOrphans();
-    const capabilityKey = options.capabilityKey ?? capabilityKeyFromEnv();
-    runtime = { db, store, faults: new FaultInjector(), ...(capabilityKey === undefined ? {} : { capabilityKey }) };
+    const keys = options.capabilityKeys ?? keySetFromEnv();
+    // A token is accepted once, across restarts: the used ids live in this service's database.
+    const capabilityKeys = keys?.withReplay(new SqliteJtiRegistry(db));
+    runtime = { db, store, faults: new FaultInjector(), serviceName: definition.name, ...(capabilityKeys === undefined ? {} : { capabilityKeys }) };
     router = registerStandardRoutes(new Router(), definition.name, runtime);
     definition.routes(router, runtime);
   } catch (err) {

@@ -10,7 +10,7 @@ import { dataConverterFromEnv } from '../codec/data-converter';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
-import { capabilityKeyFromEnv } from '../policy/capability';
+import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
 
@@ -51,8 +51,11 @@ export interface LedgerloopWorkerOptions {
   readonly tracing?: Tracing;
   /** Where the current policy comes from; default LEDGERLOOP_POLICY_FILE, else the built-in policy. */
   readonly policies?: PolicyStore;
-  /** Capability signing key shared with the services; default LEDGERLOOP_CAPABILITY_KEY, else none. */
-  readonly capabilityKey?: Buffer;
+  /**
+   * The dispatch side's Ed25519 capability signing key (services hold only its public key); default
+   * LEDGERLOOP_CAPABILITY_SIGNING_KEY, else none (verifying services then refuse this worker's calls).
+   */
+  readonly capabilityKey?: CapabilitySigningKey;
   /**
    * How long a task of a cached run may wait on this worker's sticky queue before the server gives it, with the
    * whole history, to any worker (which then replays the run). Default 10 s (the SDK's). Lower it where workers
@@ -75,7 +78,7 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
     Object.entries(opts.services).map(([name, baseUrl]) => [name, new DownstreamClient({ baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) })]),
   );
   const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
-  const capabilityKey = opts.capabilityKey ?? capabilityKeyFromEnv();
+  const capabilityKey = opts.capabilityKey ?? signingKeyFromEnv();
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // Built once per worker, only when the environment names a provider: the key never enters workflow input.
   const openai = openAIDepsFromEnv(process.env, opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {});

@@ -3,7 +3,7 @@
  * waits (here behind a policy rate limit) is not used; the call needs a new decision, and only a fresh
  * approval dispatches it, once.
  */
-import { randomBytes } from 'node:crypto';
+import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +25,8 @@ let env: TestWorkflowEnvironment;
 let wallet: SpawnedService;
 let walletClient: DownstreamClient;
 let bundlePath: string;
-const capabilityKey = randomBytes(32);
+const trust = generateCapabilityTrust();
+const capabilityKey = trust.dispatch;
 
 beforeAll(async () => {
   try {
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-expiry-'));
   [env, wallet, bundlePath] = await Promise.all([
     createTimeSkippingEnv(),
-    spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env: { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') } }),
+    spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env: { ...trust.serviceEnv } }),
     writeWorkflowBundle(path.join(dir, 'bundle.js')),
   ]);
   walletClient = new DownstreamClient({ baseUrl: wallet.url });

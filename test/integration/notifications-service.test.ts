@@ -3,7 +3,7 @@
  * the template and suppression rejections, and the event consumer that deduplicates by event id and refuses a
  * delivery whose fence is lower than one it accepted for that event.
  */
-import { randomBytes } from 'node:crypto';
+import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { notificationsSendEmail } from '../../src/tools/notifications.tool';
@@ -186,7 +186,7 @@ describe('event deduplication outlives the idempotency retention window', () => 
 
 describe('capability verification comes with the shared service host', () => {
   it('with a capability key configured, an unsigned email request is refused with 403 and nothing is sent', async () => {
-    const env = { LEDGERLOOP_CAPABILITY_KEY: randomBytes(32).toString('base64') };
+    const env = { ...generateCapabilityTrust().serviceEnv };
     const keyed = await sandbox.start('notifications', 'keyed.db', { env });
     const to = `${unique('u')}@example.com`;
     const body = { tenant: T, to, template: 'account-notice', vars: {} };

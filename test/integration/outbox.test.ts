@@ -5,7 +5,7 @@
  * acknowledging publishes again after a restart, and the consumer's deduplication by event id keeps it to ONE
  * email.
  */
-import { randomBytes } from 'node:crypto';
+import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { ORDER_FULFILLED } from '../../src/services/orders/orders';
 import { deriveEventId, type OutboxStats } from '../../src/services/orders/outbox';
@@ -236,8 +236,8 @@ describe('the relay: at-least-once delivery, exactly one email', () => {
 
 describe('capabilities on the relay path', () => {
   it('with a capability key on every process, the relay signs each delivery and the consumer accepts it', async () => {
-    const env = { LEDGERLOOP_CAPABILITY_KEY: randomBytes(32).toString('base64') };
-    const consumer = await sandbox.start('notifications', 'notifications-cap.db', { env });
+    const trust = generateCapabilityTrust();
+    const consumer = await sandbox.start('notifications', 'notifications-cap.db', { env: { ...trust.serviceEnv } });
     const orders = await sandbox.start('orders', 'orders-cap.db');
     const orderId = await seedOrder(orders);
     await orders.client.send(
@@ -252,10 +252,10 @@ describe('capabilities on the relay path', () => {
     await waitFor(async () => (await outbox(orders)).publishAttempts >= 2);
     await unsigned.proc.stop();
     expect(await outbox(orders)).toMatchObject({ pending: 1, dead: 0 });
-    // A relay holding the key delivers it.
+    // A relay holding its own key delivers it.
     await sandbox.start('orders-relay', 'orders-cap.db', {
       extraArgs: ['--target', consumer.proc.url, '--poll-ms', '50'],
-      env,
+      env: { ...trust.relayEnv },
     });
     await waitFor(async () => (await outbox(orders)).acknowledged === 1);
     const emails = await consumer.client.request<{ count: number }>(

@@ -9,12 +9,13 @@
  * `GET /health`, `GET /admin/relay` (outbox evidence from the database plus this process's counters) and
  * `POST|DELETE /admin/relay/faults` (`{ "crashAfterPublish": n }`: SIGKILL after the n-th publish from now,
  * before acknowledging). `LEDGERLOOP_RELAY_CRASH_AFTER_PUBLISH=n` arms the same fault at start. With
- * `LEDGERLOOP_CAPABILITY_KEY` set (as on the consumer), each delivery carries a capability signed for it.
+ * `LEDGERLOOP_RELAY_SIGNING_KEY` set (the relay's own Ed25519 key, whose public half the consumer trusts for
+ * the event scope only), each delivery attempt carries a capability signed for it.
  * Prints `{"service":"orders-relay","url":...,"pid":N}` once listening.
  */
 import { z } from 'zod';
 import { DownstreamClient } from '../../downstream/client';
-import { capabilityKeyFromEnv } from '../../policy/capability';
+import { RELAY_SIGNING_KEY_ENV, signingKeyFromEnv } from '../../policy/capability-keys';
 import { parseAdminBody } from '../body-schemas';
 import { closeServer, createHttpServer, listen, Router, sendJson } from '../http-kit';
 import { integerFlag, runServiceMain, type ServiceFlags, type Stoppable } from '../service-main';
@@ -35,7 +36,7 @@ export async function startRelayProcess(flags: ServiceFlags): Promise<Stoppable>
   const pollMs = integerFlag(flags.extra.get('--poll-ms') ?? '200', '--poll-ms');
   const db = openServiceDatabase(flags.dbPath);
   migrateOrders(db); // idempotent; lets the relay start before the orders service created the tables
-  const capabilityKey = capabilityKeyFromEnv();
+  const capabilityKey = signingKeyFromEnv(process.env, RELAY_SIGNING_KEY_ENV);
   const relay = new OutboxRelay({
     db,
     target: new DownstreamClient({ baseUrl: target }),

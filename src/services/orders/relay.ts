@@ -15,12 +15,15 @@
 import type { Database } from 'better-sqlite3';
 import { hashCanonical } from '../../domain/canonical';
 import type { DownstreamClient, SendOutcome } from '../../downstream/client';
-import { signCapability } from '../../policy/capability';
+import { RELAY_ISSUER, signCapability } from '../../policy/capability';
+import type { CapabilitySigningKey } from '../../policy/capability-keys';
 import { DUPLICATE_EVENT_REASON, EVENTS_ROUTE, EVENTS_SCOPE, RELAY_PRINCIPAL } from '../events-contract';
 import { finishAttempt, pendingRows, startAttempt, type DeliveryDecision, type OutboxRow } from './outbox';
 
-/** How long a delivery capability the relay signs stays valid. */
+/** How long a delivery capability the relay signs stays valid (one per publish attempt). */
 const CAPABILITY_TTL_MS = 60_000;
+/** The consumer: the audience of every capability the relay signs. */
+const CONSUMER = 'notifications';
 
 /** Options of `OutboxRelay`. */
 export interface OutboxRelayOptions {
@@ -34,10 +37,11 @@ export interface OutboxRelayOptions {
   /** What the crash fault does; default `process.kill(process.pid, 'SIGKILL')`. */
   readonly crash?: () => void;
   /**
-   * The capability key shared with the consumer, when it verifies capabilities: each delivery then carries a
-   * capability for exactly its event id, payload, tenant and scope, signed as `service:orders-relay`.
+   * The relay's own Ed25519 signing key (LEDGERLOOP_RELAY_SIGNING_KEY; not the workers' dispatch key). Each
+   * publish attempt then carries a fresh capability for exactly its event id, payload, tenant and the event
+   * scope, for the notifications service only; the consumer trusts this key's kid for that scope alone.
    */
-  readonly capabilityKey?: Buffer;
+  readonly capabilityKey?: CapabilitySigningKey;
 }
 
 /** What happened to one row in a pass. */
@@ -72,7 +76,7 @@ export class OutboxRelay {
   private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly crash: () => void;
-  private readonly capabilityKey: Buffer | undefined;
+  private readonly capabilityKey: CapabilitySigningKey | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
@@ -159,12 +163,12 @@ export class OutboxRelay {
     return { eventId: row.eventId, decision, outcome: label };
   }
 
-  /** A capability for exactly this delivery, when the relay has a key; undefined otherwise. */
+  /** A capability for exactly this delivery attempt, when the relay has a key; undefined otherwise. */
   private capabilityFor(row: OutboxRow): string | undefined {
     if (this.capabilityKey === undefined) return undefined;
     const tenant = String(row.payload['tenant'] ?? '');
-    const claims = {
-      v: 1 as const,
+    const nowMs = Date.now();
+    const grant = {
       operationKey: row.eventId,
       keyMode: 'exact' as const,
       argumentsHash: hashCanonical(row.payload),
@@ -174,8 +178,8 @@ export class OutboxRelay {
       action: 'notifications.consume_event',
       resource: `${tenant}/event/${row.eventId}`,
       policyVersion: 'outbox-relay/1',
-      expiresAt: new Date(Date.now() + CAPABILITY_TTL_MS).toISOString(),
+      expiresAt: new Date(nowMs + CAPABILITY_TTL_MS).toISOString(),
     };
-    return signCapability(claims, this.capabilityKey);
+    return signCapability(grant, this.capabilityKey, { audience: CONSUMER, issuer: RELAY_ISSUER, nowMs }).token;
   }
 }
