@@ -3,6 +3,7 @@
  * server of its own for a case that restarts the server, the workflow bundle built once, and per case FRESH
  * downstream service processes on fresh SQLite databases (so their counts belong to that case alone).
  */
+import { createDevIssuer, type DevIssuer } from '../identity/issue';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,8 @@ export interface Lab {
   /** Features found in the workflow bundle (e.g. the saga), for crash points that need them. */
   readonly features: ReadonlySet<PointFeature>;
   readonly capabilityKey: Buffer;
+  /** The lab's development identity issuer: workers get its public keys, the runner mints run and approver tokens. */
+  readonly identity: DevIssuer;
   readonly dataDir: string;
   readonly dataConverter?: DataConverter;
   stop(): Promise<void>;
@@ -74,8 +77,10 @@ export async function openLab(dataDir: string, bundle: BuiltBundle): Promise<Lab
     await server.stop();
     throw err;
   }
+  const identity = await createDevIssuer(path.join(dataDir, 'identity'));
   return {
     shared,
+    identity,
     bundlePath: bundle.bundlePath,
     features: bundle.features,
     capabilityKey: randomBytes(32),
