@@ -12,7 +12,7 @@
  * activity, and the operator must belong to the run's tenant and hold a role the held policy lists for the
  * call's tool (`operators`). A cancel request (`requestCancel`) is verified the same way.
  */
-import { ApplicationFailure, CancellationScope, patched, proxyActivities, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { ApplicationFailure, type CancellationScope, patched, proxyActivities, setHandler, TemporalFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
