@@ -44,7 +44,6 @@ export const IssuerConfig = z
   .strict();
 export type IssuerConfig = z.infer<typeof IssuerConfig>;
 
-export const IdentityConfig = z.union([IssuerConfig.transform((i) => [i]), z.array(IssuerConfig).min(1)]);
 export type IdentityConfig = readonly IssuerConfig[];
 
 export class IdentityConfigError extends Error {
@@ -52,7 +51,8 @@ export class IdentityConfigError extends Error {
 }
 
 export function parseIdentityConfig(json: unknown): IdentityConfig {
-  const parsed = IdentityConfig.safeParse(json);
+  // One issuer object, or a list of them.
+  const parsed = Array.isArray(json) ? z.array(IssuerConfig).min(1).safeParse(json) : IssuerConfig.transform((i) => [i]).safeParse(json);
   if (!parsed.success) throw new IdentityConfigError(`identity issuers invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const names = parsed.data.map((i) => i.issuer);
   if (new Set(names).size !== names.length) throw new IdentityConfigError('identity issuers invalid: two issuers share an `issuer`');
