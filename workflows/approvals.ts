@@ -107,7 +107,7 @@ export class Approvals {
     return { input: d as ApprovalDecisionInput & { token: string }, waiting };
   }
 
-  private async decideVerified(d: ApprovalDecisionInput): Promise<{ accepted: true; expiresAt?: string }> {
+  private async decideVerified(d: ApprovalDecisionInput): Promise<{ accepted: true; expiresAt?: string; approver: string }> {
     const { input, waiting } = this.check(d); // the same check as the validator, so the handler never relies on it alone
     const id = input.logicalCallId;
     if (this.deciding.has(id)) throw refusedBusy(id);
@@ -122,7 +122,7 @@ export class Approvals {
       if (!mayApprove(waiting.policy, waiting.action, verified.roles)) {
         throw forbidden(`${verified.principalId} (roles: ${verified.roles.join(', ') || 'none'}) may not approve ${waiting.action} under policy ${waiting.policy.version}`);
       }
-      return this.record(input, waiting, verified.principalId, actorRecord(verified));
+      return { ...this.record(input, waiting, verified.principalId, actorRecord(verified)), approver: verified.principalId };
     } finally {
       this.deciding.delete(id);
     }

@@ -58,7 +58,7 @@ export function handleOperatorResolutions(ledger: Ledger, onChange: () => void, 
         checkResolution(ledger, res, true);
         const actor = await verifyActor(res.token!, `operator of ${res.logicalCallId}`);
         allowOperator(ledger, res, actor, policy());
-        return await recordVerified(ledger, res, onChange, checking, actor);
+        return { ...(await recordVerified(ledger, res, onChange, checking, actor)), operator: actor.principalId };
       } catch (err) {
         // Only a TemporalFailure fails just the update; any other error would fail the workflow task.
         if (err instanceof TemporalFailure) throw err;

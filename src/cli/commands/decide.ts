@@ -125,10 +125,10 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
           printJson(io, { workflowId, pending: p, decision: { ...input, token: '(redacted)' }, outcome });
         } else if (decision === 'approve') {
           io.out(
-            `approved ${logicalCallId}${outcome.expiresAt ? `; the approval expires at ${outcome.expiresAt}` : ''}\n`,
+            `approved ${logicalCallId} as ${outcome.approver ?? '?'}${outcome.expiresAt ? `; the approval expires at ${outcome.expiresAt}` : ''}\n`,
           );
         } else {
-          io.out(`denied ${logicalCallId}: ${flags.reason}\n`);
+          io.out(`denied ${logicalCallId} as ${outcome.approver ?? '?'}: ${flags.reason}\n`);
         }
         return 0;
       });

@@ -75,8 +75,9 @@ export function registerResolve(program: Command, io: CommandIO): void {
           ...(flags.receipt !== undefined ? { receipt: flags.receipt } : {}),
         };
         const tq = view.description.taskQueue;
+        let accepted: { operator?: string } = {};
         try {
-          await s.answered(
+          accepted = await s.answered(
             'resolveCall update',
             workflowId,
             flags.timeout,
@@ -96,7 +97,7 @@ export function registerResolve(program: Command, io: CommandIO): void {
         const evidence = after === undefined ? undefined : evidenceOf(after.ledger.events, logicalCallId);
         if (flags.json) printJson(io, { workflowId, before: call, resolution: { ...resolution, token: '(redacted)' }, accepted: true, evidence });
         else {
-          io.out(`resolved ${logicalCallId} as ${flags.outcome}: ${flags.reason}\n`);
+          io.out(`resolved ${logicalCallId} as ${flags.outcome} by ${accepted.operator ?? '?'}: ${flags.reason}\n`);
           if (evidence !== undefined) io.out(`evidence: ${describeEvidence(evidence)}\n`);
         }
         return 0;
