@@ -2,7 +2,9 @@
 // downstream processes), replay (checked-in histories), browser (the Web UI in headless Chromium). `npm test`
 // starts the server and runs all four.
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+// jose (v6) ships ES modules only: compile it to CommonJS like our own code (Node 20 cannot require() ESM).
+const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
+const common = { testEnvironment: 'node', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json'] };
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },

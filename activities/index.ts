@@ -3,6 +3,7 @@
  * them in. Workflows import only the type `Activities`.
  */
 import { createAuthorizeActivities, resolveAuthorizeDeps } from './authorize.activities';
+import { createIdentityActivities, type IdentityDeps } from './identity.activities';
 import { createDispatchActivities, type DispatchDeps } from './dispatch.activities';
 import { createPlannerActivities, type PlannerDeps } from './planner.activities';
 import { createQuotaActivities, type QuotaDeps } from './quota.activities';
@@ -21,6 +22,8 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
   readonly allowLabStrategies?: boolean;
   /** The client that reaches the tenant quota workflows (cross-run rate limits). Absent: those limits fail closed. */
   readonly quota?: QuotaDeps;
+  /** The identity issuers that verify run principals, approvers and operators; default LEDGERLOOP_IDENTITY_ISSUERS. */
+  readonly identity?: IdentityDeps;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -30,7 +33,8 @@ export function createActivities(deps: ActivityDeps) {
   const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize, labStrategies: deps.allowLabStrategies === true });
   const { authorizeCall } = createAuthorizeActivities(authorize);
   const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
-  return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota };
+  const { verifyIdentity } = createIdentityActivities(deps.identity);
+  return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota, verifyIdentity };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

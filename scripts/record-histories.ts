@@ -13,7 +13,8 @@ import { connectNative, serverTarget } from '../src/server/connection-config';
 import { createActivities } from '../activities';
 import type { WorkflowHandle } from '@temporalio/client';
 import { readLedger, startAgentRun } from '../src/client/runs';
-import { decideApprovalUpdate, pendingApprovalsQuery, resolveCallUpdate, type PendingApproval } from '../workflows/definitions';
+import { decideApprovalUpdate, pendingApprovalsQuery, requestCancelUpdate, resolveCallUpdate, type PendingApproval } from '../workflows/definitions';
+import { staticIdentitySource } from '../src/identity/config';
 import { runOpeningFailure } from '../src/demo/opening-failure';
 import { startStack, type Stack } from '../src/demo/stack';
 import { spawnService } from '../src/services/spawn';
@@ -30,7 +31,7 @@ async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> 
 }
 
 /** Approve or deny the `nth` approval request of the run (counting ApprovalRequested events). */
-async function decide(h: WorkflowHandle, nth: number, decision: 'approve' | 'deny', ttlMs?: number): Promise<void> {
+async function decide(stack: Stack, h: WorkflowHandle, nth: number, decision: 'approve' | 'deny', ttlMs?: number): Promise<void> {
   let pending: PendingApproval | undefined;
   await until(async () => {
     const requested = (await readLedger(h)).events.filter((e) => e.type === 'ApprovalRequested').length;
@@ -38,8 +39,10 @@ async function decide(h: WorkflowHandle, nth: number, decision: 'approve' | 'den
     return pending !== undefined;
   });
   const p = pending!;
+  // v5 on: the approver is a verified token of the stack's development issuer (role `approver`).
+  const token = await stack.identity.issue('manager:carol', 'acme', ['approver']);
   await h.executeUpdate(decideApprovalUpdate, {
-    args: [{ logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion, approver: 'manager:carol', decision, ...(ttlMs ? { ttlMs } : {}) }],
+    args: [{ logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion, token, decision, ...(ttlMs ? { ttlMs } : {}) }],
   });
 }
 
@@ -69,6 +72,7 @@ async function recordOperatorResolution(
       services: { wallet: new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 2_000 }) },
       workerIdentity: 'recorder',
       authorize: { capabilityKey: stack.capabilityKey },
+      identity: { issuers: staticIdentitySource([stack.identity.config]) },
     }),
   });
   const workflowId = 'record-operator-resolved';
@@ -80,7 +84,7 @@ async function recordOperatorResolution(
         caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
         limits: { tool: 2, reconcile: 2 },
       });
-      const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input });
+      const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input, identityToken: await stack.identity.issue('user:alice', 'acme') });
       let key = '';
       await until(async () => {
         const e = (await readLedger(handle)).events.find((x) => x.type === 'DispatchIntentRecorded');
@@ -94,7 +98,7 @@ async function recordOperatorResolution(
       const receipt = found.kind === 'found' ? found.record.receipt : undefined;
       const id = Object.keys((await readLedger(handle)).projection.calls)[0]!;
       await handle.executeUpdate(resolveCallUpdate, {
-        args: [{ logicalCallId: id, outcome: 'SUCCEEDED', operator: 'ops:bob', reason: 'the wallet statement shows the debit', ...(receipt ? { receipt } : {}) }],
+        args: [{ logicalCallId: id, outcome: 'SUCCEEDED', token: await stack.identity.issue('ops:bob', 'acme', ['operator']), reason: 'the wallet statement shows the debit', ...(receipt ? { receipt } : {}) }],
       });
       await handle.result();
     });
@@ -132,6 +136,7 @@ async function main(): Promise<void> {
         workerIdentity: 'recorder',
         authorize: { capabilityKey: stack.capabilityKey },
         quota: { client: stack.client, taskQueue: tq },
+        identity: { issuers: staticIdentitySource([stack.identity.config]) },
       }),
     });
     const base = (over: Partial<AgentRunInput>): AgentRunInput => ({
@@ -170,15 +175,15 @@ async function main(): Promise<void> {
       // compensation at a stop, repeated intents, the budget); the operator resolution is recorded below.
       const big = (account = 'acct_fx') => ({ kind: 'scripted' as const, scenario: 'wallet-debit', vars: { account, amount: { minor: 60_000, currency: 'EUR' } } });
       runs.push(
-        ['approval-granted', base({ planner: big() }), undefined, (h) => decide(h, 1, 'approve')],
-        ['approval-denied', base({ planner: big() }), undefined, (h) => decide(h, 1, 'deny')],
+        ['approval-granted', base({ planner: big() }), undefined, (h) => decide(stack, h, 1, 'approve')],
+        ['approval-denied', base({ planner: big() }), undefined, (h) => decide(stack, h, 1, 'deny')],
         [
           'reauthorized-after-lost-response',
           base({ planner: big(), caps: { toolAttemptMs: 3_000 } }),
           () => stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 6_000, path: '/v1/debits', times: 1 }),
           async (h) => {
-            await decide(h, 1, 'approve', 3_000);
-            await decide(h, 2, 'deny');
+            await decide(stack, h, 1, 'approve', 3_000);
+            await decide(stack, h, 2, 'deny');
           },
         ],
         ['saga-across-continue-as-new', base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 4, maxHistoryEvents: 30 } })],
@@ -188,16 +193,20 @@ async function main(): Promise<void> {
           undefined,
           async (h) => {
             await until(async () => (await readLedger(h)).events.some((e) => e.type === 'ToolResultRecorded'));
-            await h.cancel();
+            // v5 on: a verified cancel request (the run's own principal), recorded in CancellationRequested.
+            await h.executeUpdate(requestCancelUpdate, { args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'fixture' }] });
           },
         ],
         ['repeated-intent', base({ planner: { kind: 'scripted', scenario: 'repeat-debit', vars: { account: 'acct_fx', amount: { minor: 777, currency: 'EUR' } } } })],
         ['parallel-over-budget', base({ planner: { kind: 'scripted', scenario: 'parallel-debits', vars: { account: 'acct_fx', count: 4 } }, budgets: { maxToolCalls: 2 } })],
+        ['identity-refused', base({})],
       );
       for (const [name, input, arm, during] of runs) {
         if (arm) await arm();
         const workflowId = `record-${name}`;
-        const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input, allowLabStrategies: true });
+        // v5 on: every run carries its principal's token; `identity-refused` carries none and is denied at start.
+        const identityToken = name === 'identity-refused' ? undefined : await stack.identity.issue(input.principal.id, input.principal.tenant);
+        const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input, allowLabStrategies: true, ...(identityToken ? { identityToken } : {}) });
         if (during) await during(handle);
         await handle.result().catch(() => undefined);
         await stack.walletClient.clearFaults();

@@ -5,6 +5,7 @@
  */
 import {
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -36,7 +37,8 @@ import { PolicyHolder, type DispatchGate } from './authorize';
 import { runCall, type CallRunnerContext } from './call-runner';
 import { ledgerQuery, retryAccountingQuery } from './definitions';
 import { Ledger } from './ledger';
-import { handleOperatorResolutions } from './operator';
+import { handleCancelRequests, handleOperatorResolutions } from './operator';
+import { VERIFIED_IDENTITY, verifyRunIdentity } from './identity';
 import { answerRepeat, earlierIntent, prepareProposal, type RunContext, type ValidatedCall } from './proposals';
 import { RunView, runResult } from './run-view';
 import { Saga, type SagaRegistration } from './saga';
@@ -70,7 +72,12 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     amplification: retryAmplification(ledger.projection),
     circuits: ledger.projection.circuits,
   }));
-  handleOperatorResolutions(ledger, show);
+  /** The policy the run decides from now (held), for the checks on approvers, operators and cancellers. */
+  const heldPolicy = () => gate.held?.current?.document;
+  handleOperatorResolutions(ledger, show, heldPolicy);
+  /** Cancelling this scope (`requestCancel`, or Temporal's cancel of the run) stops the turn loop. */
+  const mainScope = new CancellationScope();
+  const cancelledBy = handleCancelRequests(ledger, mainScope, heldPolicy, who);
   const saga = new Saga(ledger, builtinTools, runId, who);
   // Compensations are owed across continue-as-new: the registrations travel with the carried state.
   const lostRegistrations = carried?.saga ? saga.restore(carried.saga as SagaRegistration[]) : [];
@@ -80,7 +87,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const reservedIntents = new Set<string>();
   const gate: DispatchGate = {
     ledger,
-    approvals: new Approvals(ledger, show),
+    approvals: new Approvals(ledger, show, who),
     runId,
     ...who,
     deadlineAt: input.deadlineAt,
@@ -154,13 +161,29 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       return runResult(ledger, reason, full, finalText);
     });
 
+  let refusedIdentity: string | undefined;
   if (carried) {
+    // Carried state is the workflow's own, handed over at continue-as-new; a starter that sets it is refused.
+    if (patched(VERIFIED_IDENTITY) && workflowInfo().continuedFromExecutionRunId === undefined) {
+      throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'carried state is set only by continue-as-new; nothing was run' });
+    }
     ledger.append({ type: 'LedgerCarriedForward', fromTemporalRunId: carried.fromTemporalRunId, projectionHash: carried.projectionHash, eventCount: carried.eventCount });
   } else {
-    ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION, onAbort });
+    // Versioned change: runs started before it took the principal from the input text.
+    const checked = patched(VERIFIED_IDENTITY) ? await verifyRunIdentity(input.identityToken, input.principal) : undefined;
+    const identity =
+      checked === undefined
+        ? {}
+        : checked.ok
+          ? { identity: { verified: true as const, subject: checked.identity.subject, issuer: checked.identity.issuer, tokenDigest: checked.identity.tokenDigest, roles: checked.identity.roles } }
+          : { identity: { verified: false as const, code: checked.code, reason: checked.reason } };
+    if (checked && !checked.ok) refusedIdentity = `${checked.code}: ${checked.reason}`;
+    ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION, onAbort, ...identity });
   }
   view.identify({ principal: who.principalId, tenant: who.tenant, strategy: input.strategy });
   show();
+  // No model call and no dispatch for a run whose identity did not verify.
+  if (refusedIdentity !== undefined) return stop('authorization_denied', `identity refused (${refusedIdentity})`);
 
   /** Run one turn's calls side by side; each is tracked by its logical call id, never by position. */
   async function dispatchTurn(turn: number, plan: Extract<PlanResponse, { kind: 'proposals' }>): Promise<Observation[]> {
@@ -211,6 +234,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   let lastSignature = carried?.lastProposalSignature;
   let repeated = carried?.repeatedTurns ?? 0;
   try {
+    return await mainScope.run(async (): Promise<AgentRunResult> => {
     for (let turn = carried?.nextTurn ?? 1; ; turn++) {
       if (turn > budgets.maxTurns) return await stop('budget_exhausted', `turns: ${budgets.maxTurns} used`);
       if (workflowInfo().historyLength > budgets.maxHistoryEvents || workflowInfo().continueAsNewSuggested) {
@@ -230,7 +254,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
           usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
           ...(saga.size > 0 ? { saga: saga.carried() } : {}),
         };
-        return await continueAsNew<typeof agentRun>({ ...input, carried: next });
+        // The identity token is not carried: the continued run starts from the verified projection.
+        const { identityToken: _verifiedAtStart, ...rest } = input;
+        return await continueAsNew<typeof agentRun>({ ...rest, carried: next });
       }
       let plan: PlanResponse;
       try {
@@ -280,14 +306,17 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       observations = results;
       if (results.some((o) => o.error?.code === Failure.BudgetToolCalls)) return await stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
     }
+    });
   } catch (err) {
     if (err instanceof DeadlineTooClose) return stop('deadline_exceeded', err.message);
     if (isCancellation(err)) {
       // Cancelling proves only that we stopped waiting. Calls in flight were marked UNKNOWN and reconciled by
       // their runners (reconciliation is not cancellable); nothing new is dispatched.
       const inFlight = Object.values(ledger.projection.calls).filter((c) => c.state === 'UNKNOWN' || c.state === 'DISPATCHING').map((c) => c.logicalCallId);
-      ledger.append({ type: 'CancellationRequested', inFlight });
-      return stop('operator_stopped', `cancelled by request${inFlight.length ? `; still unsettled: ${inFlight.join(', ')}` : ''}`);
+      const by = cancelledBy();
+      ledger.append({ type: 'CancellationRequested', inFlight, ...(by ? { requestedBy: by.actor, reason: by.reason } : {}) });
+      const who = by ? ` by ${by.actor.principalId}` : '';
+      return stop('operator_stopped', `cancelled by request${who}${inFlight.length ? `; still unsettled: ${inFlight.join(', ')}` : ''}`);
     }
     throw err;
   }

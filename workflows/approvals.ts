@@ -1,61 +1,66 @@
 /**
  * Human approvals inside the workflow: a pending request per call, decided by an Update whose validator
- * refuses any decision that does not name the exact call (logical call id, arguments hash, policy version).
+ * refuses any decision that does not name the exact call (logical call id, arguments hash, policy version), or
+ * that is malformed: an unknown decision value, a TTL that is not a positive safe integer within the policy's
+ * cap, a missing or ill-shaped token. Nothing a client sends can fail a workflow task.
+ *
+ * The approver is verified: the handler has the `verifyIdentity` activity check the token, then refuses an
+ * approver of another tenant, the run's own principal, or one without a role the held policy lists for the
+ * call's action (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
  */
-import { condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, patched, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { Failure } from '../src/domain/failures';
+import { actorRecord, isTokenShaped, type ActorRecord } from '../src/identity/types';
 import type { ApprovalGrant } from '../src/policy/authorization';
-import { decideApprovalUpdate, pendingApprovalsQuery, type PendingApproval } from './definitions';
+import { mayApprove, type Policy } from '../src/policy/policy-format';
+import { decideApprovalUpdate, pendingApprovalsQuery, type ApprovalDecisionInput, type PendingApproval } from './definitions';
+import { forbidden, verifyActor } from './identity';
 import type { Ledger } from './ledger';
 
-type Outcome = { readonly kind: 'granted'; readonly grant: ApprovalGrant } | { readonly kind: 'denied'; readonly approver: string; readonly reason: string };
+/** Patch id: approval decisions carry a verified token and are checked against the policy's approver roles. */
+export const VERIFIED_APPROVERS = 'verified-approvers';
+
+/** Cap on an approval TTL when the call's policy is not known to the run (it always is for new runs). */
+const TTL_CAP_WITHOUT_POLICY_MS = 3_600_000;
+const MAX_REASON = 2_000;
+
+type Outcome =
+  | { readonly kind: 'granted'; readonly grant: ApprovalGrant }
+  | { readonly kind: 'denied'; readonly approver: string; readonly reason: string };
+
+interface Waiting extends PendingApproval {
+  readonly ttlMs: number;
+  /** The policy the approval was asked under: who may approve, and the TTL cap. */
+  readonly policy?: Policy;
+  /** The action of the call (policy `approvers[].action`). */
+  readonly action?: string;
+}
 
 export class Approvals {
-  private readonly pending = new Map<string, PendingApproval & { readonly ttlMs: number }>();
+  private readonly pending = new Map<string, Waiting>();
   private readonly outcomes = new Map<string, Outcome>();
+  private readonly deciding = new Set<string>();
 
   constructor(
     private readonly ledger: Ledger,
     private readonly onChange: () => void,
+    private readonly run: { readonly principalId: string; readonly tenant: string },
   ) {
-    setHandler(pendingApprovalsQuery, () => [...this.pending.values()].map(({ ttlMs: _ttl, ...p }) => p));
+    setHandler(pendingApprovalsQuery, () => [...this.pending.values()].map(({ ttlMs: _ttl, policy: _p, action: _a, ...p }) => p));
     setHandler(
       decideApprovalUpdate,
-      (d) => {
-        const p = this.pending.get(d.logicalCallId)!;
-        this.pending.delete(d.logicalCallId);
-        if (d.decision === 'deny') {
-          const reason = d.reason ?? 'denied';
-          this.ledger.append({ type: 'ApprovalDenied', logicalCallId: d.logicalCallId, approver: d.approver, reason });
-          this.outcomes.set(d.logicalCallId, { kind: 'denied', approver: d.approver, reason });
-          this.onChange();
-          return { accepted: true as const };
+      async (d) => {
+        // Versioned change: runs that recorded decisions before approvers were verified replay them as they were.
+        if (!patched(VERIFIED_APPROVERS)) return this.recordUnverified(d);
+        try {
+          return await this.decideVerified(d);
+        } catch (err) {
+          // Only a TemporalFailure fails just the update; any other error would fail the workflow task.
+          if (err instanceof TemporalFailure) throw err;
+          throw invalid(`the decision could not be checked: ${err instanceof Error ? err.message : String(err)}`);
         }
-        const now = Date.now();
-        const expiresAt = new Date(now + (d.ttlMs ?? p.ttlMs)).toISOString();
-        const grant: ApprovalGrant = {
-          logicalCallId: d.logicalCallId,
-          argumentsHash: d.argumentsHash,
-          policyVersion: d.policyVersion,
-          approver: d.approver,
-          grantedAt: new Date(now).toISOString(),
-          expiresAt,
-          ...(d.reason ? { note: d.reason } : {}),
-        };
-        this.ledger.append({ type: 'ApprovalGranted', logicalCallId: d.logicalCallId, argumentsHash: d.argumentsHash, policyVersion: d.policyVersion, approver: d.approver, expiresAt });
-        this.outcomes.set(d.logicalCallId, { kind: 'granted', grant });
-        this.onChange();
-        return { accepted: true as const, expiresAt };
       },
-      {
-        validator: (d) => {
-          const p = this.pending.get(d.logicalCallId);
-          if (!p) throw new Error(`call ${d.logicalCallId} is not waiting for approval`);
-          if (d.argumentsHash !== p.argumentsHash) throw new Error('the decision names other arguments than the pending call');
-          if (d.policyVersion !== p.policyVersion) throw new Error(`the call waits under policy ${p.policyVersion}, not ${d.policyVersion}`);
-          if (!d.approver) throw new Error('an approval decision needs the approver identity');
-          if (d.ttlMs !== undefined && !(d.ttlMs > 0)) throw new Error('ttlMs must be positive');
-        },
-      },
+      { validator: (d) => void this.check(d) },
     );
   }
 
@@ -64,9 +69,9 @@ export class Approvals {
   }
 
   /** Ask for a decision and wait for it, at most `timeoutMs`. Returns undefined on timeout. */
-  async request(p: PendingApproval, ttlMs: number, timeoutMs: number): Promise<Outcome | undefined> {
+  async request(p: PendingApproval, ttlMs: number, timeoutMs: number, held?: { readonly policy: Policy; readonly action: string }): Promise<Outcome | undefined> {
     this.outcomes.delete(p.logicalCallId);
-    this.pending.set(p.logicalCallId, { ...p, ttlMs });
+    this.pending.set(p.logicalCallId, { ...p, ttlMs, ...(held ? { policy: held.policy, action: held.action } : {}) });
     this.onChange();
     const decided = await condition(() => this.outcomes.has(p.logicalCallId), Math.max(0, timeoutMs));
     if (!decided) {
@@ -76,4 +81,95 @@ export class Approvals {
     }
     return this.outcomes.get(p.logicalCallId);
   }
+
+  /** The validator (and the handler's first step): a well-formed decision on a pending call. Throws typed failures. */
+  private check(d: unknown): { readonly input: ApprovalDecisionInput & { readonly token: string }; readonly waiting: Waiting } {
+    if (typeof d !== 'object' || d === null) throw invalid('a decision must be an object');
+    const r = d as Record<string, unknown>;
+    const id = r['logicalCallId'];
+    const waiting = typeof id === 'string' ? this.pending.get(id) : undefined;
+    if (!waiting) throw invalid(`call ${String(id).slice(0, 100)} is not waiting for approval`);
+    if (r['argumentsHash'] !== waiting.argumentsHash) throw invalid('the decision names other arguments than the pending call');
+    if (r['policyVersion'] !== waiting.policyVersion) throw invalid(`the call waits under policy ${waiting.policyVersion}, not ${String(r['policyVersion']).slice(0, 100)}`);
+    if (r['decision'] !== 'approve' && r['decision'] !== 'deny') throw invalid("decision must be 'approve' or 'deny'");
+    const ttl = r['ttlMs'];
+    if (ttl !== undefined) {
+      const cap = ttlCap(waiting);
+      if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl <= 0) throw invalid('ttlMs must be a positive whole number of milliseconds');
+      if (ttl > cap) throw invalid(`ttlMs ${ttl} exceeds the policy's cap of ${cap} ms (maxApprovalTtlMs)`);
+      if (r['decision'] === 'deny') throw invalid('a denial takes no ttlMs');
+    }
+    const reason = r['reason'];
+    if (reason !== undefined && (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON)) {
+      throw invalid(`reason must be a non-empty string of at most ${MAX_REASON} characters`);
+    }
+    if (!isTokenShaped(r['token'])) throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'a decision needs the approver’s identity token (a compact JWS)' });
+    return { input: d as ApprovalDecisionInput & { token: string }, waiting };
+  }
+
+  private async decideVerified(d: ApprovalDecisionInput): Promise<{ accepted: true; expiresAt?: string; approver: string }> {
+    const { input, waiting } = this.check(d); // the same check as the validator, so the handler never relies on it alone
+    const id = input.logicalCallId;
+    if (this.deciding.has(id)) throw refusedBusy(id);
+    this.deciding.add(id);
+    try {
+      const verified = await verifyActor(input.token, `approver of ${id}`);
+      // The call may have been decided or timed out while the token was checked.
+      if (this.pending.get(id) !== waiting) throw invalid(`call ${id} is no longer waiting for approval`);
+      if (verified.tenant !== this.run.tenant) throw forbidden(`${verified.principalId} belongs to tenant ${verified.tenant}, not ${this.run.tenant}`);
+      if (verified.principalId === this.run.principalId) throw forbidden(`${verified.principalId} may not approve or deny its own call`);
+      if (!waiting.policy || waiting.action === undefined) throw forbidden(`the run holds no policy naming who may approve ${id}`);
+      if (!mayApprove(waiting.policy, waiting.action, verified.roles)) {
+        throw forbidden(`${verified.principalId} (roles: ${verified.roles.join(', ') || 'none'}) may not approve ${waiting.action} under policy ${waiting.policy.version}`);
+      }
+      return { ...this.record(input, waiting, verified.principalId, actorRecord(verified)), approver: verified.principalId };
+    } finally {
+      this.deciding.delete(id);
+    }
+  }
+
+  private record(d: ApprovalDecisionInput, p: Waiting, approver: string, actor?: ActorRecord): { accepted: true; expiresAt?: string } {
+    this.pending.delete(d.logicalCallId);
+    const who = actor ? { actor } : {};
+    if (d.decision === 'deny') {
+      const reason = d.reason ?? 'denied';
+      this.ledger.append({ type: 'ApprovalDenied', logicalCallId: d.logicalCallId, approver, reason, ...who });
+      this.outcomes.set(d.logicalCallId, { kind: 'denied', approver, reason });
+      this.onChange();
+      return { accepted: true as const };
+    }
+    const now = Date.now();
+    const ttl = actor ? Math.min(d.ttlMs ?? p.ttlMs, ttlCap(p)) : (d.ttlMs ?? p.ttlMs);
+    const expiresAt = new Date(now + ttl).toISOString();
+    const grant: ApprovalGrant = {
+      logicalCallId: d.logicalCallId,
+      argumentsHash: d.argumentsHash,
+      policyVersion: d.policyVersion,
+      approver,
+      grantedAt: new Date(now).toISOString(),
+      expiresAt,
+      ...(d.reason ? { note: d.reason } : {}),
+    };
+    this.ledger.append({ type: 'ApprovalGranted', logicalCallId: d.logicalCallId, argumentsHash: d.argumentsHash, policyVersion: d.policyVersion, approver, expiresAt, ...who });
+    this.outcomes.set(d.logicalCallId, { kind: 'granted', grant });
+    this.onChange();
+    return { accepted: true as const, expiresAt };
+  }
+
+  /** The original handler, kept for histories recorded before `verified-approvers` (a free `approver` string). */
+  private recordUnverified(d: ApprovalDecisionInput): { accepted: true; expiresAt?: string } {
+    return this.record(d, this.pending.get(d.logicalCallId)!, d.approver ?? '');
+  }
+}
+
+function ttlCap(p: Waiting): number {
+  return p.policy?.maxApprovalTtlMs ?? TTL_CAP_WITHOUT_POLICY_MS;
+}
+
+function invalid(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: Failure.ApprovalInvalid, nonRetryable: true, message });
+}
+
+function refusedBusy(id: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: Failure.ApprovalInvalid, nonRetryable: true, message: `another decision on call ${id} is being checked; try again` });
 }

@@ -231,6 +231,8 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
           },
           decision.approvalTtlMs,
           c.deadlineAtMs - c.nowMs - c.caps.recoveryReserveMs,
+          // Who may approve, and the TTL cap, come from the policy the decision was made under.
+          held ? { policy: held.document, action: authz.action } : undefined,
         );
         if (outcome === undefined) {
           return reject(Failure.ApprovalTimedOut, 'no approval decision before the run deadline');

@@ -9,26 +9,37 @@ export const ledgerQuery = defineQuery<LedgerSnapshot, [number?]>('ledger');
 export interface OperatorResolution {
   readonly logicalCallId: string;
   readonly outcome: 'SUCCEEDED' | 'FAILED';
-  /** Who decided, e.g. `ops:bob`; recorded in the ledger. */
-  readonly operator: string;
+  /**
+   * The operator's identity token (compact JWS of a configured issuer): verified by the run, whose ledger records
+   * the verified principal. Required for every new resolution.
+   */
+  readonly token?: string;
+  /** Before verified operators: a free name, e.g. `ops:bob` (kept only so recorded histories replay). */
+  readonly operator?: string;
   /** Why: the evidence the operator used (a statement, a receipt found by hand). */
   readonly reason: string;
   readonly receipt?: string;
 }
 
 /** An operator settles a call that reconciliation left UNKNOWN. Refused for a call that is not UNKNOWN. */
-export const resolveCallUpdate = defineUpdate<{ readonly accepted: true }, [OperatorResolution]>('resolveCall');
+export const resolveCallUpdate = defineUpdate<{ readonly accepted: true; readonly operator?: string }, [OperatorResolution]>('resolveCall');
 
 /** A human's decision on one exact call: it must name the call's arguments hash and the policy version. */
 export interface ApprovalDecisionInput {
   readonly logicalCallId: string;
   readonly argumentsHash: string;
   readonly policyVersion: string;
-  /** Who decides, e.g. `manager:carol`; recorded in the ledger and the decision chain. */
-  readonly approver: string;
+  /**
+   * The approver's identity token (compact JWS of a configured issuer). The run verifies it; the ledger and the
+   * decision chain record the verified principal. Required for every new decision.
+   */
+  readonly token?: string;
+  /** Before verified approvers: a free name, e.g. `manager:carol` (kept only so recorded histories replay). */
+  readonly approver?: string;
+  /** Only `approve` or `deny`; anything else is refused by the validator. */
   readonly decision: 'approve' | 'deny';
   readonly reason?: string;
-  /** How long an approval stays valid; default the policy's approvalTtlMs. */
+  /** How long an approval stays valid: a positive safe integer up to the policy's maxApprovalTtlMs; default approvalTtlMs. */
   readonly ttlMs?: number;
 }
 
@@ -43,7 +54,20 @@ export interface PendingApproval {
 }
 
 /** Approve or deny a call waiting for approval. Refused unless it names the pending call's hash and policy. */
-export const decideApprovalUpdate = defineUpdate<{ readonly accepted: true; readonly expiresAt?: string }, [ApprovalDecisionInput]>('decideApproval');
+export const decideApprovalUpdate = defineUpdate<{ readonly accepted: true; readonly expiresAt?: string; readonly approver?: string }, [ApprovalDecisionInput]>('decideApproval');
+
+/** A request to stop the run, carrying who asks (verified) and why. */
+export interface CancelRequest {
+  /** The requester's identity token: the run's own principal, or a role the policy lists in `cancellers`. */
+  readonly token: string;
+  readonly reason: string;
+}
+
+/**
+ * Stop the run as Temporal's cancel does (calls in flight are reconciled; standing effects settled by `onAbort`),
+ * with the verified requester recorded in `CancellationRequested`. Temporal's own cancel carries no identity.
+ */
+export const requestCancelUpdate = defineUpdate<{ readonly accepted: true }, [CancelRequest]>('requestCancel');
 
 /** The calls waiting for a human decision, with what the decision must name. */
 export const pendingApprovalsQuery = defineQuery<readonly PendingApproval[]>('pendingApprovals');

@@ -7,8 +7,12 @@
  * with the receipt the downstream holds. Anything else is refused with an `ApplicationFailure` (the update
  * fails, the workflow task does not) and nothing is recorded; the call stays UNKNOWN. The lookup's evidence is
  * recorded beside who and why.
+ *
+ * Who resolves is verified (`verified-operators`): the operator's token is checked by the `verifyIdentity`
+ * activity, and the operator must belong to the run's tenant and hold a role the held policy lists for the
+ * call's tool (`operators`). A cancel request (`requestCancel`) is verified the same way.
  */
-import { ApplicationFailure, patched, proxyActivities, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { ApplicationFailure, type CancellationScope, patched, proxyActivities, setHandler, TemporalFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
@@ -16,11 +20,16 @@ import type { ToolIntent } from '../src/domain/identity';
 import type { ResolutionEvidence } from '../src/domain/ledger-events';
 import type { CallView } from '../src/domain/reducer';
 import { builtinTools } from '../src/tools/registry';
-import { resolveCallUpdate, type OperatorResolution } from './definitions';
+import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
+import { mayCancel, mayResolve, type Policy } from '../src/policy/policy-format';
+import { requestCancelUpdate, resolveCallUpdate, type OperatorResolution } from './definitions';
+import { forbidden, verifyActor } from './identity';
 import type { Ledger } from './ledger';
 
 /** Patch id: a resolution is checked against a downstream lookup (with seal) before it is recorded. */
 export const VERIFIED_RESOLUTION = 'verified-resolution';
+/** Patch id: the resolution carries the operator's token, verified and checked against the policy's roles. */
+export const VERIFIED_OPERATORS = 'verified-operators';
 
 /** Longest accepted `operator` and `receipt` (characters); longer input is refused, never truncated. */
 const MAX_NAME = 200;
@@ -36,7 +45,7 @@ const OPERATOR_LOOKUP = {
   retry: { maximumAttempts: 3, initialInterval: '500ms', backoffCoefficient: 1 },
 } as const;
 
-export function handleOperatorResolutions(ledger: Ledger, onChange: () => void): void {
+export function handleOperatorResolutions(ledger: Ledger, onChange: () => void, policy: () => Policy | undefined): void {
   const checking = new Set<string>();
   setHandler(
     resolveCallUpdate,
@@ -44,15 +53,79 @@ export function handleOperatorResolutions(ledger: Ledger, onChange: () => void):
       // Versioned change: runs that recorded resolutions before verification existed replay them unchecked.
       if (!patched(VERIFIED_RESOLUTION)) return recordUnchecked(ledger, res, onChange);
       try {
-        return await recordVerified(ledger, res, onChange, checking);
+        // Versioned change: resolutions recorded before verified operators named a free `operator` string.
+        if (!patched(VERIFIED_OPERATORS)) return await recordVerified(ledger, res, onChange, checking);
+        checkResolution(ledger, res, true);
+        const actor = await verifyActor(res.token!, `operator of ${res.logicalCallId}`);
+        allowOperator(ledger, res, actor, policy());
+        return { ...(await recordVerified(ledger, res, onChange, checking, actor)), operator: actor.principalId };
       } catch (err) {
         // Only a TemporalFailure fails just the update; any other error would fail the workflow task.
         if (err instanceof TemporalFailure) throw err;
         throw invalid(`the resolution could not be checked: ${err instanceof Error ? err.message : String(err)}`);
       }
     },
-    { validator: (res) => checkResolution(ledger, res) },
+    { validator: (res) => checkResolution(ledger, res, true) },
   );
+}
+
+/** The verified operator must be of the run's tenant and hold a role the held policy lists for the call's tool. */
+function allowOperator(ledger: Ledger, res: OperatorResolution, actor: VerifiedIdentity, policy: Policy | undefined): void {
+  const p = ledger.projection;
+  const call = callOf(ledger, res.logicalCallId);
+  if (actor.tenant !== p.tenant) throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${p.tenant ?? '?'}`);
+  if (!policy) throw forbidden('the run holds no policy naming who may resolve calls');
+  if (call === undefined || !mayResolve(policy, call.toolName, actor.roles)) {
+    throw forbidden(`${actor.principalId} (roles: ${actor.roles.join(', ') || 'none'}) may not resolve ${call?.toolName ?? 'this call'} under policy ${policy.version}`);
+  }
+}
+
+/**
+ * `requestCancel`: a verified stop. The requester is the run's own principal or holds a role the held policy
+ * lists in `cancellers` (a run that has made no decision yet holds no policy: only its principal may stop it).
+ * Returns who asked, for the `CancellationRequested` event.
+ */
+export function handleCancelRequests(
+  ledger: Ledger,
+  scope: CancellationScope,
+  policy: () => Policy | undefined,
+  run: { readonly principalId: string; readonly tenant: string },
+): () => { readonly actor: ActorRecord; readonly reason: string } | undefined {
+  let by: { actor: ActorRecord; reason: string } | undefined;
+  const check = (req: unknown): { token: string; reason: string } => {
+    if (typeof req !== 'object' || req === null) throw cancelInvalid('a cancel request must be an object');
+    const r = req as Record<string, unknown>;
+    if (!isTokenShaped(r['token'])) throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'a cancel request needs the requester’s identity token (a compact JWS)' });
+    if (!nonEmpty(r['reason'], MAX_REASON)) throw cancelInvalid(`a cancel request needs a reason (at most ${MAX_REASON} characters)`);
+    if (ledger.projection.status === 'stopped') throw cancelInvalid('the run has stopped already');
+    return { token: r['token'], reason: r['reason'] as string };
+  };
+  setHandler(
+    requestCancelUpdate,
+    async (req) => {
+      try {
+        const { token, reason } = check(req);
+        const actor = await verifyActor(token, 'cancel request');
+        if (actor.tenant !== run.tenant) throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${run.tenant}`);
+        const held = policy();
+        if (actor.principalId !== run.principalId && !(held && mayCancel(held, actor.roles))) {
+          throw forbidden(`${actor.principalId} (roles: ${actor.roles.join(', ') || 'none'}) may not cancel a run of ${run.principalId}`);
+        }
+        by ??= { actor: actorRecord(actor), reason };
+        scope.cancel();
+        return { accepted: true as const };
+      } catch (err) {
+        if (err instanceof TemporalFailure) throw err;
+        throw cancelInvalid(`the cancel request could not be checked: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    },
+    { validator: (req) => void check(req) },
+  );
+  return () => by;
+}
+
+function cancelInvalid(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: Failure.OperatorResolutionInvalid, nonRetryable: true, message });
 }
 
 /** The original handler, kept for histories recorded before `verified-resolution`. */
@@ -63,7 +136,7 @@ function recordUnchecked(ledger: Ledger, res: OperatorResolution, onChange: () =
     via: 'operator',
     outcome: res.outcome,
     ...(res.receipt !== undefined ? { receipt: res.receipt } : {}),
-    detail: `${res.operator}: ${res.reason}`,
+    detail: `${res.operator ?? ''}: ${res.reason}`,
   });
   onChange();
   return { accepted: true as const };
@@ -74,8 +147,9 @@ async function recordVerified(
   res: OperatorResolution,
   onChange: () => void,
   checking: Set<string>,
+  actor?: VerifiedIdentity,
 ): Promise<{ accepted: true }> {
-  checkResolution(ledger, res); // the same check as the validator, so the handler never relies on it alone
+  checkResolution(ledger, res, actor !== undefined); // the same check as the validator, so the handler never relies on it alone
   const id = res.logicalCallId;
   const call = callOf(ledger, id) as CallView;
   const service = call.service ?? builtinTools.get(call.toolName)?.service;
@@ -118,8 +192,9 @@ async function recordVerified(
       via: 'operator',
       outcome: res.outcome,
       ...(receipt !== undefined ? { receipt } : {}),
-      detail: `${res.operator}: ${res.reason}`,
+      detail: `${actor ? actor.principalId : (res.operator ?? '')}: ${res.reason}`,
       evidence,
+      ...(actor ? { actor: actorRecord(actor) } : {}),
     });
     onChange();
     return { accepted: true as const };
@@ -190,15 +265,21 @@ function callOf(ledger: Ledger, id: unknown): CallView | undefined {
   return typeof id === 'string' && Object.prototype.hasOwnProperty.call(calls, id) ? calls[id] : undefined;
 }
 
-/** The validator: a well-formed resolution of a call that is UNKNOWN, with who and why. Throws typed failures. */
-function checkResolution(ledger: Ledger, res: unknown): asserts res is OperatorResolution {
+/**
+ * The validator: a well-formed resolution of a call that is UNKNOWN, with who (a token; before verified operators
+ * a name) and why. Throws typed failures.
+ */
+function checkResolution(ledger: Ledger, res: unknown, withToken: boolean): asserts res is OperatorResolution {
   if (typeof res !== 'object' || res === null) throw invalid('a resolution must be an object');
   const r = res as Record<string, unknown>;
   const call = callOf(ledger, r['logicalCallId']);
   if (call === undefined) throw invalid(`no call ${String(r['logicalCallId']).slice(0, MAX_NAME)} in this run`);
   if (call.state !== 'UNKNOWN') throw invalid(`call ${call.logicalCallId} is not UNKNOWN`);
   if (r['outcome'] !== 'SUCCEEDED' && r['outcome'] !== 'FAILED') throw invalid('outcome must be SUCCEEDED or FAILED');
-  if (!nonEmpty(r['operator'], MAX_NAME) || !nonEmpty(r['reason'], MAX_REASON)) {
+  if (withToken && !isTokenShaped(r['token'])) {
+    throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'an operator resolution needs the operator’s identity token (a compact JWS)' });
+  }
+  if ((!withToken && !nonEmpty(r['operator'], MAX_NAME)) || !nonEmpty(r['reason'], MAX_REASON)) {
     throw invalid(`an operator resolution needs who (at most ${MAX_NAME} characters) and why (at most ${MAX_REASON})`);
   }
   if (r['receipt'] !== undefined && !nonEmpty(r['receipt'], MAX_NAME)) {

@@ -9,6 +9,8 @@ export type Kind = 'governed' | 'bare';
 
 export interface LoopSpec {
   readonly turns: number;
+  /** Governed only: the principal's identity token (the run verifies it before its first model call). */
+  readonly identityToken?: string;
   readonly account: string;
   /** Milliseconds from now to the run deadline; default 15 min. */
   readonly deadlineInMs?: number;
@@ -66,7 +68,7 @@ export async function startLoop(
   spec: LoopSpec,
 ): Promise<Started> {
   if (kind === 'governed') {
-    const handle = await startAgentRun(client, { workflowId, taskQueue, input: governedInput(spec) });
+    const handle = await startAgentRun(client, { workflowId, taskQueue, input: governedInput(spec), ...(spec.identityToken ? { identityToken: spec.identityToken } : {}) });
     return { kind, workflowId, handle };
   }
   const handle = await client.workflow.start('bareLoop', { workflowId, taskQueue, args: [bareInput(spec)] });

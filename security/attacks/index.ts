@@ -2,5 +2,6 @@
 import type { AttackGroup } from '../attack';
 import { capabilityAttacks } from './capabilities';
 import { signerAttacks } from './capabilities-v2';
+import { identityAttacks } from './identity';
 
-export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks];
+export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks, identityAttacks];

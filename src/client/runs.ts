@@ -18,6 +18,11 @@ export interface StartRunOptions {
    * run is refused before anything is started. Only the demo, the fault lab and the tests pass true.
    */
   readonly allowLabStrategies?: boolean;
+  /**
+   * The principal's identity token (compact JWS), when the input does not carry it already. The run verifies it
+   * before its first model call; without one (or with a bad one) the run ends `authorization_denied`.
+   */
+  readonly identityToken?: string;
 }
 
 /** A lab-only strategy was asked for without `allowLabStrategies`: no workflow was started. */
@@ -33,7 +38,7 @@ export async function startAgentRun(
   client: Client,
   opts: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
-  const { input } = opts;
+  const input: AgentRunInput = opts.identityToken !== undefined ? { ...opts.input, identityToken: opts.identityToken } : opts.input;
   if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true) throw new StrategyForbiddenError(input.strategy);
   return client.workflow.start<typeof agentRun>('agentRun', {
     workflowId: opts.workflowId,

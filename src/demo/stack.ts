@@ -15,6 +15,8 @@ import { DownstreamClient } from '../downstream/client';
 import { generateCapabilityTrust, type CapabilitySigningKey, type CapabilityTrust } from '../policy/capability-keys';
 import { REPO_ROOT, writeWorkflowBundle } from '../worker/bundle';
 import { LAB_STRATEGIES_ENV } from '../worker/worker';
+import { IDENTITY_ISSUERS_ENV } from '../identity/config';
+import { createDevIssuer, type DevIssuer } from '../identity/issue';
 
 export interface Stack {
   readonly server: ServerHandle;
@@ -38,6 +40,11 @@ export interface Stack {
    * (this stack runs the demo and the tests, which run blind_retry on purpose).
    */
   readonly workerEnv: Readonly<Record<string, string>>;
+  /**
+   * This stack's development identity issuer: a fresh Ed25519 key pair. Workers get only its public key set
+   * (LEDGERLOOP_IDENTITY_ISSUERS in `workerEnv`); the demo and the tests mint run and actor tokens with `issue`.
+   */
+  readonly identity: DevIssuer;
   /** Every business service of the stack (always the wallet, plus `StackOptions.services`). */
   readonly services: Readonly<Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>>;
   /** Base URL per service name: what a worker of this stack needs. */
@@ -79,6 +86,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const capabilityTrust = opts.capabilityTrust ?? generateCapabilityTrust();
   const capabilityKey = capabilityTrust.dispatch;
   const capabilityEnv = capabilityTrust.serviceEnv;
+  const identity = await createDevIssuer(path.join(dataDir, `identity-${Date.now()}`));
   let wallet: SpawnedService | undefined;
   const extra: SpawnedService[] = [];
   try {
@@ -116,7 +124,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       dataDir,
       capabilityKey,
       capabilityTrust,
-      workerEnv: { ...capabilityTrust.workerEnv, [LAB_STRATEGIES_ENV]: '1' },
+      workerEnv: { ...capabilityTrust.workerEnv, [LAB_STRATEGIES_ENV]: '1', [IDENTITY_ISSUERS_ENV]: identity.configPath },
+      identity,
       services,
       serviceUrls,
       ...(dataConverter ? { dataConverter } : {}),

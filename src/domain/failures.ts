@@ -78,6 +78,18 @@ export const Failure = {
   OperatorResolutionInvalid: 'Operator.ResolutionInvalid',
   /** The lookup an operator resolution needs did not answer: nothing recorded, the call stays UNKNOWN. */
   OperatorLookupUnreachable: 'Operator.LookupUnreachable',
+  /** An identity token that is missing, malformed, forged, expired, for another audience or issuer. */
+  IdentityInvalid: 'Identity.Invalid',
+  /** A verified token whose subject the issuer's mapping does not name. */
+  IdentityUnmapped: 'Identity.Unmapped',
+  /** The worker has no usable identity issuers: every token is refused (fail closed). */
+  IdentityUnconfigured: 'Identity.Unconfigured',
+  /** A verified token that names another principal or tenant than the run's input. */
+  IdentityMismatch: 'Identity.Mismatch',
+  /** A verified actor the policy does not allow here: a role not listed, another tenant, or its own call. */
+  ActorForbidden: 'Actor.Forbidden',
+  /** An approval decision that is malformed (decision value, TTL, token shape, note) or names no pending call. */
+  ApprovalInvalid: 'Approval.Invalid',
 } as const;
 export type FailureType = (typeof Failure)[keyof typeof Failure];
 

@@ -3,6 +3,7 @@
  * Every event carries the ids and versions that explain it, not only a timestamp.
  */
 import type { CapabilityRecord } from '../policy/capability';
+import type { ActorRecord } from '../identity/types';
 import type { ToolIntent } from './identity';
 import type { Budgets, RetryStrategy, StopReason } from './run';
 
@@ -48,6 +49,13 @@ export type LedgerEventBody =
       readonly reducerVersion: number;
       /** What a stop other than `completed` does with standing effects (absent in runs recorded before it existed). */
       readonly onAbort?: 'compensate' | 'leave';
+      /**
+       * The verified identity (subject, issuer, token digest, roles), or why it was refused; never the token.
+       * Absent in runs recorded before identities were verified.
+       */
+      readonly identity?:
+        | { readonly verified: true; readonly subject: string; readonly issuer: string; readonly tokenDigest: string; readonly roles: readonly string[] }
+        | { readonly verified: false; readonly code: string; readonly reason: string };
     }
   | {
       /** First event of a continued run: the projection it starts from, with the hash the previous run ended on. */
@@ -124,8 +132,10 @@ export type LedgerEventBody =
       readonly policyVersion: string;
       readonly approver: string;
       readonly expiresAt: string;
+      /** The verified approver (absent in runs recorded before approvers were verified). */
+      readonly actor?: ActorRecord;
     }
-  | { readonly type: 'ApprovalDenied'; readonly logicalCallId: string; readonly approver: string; readonly reason: string }
+  | { readonly type: 'ApprovalDenied'; readonly logicalCallId: string; readonly approver: string; readonly reason: string; readonly actor?: ActorRecord }
   | { readonly type: 'DispatchDeferred'; readonly logicalCallId: string; readonly retryAfterMs: number; readonly reason: string }
   | { readonly type: 'DispatchIntentRecorded'; readonly logicalCallId: string; readonly intent: ToolIntent }
   | {
@@ -171,6 +181,8 @@ export type LedgerEventBody =
        * recorded. Absent on resolutions recorded before verification existed (taken on the operator's word).
        */
       readonly evidence?: ResolutionEvidence;
+      /** The verified operator (absent on resolutions recorded before operators were verified). */
+      readonly actor?: ActorRecord;
     }
   | {
       readonly type: 'ToolResultRecorded';
@@ -227,7 +239,7 @@ export type LedgerEventBody =
       /** Effects left standing: no compensation exists, the choice was `leave`, or no time was left to offset. */
       readonly left: readonly string[];
     }
-  | { readonly type: 'CancellationRequested'; readonly inFlight: readonly string[] }
+  | { readonly type: 'CancellationRequested'; readonly inFlight: readonly string[]; readonly requestedBy?: ActorRecord; readonly reason?: string }
   | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }
   | { readonly type: 'RunCompleted'; readonly stopReason: StopReason; readonly detail: string };
 

@@ -98,7 +98,14 @@ export interface ModelPrice {
 }
 
 export interface AgentRunInput {
+  /** Who the run acts for; must equal what the verified identity token names (else `authorization_denied`). */
   readonly principal: Principal;
+  /**
+   * The principal's identity token (compact Ed25519 JWS from a configured issuer). Verified before the first model
+   * call; the ledger records only its subject and SHA-256 digest. It travels in the workflow input (encrypted by
+   * the payload codec) and is dropped at continue-as-new.
+   */
+  readonly identityToken?: string;
   readonly goal: string;
   readonly strategy: RetryStrategy;
   readonly planner: PlannerConfig;

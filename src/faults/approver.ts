@@ -50,6 +50,7 @@ export async function approver(ctx: DriverContext): Promise<void> {
         earlier === 0 ? 'fault protocol approver' : `asked again (${p.reason}); the approver does not renew`;
       if (a.afterMs > 0) await sleep(a.afterMs);
       try {
+        const token = await ctx.approverToken();
         await withDeadline(ctx.link, 5_000, () =>
           ctx.handle.executeUpdate(decideApprovalUpdate, {
             args: [
@@ -57,7 +58,7 @@ export async function approver(ctx: DriverContext): Promise<void> {
                 logicalCallId: p.logicalCallId,
                 argumentsHash: p.argumentsHash,
                 policyVersion: p.policyVersion,
-                approver: 'faults:approver',
+                token,
                 decision,
                 reason,
                 ...(decision === 'approve' && a.ttlMs !== undefined ? { ttlMs: a.ttlMs } : {}),

@@ -4,6 +4,7 @@
  * dev server of its own. Drivers act while the run is in flight; afterwards every metric is read from durable
  * records (evidence.ts), the assertions are evaluated, and the write-up is generated.
  */
+import { IDENTITY_ISSUERS_ENV } from '../identity/config';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -148,6 +149,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       bundlePath: lab.bundlePath,
       env: {
         ...lab.capabilityTrust.workerEnv,
+        [IDENTITY_ISSUERS_ENV]: lab.identity.configPath,
         [LAB_STRATEGIES_ENV]: '1', // the lab runs blind_retry on purpose
         ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
       },
@@ -168,6 +170,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       taskQueue,
       memo: { [FAULTS_MEMO_KEY]: true },
       allowLabStrategies: true, // the lab runs blind_retry on purpose
+      identityToken: await lab.identity.issue(pc.principal, pc.tenant),
       input: {
         principal: { id: pc.principal, tenant: pc.tenant },
         goal: pc.goal,
@@ -187,6 +190,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       pool,
       timeline,
       ledger,
+      approverToken: () => lab.identity.issue('faults:approver', pc.tenant, ['approver']),
       ...(policyFile ? { policyFile } : {}),
       done: done.signal,
       onServerRestarted: (s) => (restarted = s),

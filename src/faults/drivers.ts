@@ -32,6 +32,8 @@ export interface DriverContext {
   readonly timeline: Timeline;
   readonly ledger: LedgerWatch;
   readonly policyFile?: string;
+  /** A fresh token for the lab's approver (role `approver`, the case's tenant). */
+  readonly approverToken: () => Promise<string>;
   /** Aborted when the run has ended (or the case gave up). */
   readonly done: AbortSignal;
   /** Set by the server-restart driver: the restarted server, which the case must stop. */

@@ -3,6 +3,7 @@
  * server of its own for a case that restarts the server, the workflow bundle built once, and per case FRESH
  * downstream service processes on fresh SQLite databases (so their counts belong to that case alone).
  */
+import { createDevIssuer, type DevIssuer } from '../identity/issue';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
@@ -33,6 +34,8 @@ export interface Lab {
   readonly features: ReadonlySet<PointFeature>;
   /** The lab's capability keys: workers get the dispatch signing key, services the public key set. */
   readonly capabilityTrust: CapabilityTrust;
+  /** The lab's development identity issuer: workers get its public keys, the runner mints run and approver tokens. */
+  readonly identity: DevIssuer;
   readonly dataDir: string;
   readonly dataConverter?: DataConverter;
   stop(): Promise<void>;
@@ -75,8 +78,10 @@ export async function openLab(dataDir: string, bundle: BuiltBundle): Promise<Lab
     await server.stop();
     throw err;
   }
+  const identity = await createDevIssuer(path.join(dataDir, 'identity'));
   return {
     shared,
+    identity,
     bundlePath: bundle.bundlePath,
     features: bundle.features,
     capabilityTrust: generateCapabilityTrust(),

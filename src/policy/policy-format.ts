@@ -13,8 +13,14 @@
  *       "rateLimit": [{ "max": 10, "perMs": 60000 }, { "max": 100, "perMs": 60000, "per": "tenant" }] },
  *     { "action": "wallet.refund", "origin": "compensation" },   // only the run's saga may refund
  *     { "action": "notifications.send_email", "approval": "always" }
- *   ]
+ *   ],
+ *   "maxApprovalTtlMs": 3600000,     // cap on an approval's validity (a decision's --ttl is refused above it)
+ *   "approvers": [{ "action": "*", "roles": ["approver"] }],      // roles that may approve an action ("*": any)
+ *   "operators": [{ "tools": ["*"], "roles": ["operator"] }],     // roles that may resolve an UNKNOWN call of a tool
+ *   "cancellers": ["operator"]       // roles that may cancel a run (its own principal always may)
  * }
+ *
+ * Roles come only from verified identity tokens (src/identity). A principal never approves its own call.
  */
 import { z } from 'zod';
 
@@ -68,12 +74,25 @@ export const PolicyRule = z
   .strict();
 export type PolicyRule = z.infer<typeof PolicyRule>;
 
+export const ApproverRule = z.object({ action: z.string().min(1), roles: z.array(z.string().min(1)).min(1) }).strict();
+export type ApproverRule = z.infer<typeof ApproverRule>;
+export const OperatorRule = z.object({ tools: z.array(z.string().min(1)).min(1), roles: z.array(z.string().min(1)).min(1) }).strict();
+export type OperatorRule = z.infer<typeof OperatorRule>;
+
 export const Policy = z
   .object({
     version: z.string().min(1),
     decisionTtlMs: z.number().int().positive().default(60_000),
     approvalTtlMs: z.number().int().positive().default(600_000),
     rules: z.array(PolicyRule),
+    /** The longest validity an approval may be given (default 1 h); `approvalTtlMs` above it is capped to it. */
+    maxApprovalTtlMs: z.number().int().positive().max(7 * 86_400_000).default(3_600_000),
+    /** Which verified roles may approve which action (`*`: every action). Default: role `approver`, any action. */
+    approvers: z.array(ApproverRule).default([{ action: '*', roles: ['approver'] }]),
+    /** Which verified roles may resolve an UNKNOWN call of which tools. Default: role `operator`, every tool. */
+    operators: z.array(OperatorRule).default([{ tools: ['*'], roles: ['operator'] }]),
+    /** Verified roles that may cancel a run, besides the run's own principal. Default: `operator`. */
+    cancellers: z.array(z.string().min(1)).default(['operator']),
   })
   .strict();
 export type Policy = z.infer<typeof Policy>;
@@ -96,4 +115,21 @@ export const DEFAULT_POLICY: Policy = Policy.parse({
 export function rateLimitsOf(rule: PolicyRule): readonly RateLimit[] {
   if (!rule.rateLimit) return [];
   return Array.isArray(rule.rateLimit) ? rule.rateLimit : [rule.rateLimit];
+}
+
+const hasAny = (roles: readonly string[], allowed: readonly string[]): boolean => roles.some((r) => allowed.includes(r));
+
+/** Whether a verified actor with `roles` may approve `action` under `policy`. */
+export function mayApprove(policy: Policy, action: string, roles: readonly string[]): boolean {
+  return policy.approvers.some((r) => (r.action === '*' || r.action === action) && hasAny(roles, r.roles));
+}
+
+/** Whether a verified actor with `roles` may resolve a call of `tool` under `policy`. */
+export function mayResolve(policy: Policy, tool: string, roles: readonly string[]): boolean {
+  return policy.operators.some((r) => (r.tools.includes('*') || r.tools.includes(tool)) && hasAny(roles, r.roles));
+}
+
+/** Whether a verified actor with `roles` may cancel a run (the run's own principal always may). */
+export function mayCancel(policy: Policy, roles: readonly string[]): boolean {
+  return hasAny(roles, policy.cancellers);
 }

@@ -8,6 +8,12 @@ import type { Stack } from '../../src/demo/stack';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { deadlineIn, inProcessWorker, taskQueue } from './stack';
+import type { IdentitySource } from '../../src/identity/config';
+
+/** A token of the stack's development issuer for an approver, operator or canceller (roles as given). */
+export function actorToken(stack: Stack, principal: string, roles: readonly string[], tenant = 'acme'): Promise<string> {
+  return stack.identity.issue(principal, tenant, roles);
+}
 
 export interface RunOutcome {
   readonly result: AgentRunResult;
@@ -36,16 +42,20 @@ export async function runAgent(
   name: string,
   runInput: AgentRunInput,
   during?: (handle: WorkflowHandle, worker: Worker) => Promise<void>,
-  opts: { services?: Record<string, string>; policies?: PolicyStore; noCapabilityKey?: boolean } = {},
+  opts: { services?: Record<string, string>; policies?: PolicyStore; noCapabilityKey?: boolean; identity?: IdentitySource; identityToken?: string | null } = {},
 ): Promise<RunOutcome> {
   const tq = taskQueue(name);
   const worker = await inProcessWorker(stack, tq, opts.services, {
     ...(opts.policies ? { policies: opts.policies } : {}),
     ...(opts.noCapabilityKey ? { noCapabilityKey: true } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
   });
+  // The principal's token from the stack's development issuer, unless the input carries one or the test sets one (null: none).
+  const identityToken =
+    opts.identityToken === null ? undefined : (opts.identityToken ?? runInput.identityToken ?? (await stack.identity.issue(runInput.principal.id, runInput.principal.tenant)));
   const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
   return worker.runUntil(async () => {
-    const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput, allowLabStrategies: true });
+    const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput, allowLabStrategies: true, ...(identityToken !== undefined ? { identityToken } : {}) });
     if (during) await during(handle, worker);
     const result = await handle.result();
     const ledger = await readLedger(handle);

@@ -13,6 +13,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tracing';
+import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
 
 let runtimeInstalled = false;
 function quietRuntime(): void {
@@ -48,7 +49,7 @@ export async function inProcessWorker(
   stack: Stack,
   tq: string,
   services: Record<string, string> = { ...stack.serviceUrls },
-  opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean; allowLabStrategies?: boolean } = {},
+  opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean; allowLabStrategies?: boolean; identity?: IdentitySource } = {},
 ): Promise<Worker> {
   const dataConverter = opts.dataConverter ?? stack.dataConverter;
   const connection = await NativeConnection.connect({ address: stack.server.address });
@@ -65,6 +66,8 @@ export async function inProcessWorker(
       authorize: { ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }), ...(opts.policies ? { policies: opts.policies } : {}) },
       // Cross-run rate limits: the tenant quota workflows run on this worker's queue (use a tenant per test).
       quota: { client: stack.client, taskQueue: tq },
+      // The stack's development issuer (public keys only); `opts.identity` replaces it (e.g. none configured).
+      identity: { issuers: opts.identity ?? staticIdentitySource([stack.identity.config]) },
     }),
     maxCachedWorkflows: 0,
     ...(dataConverter ? { dataConverter } : {}),

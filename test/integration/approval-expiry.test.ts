@@ -4,6 +4,8 @@
  * approval dispatches it, once.
  */
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { staticIdentitySource } from '../../src/identity/config';
+import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +29,7 @@ let walletClient: DownstreamClient;
 let bundlePath: string;
 const trust = generateCapabilityTrust();
 const capabilityKey = trust.dispatch;
+let issuer: DevIssuer;
 
 beforeAll(async () => {
   try {
@@ -41,6 +44,7 @@ beforeAll(async () => {
     writeWorkflowBundle(path.join(dir, 'bundle.js')),
   ]);
   walletClient = new DownstreamClient({ baseUrl: wallet.url });
+  issuer = await createDevIssuer(path.join(dir, 'identity'));
   await walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
 });
 afterAll(async () => {
@@ -64,6 +68,7 @@ test('an approval that expires while the call waits forces a new decision; a fre
       services: { wallet: new DownstreamClient({ baseUrl: wallet.url }) },
       workerIdentity: 'expiry-test',
       authorize: { policies: new StaticPolicyStore(policy), capabilityKey },
+      identity: { issuers: staticIdentitySource([issuer.config]) },
     }),
   });
   await worker.runUntil(async () => {
@@ -73,6 +78,7 @@ test('an approval that expires while the call waits forces a new decision; a fre
       args: [
         {
           principal: { id: 'user:alice', tenant: 'acme' },
+          identityToken: await issuer.issue('user:alice', 'acme'),
           goal: 'two debits',
           strategy: 'same_key_replay',
           planner: { kind: 'scripted', scenario: 'two-debits', vars: { account: 'acct_1', amount: { minor: 1_000, currency: 'EUR' }, amount2: { minor: 60_000, currency: 'EUR' } } },
@@ -93,7 +99,7 @@ test('an approval that expires while the call waits forces a new decision; a fre
     const first = await pending(() => true);
     // Approved for 10 s, but the rate limit (1 debit per 60 s) holds the dispatch for about a minute.
     await handle.executeUpdate(decideApprovalUpdate, {
-      args: [{ logicalCallId: first.logicalCallId, argumentsHash: first.argumentsHash, policyVersion: first.policyVersion, approver: 'manager:carol', decision: 'approve' }],
+      args: [{ logicalCallId: first.logicalCallId, argumentsHash: first.argumentsHash, policyVersion: first.policyVersion, token: await issuer.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
     });
     await env.sleep(70_000); // virtual time: the deferred dispatch wakes up after its approval lapsed
     const second = await pending(() => true);
@@ -105,7 +111,7 @@ test('an approval that expires while the call waits forces a new decision; a fre
     expect(snap.events.some((e) => e.type === 'DispatchDeferred')).toBe(true);
     expect(requestsBefore).toBe(1); // only the first (small) debit reached the wallet so far
     await handle.executeUpdate(decideApprovalUpdate, {
-      args: [{ logicalCallId: second.logicalCallId, argumentsHash: second.argumentsHash, policyVersion: second.policyVersion, approver: 'manager:dave', decision: 'approve', ttlMs: 120_000 }],
+      args: [{ logicalCallId: second.logicalCallId, argumentsHash: second.argumentsHash, policyVersion: second.policyVersion, token: await issuer.issue('manager:dave', 'acme', ['approver']), decision: 'approve', ttlMs: 120_000 }],
     });
     const result = await handle.result();
     snap = await handle.query(ledgerQuery);

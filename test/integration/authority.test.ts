@@ -96,20 +96,20 @@ describe('human approval of one exact call', () => {
       expect(desc.typedSearchAttributes.get(SA.pendingApprovals)).toBe(1);
       requestsWhilePending = await allRequests();
       await handle.executeUpdate(decideApprovalUpdate, {
-        args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, approver: 'manager:carol', decision: 'deny', reason: 'too large' }],
+        args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'deny', reason: 'too large' }],
       });
     });
     expect(await allRequests()).toBe(requestsWhilePending);
     const second = out.result.calls[1]!;
     expect(second.state).toBe('FAILED');
-    expect(out.ledger.events.find((e) => e.type === 'ApprovalDenied')).toMatchObject({ approver: 'manager:carol', reason: 'too large' });
+    expect(out.ledger.events.find((e) => e.type === 'ApprovalDenied')).toMatchObject({ approver: 'manager:carol', actor: { principalId: 'manager:carol' }, reason: 'too large' });
     expect(out.result.finalText).toContain('FAILED');
   });
 
   test('an approval must name the call’s arguments hash and policy version; the right one dispatches once', async () => {
     const out = await runAgent(stack, 'approve', input({ scenario: 'two-debits', vars }), async (handle) => {
       const [p] = await waitPending(handle);
-      const base = { logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, approver: 'manager:carol', decision: 'approve' as const };
+      const base = { logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' as const };
       await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, argumentsHash: '0'.repeat(64) }] })).rejects.toMatchObject(refused(/other arguments/));
       await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, policyVersion: 'other/9' }] })).rejects.toMatchObject(refused(/policy/));
       await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, logicalCallId: 'lc_9_nope' }] })).rejects.toMatchObject(refused(/not waiting/));
@@ -133,7 +133,7 @@ describe('human approval of one exact call', () => {
         expect(p!.policyVersion).toBe('acme/1');
         writeFileSync(file, JSON.stringify({ ...DEFAULT_POLICY, version: 'acme/2' })); // published while the call waits
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: 'acme/1', approver: 'manager:carol', decision: 'approve' }],
+          args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: 'acme/1', token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
         });
         const end = Date.now() + 30_000;
         let again: PendingApproval | undefined;
@@ -143,7 +143,7 @@ describe('human approval of one exact call', () => {
         }
         expect(again).toBeDefined();
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: again!.logicalCallId, argumentsHash: again!.argumentsHash, policyVersion: 'acme/2', approver: 'manager:dave', decision: 'approve' }],
+          args: [{ logicalCallId: again!.logicalCallId, argumentsHash: again!.argumentsHash, policyVersion: 'acme/2', token: await stack.identity.issue('manager:dave', 'acme', ['approver']), decision: 'approve' }],
         });
       },
       { policies: new FilePolicyStore(file) },
@@ -171,7 +171,7 @@ describe('human approval of one exact call', () => {
         const [p] = await waitPending(handle);
         writeFileSync(file, JSON.stringify({ version: 'acme/3', rules: [] }));
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: 'acme/1', approver: 'manager:carol', decision: 'approve' }],
+          args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: 'acme/1', token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
         });
       },
       { policies: new FilePolicyStore(file) },

@@ -40,7 +40,8 @@ interface CliRun {
 /** Runs the CLI as a child process; `server` adds --address and --namespace. */
 function cli(args: readonly string[], opts: { server?: boolean } = {}): Promise<CliRun> {
   const conn = opts.server === false ? [] : ['--address', stack.server.address, '--namespace', stack.server.namespace];
-  const child = spawn(process.execPath, [BIN, ...args, ...conn], { cwd: REPO, env: { ...process.env, NO_COLOR: '1' } });
+  // The run principal's token for `start` comes from the environment (LEDGERLOOP_IDENTITY_TOKEN); actors pass --token.
+  const child = spawn(process.execPath, [BIN, ...args, ...conn], { cwd: REPO, env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! } });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -99,8 +100,16 @@ async function startTwoDebits(): Promise<{ id: string; handle: WorkflowHandle; p
   return { id, handle, pending };
 }
 
+/** Tokens of the stack's development issuer: the run principal, an approver, an operator. */
+const tokens: Record<string, string> = {};
+
 beforeAll(async () => {
   stack = await startTestStack('cli');
+  // Workers built by createLedgerloopWorker read the issuers from the environment, as a deployed worker does.
+  process.env.LEDGERLOOP_IDENTITY_ISSUERS = stack.identity.configPath;
+  tokens['user:alice'] = await stack.identity.issue('user:alice', 'acme');
+  tokens['manager:carol'] = await stack.identity.issue('manager:carol', 'acme', ['approver']);
+  tokens['ops:bob'] = await stack.identity.issue('ops:bob', 'acme', ['operator']);
   await stack.walletClient.seedAccount({
     tenant: 'acme',
     account: 'acct_1',
@@ -255,8 +264,8 @@ describe('human decisions from the command line', () => {
       'approve',
       id,
       pending.logicalCallId,
-      '--as',
-      'manager:carol',
+      '--token',
+      tokens['manager:carol']!,
       '--arguments-hash',
       '0'.repeat(64),
     ]);
@@ -267,7 +276,7 @@ describe('human decisions from the command line', () => {
       'ledgerloop approve: refused: the decision names other arguments than the pending call',
     );
 
-    const unknown = await cli(['approve', id, 'lc_9_nope', '--as', 'manager:carol']);
+    const unknown = await cli(['approve', id, 'lc_9_nope', '--token', tokens['manager:carol']!]);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain(
       `call lc_9_nope is not waiting for approval in ${id} (waiting: ${pending.logicalCallId})`,
@@ -281,15 +290,15 @@ describe('human decisions from the command line', () => {
       first.logicalCallId,
       '--outcome',
       'FAILED',
-      '--as',
-      'ops:bob',
+      '--token',
+      tokens['ops:bob']!,
       '--reason',
       'r',
     ]);
     expect(settled.code).toBe(1);
     expect(settled.err.trim()).toBe(`ledgerloop resolve: refused: call ${first.logicalCallId} is not UNKNOWN`);
 
-    const ok = await cli(['approve', id, pending.logicalCallId, '--as', 'manager:carol', '--ttl', '10m', '--json']);
+    const ok = await cli(['approve', id, pending.logicalCallId, '--token', tokens['manager:carol']!, '--ttl', '10m', '--json']);
     expect(ok.code).toBe(0);
     expect(json<{ outcome: { accepted: boolean; expiresAt: string } }>(ok).outcome).toMatchObject({
       accepted: true,
@@ -306,10 +315,10 @@ describe('human decisions from the command line', () => {
 
   test('deny needs a reason, and the denial becomes the call’s result', async () => {
     const { id, handle, pending } = await startTwoDebits();
-    const noReason = await cli(['deny', id, pending.logicalCallId, '--as', 'manager:carol']);
+    const noReason = await cli(['deny', id, pending.logicalCallId, '--token', tokens['manager:carol']!]);
     expect(noReason.code).toBe(2);
     expect(noReason.err.trim().split('\n')).toHaveLength(1);
-    const r = await cli(['deny', id, pending.logicalCallId, '--as', 'manager:carol', '--reason', 'too large']);
+    const r = await cli(['deny', id, pending.logicalCallId, '--token', tokens['manager:carol']!, '--reason', 'too large']);
     expect(r.code).toBe(0);
     expect(r.out).toContain(`denied ${pending.logicalCallId} as manager:carol: too large`);
     const result = (await handle.result()) as AgentRunResult;
@@ -323,15 +332,17 @@ describe('human decisions from the command line', () => {
 
   test('cancel records the request and says what it does not prove', async () => {
     const { id, handle } = await startTwoDebits();
-    const r = await cli(['cancel', id, '--reason', 'changed my mind']);
+    const noToken = await cli(['cancel', id, '--reason', 'changed my mind']);
+    expect(noToken.code).toBe(2);
+    const r = await cli(['cancel', id, '--reason', 'changed my mind', '--token', tokens['user:alice']!]);
     expect(r.code).toBe(0);
     expect(r.out).toContain(`cancellation requested for ${id}`);
     expect(r.out).toContain('does not undo effects in flight');
-    const history = await handle.fetchHistory();
-    const requested = history.events?.find((e) => e.workflowExecutionCancelRequestedEventAttributes);
-    expect(requested?.workflowExecutionCancelRequestedEventAttributes?.cause).toBe('changed my mind');
     await handle.result().catch(() => undefined);
-    const again = await cli(['cancel', id]);
+    // The verified requester and the reason are in the ledger (Temporal's own cancel would carry neither).
+    const requested = (await readLedger(handle)).events.find((e) => e.type === 'CancellationRequested');
+    expect(requested).toMatchObject({ requestedBy: { principalId: 'user:alice' }, reason: 'changed my mind' });
+    const again = await cli(['cancel', id, '--token', tokens['user:alice']!]);
     expect(again.code).toBe(1);
     expect(again.err).toMatch(/is already \w+; nothing to cancel/);
   });
@@ -400,8 +411,8 @@ describe('an outcome only an operator can settle', () => {
           lc,
           '--outcome',
           outcome,
-          '--as',
-          'ops:bob',
+          '--token',
+          tokens['ops:bob']!,
           '--reason',
           reason,
           ...(receipt ? ['--receipt', receipt] : []),
@@ -447,8 +458,8 @@ describe('an outcome only an operator can settle', () => {
         lc,
         '--outcome',
         'FAILED',
-        '--as',
-        'ops:bob',
+        '--token',
+        tokens['ops:bob']!,
         '--reason',
         'second thoughts',
       ]);

@@ -51,11 +51,11 @@ describe('a new decision after a possible send', () => {
       async (handle) => {
         const first = await nextPending(handle, 0);
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: first.logicalCallId, argumentsHash: first.argumentsHash, policyVersion: first.policyVersion, approver: 'manager:carol', decision: 'approve', ttlMs: 3_000 }],
+          args: [{ logicalCallId: first.logicalCallId, argumentsHash: first.argumentsHash, policyVersion: first.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve', ttlMs: 3_000 }],
         });
         const second = await nextPending(handle, 1);
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: second.logicalCallId, argumentsHash: second.argumentsHash, policyVersion: second.policyVersion, approver: 'manager:dave', decision: 'deny', reason: 'not again' }],
+          args: [{ logicalCallId: second.logicalCallId, argumentsHash: second.argumentsHash, policyVersion: second.policyVersion, token: await stack.identity.issue('manager:dave', 'acme', ['approver']), decision: 'deny', reason: 'not again' }],
         });
       },
     );

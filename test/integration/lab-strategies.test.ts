@@ -30,6 +30,7 @@ test('a production worker refuses a blind_retry run at dispatch: FAILED with Str
       taskQueue: tq,
       input: input({ strategy: 'blind_retry', vars: { account, amount: { minor: 1250, currency: 'EUR' } } }),
       allowLabStrategies: true,
+      identityToken: await stack.identity.issue('user:alice', 'acme'),
     });
     return { result: await handle.result(), ledger: await readLedger(handle) };
   });

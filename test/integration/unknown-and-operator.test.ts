@@ -95,7 +95,7 @@ describe('an outcome nobody can establish', () => {
         expect(desc.typedSearchAttributes.get(SA.status)).toBe('waiting_for_operator');
         const id = Object.keys(snap.projection.calls)[0]!;
         expect(snap.projection.calls[id]?.state).toBe('UNKNOWN');
-        const who = { logicalCallId: id, operator: 'ops:bob' };
+        const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
         // A resolution without a reason is refused by the validator; nothing is recorded.
         expect(await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: '' })).toMatchObject({ type: 'Operator.ResolutionInvalid' });
         // The wallet cannot be asked: the statement is not taken on trust, nothing is recorded (fail closed).
@@ -121,7 +121,7 @@ describe('an outcome nobody can establish', () => {
           { ...who, logicalCallId: '__proto__', outcome: 'FAILED', reason: 'x' },
           { ...who, logicalCallId: 'constructor', outcome: 'FAILED', reason: 'x' },
           { ...who, outcome: 'SUCCEEDED', reason: 'x', receipt: 42 },
-          { ...who, operator: 'x'.repeat(10_000), outcome: 'FAILED', reason: 'x' },
+          { ...who, reason: 'x'.repeat(10_000), outcome: 'FAILED' },
         ]) {
           expect(await refusal(handle, absurd)).toMatchObject({ type: 'Operator.ResolutionInvalid' });
         }
@@ -160,7 +160,7 @@ describe('an outcome nobody can establish', () => {
         await wallet.stop(); // the held request dies uncommitted
         back = await restart();
         expect(await client.stats(key)).toMatchObject({ businessEffectCount: 0 });
-        const who = { logicalCallId: id, operator: 'ops:bob' };
+        const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
         const claimed = await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: 'I think it went through', receipt: 'r_made_up' });
         expect(claimed.type).toBe('Operator.ResolutionRefused');
         expect(claimed.message).toMatch(/sealed/);

@@ -65,7 +65,8 @@ export async function runWithModel(
     });
     const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
     return await worker.runUntil(async () => {
-      const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput });
+      const identityToken = await stack.identity.issue(runInput.principal.id, runInput.principal.tenant);
+      const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput, identityToken });
       const result = await handle.result();
       const ledger = await readLedger(handle);
       const planAttempts = activityAttempts(await handle.fetchHistory())

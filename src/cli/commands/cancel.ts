@@ -1,11 +1,15 @@
 /**
- * `ledgerloop cancel`: ask Temporal to cancel a run. What this proves is narrow: the request is recorded in the
+ * `ledgerloop cancel`: ask the run to stop, as a verified requester: the `requestCancel` update carries your
+ * identity token, the run verifies it (its own principal, or a role the policy lists in `cancellers`), records you
+ * in `CancellationRequested`, then cancels its main scope exactly as Temporal's cancel would. What this proves is narrow: the request is recorded in the
  * history (WorkflowExecutionCancelRequested) and the caller stops waiting. It does not undo or prevent effects
  * already in flight; how the workflow settles those (calls in flight become UNKNOWN and are reconciled by key) is
  * the workflow's side, recorded in its ledger.
  */
-import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { requestCancelUpdate } from '../../../workflows/definitions';
+import { actorToken, addTokenOption } from './call-command';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { OperationRefusedError } from '../errors';
 import { parseNonEmpty } from '../parse';
@@ -14,6 +18,7 @@ import { arg, configureCommand, printJson, runAction, type CommandIO } from './s
 
 interface CancelFlags extends ConnectionFlags {
   readonly reason: string;
+  readonly token?: string;
   readonly json: boolean;
 }
 
@@ -42,23 +47,27 @@ export function registerCancel(program: Command, io: CommandIO): void {
     )
     .option('--json', 'print JSON', false)
     .addHelpText('after', CANCEL_SEMANTICS);
+  addTokenOption(cmd);
   addConnectionOptions(cmd);
   configureCommand(cmd, io);
   cmd.action((workflowId: string, flags: CancelFlags) =>
-    runAction(cmd, io, () =>
-      withSession(flags, workflowId, async (s) => {
-        const { description } = await describeRun(s, workflowId);
+    runAction(cmd, io, () => {
+      const token = actorToken(flags.token);
+      return withSession(flags, workflowId, async (s) => {
+        const { handle, description } = await describeRun(s, workflowId);
         if (description.status.name !== 'RUNNING') {
           throw new OperationRefusedError(`run ${workflowId} is already ${description.status.name}; nothing to cancel`);
         }
-        // The raw call, because WorkflowHandle.cancel() has no way to record a reason.
-        await s.client.workflowService.requestCancelWorkflowExecution({
-          namespace: s.namespace,
-          workflowExecution: { workflowId, runId: description.runId },
-          identity: s.client.options.identity,
-          requestId: randomUUID(),
-          reason: flags.reason,
-        });
+        // Temporal's own cancel carries no identity: the update does, and the run cancels itself once it verified it.
+        try {
+          await handle.executeUpdate(requestCancelUpdate, { args: [{ token, reason: flags.reason }] });
+        } catch (err) {
+          if (err instanceof WorkflowUpdateFailedError) {
+            const cause = err.cause as { type?: string; message?: string } | undefined;
+            throw new OperationRefusedError(`refused (${cause?.type ?? 'update failed'}): ${cause?.message ?? err.message}`);
+          }
+          throw err;
+        }
         if (flags.json) {
           printJson(io, { workflowId, runId: description.runId, cancelRequested: true, reason: flags.reason });
         } else {
@@ -69,7 +78,7 @@ export function registerCancel(program: Command, io: CommandIO): void {
           io.out(`The workflow settles in-flight calls and records them: ledgerloop show ${workflowId}\n`);
         }
         return 0;
-      }),
-    ),
+      });
+    }),
   );
 }

@@ -13,12 +13,13 @@ import {
 import { withSession, type ConnectionFlags } from '../connect';
 import { CallNotFoundError } from '../errors';
 import { parseDuration, parseNonEmpty } from '../parse';
-import { callCommand, finishCallCommand } from './call-command';
+import { actorToken, callCommand, finishCallCommand } from './call-command';
 import { describeRun } from './read-run';
 import { arg, printJson, runAction, type CommandIO } from './shared';
 
 interface DecideFlags extends ConnectionFlags {
-  readonly as: string;
+  readonly as?: string;
+  readonly token?: string;
   readonly reason?: string;
   readonly ttl?: number;
   readonly argumentsHash?: string;
@@ -30,12 +31,12 @@ interface DecideFlags extends ConnectionFlags {
 type Decision = ApprovalDecisionInput['decision'];
 
 /** The decision the update carries: the pending call's hash and policy unless pinned by flags. */
-export function decisionInput(p: PendingApproval, decision: Decision, flags: DecideFlags): ApprovalDecisionInput {
+export function decisionInput(p: PendingApproval, decision: Decision, flags: DecideFlags, token: string): ApprovalDecisionInput {
   return {
     logicalCallId: p.logicalCallId,
     argumentsHash: flags.argumentsHash ?? p.argumentsHash,
     policyVersion: flags.policyVersion ?? p.policyVersion,
-    approver: flags.as,
+    token,
     decision,
     ...(flags.reason !== undefined ? { reason: flags.reason } : {}),
     ...(decision === 'approve' && flags.ttl !== undefined ? { ttlMs: flags.ttl } : {}),
@@ -92,8 +93,9 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
     .option('--json', 'print JSON: the pending call and the outcome', false);
   finishCallCommand(cmd, io);
   cmd.action((workflowId: string, logicalCallId: string, flags: DecideFlags) =>
-    runAction(cmd, io, () =>
-      withSession(flags, workflowId, async (s) => {
+    runAction(cmd, io, () => {
+      const token = actorToken(flags.token);
+      return withSession(flags, workflowId, async (s) => {
         const { handle, description } = await describeRun(s, workflowId);
         const tq = description.taskQueue;
         const pending = await s.answered(
@@ -111,7 +113,7 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
           );
         }
         if (!flags.json) io.out(pendingText(p));
-        const input = decisionInput(p, decision, flags);
+        const input = decisionInput(p, decision, flags, token);
         const outcome = await s.answered(
           'decideApproval update',
           workflowId,
@@ -120,17 +122,17 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
           tq,
         );
         if (flags.json) {
-          printJson(io, { workflowId, pending: p, decision: input, outcome });
+          printJson(io, { workflowId, pending: p, decision: { ...input, token: '(redacted)' }, outcome });
         } else if (decision === 'approve') {
           io.out(
-            `approved ${logicalCallId} as ${flags.as}${outcome.expiresAt ? `; the approval expires at ${outcome.expiresAt}` : ''}\n`,
+            `approved ${logicalCallId} as ${outcome.approver ?? '?'}${outcome.expiresAt ? `; the approval expires at ${outcome.expiresAt}` : ''}\n`,
           );
         } else {
-          io.out(`denied ${logicalCallId} as ${flags.as}: ${flags.reason}\n`);
+          io.out(`denied ${logicalCallId} as ${outcome.approver ?? '?'}: ${flags.reason}\n`);
         }
         return 0;
-      }),
-    ),
+      });
+    }),
   );
 }
 

@@ -14,13 +14,14 @@ import { resolveCallUpdate, type OperatorResolution } from '../../../workflows/d
 import { withSession, type ConnectionFlags } from '../connect';
 import { CallNotFoundError, EXIT_FAILED, OperationRefusedError } from '../errors';
 import { parseNonEmpty, parseOutcome } from '../parse';
-import { callCommand, finishCallCommand } from './call-command';
+import { actorToken, callCommand, finishCallCommand } from './call-command';
 import { readRun } from './read-run';
 import { arg, printJson, runAction, type CommandIO } from './shared';
 
 interface ResolveFlags extends ConnectionFlags {
   readonly outcome: 'SUCCEEDED' | 'FAILED';
-  readonly as: string;
+  readonly as?: string;
+  readonly token?: string;
   readonly reason: string;
   readonly receipt?: string;
   readonly json: boolean;
@@ -48,8 +49,9 @@ export function registerResolve(program: Command, io: CommandIO): void {
     .option('--json', 'print JSON: the call before and the resolution sent', false);
   finishCallCommand(cmd, io);
   cmd.action((workflowId: string, logicalCallId: string, flags: ResolveFlags) =>
-    runAction(cmd, io, () =>
-      withSession(flags, workflowId, async (s) => {
+    runAction(cmd, io, () => {
+      const token = actorToken(flags.token);
+      return withSession(flags, workflowId, async (s) => {
         const view = await readRun(s, workflowId, flags.timeout);
         const call = view.ledger.projection.calls[logicalCallId];
         if (!call) {
@@ -68,13 +70,14 @@ export function registerResolve(program: Command, io: CommandIO): void {
         const resolution: OperatorResolution = {
           logicalCallId,
           outcome: flags.outcome,
-          operator: flags.as,
+          token,
           reason: flags.reason,
           ...(flags.receipt !== undefined ? { receipt: flags.receipt } : {}),
         };
         const tq = view.description.taskQueue;
+        let accepted: { operator?: string } = {};
         try {
-          await s.answered(
+          accepted = await s.answered(
             'resolveCall update',
             workflowId,
             flags.timeout,
@@ -85,21 +88,21 @@ export function registerResolve(program: Command, io: CommandIO): void {
           const refusal = refusalOf(err);
           if (refusal === undefined) throw err;
           if (flags.json) {
-            printJson(io, { workflowId, before: call, resolution, accepted: false, refusal });
+            printJson(io, { workflowId, before: call, resolution: { ...resolution, token: '(redacted)' }, accepted: false, refusal });
             return EXIT_FAILED;
           }
           throw new OperationRefusedError(describeRefusal(refusal));
         }
         const after = await readRun(s, workflowId, flags.timeout).catch(() => undefined);
         const evidence = after === undefined ? undefined : evidenceOf(after.ledger.events, logicalCallId);
-        if (flags.json) printJson(io, { workflowId, before: call, resolution, accepted: true, evidence });
+        if (flags.json) printJson(io, { workflowId, before: call, resolution: { ...resolution, token: '(redacted)' }, accepted: true, evidence });
         else {
-          io.out(`resolved ${logicalCallId} as ${flags.outcome} by ${flags.as}: ${flags.reason}\n`);
+          io.out(`resolved ${logicalCallId} as ${flags.outcome} by ${accepted.operator ?? '?'}: ${flags.reason}\n`);
           if (evidence !== undefined) io.out(`evidence: ${describeEvidence(evidence)}\n`);
         }
         return 0;
-      }),
-    ),
+      });
+    }),
   );
 }
 

@@ -1,4 +1,5 @@
 /** `ledgerloop start`: start an agent run (scripted or OpenAI) and print its workflow id, or its result with --wait. */
+import { readToken } from '../../identity/issue';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -24,7 +25,14 @@ interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags {
   readonly json: boolean;
   /** Allow a lab-only strategy (blind_retry). */
   readonly lab: boolean;
+  /** The principal's identity token (`--token <jws|@file>`, else LEDGERLOOP_IDENTITY_TOKEN). */
+  readonly token?: string;
 }
+
+/** The variable the run principal's token is read from when `--token` is not given. */
+export const IDENTITY_TOKEN_ENV = 'LEDGERLOOP_IDENTITY_TOKEN';
+
+const redacted = <T extends object>(input: T): T => ({ ...input, ...('identityToken' in input ? { identityToken: '(redacted)' } : {}) });
 
 /** `run-<tenant>-<time>-<random>`: sortable by start time, unique without coordination. */
 export function newWorkflowId(tenant: string, nowMs: number): string {
@@ -78,6 +86,7 @@ export function registerStart(program: Command, io: CommandIO): void {
       'the run’s workflow id (default run-<tenant>-<time>-<random>)',
       arg((v) => parseNonEmpty(v, '--workflow-id')),
     )
+    .option('--token <jws|@file>', `the principal’s identity token (default env ${IDENTITY_TOKEN_ENV}); without a valid one the run ends authorization_denied`)
     .option('--wait', 'wait for the run to finish and print its result', false)
     .option('--json', 'print JSON: {workflowId, runId, input} and with --wait the result', false);
   addConnectionOptions(cmd);
@@ -101,12 +110,15 @@ export function registerStart(program: Command, io: CommandIO): void {
         );
       }
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
+      const identityToken = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
+      if (identityToken === undefined) io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
       return withSession(flags, workflowId, async (s) => {
         const handle = await startAgentRun(s.client, {
           workflowId,
           taskQueue: flags.taskQueue,
           input,
           allowLabStrategies: flags.lab,
+          ...(identityToken !== undefined ? { identityToken } : {}),
         });
         const started = {
           workflowId,
@@ -115,7 +127,7 @@ export function registerStart(program: Command, io: CommandIO): void {
           namespace: s.namespace,
         };
         if (!flags.wait) {
-          if (flags.json) printJson(io, { ...started, input });
+          if (flags.json) printJson(io, { ...started, input: redacted(input) });
           else io.out(`${workflowId}\n`);
           return 0;
         }
@@ -131,7 +143,7 @@ export function registerStart(program: Command, io: CommandIO): void {
           }
           throw err;
         }
-        if (flags.json) printJson(io, { ...started, input, result });
+        if (flags.json) printJson(io, { ...started, input: redacted(input), result });
         else printResult(io, workflowId, result);
         return 0;
       });

@@ -1,0 +1,94 @@
+/**
+ * Verify an identity token (compact JWS, EdDSA/Ed25519) against the configured issuers: signature by a key of
+ * the issuer's set (by `kid`), exact `iss`, `aud`, `exp` and `iat` (30 s skew), a bounded lifetime, and a mapping
+ * of the subject to a principal and tenant. Node side only (activities, CLI): `jose` uses WebCrypto.
+ */
+import { createHash } from 'node:crypto';
+import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
+import { Failure } from '../domain/failures';
+import { IdentityConfigError, type IdentitySource, type IssuerConfig } from './config';
+import { isTokenShaped, type VerifiedIdentity } from './types';
+
+/** Allowed clock difference between the issuer and the worker. */
+export const CLOCK_SKEW_SEC = 30;
+
+export class IdentityError extends Error {
+  override readonly name = 'IdentityError';
+  constructor(
+    readonly type: (typeof Failure)['IdentityInvalid' | 'IdentityUnmapped' | 'IdentityUnconfigured'],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const tokenDigest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+/** Why jose refused, in a sentence that names no secret. */
+function reasonOf(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'the token has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) return `the token's ${err.claim} claim is not accepted (${err.reason})`;
+  if (err instanceof errors.JWKSNoMatchingKey) return 'no key of the issuer matches the token (unknown kid)';
+  if (err instanceof errors.JWKSMultipleMatchingKeys) return 'the token names no single key of the issuer';
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is not signed with EdDSA';
+  if (err instanceof errors.JOSEError) return `the token is malformed (${err.code})`;
+  return 'the token could not be verified';
+}
+
+function strings(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 100) && v.length <= 50 ? (v as string[]) : undefined;
+}
+
+function mapSubject(issuer: IssuerConfig, payload: JWTPayload): { principalId: string; tenant: string; roles: string[] } {
+  const sub = payload.sub as string;
+  if (issuer.mapping === 'subjects') {
+    const m = Object.prototype.hasOwnProperty.call(issuer.subjects, sub) ? issuer.subjects[sub] : undefined;
+    if (!m) throw new IdentityError(Failure.IdentityUnmapped, `subject ${sub.slice(0, 100)} of ${issuer.issuer} maps to no principal`);
+    return { principalId: m.principal, tenant: m.tenant, roles: [...m.roles] };
+  }
+  const { principal, tenant } = payload as { principal?: unknown; tenant?: unknown };
+  const roles = payload['roles'] === undefined ? [] : strings(payload['roles']);
+  if (typeof principal !== 'string' || principal === '' || principal.length > 200 || typeof tenant !== 'string' || tenant === '' || tenant.length > 200 || roles === undefined) {
+    throw new IdentityError(Failure.IdentityUnmapped, `the token of subject ${sub.slice(0, 100)} carries no valid principal, tenant and roles claims`);
+  }
+  return { principalId: principal, tenant, roles };
+}
+
+export async function verifyIdentityToken(source: IdentitySource, token: unknown, nowMs: number = Date.now()): Promise<VerifiedIdentity> {
+  let issuers;
+  try {
+    issuers = source.current();
+  } catch (err) {
+    throw new IdentityError(Failure.IdentityUnconfigured, err instanceof IdentityConfigError ? err.message : 'identity issuers unavailable');
+  }
+  if (!isTokenShaped(token)) throw new IdentityError(Failure.IdentityInvalid, 'no identity token, or not a compact JWS');
+  let iss: unknown;
+  try {
+    iss = decodeJwt(token).iss;
+  } catch {
+    throw new IdentityError(Failure.IdentityInvalid, 'the token is malformed');
+  }
+  const issuer = issuers.find((i) => i.issuer === iss);
+  if (!issuer) throw new IdentityError(Failure.IdentityInvalid, `the token's issuer is not one this worker trusts`);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, createLocalJWKSet(issuer.jwks), {
+      issuer: issuer.issuer,
+      audience: issuer.audience,
+      algorithms: ['EdDSA'],
+      requiredClaims: ['sub', 'exp', 'iat'],
+      clockTolerance: CLOCK_SKEW_SEC,
+      currentDate: new Date(nowMs),
+      maxTokenAge: issuer.maxLifetimeSec + CLOCK_SKEW_SEC,
+    }));
+  } catch (err) {
+    throw new IdentityError(Failure.IdentityInvalid, reasonOf(err));
+  }
+  const exp = payload.exp as number;
+  const iat = payload.iat as number;
+  if (exp - iat > issuer.maxLifetimeSec) throw new IdentityError(Failure.IdentityInvalid, `the token is valid longer than ${issuer.maxLifetimeSec} s`);
+  if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 200) throw new IdentityError(Failure.IdentityInvalid, 'the token has no valid subject');
+  const mapped = mapSubject(issuer, payload);
+  return { subject: payload.sub, issuer: issuer.issuer, ...mapped, tokenDigest: tokenDigest(token), expiresAt: new Date(exp * 1000).toISOString() };
+}
