@@ -8,6 +8,8 @@ import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import type { DownstreamClient, SendOptions } from '../../src/downstream/client';
 import { Failure } from '../../src/domain/failures';
+import { hashCanonical } from '../../src/domain/canonical';
+import { deriveOperationKey } from '../../src/domain/identity';
 
 interface Sent {
   readonly path: string;
@@ -33,7 +35,10 @@ function recordingDownstream(): { client: DownstreamClient; sent: Sent[]; lookup
   return { client, sent, lookups };
 }
 
-const KEY = `op_${'a'.repeat(40)}`;
+const BODY = { tenant: 'acme', account: 'acct_1', amount: { minor: 1, currency: 'EUR' } };
+const ARGS_HASH = hashCanonical(BODY);
+// A request the signer re-derives as consistent: the key and hash are those of the canonical body.
+const KEY = deriveOperationKey({ tenant: 'acme', runId: 'run-1', toolName: 'wallet_debit', toolVersion: 1, argumentsHash: ARGS_HASH, occurrence: 0 });
 function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
   return {
     intent: {
@@ -43,7 +48,7 @@ function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
       operationKey: KEY,
       toolName: 'wallet_debit',
       toolVersion: 1,
-      argumentsHash: 'h'.repeat(64),
+      argumentsHash: ARGS_HASH,
       principalId: 'user:alice',
       tenant: 'acme',
       policyVersion: 'p/1',
@@ -51,7 +56,7 @@ function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
     },
     service: 'wallet',
     route: '/v1/debits',
-    body: { tenant: 'acme', account: 'acct_1', amount: { minor: 1, currency: 'EUR' } },
+    body: BODY,
     strategy: 'same_key_replay',
     dispatch: 1,
     keyUsed: KEY,

@@ -3,6 +3,7 @@
  * declared retention provably covers it, every send carries the intent's recorded time, and the downstream's
  * refusal of an expired intent comes back as a typed, non-retryable failure that the workflow reconciles.
  */
+import { walletDebitIntent } from '../helpers/dispatch-request';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
@@ -11,19 +12,7 @@ import type { ToolIntent } from '../../src/domain/identity';
 import type { DownstreamClient, SendOptions, SendOutcome } from '../../src/downstream/client';
 import type { ServiceContract } from '../../src/downstream/protocol';
 
-const intent: ToolIntent = {
-  runId: 'run-1',
-  providerCallId: 'call_1',
-  logicalCallId: 'lc_1_abc',
-  operationKey: `op_${'a'.repeat(40)}`,
-  toolName: 'wallet_debit',
-  toolVersion: 1,
-  argumentsHash: 'h'.repeat(64),
-  principalId: 'user:alice',
-  tenant: 'acme',
-  policyVersion: 'acme/1',
-  deadlineAt: '2099-01-01T00:00:00.000Z',
-};
+const { intent, body } = walletDebitIntent(100, { deadlineAt: '2099-01-01T00:00:00.000Z' });
 
 /** A wallet stand-in: records every send, answers `ok` (or what `answer` says), serves `contract`. */
 function fakeWallet(contract: () => Promise<ServiceContract>, answer?: SendOutcome) {
@@ -44,7 +33,7 @@ function request(overrides: Partial<DispatchRequest> = {}): DispatchRequest {
     intent,
     service: 'wallet',
     route: '/v1/debits',
-    body: { tenant: 'acme', account: 'acct_1', amount: { minor: 100, currency: 'EUR' } },
+    body,
     strategy: 'same_key_replay',
     dispatch: 1,
     keyUsed: intent.operationKey,

@@ -3,6 +3,7 @@
  * before anything is sent, the client refuses to start it without `allowLabStrategies`, and `ledgerloop start`
  * refuses it without --lab.
  */
+import { walletDebitRequest } from '../helpers/dispatch-request';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
@@ -36,28 +37,7 @@ function recordingWallet() {
 }
 
 function request(strategy: RetryStrategy): DispatchRequest {
-  const operationKey = `op_${'a'.repeat(40)}`;
-  return {
-    intent: {
-      runId: 'run-1',
-      providerCallId: 'call_1',
-      logicalCallId: 'lc_1_abc',
-      operationKey,
-      toolName: 'wallet_debit',
-      toolVersion: 1,
-      argumentsHash: 'h'.repeat(64),
-      principalId: 'user:alice',
-      tenant: 'acme',
-      policyVersion: 'acme/1',
-      deadlineAt: new Date(Date.now() + 60_000).toISOString(),
-    },
-    service: 'wallet',
-    route: '/v1/debits',
-    body: { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } },
-    strategy,
-    dispatch: 1,
-    keyUsed: operationKey,
-  };
+  return walletDebitRequest(1250, { strategy });
 }
 
 async function dispatch(strategy: RetryStrategy, allowLabStrategies: boolean | undefined, attempt = 1) {
@@ -92,7 +72,7 @@ describe('the dispatch activity of a production worker (allowLabStrategies unset
   test('still serves the safe strategies', async () => {
     for (const strategy of ['same_key_replay', 'check_receipt'] as const) {
       const r = await dispatch(strategy, false);
-      expect(r).toMatchObject({ value: { outcome: 'succeeded', keyUsed: `op_${'a'.repeat(40)}` } });
+      expect(r).toMatchObject({ value: { outcome: 'succeeded', keyUsed: request('same_key_replay').keyUsed } });
       expect(r.calls).toEqual(['send']);
     }
   });
@@ -100,7 +80,7 @@ describe('the dispatch activity of a production worker (allowLabStrategies unset
 
 test('a lab worker (the demo, the fault lab, the tests) serves blind_retry: a retry sends again under a fresh key', async () => {
   const r = await dispatch('blind_retry', true, 2);
-  expect(r).toMatchObject({ value: { outcome: 'succeeded', keyUsed: `op_${'a'.repeat(40)}~a2` } });
+  expect(r).toMatchObject({ value: { outcome: 'succeeded', keyUsed: `${request('blind_retry').keyUsed}~a2` } });
   expect(r.calls).toEqual(['send']);
 });
 
