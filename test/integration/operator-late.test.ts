@@ -48,7 +48,7 @@ test('a call the operator settles FAILED after the wait: the turn’s standing e
         // The service is back (same port, same database): the operator's claim can be checked.
         shipping = await spawnService('shipping', { dbPath, port, env: { ...stack.workerEnv } });
         await handle.executeUpdate(resolveCallUpdate, {
-          args: [{ logicalCallId: unknown!.logicalCallId, outcome: 'FAILED', operator: 'ops:bob', reason: 'the carrier never received the booking' }],
+          args: [{ logicalCallId: unknown!.logicalCallId, outcome: 'FAILED', token: await stack.identity.issue('ops:bob', 'acme', ['operator']), reason: 'the carrier never received the booking' }],
         });
       },
       { services: { ...stack.serviceUrls, shipping: url } },

@@ -30,7 +30,7 @@ test('three calls side by side, one needing an approval: the run completes and i
       const p = await handle.query(pendingApprovalsQuery).catch(() => []);
       if (p.length > 0) {
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: p[0]!.logicalCallId, argumentsHash: p[0]!.argumentsHash, policyVersion: p[0]!.policyVersion, approver: 'manager:carol', decision: 'approve' }],
+          args: [{ logicalCallId: p[0]!.logicalCallId, argumentsHash: p[0]!.argumentsHash, policyVersion: p[0]!.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
         });
         return;
       }
