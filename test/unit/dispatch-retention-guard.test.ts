@@ -8,7 +8,6 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { classifyDispatchFailure, Failure } from '../../src/domain/failures';
-import type { ToolIntent } from '../../src/domain/identity';
 import type { DownstreamClient, SendOptions, SendOutcome } from '../../src/downstream/client';
 import type { ServiceContract } from '../../src/downstream/protocol';
 
