@@ -50,7 +50,7 @@ describe('bad input is one line and exit code 2', () => {
   test.each([
     [
       ['approve', 'wf-1', 'lc_1'],
-      /^ledgerloop approve: required option '--as <kind:name>' not specified \(see ledgerloop approve --help\)$/,
+      /^ledgerloop approve: this command needs your identity token: --token <jws\|@file> or LEDGERLOOP_ACTOR_TOKEN/,
     ],
     [
       ['deny', 'wf-1', 'lc_1', '--as', 'manager:carol'],
