@@ -510,10 +510,11 @@ describe('bad input and an unreachable server', () => {
     const malformed = await cli(['start', '--input', broken]);
     expect(malformed.code).toBe(2);
     expect(malformed.err).toMatch(/^ledgerloop start: --input: .*broken-run\.json is not valid JSON: .+\n$/);
+    // No token (neither --token nor LEDGERLOOP_ACTOR_TOKEN): a usage error before anything is sent.
     const missing = await cli(['resolve', 'some-run', 'lc_1', '--outcome', 'FAILED', '--reason', 'x']);
     expect(missing).toMatchObject({
       code: 2,
-      err: "ledgerloop resolve: required option '--as <kind:name>' not specified (see ledgerloop resolve --help)\n",
+      err: 'ledgerloop resolve: this command needs your identity token: --token <jws|@file> or LEDGERLOOP_ACTOR_TOKEN (the run verifies it and records who you are)\n',
     });
   });
 
