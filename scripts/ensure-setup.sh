@@ -6,7 +6,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+# A node_modules that is a link (a git worktree sharing another checkout's install) is left alone: `npm ci`
+# would empty the install it points to, under every other checkout that uses it.
+if [[ -L node_modules ]]; then
+  echo 'ensure-setup: node_modules is a link to a shared install; not reinstalling it' >&2
+elif [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo 'ensure-setup: installing npm dependencies (npm ci)' >&2
   if ! npm ci --no-audit --no-fund; then
     echo 'ensure-setup: npm ci failed; falling back to npm install' >&2
