@@ -60,6 +60,12 @@ export interface Started {
   readonly handle: WorkflowHandle;
 }
 
+/** The bench principal's identity token, set by the bench stack; a spec's own token wins. */
+let benchIdentityToken: string | undefined;
+export function useBenchIdentityToken(token: string): void {
+  benchIdentityToken = token;
+}
+
 export async function startLoop(
   client: Client,
   kind: Kind,
@@ -68,7 +74,8 @@ export async function startLoop(
   spec: LoopSpec,
 ): Promise<Started> {
   if (kind === 'governed') {
-    const handle = await startAgentRun(client, { workflowId, taskQueue, input: governedInput(spec), ...(spec.identityToken ? { identityToken: spec.identityToken } : {}) });
+    const identityToken = spec.identityToken ?? benchIdentityToken;
+    const handle = await startAgentRun(client, { workflowId, taskQueue, input: governedInput(spec), ...(identityToken ? { identityToken } : {}) });
     return { kind, workflowId, handle };
   }
   const handle = await client.workflow.start('bareLoop', { workflowId, taskQueue, args: [bareInput(spec)] });

@@ -13,6 +13,9 @@ import { resolveTemporalCli } from '../../src/server/temporal-binaries';
 import { spawnService, type SpawnedService } from '../../src/services/spawn';
 import { DownstreamClient } from '../../src/downstream/client';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
+import { createDevIssuer } from '../../src/identity/issue';
+import { useBenchIdentityToken } from './runs';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
 
 export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare-index.ts');
@@ -117,6 +120,12 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
   const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
   const trust = generateCapabilityTrust();
   const capabilityKey = trust.dispatch;
+  // Governed runs verify their principal's identity token before the first model call: a development issuer
+  // for the bench, its public keys handed to every worker process (they inherit this environment), one token
+  // for the bench principal used by every governed run.
+  const identity = await createDevIssuer(path.join(dir, 'identity'));
+  process.env[IDENTITY_ISSUERS_ENV] = identity.configPath;
+  useBenchIdentityToken(await identity.issue(PRINCIPAL, TENANT, [], { ttlSec: 12 * 3600 }));
   const t0 = Date.now();
   let bundleMs = 0;
   let walletMs = 0;
