@@ -7,7 +7,8 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { capabilityClaims, type AuthorizationInput, type AuthorizerResult, type DispatchAuthorization } from '../src/policy/authorization';
-import { lapsesBeforeSend, signCapability } from '../src/policy/capability';
+import { lapsesBeforeSend, signCapability, type CapabilityClaims } from '../src/policy/capability';
+import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/protocol';
 import { evaluate } from '../src/policy/evaluate';
 import { Failure } from '../src/domain/failures';
 import type { Policy } from '../src/policy/policy-format';
@@ -55,6 +56,43 @@ export function signAtDispatch(deps: AuthorizeDeps, auth: DispatchAuthorization,
     throw ApplicationFailure.nonRetryable('the decision for this call expired before dispatch', Failure.AuthorizationExpired);
   }
   return deps.capabilityKey ? signCapability(auth.claims, deps.capabilityKey) : undefined;
+}
+
+/** How long a lookup or seal capability is valid: one request, sent at once. */
+export const LOOKUP_CAPABILITY_TTL_MS = 60_000;
+
+/** The one lookup or seal a reconciliation may make: exactly this key, at this service, for this tenant. */
+export interface LookupGrant {
+  readonly service: string;
+  readonly operationKey: string;
+  readonly tenant: string;
+  readonly principalId: string;
+  readonly policyVersion: string;
+  readonly seal: boolean;
+}
+
+/**
+ * Sign, at the dispatch side, a capability for one lookup (`lookup:<service>`) or seal (`seal:<service>`) of
+ * exactly `grant.operationKey` for `grant.tenant`, valid for a minute. The service refuses a lookup or seal for
+ * any other key, tenant or service. Returns undefined when this worker holds no signing key (the service then
+ * refuses). The only place lookup capabilities are signed.
+ */
+export function signLookupAtDispatch(deps: AuthorizeDeps, grant: LookupGrant, nowMs: number): string | undefined {
+  if (!deps.capabilityKey) return undefined;
+  const claims: CapabilityClaims = {
+    v: 1,
+    operationKey: grant.operationKey,
+    keyMode: 'exact',
+    argumentsHash: LOOKUP_ARGUMENTS_HASH,
+    tenant: grant.tenant,
+    principalId: grant.principalId,
+    scope: lookupCapabilityScope(grant.service, grant.seal),
+    action: grant.seal ? 'seal' : 'lookup',
+    resource: `${grant.service}/operations/${grant.operationKey}`,
+    policyVersion: grant.policyVersion,
+    expiresAt: new Date(nowMs + LOOKUP_CAPABILITY_TTL_MS).toISOString(),
+  };
+  return signCapability(claims, deps.capabilityKey);
 }
 
 export function createAuthorizeActivities(deps: AuthorizeDeps) {

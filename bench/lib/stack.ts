@@ -10,7 +10,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient, serverTarget } from '../../src/server/connection-config';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { resolveTemporalCli } from '../../src/server/temporal-binaries';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import { DownstreamClient } from '../../src/downstream/client';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
@@ -137,7 +137,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
       return w;
     }),
   ]);
-  const walletClient = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 30_000 });
+  const walletClient = spawnedClient(wallet, { capabilityKey, timeoutMs: 30_000, signs: 'lookups' });
   for (let i = 0; i < ACCOUNTS; i++) {
     await walletClient.seedAccount({
       tenant: TENANT,

@@ -1,16 +1,18 @@
 /**
- * The process shell every Ledgerloop downstream service shares: open the SQLite database (WAL, full sync),
- * migrate, build the idempotency runtime (with capability verification when a key is configured), release
- * orphaned in-progress keys, register the standard routes and the service's own routes, listen, and close. A service is then only its schemas, its synchronous `apply`
- * functions and a `routes` callback.
+ * The process shell every Ledgerloop downstream service shares: refuse to start without the verification key
+ * (unless `insecureDev`), open the SQLite database (WAL, full sync), migrate, build the idempotency runtime,
+ * release orphaned in-progress keys, register the standard routes and the service's own routes on the public
+ * listener, and (only when enabled) the admin routes on a loopback admin listener guarded by a token; listen, and
+ * close. A service is then only its schemas, its synchronous `apply` functions and its route callbacks.
  */
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { capabilityKeyFromEnv } from '../policy/capability';
+import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminListener } from './admin-listener';
 import { FaultInjector } from './faults';
 import { closeServer, createHttpServer, listen, Router } from './http-kit';
 import { IdempotencyStore } from './idempotency-store';
 import type { ServiceRuntime } from './idempotent-route';
-import { registerStandardRoutes } from './standard-routes';
+import { registerStandardAdminRoutes, registerStandardRoutes } from './standard-routes';
 
 /** Where and how a service runs. */
 export interface ServiceHostOptions {
@@ -23,10 +25,18 @@ export interface ServiceHostOptions {
   /** Interface to bind; default 127.0.0.1. */
   readonly host?: string;
   /**
-   * The key capabilities are verified with; default `LEDGERLOOP_CAPABILITY_KEY`. When there is one, every
-   * mutating request must carry a capability for exactly its key, arguments, tenant and scope (else 403).
+   * The key capabilities are verified with; default `LEDGERLOOP_CAPABILITY_KEY`. Every mutating, lookup and seal
+   * request must carry a capability for exactly it (else 403). Without a key the service refuses to start
+   * (`Service.KeysMissing`) unless `insecureDev`.
    */
   readonly capabilityKey?: Buffer;
+  /** Run without a verification key, accepting every request (`--insecure-dev`). Default false: fail closed. */
+  readonly insecureDev?: boolean;
+  /**
+   * The admin listener (seeding, evidence, and with `lab` fault injection) on 127.0.0.1, guarded by a bearer
+   * token. Default none: a production start serves no admin route and has no fault injector.
+   */
+  readonly admin?: AdminConfig;
 }
 
 /** What makes one service: its name, its tables and its business routes. */
@@ -35,8 +45,10 @@ export interface ServiceDefinition {
   readonly name: string;
   /** Creates the service's own tables (idempotent: `CREATE TABLE IF NOT EXISTS`). */
   migrate(db: Database): void;
-  /** Registers the business and admin routes on top of the standard ones. */
+  /** Registers the business routes on top of the standard ones (public listener). */
   routes(router: Router, runtime: ServiceRuntime): void;
+  /** Registers the service's admin routes (seeding, evidence; fault routes only when `runtime.faults` exists). */
+  adminRoutes?(router: Router, runtime: ServiceRuntime): void;
 }
 
 /** A running service. */
@@ -44,6 +56,10 @@ export interface RunningService {
   readonly url: string;
   readonly port: number;
   readonly runtime: ServiceRuntime;
+  /** The admin listener's URL (always 127.0.0.1), when enabled. */
+  readonly adminUrl?: string;
+  /** The admin socket's bound address as the OS reports it, when enabled. */
+  readonly adminBoundAddress?: string;
   /** Stops the server (dropping open connections) and closes the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -68,9 +84,18 @@ export async function startService(
   definition: ServiceDefinition,
   options: ServiceHostOptions,
 ): Promise<RunningService> {
+  // Fail closed: without its verification key a service would accept every request.
+  const capabilityKey = options.capabilityKey ?? capabilityKeyFromEnv();
+  if (capabilityKey === undefined && options.insecureDev !== true) {
+    throw new ServiceConfigError(
+      'Service.KeysMissing',
+      `${definition.name} has no capability verification key (LEDGERLOOP_CAPABILITY_KEY); refusing to start (pass --insecure-dev to run unverified on a development machine)`,
+    );
+  }
   const db = openServiceDatabase(options.dbPath);
   let runtime: ServiceRuntime;
   let router: Router;
+  let adminRouter: Router | undefined;
   try {
     definition.migrate(db);
     const store = new IdempotencyStore({
@@ -79,10 +104,19 @@ export async function startService(
     });
     // A record still in progress at start belongs to a process that died before its commit: no effect exists.
     store.recoverOrphans();
-    const capabilityKey = options.capabilityKey ?? capabilityKeyFromEnv();
-    runtime = { db, store, faults: new FaultInjector(), ...(capabilityKey === undefined ? {} : { capabilityKey }) };
+    runtime = {
+      db,
+      store,
+      // The fault injector exists only in a lab start: nothing else can arm a fault.
+      ...(options.admin?.lab === true ? { faults: new FaultInjector() } : {}),
+      ...(capabilityKey === undefined ? {} : { capabilityKey }),
+    };
     router = registerStandardRoutes(new Router(), definition.name, runtime);
     definition.routes(router, runtime);
+    if (options.admin !== undefined) {
+      adminRouter = registerStandardAdminRoutes(new Router(), runtime);
+      definition.adminRoutes?.(adminRouter, runtime);
+    }
   } catch (err) {
     db.close();
     throw err;
@@ -90,9 +124,14 @@ export async function startService(
   const server = createHttpServer(router);
   const host = options.host ?? '127.0.0.1';
   let port: number;
+  let admin: AdminListener | undefined;
   try {
     port = await listen(server, options.port ?? 0, host);
+    if (adminRouter !== undefined && options.admin !== undefined) {
+      admin = await startAdminListener(adminRouter, options.admin);
+    }
   } catch (err) {
+    await closeServer(server);
     db.close();
     throw err;
   }
@@ -101,8 +140,9 @@ export async function startService(
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     runtime,
+    ...(admin === undefined ? {} : { adminUrl: admin.url, adminBoundAddress: admin.boundAddress }),
     close: () => {
-      closing ??= closeServer(server).then(() => {
+      closing ??= Promise.all([closeServer(server), admin?.close()]).then(() => {
         db.close();
       });
       return closing;

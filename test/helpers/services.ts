@@ -1,12 +1,16 @@
 /**
  * Plumbing for tests of the downstream services as real processes: a temp directory, spawned services with
- * their clients, and polling.
+ * their clients, and polling. Every process of a sandbox gets the sandbox's capability key (services refuse to
+ * start without one) and an admin listener; each client signs its own requests with that key and reaches the
+ * admin routes with the admin token.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DownstreamClient } from '../../src/downstream/client';
+import type { DownstreamClient } from '../../src/downstream/client';
 import {
+  spawnedClient,
   spawnService,
   type ServiceName,
   type SpawnedService,
@@ -22,6 +26,8 @@ export interface ServiceUnderTest {
 /** A temp directory holding the databases of one test file, and the processes started in it. */
 export class ServiceSandbox {
   readonly dir: string;
+  /** The capability key every process of this sandbox verifies (or, the relay, signs) with. */
+  readonly capabilityKey = randomBytes(32);
   private readonly started: SpawnedService[] = [];
 
   constructor(prefix: string) {
@@ -33,15 +39,21 @@ export class ServiceSandbox {
     return path.join(this.dir, name);
   }
 
-  /** Spawns `name` on `dbFile` (inside the sandbox) and returns it with a client. */
+  /**
+   * Spawns `name` on `dbFile` (inside the sandbox) and returns it with a client. `opts.env` may set another
+   * LEDGERLOOP_CAPABILITY_KEY; the client then signs with that one.
+   */
   async start(
     name: ServiceName,
     dbFile: string,
     opts: Omit<SpawnServiceOptions, 'dbPath'> = {},
   ): Promise<ServiceUnderTest> {
-    const proc = await spawnService(name, { ...opts, dbPath: this.db(dbFile) });
+    const own = opts.env?.['LEDGERLOOP_CAPABILITY_KEY'];
+    const capabilityKey = own ? Buffer.from(own, 'base64') : this.capabilityKey;
+    const env = { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64'), ...opts.env };
+    const proc = await spawnService(name, { ...opts, env, dbPath: this.db(dbFile) });
     this.started.push(proc);
-    return { proc, client: new DownstreamClient({ baseUrl: proc.url, timeoutMs: 5_000 }) };
+    return { proc, client: spawnedClient(proc, { capabilityKey, timeoutMs: 5_000 }) };
   }
 
   /** Stops every process started here and removes the directory. */
