@@ -14,7 +14,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { decideApprovalUpdate, ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
@@ -39,7 +39,7 @@ beforeAll(async () => {
     spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env: { LEDGERLOOP_CAPABILITY_KEY: capabilityKey.toString('base64') } }),
     writeWorkflowBundle(path.join(dir, 'bundle.js')),
   ]);
-  walletClient = new DownstreamClient({ baseUrl: wallet.url });
+  walletClient = spawnedClient(wallet, { capabilityKey, signs: 'lookups' });
   await walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
 });
 afterAll(async () => {

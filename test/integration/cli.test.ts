@@ -16,7 +16,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { REDUCER_VERSION } from '../../src/domain/reducer';
 import type { AgentRunResult } from '../../src/domain/run';
 import { getFreePort } from '../../src/server/dev-server';
-import { spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../src/services/spawn';
 import { createLedgerloopWorker } from '../../src/worker/worker';
 import { pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { startTestStack, taskQueue } from '../helpers/stack';
@@ -343,7 +343,7 @@ describe('an outcome only an operator can settle', () => {
     const wallet = await spawnService('wallet', { dbPath: path.join(tmp, 'doomed.db'), env: { ...stack.workerEnv } });
     let back: Awaited<ReturnType<typeof spawnService>> | undefined;
     try {
-      const client = new DownstreamClient({ baseUrl: wallet.url });
+      const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey });
       await client.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 10_000, currency: 'EUR' });
       await client.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
       const tq2 = taskQueue('cli-doomed');
@@ -416,7 +416,7 @@ describe('an outcome only an operator can settle', () => {
         port: Number(new URL(wallet.url).port),
         env: { ...stack.workerEnv },
       });
-      const found = await client.lookup(key);
+      const found = await client.lookup(key, { tenant: 'acme' });
       const receipt = found.kind === 'found' ? found.record.receipt! : 'none';
       const no = await resolve('FAILED', 'customer says no charge');
       expect(no.code).toBe(1);

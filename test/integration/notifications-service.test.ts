@@ -3,6 +3,7 @@
  * the template and suppression rejections, and the event consumer that deduplicates by event id and refuses a
  * delivery whose fence is lower than one it accepted for that event.
  */
+import { DownstreamClient } from '../../src/downstream/client';
 import { randomBytes } from 'node:crypto';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
@@ -176,7 +177,7 @@ describe('event deduplication outlives the idempotency retention window', () => 
       kind: 'ok',
     });
     await new Promise((r) => setTimeout(r, 400));
-    expect(await short.client.lookup(evt.eventId)).toMatchObject({ kind: 'found', record: { pruned: true } });
+    expect(await short.client.lookup(evt.eventId, { tenant: T })).toMatchObject({ kind: 'found', record: { pruned: true } });
     const late = await short.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId });
     expect(late).toMatchObject({ kind: 'rejected', status: 422, reason: 'Notifications.DuplicateEvent' });
     const list = await short.client.request<EmailList>('GET', `/admin/emails?tenant=${T}&orderId=${orderId}`);
@@ -191,9 +192,11 @@ describe('capability verification comes with the shared service host', () => {
     const to = `${unique('u')}@example.com`;
     const body = { tenant: T, to, template: 'account-notice', vars: {} };
     const key = opKey('unsigned');
-    const out = await keyed.client.send('/v1/emails', body, { intentAt: intentNow(), key });
+    // A caller that holds no key: a client without a signer.
+    const unsigned = new DownstreamClient({ baseUrl: keyed.proc.url });
+    const out = await unsigned.send('/v1/emails', body, { intentAt: intentNow(), key });
     expect(out).toMatchObject({ kind: 'rejected', status: 403, code: 'Capability.Invalid' });
-    expect(await keyed.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await keyed.client.lookup(key, { tenant: T })).toEqual({ kind: 'not_found', sealed: false });
     const list = await keyed.client.request<EmailList>('GET', `/admin/emails?tenant=${T}`);
     expect(list.count).toBe(0);
   });

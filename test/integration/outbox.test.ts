@@ -111,7 +111,7 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     expect(failed).toMatchObject({ kind: 'unavailable' }); // 500 with committed: false
     expect(await order(orders, orderId)).toMatchObject({ status: 'open', eventId: null });
     expect((await outbox(orders)).rows).toBe(before);
-    expect(await orders.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await orders.client.lookup(key, { tenant: T })).toEqual({ kind: 'not_found', sealed: false });
     // The same key then commits both rows, once.
     expect(
       await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key }),
@@ -133,7 +133,7 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     expect(await order(svc, orderId)).toMatchObject({ status: 'open', eventId: null });
     expect((await outbox(svc)).rows).toBe(0);
     // The in-progress record of the dead process was released at start: no effect exists under the key.
-    expect(await svc.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await svc.client.lookup(key, { tenant: T })).toEqual({ kind: 'not_found', sealed: false });
     expect(await svc.client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
     expect(
       await svc.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key }),
