@@ -11,7 +11,7 @@ import { connectClient, serverTarget } from '../../src/server/connection-config'
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { resolveTemporalCli } from '../../src/server/temporal-binaries';
 import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
-import { DownstreamClient } from '../../src/downstream/client';
+import { type DownstreamClient } from '../../src/downstream/client';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
 

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
-import { DownstreamClient, type SendOutcome } from '../../src/downstream/client';
+import type { SendOutcome } from '../../src/downstream/client';
 import { signCapability, type CapabilityClaims } from '../../src/policy/capability';
-import { spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';
@@ -43,8 +43,8 @@ function describe(sent: SendOutcome): string {
 }
 
 /**
- * `verifying: false` starts the wallet without its verification key (the way the suite shows it can fail: such a
- * wallet accepts every debit, and every attack becomes a breach).
+ * `verifying: false` starts the wallet without its verification key, with `--insecure-dev` (the way the suite shows
+ * it can fail: such a wallet accepts every debit, and every attack becomes a breach).
  */
 export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): AttackGroup => ({
   name: opts.verifying ? 'capabilities' : 'capabilities-unverified',
@@ -53,8 +53,11 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
     const wallet = await spawnService('wallet', {
       dbPath: path.join(dir, 'wallet.db'),
       env: opts.verifying ? { LEDGERLOOP_CAPABILITY_KEY: trusted.toString('base64') } : { LEDGERLOOP_CAPABILITY_KEY: '' },
+      // Without a key a wallet refuses to start; only the explicit development flag runs it unverified.
+      ...(opts.verifying ? {} : { extraArgs: ['--insecure-dev'] }),
     });
-    const client = new DownstreamClient({ baseUrl: wallet.url });
+    // No signer: every request carries exactly the capability the attack chose. Admin routes with the token.
+    const client = spawnedClient(wallet);
     await client.seedAccount({ tenant: TENANT, account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
     const body = (minor: number) => ({ tenant: TENANT, account: 'acct_1', amount: { minor, currency: 'EUR' } });
 

@@ -1,5 +1,6 @@
 /** Every attack group of `npm run security`, in the order they run. */
 import type { AttackGroup } from '../attack';
 import { capabilityAttacks } from './capabilities';
+import { serviceAttacks } from './services';
 
-export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks];
+export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, serviceAttacks];

@@ -12,7 +12,7 @@ import { dataConverterFromEnv } from '../codec/data-converter';
 import { tracingFromEnv, type Tracing } from '../observability/tracing';
 import { connectOrStart, startDevServer, type DevServerOptions, type ServerHandle } from '../server/dev-server';
 import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
-import { DownstreamClient } from '../downstream/client';
+import { type DownstreamClient } from '../downstream/client';
 import { REPO_ROOT, writeWorkflowBundle } from '../worker/bundle';
 import { LAB_STRATEGIES_ENV } from '../worker/worker';
 

@@ -290,12 +290,16 @@ export class DownstreamClient {
    * Resolves undefined for a status in `absentOn` (e.g. 404); throws `DownstreamAdminError` on other failures.
    */
   request<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
-    return path.startsWith('/admin/') ? this.admin<T>(method, path, body, absentOn) : this.call<T>(method, path, body, absentOn);
+    return path.startsWith('/admin/')
+      ? this.admin<T>(method, path, body, absentOn)
+      : this.call<T>(method, path, body, absentOn);
   }
 
   private admin<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
     if (this.adminTarget === undefined) {
-      return Promise.reject(new DownstreamAdminError(`${method} ${path}: no admin listener configured for ${this.baseUrl}`));
+      return Promise.reject(
+        new DownstreamAdminError(`${method} ${path}: no admin listener configured for ${this.baseUrl}`),
+      );
     }
     return this.call<T>(method, path, body, absentOn, this.adminTarget);
   }

@@ -10,7 +10,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient, serverTarget } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
-import { DownstreamClient } from '../downstream/client';
+import { type DownstreamClient } from '../downstream/client';
 import type { Policy } from '../policy/policy-format';
 import { connectOrStart, startDevServer, type DevServer, type ServerHandle } from '../server/dev-server';
 import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';

@@ -83,9 +83,16 @@ export async function startAdminListener(router: Router, config: AdminConfig): P
     }
     if (!bearerMatches(req.headers.authorization, token)) {
       req.resume();
-      sendError(res, 401, DownstreamErrorCode.AdminUnauthorized, 'admin routes need the admin bearer token', {}, {
-        'www-authenticate': 'Bearer',
-      });
+      sendError(
+        res,
+        401,
+        DownstreamErrorCode.AdminUnauthorized,
+        'admin routes need the admin bearer token',
+        {},
+        {
+          'www-authenticate': 'Bearer',
+        },
+      );
       return;
     }
     void router.handle(req, res);

@@ -23,8 +23,9 @@ export const ForwardOperationKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'an 
 
 /** The idempotency status of the forward key, read inside the compensation's transaction. */
 function forwardStatus(db: Database, tenant: string, forwardKey: string): string | undefined {
-  const row = db.prepare('SELECT status FROM idem_records WHERE tenant = ? AND operation_key = ?').get(tenant, forwardKey) as
-    { status: string } | undefined;
+  const row = db
+    .prepare('SELECT status FROM idem_records WHERE tenant = ? AND operation_key = ?')
+    .get(tenant, forwardKey) as { status: string } | undefined;
   return row?.status;
 }
 

@@ -27,7 +27,8 @@ const TTL_MS = 60_000;
 /** A signer for service `service` with `key` (the stack's, lab's or test's capability key). */
 export function devCapabilitySigner(key: Buffer, service: string): CapabilitySigner {
   return (req) => {
-    const scope = req.kind === 'mutation' ? ROUTE_SCOPES[req.path] : lookupCapabilityScope(service, req.kind === 'seal');
+    const scope =
+      req.kind === 'mutation' ? ROUTE_SCOPES[req.path] : lookupCapabilityScope(service, req.kind === 'seal');
     if (scope === undefined) return undefined;
     return signCapability(
       {

@@ -148,9 +148,8 @@ export class IdempotencyStore {
    * `lookup`. A seal is the downstream's promise that nothing will ever commit under its key: it stays.
    */
   prune(): number {
-    return this.db
-      .prepare(`DELETE FROM idem_records WHERE expires_at <= ? AND status <> 'sealed'`)
-      .run(this.now()).changes;
+    return this.db.prepare(`DELETE FROM idem_records WHERE expires_at <= ? AND status <> 'sealed'`).run(this.now())
+      .changes;
   }
 
   /** Why a request's intent time is refused, or undefined when it is admissible now. */
@@ -191,7 +190,15 @@ export class IdempotencyStore {
             `INSERT INTO idem_records (tenant, operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
              VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)`,
           )
-          .run(request.tenant, request.key, request.argumentsHash, request.scope, request.fence, now, now + this.retentionMs);
+          .run(
+            request.tenant,
+            request.key,
+            request.argumentsHash,
+            request.scope,
+            request.fence,
+            now,
+            now + this.retentionMs,
+          );
         const requestId = this.logRequest(request, 'accepted');
         return { kind: 'proceed', pending: { ...request, requestId } };
       }
@@ -296,13 +303,25 @@ export class IdempotencyStore {
       // The idempotency record may be pruned after its retention window; the effect log is not. A committed
       // effect is still found by its key (receipt only), so reconciliation never concludes "no effect" wrongly.
       const effect = this.db
-        .prepare('SELECT receipt, kind, at FROM idem_effects WHERE tenant = ? AND operation_key = ? ORDER BY id LIMIT 1')
+        .prepare(
+          'SELECT receipt, kind, at FROM idem_effects WHERE tenant = ? AND operation_key = ? ORDER BY id LIMIT 1',
+        )
         .get(tenant, key) as { receipt: string; kind: string; at: number } | undefined;
       if (effect !== undefined) {
         const at = new Date(effect.at).toISOString();
         return {
           kind: 'found',
-          record: { operationKey: key, argumentsHash: '', scope: effect.kind, status: 'completed', receipt: effect.receipt, fence: 0, createdAt: at, expiresAt: at, pruned: true },
+          record: {
+            operationKey: key,
+            argumentsHash: '',
+            scope: effect.kind,
+            status: 'completed',
+            receipt: effect.receipt,
+            fence: 0,
+            createdAt: at,
+            expiresAt: at,
+            pruned: true,
+          },
         };
       }
       if (options.seal !== true) return { kind: 'not_found', sealed: false };
@@ -371,7 +390,10 @@ export class IdempotencyStore {
       code: string;
       count: number;
     }[];
-    return { total: rows.reduce((n, r) => n + r.count, 0), byCode: Object.fromEntries(rows.map((r) => [r.code, r.count])) };
+    return {
+      total: rows.reduce((n, r) => n + r.count, 0),
+      byCode: Object.fromEntries(rows.map((r) => [r.code, r.count])),
+    };
   }
 
   /** Updates the outcome of a logged request. */

@@ -16,7 +16,11 @@ export interface LookupCapabilityRequest {
 }
 
 /** Throws `CapabilityError` unless `token` grants exactly this lookup (or seal) of `key` for `tenant`. */
-export function verifyLookupCapability(token: string | undefined, verificationKey: Buffer, req: LookupCapabilityRequest): void {
+export function verifyLookupCapability(
+  token: string | undefined,
+  verificationKey: Buffer,
+  req: LookupCapabilityRequest,
+): void {
   verifyCapability(token, verificationKey, {
     key: req.key,
     argumentsHash: LOOKUP_ARGUMENTS_HASH,

@@ -11,7 +11,13 @@
  * `{"service":"<name>","url":"http://127.0.0.1:PORT","pid":N[,"adminUrl":...,"adminBoundAddress":...]}` (what
  * `spawnService` waits for), and it exits cleanly (server closed, database closed) on SIGTERM or SIGINT.
  */
-import { ADMIN_PORT_ENV, ADMIN_TOKEN_ENV, checkAdminToken, ServiceConfigError, type AdminConfig } from './admin-listener';
+import {
+  ADMIN_PORT_ENV,
+  ADMIN_TOKEN_ENV,
+  checkAdminToken,
+  ServiceConfigError,
+  type AdminConfig,
+} from './admin-listener';
 
 /** Parsed command-line flags. */
 export interface ServiceFlags {
@@ -72,7 +78,8 @@ export function parseServiceFlags(
   if (port > 65535) throw new Error('--port must be at most 65535');
   const retention = values.get('--retention-ms');
   const host = values.get('--host');
-  if (host !== undefined && !/^[0-9a-fA-F.:]+$|^localhost$/.test(host)) throw new Error('--host must be an IP address or localhost');
+  if (host !== undefined && !/^[0-9a-fA-F.:]+$|^localhost$/.test(host))
+    throw new Error('--host must be an IP address or localhost');
   const extra = new Map([...values].filter(([name]) => extraFlags.includes(name)));
   const adminPortText = values.get('--admin-port') ?? (env[ADMIN_PORT_ENV] || undefined);
   const lab = switches.has('--lab');

@@ -27,7 +27,12 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
   const authorize = (req: http.IncomingMessage, key: string, tenant: string, seal: boolean): void => {
     if (runtime.capabilityKey === undefined) return; // --insecure-dev only
     try {
-      verifyLookupCapability(single(req.headers[CAPABILITY_HEADER]), runtime.capabilityKey, { service, key, tenant, seal });
+      verifyLookupCapability(single(req.headers[CAPABILITY_HEADER]), runtime.capabilityKey, {
+        service,
+        key,
+        tenant,
+        seal,
+      });
     } catch (err) {
       store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
       const message = err instanceof Error ? err.message : String(err);

@@ -12,7 +12,6 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { Worker } from '@temporalio/worker';
 import { readLedger } from '../../src/client/runs';
 import type { Stack } from '../../src/demo/stack';
-import { DownstreamClient } from '../../src/downstream/client';
 import { REDUCER_VERSION } from '../../src/domain/reducer';
 import type { AgentRunResult } from '../../src/domain/run';
 import { getFreePort } from '../../src/server/dev-server';

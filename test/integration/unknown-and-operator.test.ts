@@ -11,7 +11,6 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { resolveCallUpdate, type OperatorResolution } from '../../workflows/definitions';
 import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
-import { DownstreamClient } from '../../src/downstream/client';
 import { SA } from '../../src/server/search-attributes';
 import { deadlineIn } from '../helpers/stack';
 import { input, runAgent } from '../helpers/run';

@@ -50,11 +50,10 @@ export const inventoryDefinition: ServiceDefinition = {
       });
   },
   adminRoutes(router, { db }) {
-    router
-      .on('POST', '/admin/stock', async ({ req, res }) => {
-        const seed = await parseAdminBody(req, SeedStockBody);
-        sendJson(res, 200, db.transaction(() => seedStock(db, seed))());
-      });
+    router.on('POST', '/admin/stock', async ({ req, res }) => {
+      const seed = await parseAdminBody(req, SeedStockBody);
+      sendJson(res, 200, db.transaction(() => seedStock(db, seed))());
+    });
   },
 };
 

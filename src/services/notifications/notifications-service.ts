@@ -34,7 +34,6 @@ export const notificationsDefinition: ServiceDefinition = {
   name: 'notifications',
   migrate: migrateNotifications,
   routes(router, runtime) {
-    const { db } = runtime;
     router
       .on(
         'POST',
