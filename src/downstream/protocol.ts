@@ -95,9 +95,16 @@ export interface KeyStats {
   readonly businessEffectCount: number;
 }
 
-/** What `GET /admin/refusals` returns: requests refused before the idempotency rules, counted by code. */
+/**
+ * What `GET /admin/refusals` returns: requests refused before the idempotency rules, counted by code. Lookup and
+ * seal refusals are counted under `lookup:<code>`, mutating requests' under `<code>`.
+ */
 export interface RefusalCounts {
   readonly total: number;
+  /** Refused mutating requests. */
+  readonly mutations: number;
+  /** Refused lookups and seals. */
+  readonly lookups: number;
   readonly byCode: Readonly<Record<string, number>>;
 }
 

@@ -104,11 +104,12 @@ export function readRefusalCounts(dbPath: string): Record<string, number> {
   }
 }
 
-/** A summary with the requests refused before the rules (counted, not logged) added as refused requests. */
+/** A summary with the mutating requests refused before the rules (counted, not logged) added as refused requests. */
 export function withRefusals(summary: RequestLogSummary, counts: Readonly<Record<string, number>>): RequestLogSummary {
   const refusedBy: Record<string, number> = { ...summary.refusedBy };
   let extra = 0;
   for (const [code, n] of Object.entries(counts)) {
+    if (code.startsWith('lookup:')) continue; // lookups and seals are not mutating requests
     refusedBy[code] = (refusedBy[code] ?? 0) + n;
     extra += n;
   }

@@ -373,15 +373,16 @@ export class IdempotencyStore {
 
   /**
    * Counts a request refused before the rules (invalid body or hash, no capability, unusable intent time, a seal
-   * by GET): one counter per code, codes outside the closed set under `other`. Nothing else is stored.
+   * by GET): one counter per code, codes outside the closed set under `other`; a lookup's or seal's under
+   * `lookup:<code>`. Nothing else is stored, so the table has at most twice the closed set's rows.
    */
-  countRefusal(code: string): void {
+  countRefusal(code: string, route: 'mutation' | 'lookup' = 'mutation'): void {
     this.db
       .prepare(
         `INSERT INTO idem_refusals (code, count, last_at) VALUES (?, 1, ?)
          ON CONFLICT (code) DO UPDATE SET count = count + 1, last_at = excluded.last_at`,
       )
-      .run(refusalCode(code), this.now());
+      .run(route === 'lookup' ? `lookup:${refusalCode(code)}` : refusalCode(code), this.now());
   }
 
   /** The refusal counters. */
@@ -390,8 +391,12 @@ export class IdempotencyStore {
       code: string;
       count: number;
     }[];
+    const sum = (pick: (code: string) => boolean): number =>
+      rows.filter((r) => pick(r.code)).reduce((n, r) => n + r.count, 0);
     return {
-      total: rows.reduce((n, r) => n + r.count, 0),
+      total: sum(() => true),
+      mutations: sum((c) => !c.startsWith('lookup:')),
+      lookups: sum((c) => c.startsWith('lookup:')),
       byCode: Object.fromEntries(rows.map((r) => [r.code, r.count])),
     };
   }

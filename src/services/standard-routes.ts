@@ -34,7 +34,7 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
         seal,
       });
     } catch (err) {
-      store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
+      store.countRefusal(DownstreamErrorCode.CapabilityInvalid, 'lookup');
       const message = err instanceof Error ? err.message : String(err);
       throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
     }
@@ -57,12 +57,12 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
     .on('GET', '/v1/operations/:key', ({ req, res, params, query }) => {
       const key = params['key'] ?? '';
       if (query.has('seal')) {
-        store.countRefusal(DownstreamErrorCode.SealRequiresPost);
+        store.countRefusal(DownstreamErrorCode.SealRequiresPost, 'lookup');
         throw new HttpError(405, DownstreamErrorCode.SealRequiresPost, `seal with POST /v1/operations/${key}/seal`);
       }
       const tenant = query.get('tenant') ?? '';
       if (!Id.safeParse(tenant).success) {
-        store.countRefusal(DownstreamErrorCode.BadRequest);
+        store.countRefusal(DownstreamErrorCode.BadRequest, 'lookup');
         throw new HttpError(400, DownstreamErrorCode.BadRequest, 'tenant is required (?tenant=)');
       }
       authorize(req, key, tenant, false);
@@ -72,7 +72,7 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
       const key = params['key'] ?? '';
       const parsed = SealBody.safeParse(await readJsonBody(req, runtime.bodyLimitBytes));
       if (!parsed.success) {
-        store.countRefusal(DownstreamErrorCode.BadRequest);
+        store.countRefusal(DownstreamErrorCode.BadRequest, 'lookup');
         throw new HttpError(400, DownstreamErrorCode.BadRequest, 'body must be { "tenant": "..." }');
       }
       authorize(req, key, parsed.data.tenant, true);

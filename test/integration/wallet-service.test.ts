@@ -397,7 +397,7 @@ describe('wallet service retention and restarts', () => {
         code: DownstreamErrorCode.IntentExpired,
       });
       expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
-      expect(await c.refusals()).toEqual({ total: 1, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
+      expect(await c.refusals()).toMatchObject({ mutations: 1, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
       expect(await c.balance(TENANT, 'acct_r')).toEqual({ minor: 990, currency: 'EUR' });
     } finally {
       await short.stop();

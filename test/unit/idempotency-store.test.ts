@@ -59,7 +59,13 @@ describe('IdempotencyStore', () => {
   it('refusal counters are bounded: an unknown code is counted as other', () => {
     for (let i = 0; i < 5; i++) store.countRefusal(`Made.Up.${i}`);
     store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
-    expect(store.refusals()).toEqual({ total: 6, byCode: { other: 5, [DownstreamErrorCode.CapabilityInvalid]: 1 } });
+    store.countRefusal(DownstreamErrorCode.CapabilityInvalid, 'lookup');
+    expect(store.refusals()).toEqual({
+      total: 7,
+      mutations: 6,
+      lookups: 1,
+      byCode: { other: 5, [DownstreamErrorCode.CapabilityInvalid]: 1, [`lookup:${DownstreamErrorCode.CapabilityInvalid}`]: 1 },
+    });
   });
 
   it('migrates a pre-tenant database in place: records keep their rows under tenant "" and the new key applies', () => {
@@ -259,7 +265,7 @@ describe('IdempotencyStore', () => {
     expect(ledgerRows()).toBe(1);
     // The refused request is counted by code, not logged under the key (refusals never grow the request log).
     expect(store.stats('k1')).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
-    expect(store.refusals()).toEqual({ total: 1, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
+    expect(store.refusals()).toEqual({ total: 1, mutations: 1, lookups: 0, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
     // The effect log still answers for the key.
     expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { receipt: 'r_1', pruned: true } });
   });
