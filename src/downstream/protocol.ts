@@ -85,11 +85,14 @@ export interface OperationRecord {
   readonly pruned?: boolean;
 }
 
-/** What `GET /admin/stats?key=K[&prefix=true]` returns, counted from the service's own database. */
+/** What `GET /admin/stats?key=K[&prefix=true]` (admin listener) returns, counted from the service's own database. */
 export interface KeyStats {
   readonly key: string;
   readonly prefix: boolean;
-  /** Requests received under the key (or keys starting with it). */
+  /**
+   * Admitted requests under the key (or keys starting with it): valid, with a verified capability and a usable
+   * intent time. Requests refused before the rules are only counted by code (`GET /admin/refusals`).
+   */
   readonly dispatchCount: number;
   /** Business effects committed under the key (or keys starting with it). */
   readonly businessEffectCount: number;
@@ -119,7 +122,7 @@ export function lookupCapabilityScope(service: string, seal: boolean): string {
   return `${seal ? 'seal' : 'lookup'}:${service}`;
 }
 
-/** Fault points a test or the fault protocol can arm on a service with `POST /admin/faults`. */
+/** Fault points a test or the fault protocol can arm on a lab start's admin listener with `POST /admin/faults`. */
 export type FaultPoint = 'before_commit' | 'after_commit';
 export type FaultAction = 'drop_response' | 'delay' | 'error_5xx';
 export interface FaultRule {
