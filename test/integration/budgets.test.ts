@@ -35,9 +35,11 @@ const requests = async () => (await stack.walletClient.stats('', { prefix: true 
 describe('stop reasons', () => {
   test('no progress: the same proposal twice in a row stops the run before a second charge', async () => {
     const a = await account();
-    const out = await runAgent(stack, 'stuck', input({ scenario: 'stuck', vars: { account: a } }));
+    // onAbort 'leave': the one debit stands (and is named for an operator), so the balance shows no second charge.
+    const out = await runAgent(stack, 'stuck', input({ scenario: 'stuck', vars: { account: a }, onAbort: 'leave' }));
     expect(out.result.stopReason).toBe('budget_exhausted');
     expect(out.result.detail).toContain('no progress');
+    expect(out.result.detail).toMatch(/left standing for an operator: lc_1_\w+ \(wallet_debit\)/);
     expect((await stack.walletClient.balance('acme', a))?.minor).toBe(100_000 - 100);
   });
 
@@ -98,7 +100,7 @@ describe('continue-as-new', () => {
   test('a long run continues as new, carrying the ledger projection and its hash, not the transcript', async () => {
     const a = await account();
     let previousHash = '';
-    const out = await runAgent(stack, 'can', input({ scenario: 'endless-debits', vars: { account: a }, budgets: { maxTurns: 9, maxToolCalls: 20, maxHistoryEvents: 40 } }), async (handle) => {
+    const out = await runAgent(stack, 'can', input({ scenario: 'endless-debits', vars: { account: a }, onAbort: 'leave', budgets: { maxTurns: 9, maxToolCalls: 20, maxHistoryEvents: 40 } }), async (handle) => {
       await handle.result();
       const first = (await readLedger(handle)).events[0];
       const from = first && 'fromTemporalRunId' in first ? first.fromTemporalRunId : '';

@@ -6,6 +6,7 @@ import type OpenAI from 'openai';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createActivities } from '../../activities';
+import { staticIdentitySource } from '../../src/identity/config';
 import { activityAttempts } from '../../src/client/history-metrics';
 import { readLedger, startAgentRun } from '../../src/client/runs';
 import type { Stack } from '../../src/demo/stack';
@@ -52,6 +53,8 @@ export async function runWithModel(
         services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url, timeoutMs: 2_000 }) },
         workerIdentity: `test-worker:${process.pid}`,
         authorize: { capabilityKey: stack.capabilityKey },
+        // The stack's development issuer (public keys only): the run verifies its principal's token.
+        identity: { issuers: staticIdentitySource([stack.identity.config]) },
         openai: {
           client: opts.client,
           transcriptStore: store,
