@@ -9,6 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { Stack } from '../../src/demo/stack';
 import { readLedger } from '../../src/client/runs';
+import { DownstreamClient } from '../../src/downstream/client';
+import { spawnService } from '../../src/services/spawn';
 import { retryAccountingQuery, ledgerQuery } from '../../workflows/definitions';
 import { deadlineIn, startTestStack } from '../helpers/stack';
 import { input, runAgent } from '../helpers/run';
@@ -18,7 +20,7 @@ import { reply, startOpenAICompatibleServer } from '../support/openai-compatible
 jest.setTimeout(180_000);
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startTestStack('budgets', { walletRetentionMs: 400 });
+  stack = await startTestStack('budgets');
 });
 afterAll(async () => {
   await stack?.stop();
@@ -82,17 +84,26 @@ describe('stop reasons', () => {
 
 describe('idempotency key retention', () => {
   test('a same-key retry after the downstream pruned the key is refused and reconciled: one charge', async () => {
-    const a = await account();
-    // The wallet keeps keys for 400 ms; the first attempt commits, then its response is held 1 s and lost.
-    await stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 1_000, path: '/v1/debits', occurrence: 1 });
-    await stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits', occurrence: 1 });
-    const out = await runAgent(stack, 'retention', input({ strategy: 'same_key_replay', vars: { account: a, amount: { minor: 1_250, currency: 'EUR' } } }));
-    await stack.walletClient.clearFaults();
-    const key = out.result.calls[0]!.operationKey!;
-    expect((await stack.walletClient.stats(key)).businessEffectCount).toBe(1);
-    expect((await stack.walletClient.balance('acme', a))?.minor).toBe(100_000 - 1_250);
-    expect(out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown')).toMatchObject({ cause: 'retention_expired' });
-    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ via: 'receipt_lookup', outcome: 'SUCCEEDED' });
+    // A wallet of its own that keeps keys for 400 ms (the rest of this file uses the default retention: a
+    // downstream refuses any request whose intent is older than its retention, which 400 ms is under load).
+    const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`), retentionMs: 400, env: { ...stack.workerEnv } });
+    try {
+      const client = new DownstreamClient({ baseUrl: wallet.url });
+      await client.seedAccount({ tenant: 'acme', account: 'acct_r', balanceMinor: 100_000, currency: 'EUR' });
+      // The first attempt commits, then its response is held 1 s and lost.
+      await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_000, path: '/v1/debits', occurrence: 1 });
+      await client.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits', occurrence: 1 });
+      const out = await runAgent(stack, 'retention', input({ strategy: 'same_key_replay', vars: { account: 'acct_r', amount: { minor: 1_250, currency: 'EUR' } } }), undefined, {
+        services: { wallet: wallet.url },
+      });
+      const key = out.result.calls[0]!.operationKey!;
+      expect((await client.stats(key)).businessEffectCount).toBe(1);
+      expect((await client.balance('acme', 'acct_r'))?.minor).toBe(100_000 - 1_250);
+      expect(out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown')).toMatchObject({ cause: 'retention_expired' });
+      expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ via: 'receipt_lookup', outcome: 'SUCCEEDED' });
+    } finally {
+      await wallet.stop();
+    }
   });
 });
 
