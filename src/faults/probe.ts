@@ -13,6 +13,7 @@ import { hashCanonical, type Json } from '../domain/canonical';
 import type { DispatchRequest } from '../domain/activity-contracts';
 import { signCapability } from '../policy/capability';
 import { builtinTools } from '../tools/registry';
+import { fenceFor } from '../../activities/dispatch.activities';
 import type { CaseServices, Lab, ServerLink } from './lab';
 import type { Probe } from './protocol-format';
 
@@ -79,11 +80,12 @@ export async function runProbe(
     lab.capabilityTrust.dispatch,
     { audience: req.service, nowMs: Date.now() },
   );
-  // A fence far above any attempt's, so only the arguments can be the reason for a refusal.
+  // A fence above any attempt's (fences are ownership epochs: the schedule time of the attempt), so only the
+  // arguments can be the reason for a refusal.
   const sent = await svc.client.send(req.route, body, {
     key: req.intent.operationKey,
     argumentsHash,
-    fence: 1_000_000,
+    fence: fenceFor(Date.now() + 60_000, 1),
     // The intent's own recorded time (a lab run is well inside the retention window).
     intentAt: req.intentRecordedAt ?? new Date().toISOString(),
     capability,
