@@ -1,6 +1,8 @@
 /** Start one agent run on a test stack with an in-process worker and collect what the durable records say. */
 import type { PolicyStore } from '../../src/policy/policy-store';
 import type { WorkflowHandle } from '@temporalio/client';
+import type { SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import type { Worker } from '@temporalio/worker';
 import { activityAttempts } from '../../src/client/history-metrics';
 import { readLedger, startAgentRun } from '../../src/client/runs';
@@ -69,4 +71,24 @@ export async function runAgent(
 
 export function eventTypes(ledger: LedgerSnapshot): string[] {
   return ledger.events.map((e) => e.type);
+}
+
+/**
+ * The run's search attributes once they show `expected`, or what they show after `ms`.
+ * A query can answer from a workflow task the server has not committed yet (a completion it rejects
+ * and the worker replays), while `describe` reads only committed state; so a test that saw a state
+ * through a query waits for the attributes instead of reading them once. The caller still asserts.
+ */
+export async function searchAttributesWhen(
+  handle: WorkflowHandle,
+  key: SearchAttributeKey<SearchAttributeType>,
+  expected: unknown,
+  ms = 10_000,
+): Promise<TypedSearchAttributes> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const attrs = (await handle.describe()).typedSearchAttributes;
+    if (attrs.get(key) === expected || Date.now() > end) return attrs;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -12,7 +12,7 @@ import { FilePolicyStore } from '../../src/policy/policy-store';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { SA } from '../../src/server/search-attributes';
 import { decideApprovalUpdate, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
-import { input, runAgent } from '../helpers/run';
+import { input, runAgent, searchAttributesWhen } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 import { intentNow } from '../helpers/services';
 
@@ -92,8 +92,7 @@ describe('human approval of one exact call', () => {
     let requestsWhilePending = -1;
     const out = await runAgent(stack, 'deny', input({ scenario: 'two-debits', vars }), async (handle) => {
       const [p] = await waitPending(handle);
-      const desc = await handle.describe();
-      expect(desc.typedSearchAttributes.get(SA.pendingApprovals)).toBe(1);
+      expect((await searchAttributesWhen(handle, SA.pendingApprovals, 1)).get(SA.pendingApprovals)).toBe(1);
       requestsWhilePending = await allRequests();
       await handle.executeUpdate(decideApprovalUpdate, {
         args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'deny', reason: 'too large' }],

@@ -14,7 +14,7 @@ import { spawnService, type SpawnedService } from '../../src/services/spawn';
 import { DownstreamClient } from '../../src/downstream/client';
 import { SA } from '../../src/server/search-attributes';
 import { deadlineIn } from '../helpers/stack';
-import { input, runAgent } from '../helpers/run';
+import { input, runAgent, searchAttributesWhen } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 
 jest.setTimeout(120_000);
@@ -90,9 +90,9 @@ describe('an outcome nobody can establish', () => {
         await waitFor(async () => ((await client.stats(key)).businessEffectCount === 1 ? true : undefined));
         await wallet.stop(); // the effect exists, and now nobody can say so
         const snap = await waitForOperator(handle);
-        const desc = await handle.describe();
-        expect(desc.typedSearchAttributes.get(SA.unknownCalls)).toBe(1);
-        expect(desc.typedSearchAttributes.get(SA.status)).toBe('waiting_for_operator');
+        const attrs = await searchAttributesWhen(handle, SA.status, 'waiting_for_operator');
+        expect(attrs.get(SA.unknownCalls)).toBe(1);
+        expect(attrs.get(SA.status)).toBe('waiting_for_operator');
         const id = Object.keys(snap.projection.calls)[0]!;
         expect(snap.projection.calls[id]?.state).toBe('UNKNOWN');
         const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
