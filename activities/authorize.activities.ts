@@ -12,6 +12,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DispatchRequest } from '../src/domain/activity-contracts';
 import { hashCanonical } from '../src/domain/canonical';
+import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/protocol';
 import { Failure } from '../src/domain/failures';
 import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
 import type { ApprovalGrant, AuthorizationInput, AuthorizerResult } from '../src/policy/authorization';
@@ -183,6 +184,43 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
     if (err instanceof CapabilityError) throw ApplicationFailure.nonRetryable(err.message, Failure.AuthorizationExpired);
     throw err;
   }
+}
+
+/** How long a lookup or seal capability is valid: one request, sent at once. */
+export const LOOKUP_CAPABILITY_TTL_MS = 60_000;
+
+/** The one lookup or seal a reconciliation may make: exactly this key, at this service, for this tenant. */
+export interface LookupGrant {
+  readonly service: string;
+  readonly operationKey: string;
+  readonly tenant: string;
+  readonly principalId: string;
+  readonly policyVersion: string;
+  readonly seal: boolean;
+}
+
+/**
+ * Sign, at the dispatch side, a capability for one lookup (`lookup:<service>`) or seal (`seal:<service>`) of
+ * exactly `grant.operationKey` for `grant.tenant`, valid for a minute. The service refuses a lookup or seal for
+ * any other key, tenant or service. Returns undefined when this worker holds no signing key (the service then
+ * refuses). The only place lookup capabilities are signed.
+ */
+export function signLookupAtDispatch(deps: AuthorizeDeps, grant: LookupGrant, nowMs: number): string | undefined {
+  if (!deps.capabilityKey) return undefined;
+  const claims: Omit<CapabilityClaims, 'v'> = {
+    operationKey: grant.operationKey,
+    keyMode: 'exact',
+    argumentsHash: LOOKUP_ARGUMENTS_HASH,
+    tenant: grant.tenant,
+    principalId: grant.principalId,
+    scope: lookupCapabilityScope(grant.service, grant.seal),
+    action: grant.seal ? 'seal' : 'lookup',
+    resource: `${grant.service}/operations/${grant.operationKey}`,
+    policyVersion: grant.policyVersion,
+    expiresAt: new Date(nowMs + LOOKUP_CAPABILITY_TTL_MS).toISOString(),
+  };
+  // A fresh token (its own jti) for every lookup or seal: the service accepts each token once.
+  return signCapability(claims, deps.capabilityKey, { audience: grant.service, nowMs, ttlMs: LOOKUP_CAPABILITY_TTL_MS }).token;
 }
 
 export function createAuthorizeActivities(deps: AuthorizeDeps) {

@@ -15,7 +15,8 @@ import { blindRetryKey } from '../src/domain/identity';
 import { isLabStrategy } from '../src/domain/run';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
-import { resolveAuthorizeDeps, signAtDispatch, type AuthorizeDeps, type SignedCapability } from './authorize.activities';
+import { resolveAuthorizeDeps, signAtDispatch, signLookupAtDispatch, type AuthorizeDeps, type SignedCapability } from './authorize.activities';
+import type { ToolIntent } from '../src/domain/identity';
 
 export interface DispatchDeps {
   /** One client per downstream service name (`wallet`, ...). */
@@ -135,8 +136,9 @@ export function createDispatchActivities(deps: DispatchDeps) {
     }
     if ((attempt > 1 || req.dispatch > 1) && req.strategy === 'check_receipt') {
       // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
-      const found = await downstream.lookup(req.keyUsed, { seal: false });
+      const found = await downstream.lookup(req.keyUsed, lookupOptions(req.service, req.intent, req.keyUsed, false));
       if (found.kind === 'unreachable') throw fail(Failure.DispatchUnavailable, found.reason, true);
+      if (found.kind === 'refused') throw fail(Failure.CapabilityRejected, `lookup refused: ${found.code}: ${found.reason}`);
       if (found.kind === 'found') {
         const r = found.record;
         if (r.status === 'in_progress') throw fail(Failure.IdempotencyInProgress, 'earlier attempt still in progress', true);
@@ -226,9 +228,19 @@ export function createDispatchActivities(deps: DispatchDeps) {
     }
   }
 
+  /** Lookup options carrying a capability for exactly this key, tenant and service, signed here at dispatch. */
+  function lookupOptions(service: string, intent: ToolIntent, key: string, seal: boolean) {
+    const grant = { service, operationKey: key, tenant: intent.tenant, principalId: intent.principalId, policyVersion: intent.policyVersion, seal };
+    const capability = signLookupAtDispatch(signer, grant, Date.now());
+    return { tenant: intent.tenant, seal, ...(capability === undefined ? {} : { capability }) };
+  }
+
   async function reconcileCall(req: ReconcileRequest): Promise<ReconcileResponse> {
-    const found = await client(req.service).lookup(req.intent.operationKey, { seal: req.seal });
+    const key = req.intent.operationKey;
+    const found = await client(req.service).lookup(key, lookupOptions(req.service, req.intent, key, req.seal));
     if (found.kind === 'unreachable') throw ApplicationFailure.retryable(found.reason, Failure.ReconcileUnreachable);
+    // The service refused the lookup itself (no or a wrong capability): retrying the same request cannot help.
+    if (found.kind === 'refused') throw ApplicationFailure.nonRetryable(`lookup refused: ${found.code}: ${found.reason}`, Failure.CapabilityRejected);
     if (found.kind === 'not_found') return { kind: 'not_found', sealed: found.sealed };
     const r = found.record;
     if (r.status === 'in_progress') throw ApplicationFailure.retryable('effect still in progress downstream', Failure.IdempotencyInProgress);

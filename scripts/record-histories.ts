@@ -17,7 +17,7 @@ import { decideApprovalUpdate, pendingApprovalsQuery, requestCancelUpdate, resol
 import { staticIdentitySource } from '../src/identity/config';
 import { runOpeningFailure } from '../src/demo/opening-failure';
 import { startStack, type Stack } from '../src/demo/stack';
-import { spawnService } from '../src/services/spawn';
+import { spawnedClient, spawnService } from '../src/services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
 import { REPO_ROOT } from '../src/worker/bundle';
@@ -60,7 +60,7 @@ async function recordOperatorResolution(
   const dbPath = path.join(stack.dataDir, `record-operator-${stamp}.db`);
   let wallet = await spawnService('wallet', { dbPath, env: { ...stack.workerEnv } });
   const port = Number(new URL(wallet.url).port);
-  const admin = new DownstreamClient({ baseUrl: wallet.url });
+  const admin = spawnedClient(wallet);
   await admin.seedAccount({ tenant: 'acme', account: 'acct_op', balanceMinor: 10_000, currency: 'EUR' });
   await admin.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
   const tq = `record-operator-${stamp}`;
@@ -94,7 +94,7 @@ async function recordOperatorResolution(
       await wallet.stop(); // the effect exists, and now nobody can say so
       await until(async () => (await readLedger(handle)).projection.status === 'waiting_for_operator', 90_000);
       wallet = await spawnService('wallet', { dbPath, port, env: { ...stack.workerEnv } });
-      const found = await new DownstreamClient({ baseUrl: wallet.url }).lookup(key, { seal: false });
+      const found = await spawnedClient(wallet, { capabilityKey: stack.capabilityKey }).lookup(key, { tenant: 'acme' });
       const receipt = found.kind === 'found' ? found.record.receipt : undefined;
       const id = Object.keys((await readLedger(handle)).projection.calls)[0]!;
       await handle.executeUpdate(resolveCallUpdate, {

@@ -10,8 +10,8 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient, serverTarget } from '../../src/server/connection-config';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { resolveTemporalCli } from '../../src/server/temporal-binaries';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
-import { DownstreamClient } from '../../src/downstream/client';
+import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
+import { type DownstreamClient } from '../../src/downstream/client';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { createDevIssuer } from '../../src/identity/issue';
@@ -147,7 +147,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
       return w;
     }),
   ]);
-  const walletClient = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 30_000 });
+  const walletClient = spawnedClient(wallet, { capabilityKey, timeoutMs: 30_000, signs: 'lookups' });
   for (let i = 0; i < ACCOUNTS; i++) {
     await walletClient.seedAccount({
       tenant: TENANT,

@@ -7,10 +7,10 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
-import { DownstreamClient, type SendOutcome } from '../../src/downstream/client';
+import type { DownstreamClient, SendOutcome } from '../../src/downstream/client';
 import { signCapability, type CapabilityClaims } from '../../src/policy/capability';
 import { generateCapabilityTrust, generateSigningKey, KEY_SET_ENV, type CapabilitySigningKey } from '../../src/policy/capability-keys';
-import { spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';
@@ -53,20 +53,24 @@ function hmacToken(grant: Grant, kid: string, secret: string): string {
 }
 
 /**
- * `verifying: false` starts the services without a key set (the way the suite shows it can fail: such a service
- * accepts every request, and every attack becomes a breach).
+ * `verifying: false` starts the services without a key set, with `--insecure-dev` (the way the suite shows it can
+ * fail: such a service accepts every request, and every attack becomes a breach). Without keys and without that
+ * flag a service refuses to start.
  */
 export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): AttackGroup => ({
   name: opts.verifying ? 'capabilities' : 'capabilities-unverified',
   async setup({ dir }) {
     const trust = generateCapabilityTrust();
     const env = opts.verifying ? { ...trust.serviceEnv } : { [KEY_SET_ENV]: '' };
+    // Without keys a service refuses to start; only the explicit development flag runs it unverified.
+    const extraArgs = opts.verifying ? [] : ['--insecure-dev'];
     const [wallet, notifications] = await Promise.all([
-      spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env }),
-      spawnService('notifications', { dbPath: path.join(dir, 'notifications.db'), env }),
+      spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env, extraArgs }),
+      spawnService('notifications', { dbPath: path.join(dir, 'notifications.db'), env, extraArgs }),
     ]);
-    const client = new DownstreamClient({ baseUrl: wallet.url });
-    const mail = new DownstreamClient({ baseUrl: notifications.url });
+    // No signer: every request carries exactly the capability the attack chose. Admin routes with the token.
+    const client = spawnedClient(wallet);
+    const mail = spawnedClient(notifications);
     await client.seedAccount({ tenant: TENANT, account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
     const body = (minor: number) => ({ tenant: TENANT, account: 'acct_1', amount: { minor, currency: 'EUR' } });
     const sign = (g: Grant, k: CapabilitySigningKey = trust.dispatch, audience = 'wallet', nowMs = Date.now()) => signCapability(g, k, { audience, nowMs }).token;

@@ -3,5 +3,6 @@ import type { AttackGroup } from '../attack';
 import { capabilityAttacks } from './capabilities';
 import { signerAttacks } from './capabilities-v2';
 import { identityAttacks } from './identity';
+import { serviceAttacks } from './services';
 
-export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks, identityAttacks];
+export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks, identityAttacks, serviceAttacks];

@@ -10,8 +10,8 @@ import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { tracingFromEnv, type Tracing } from '../observability/tracing';
 import { connectOrStart, startDevServer, type DevServerOptions, type ServerHandle } from '../server/dev-server';
-import { spawnService, type SpawnedService } from '../services/spawn';
-import { DownstreamClient } from '../downstream/client';
+import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
+import { type DownstreamClient } from '../downstream/client';
 import { generateCapabilityTrust, type CapabilitySigningKey, type CapabilityTrust } from '../policy/capability-keys';
 import { REPO_ROOT, writeWorkflowBundle } from '../worker/bundle';
 import { LAB_STRATEGIES_ENV } from '../worker/worker';
@@ -103,7 +103,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     wallet = spawned[0]!;
     extra.push(...spawned.slice(1));
     const services = Object.fromEntries(
-      spawned.map((proc) => [proc.name, { proc, client: new DownstreamClient({ baseUrl: proc.url }) }]),
+      spawned.map((proc) => [proc.name, { proc, client: spawnedClient(proc, { capabilityKey, signs: 'lookups' }) }]),
     ) as Stack['services'];
     const serviceUrls = Object.fromEntries(spawned.map((proc) => [proc.name, proc.url]));
     const { connection } = await connectClient(serverTarget(server));
@@ -117,7 +117,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     return {
       server,
       wallet: w,
-      walletClient: new DownstreamClient({ baseUrl: w.url }),
+      walletClient: spawnedClient(w, { capabilityKey, signs: 'lookups' }),
       connection,
       client,
       bundlePath,

@@ -3,7 +3,8 @@
  *
  * `send` and `lookup` never throw for HTTP or network outcomes: they return discriminated unions (see
  * `classify.ts`). The client never retries: Temporal is the only retry owner. Admin helpers (test and demo
- * plumbing) throw `DownstreamAdminError` on any failure.
+ * plumbing) go to the service's admin listener (`admin` option: its loopback URL and bearer token) and throw
+ * `DownstreamAdminError` on any failure.
  */
 import { CAPABILITY_HEADER } from '../policy/capability';
 import { hashCanonical } from '../domain/canonical';
@@ -14,9 +15,11 @@ import {
   HEADER_INTENT_AT,
   HEADER_KEY,
   HEADER_REPLAYED,
+  LOOKUP_ARGUMENTS_HASH,
   type FaultRule,
   type KeyStats,
   type OperationRecord,
+  type RefusalCounts,
   type ServiceContract,
 } from './protocol';
 
@@ -31,6 +34,41 @@ export interface DownstreamClientOptions {
   readonly baseUrl: string;
   /** Per-request timeout; a timeout after sending is `response_lost`. Default 10 s. */
   readonly timeoutMs?: number;
+  /**
+   * The service's admin listener (`spawnService` returns `adminUrl` and `adminToken`), used by the admin helpers
+   * (`stats`, `refusals`, `armFault`, `clearFaults`, `seedAccount`, `request` on `/admin/...`). Default none: they
+   * throw `DownstreamAdminError`.
+   */
+  readonly admin?: { readonly baseUrl: string; readonly token: string };
+  /**
+   * Signs a capability for a request that was given none (test, demo and lab plumbing that holds the key).
+   * Default none: a request without a capability is sent without one (and refused by a verifying service).
+   */
+  readonly signer?: CapabilitySigner;
+}
+
+/** What a `CapabilitySigner` is asked to sign: a mutation (its path and body hash), a lookup or a seal. */
+export interface CapabilitySignRequest {
+  readonly kind: 'mutation' | 'lookup' | 'seal';
+  /** The route path, e.g. `/v1/debits` (mutations) or `/v1/operations/<key>`. */
+  readonly path: string;
+  readonly key: string;
+  readonly argumentsHash: string;
+  readonly tenant: string;
+}
+
+/** Signs a capability for exactly one request, or returns undefined. */
+export type CapabilitySigner = (req: CapabilitySignRequest) => string | undefined;
+
+/** Options of `lookup`. */
+export interface LookupOptions {
+  /** The tenant whose record is asked for; records are per tenant. */
+  readonly tenant: string;
+  /** Seal a missing key (`POST /v1/operations/:key/seal`) so it stays missing. Default false. */
+  readonly seal?: boolean;
+  /** A capability for exactly this lookup or seal (scope `lookup:<service>` / `seal:<service>`). */
+  readonly capability?: string;
+  readonly signal?: AbortSignal;
 }
 
 /** Per-call options of `send`. */
@@ -56,6 +94,8 @@ export interface SendOptions {
 export type LookupOutcome =
   | { readonly kind: 'found'; readonly record: OperationRecord }
   | { readonly kind: 'not_found'; readonly sealed: boolean }
+  /** The service refused the lookup itself (403 `Capability.Invalid`, 400, 405): retrying will not help. */
+  | { readonly kind: 'refused'; readonly status: number; readonly code: string; readonly reason: string }
   | { readonly kind: 'unreachable'; readonly reason: string };
 
 /** Seed of a wallet account (`POST /admin/accounts`). */
@@ -77,10 +117,17 @@ export class DownstreamAdminError extends Error {
 export class DownstreamClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
+  private readonly adminTarget: { readonly baseUrl: string; readonly token: string } | undefined;
+  private readonly signer: CapabilitySigner | undefined;
 
   constructor(options: DownstreamClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.adminTarget =
+      options.admin === undefined
+        ? undefined
+        : { baseUrl: options.admin.baseUrl.replace(/\/+$/, ''), token: options.admin.token };
+    this.signer = options.signer;
   }
 
   /** POSTs `body` to `path` under the idempotency headers and classifies the outcome. One attempt, no retry. */
@@ -94,13 +141,23 @@ export class DownstreamClient {
     } catch (err) {
       return { kind: 'unavailable', reason: `body not sent, not serializable: ${String(err)}` };
     }
+    const tenant = (body as { tenant?: unknown } | null)?.tenant;
+    const capability =
+      options.capability ??
+      this.signer?.({
+        kind: 'mutation',
+        path,
+        key: options.key,
+        argumentsHash,
+        tenant: typeof tenant === 'string' ? tenant : '',
+      });
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       [HEADER_KEY]: options.key,
       [HEADER_ARGS_HASH]: argumentsHash,
       [HEADER_FENCE]: String(options.fence ?? 0),
       [HEADER_INTENT_AT]: options.intentAt,
-      ...(options.capability !== undefined ? { [CAPABILITY_HEADER]: options.capability } : {}),
+      ...(capability !== undefined ? { [CAPABILITY_HEADER]: capability } : {}),
     };
     let response: Response;
     try {
@@ -132,19 +189,40 @@ export class DownstreamClient {
     return classifyHttpResponse(response.status, parsed, response.headers.get(HEADER_REPLAYED) === 'true');
   }
 
-  /** Reconciliation: the record under `key`; with `seal`, a missing key is sealed so it stays missing. */
-  async lookup(
-    key: string,
-    options: { readonly seal?: boolean; readonly signal?: AbortSignal } = {},
-  ): Promise<LookupOutcome> {
-    const query = options.seal === true ? '?seal=true' : '';
+  /**
+   * Reconciliation: the tenant's record under `key` (`GET /v1/operations/:key?tenant=`); with `seal`, a missing
+   * key is sealed so it stays missing (`POST /v1/operations/:key/seal`). Needs a capability for exactly this
+   * key, tenant and lookup/seal (given, or from the client's signer).
+   */
+  async lookup(key: string, options: LookupOptions): Promise<LookupOutcome> {
+    const seal = options.seal === true;
+    const path = `/v1/operations/${encodeURIComponent(key)}`;
+    const capability =
+      options.capability ??
+      this.signer?.({
+        kind: seal ? 'seal' : 'lookup',
+        path,
+        key,
+        argumentsHash: LOOKUP_ARGUMENTS_HASH,
+        tenant: options.tenant,
+      });
+    const headers: Record<string, string> = capability === undefined ? {} : { [CAPABILITY_HEADER]: capability };
     let status: number;
     let body: unknown;
     try {
-      const response = await fetch(`${this.baseUrl}/v1/operations/${encodeURIComponent(key)}${query}`, {
-        signal: this.signal(options.signal),
-        redirect: 'manual',
-      });
+      const response = seal
+        ? await fetch(`${this.baseUrl}${path}/seal`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: JSON.stringify({ tenant: options.tenant }),
+            signal: this.signal(options.signal),
+            redirect: 'manual',
+          })
+        : await fetch(`${this.baseUrl}${path}?tenant=${encodeURIComponent(options.tenant)}`, {
+            headers,
+            signal: this.signal(options.signal),
+            redirect: 'manual',
+          });
       status = response.status;
       body = parseJson(await response.text());
     } catch (err) {
@@ -157,15 +235,23 @@ export class DownstreamClient {
     }
     if (status === 404 && fields['error'] === 'not_found')
       return { kind: 'not_found', sealed: fields['sealed'] === true };
+    if ((status === 400 || status === 403 || status === 405) && typeof fields['error'] === 'string') {
+      return { kind: 'refused', status, code: fields['error'], reason: String(fields['message'] ?? fields['error']) };
+    }
     return { kind: 'unreachable', reason: `lookup answered ${status}: ${JSON.stringify(body ?? null).slice(0, 200)}` };
   }
 
   /** `GET /v1/contract`: the declared idempotency retention. */
   contract(): Promise<ServiceContract> {
-    return this.admin<ServiceContract>('GET', '/v1/contract');
+    return this.call<ServiceContract>('GET', '/v1/contract');
   }
 
-  /** `GET /admin/stats`: dispatch and effect counts under a key (or key prefix). */
+  /** `GET /admin/refusals` (admin listener): requests refused before the idempotency rules, by code. */
+  refusals(): Promise<RefusalCounts> {
+    return this.admin<RefusalCounts>('GET', '/admin/refusals');
+  }
+
+  /** `GET /admin/stats` (admin listener): admitted-request and effect counts under a key (or key prefix). */
   stats(key: string, options: { readonly prefix?: boolean } = {}): Promise<KeyStats> {
     const prefix = options.prefix === true ? '&prefix=true' : '';
     return this.admin<KeyStats>('GET', `/admin/stats?key=${encodeURIComponent(key)}${prefix}`);
@@ -189,7 +275,7 @@ export class DownstreamClient {
   /** `GET /v1/accounts/:tenant/:account` (wallet): the balance, or undefined for an unknown account. */
   async balance(tenant: string, account: string): Promise<{ minor: number; currency: string } | undefined> {
     const path = `/v1/accounts/${encodeURIComponent(tenant)}/${encodeURIComponent(account)}`;
-    const body = await this.admin<{ balance: { minor: number; currency: string } } | undefined>(
+    const body = await this.call<{ balance: { minor: number; currency: string } } | undefined>(
       'GET',
       path,
       undefined,
@@ -199,21 +285,44 @@ export class DownstreamClient {
   }
 
   /**
-   * Any admin or read route of a service (`POST /admin/stock`, `GET /v1/stock/...`): the parsed JSON body.
+   * Any admin or read route of a service (`POST /admin/stock`, `GET /v1/stock/...`): the parsed JSON body. A path
+   * under `/admin/` goes to the admin listener with its token, any other to the public listener.
    * Resolves undefined for a status in `absentOn` (e.g. 404); throws `DownstreamAdminError` on other failures.
    */
   request<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
-    return this.admin<T>(method, path, body, absentOn);
+    return path.startsWith('/admin/')
+      ? this.admin<T>(method, path, body, absentOn)
+      : this.call<T>(method, path, body, absentOn);
   }
 
-  private async admin<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
+  private admin<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
+    if (this.adminTarget === undefined) {
+      return Promise.reject(
+        new DownstreamAdminError(`${method} ${path}: no admin listener configured for ${this.baseUrl}`),
+      );
+    }
+    return this.call<T>(method, path, body, absentOn, this.adminTarget);
+  }
+
+  private async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    absentOn: readonly number[] = [],
+    admin?: { readonly baseUrl: string; readonly token: string },
+  ): Promise<T> {
     let response: Response;
     let text: string;
+    const headers: Record<string, string> = {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(admin === undefined ? {} : { authorization: `Bearer ${admin.token}` }),
+    };
     try {
-      response = await fetch(this.baseUrl + path, {
+      response = await fetch((admin?.baseUrl ?? this.baseUrl) + path, {
         method,
+        headers,
         signal: this.signal(undefined),
-        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       text = await response.text();
     } catch (err) {

@@ -22,8 +22,11 @@
  *   - intent time missing, unparseable or in the future (beyond a few minutes of clock skew) -> 400
  *     `Request.IntentTimeMissing` (fail closed: a request that cannot prove its age is not admitted).
  *
- * Reconciliation: `GET /v1/operations/:key` returns the record (receipt, result) or 404 `not_found`;
- * with `?seal=true` a missing key is sealed in the same transaction, so "not found" stays true.
+ * Reconciliation: `GET /v1/operations/:key?tenant=T` returns the tenant's record (receipt, result) or 404
+ * `not_found`; `POST /v1/operations/:key/seal` with `{ "tenant": T }` also seals a missing key in the same
+ * transaction, so "not found" stays true. Both need an `X-Capability` for exactly that key and tenant, with scope
+ * `lookup:<service>` (GET) or `seal:<service>` (POST); `GET ...?seal=...` is refused (405 `Lookup.SealRequiresPost`).
+ * Records are keyed by (tenant, operation key): one tenant never reads or seals another's.
  */
 
 export const HEADER_KEY = 'idempotency-key';
@@ -48,6 +51,14 @@ export const DownstreamErrorCode = {
   Unavailable: 'Downstream.Unavailable',
   Rejected: 'Downstream.Rejected',
   NotFound: 'not_found',
+  /** A mutating, lookup or seal request without a capability for exactly it (403). */
+  CapabilityInvalid: 'Capability.Invalid',
+  /** `GET /v1/operations/:key?seal=...`: sealing changes state, so it is only a POST (405). */
+  SealRequiresPost: 'Lookup.SealRequiresPost',
+  /** An admin request without the admin bearer token (401). */
+  AdminUnauthorized: 'Admin.Unauthorized',
+  /** An admin request from a peer that is not loopback (403). */
+  AdminNotLoopback: 'Admin.NotLoopback',
 } as const;
 export type DownstreamErrorCode = (typeof DownstreamErrorCode)[keyof typeof DownstreamErrorCode];
 
@@ -74,17 +85,44 @@ export interface OperationRecord {
   readonly pruned?: boolean;
 }
 
-/** What `GET /admin/stats?key=K[&prefix=true]` returns, counted from the service's own database. */
+/** What `GET /admin/stats?key=K[&prefix=true]` (admin listener) returns, counted from the service's own database. */
 export interface KeyStats {
   readonly key: string;
   readonly prefix: boolean;
-  /** Requests received under the key (or keys starting with it). */
+  /**
+   * Admitted requests under the key (or keys starting with it): valid, with a verified capability and a usable
+   * intent time. Requests refused before the rules are only counted by code (`GET /admin/refusals`).
+   */
   readonly dispatchCount: number;
   /** Business effects committed under the key (or keys starting with it). */
   readonly businessEffectCount: number;
 }
 
-/** Fault points a test or the fault protocol can arm on a service with `POST /admin/faults`. */
+/**
+ * What `GET /admin/refusals` returns: requests refused before the idempotency rules, counted by code. Lookup and
+ * seal refusals are counted under `lookup:<code>`, mutating requests' under `<code>`.
+ */
+export interface RefusalCounts {
+  readonly total: number;
+  /** Refused mutating requests. */
+  readonly mutations: number;
+  /** Refused lookups and seals. */
+  readonly lookups: number;
+  readonly byCode: Readonly<Record<string, number>>;
+}
+
+/**
+ * The `argumentsHash` claim of a lookup or seal capability. It is not a hex SHA-256, so a lookup capability can
+ * never pass as a mutation's (whose hash the service recomputes from the body), and its scope differs too.
+ */
+export const LOOKUP_ARGUMENTS_HASH = 'lookup';
+
+/** The capability scope of a lookup (`lookup:<service>`) or a seal (`seal:<service>`) at service `service`. */
+export function lookupCapabilityScope(service: string, seal: boolean): string {
+  return `${seal ? 'seal' : 'lookup'}:${service}`;
+}
+
+/** Fault points a test or the fault protocol can arm on a lab start's admin listener with `POST /admin/faults`. */
 export type FaultPoint = 'before_commit' | 'after_commit';
 export type FaultAction = 'drop_response' | 'delay' | 'error_5xx';
 export interface FaultRule {

@@ -17,7 +17,14 @@ import { checkInvariants, type EffectRow, type InvariantViolation, type RequestE
 import { readEffectLog, readRequestEntries } from './explore-records';
 import type { CaseServices, Lab, ServerLink } from './lab';
 import type { CaseMetrics } from './metrics';
-import { mergeSummaries, readRequestLog, summarizeRequests, type RequestLogSummary } from './request-log';
+import {
+  mergeSummaries,
+  readRefusalCounts,
+  readRequestLog,
+  summarizeRequests,
+  withRefusals,
+  type RequestLogSummary,
+} from './request-log';
 
 export interface CallRow {
   readonly logicalCallId: string;
@@ -141,7 +148,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     const s = await svc.client.stats('', { prefix: true });
     dispatches += s.dispatchCount;
     effects += s.businessEffectCount;
-    logs.push(summarizeRequests(readRequestLog(svc.dbPath)));
+    logs.push(withRefusals(summarizeRequests(readRequestLog(svc.dbPath)), readRefusalCounts(svc.dbPath)));
     effectRows.push(...readEffectLog(svc.dbPath, svc.name));
     requestRows.push(...readRequestEntries(svc.dbPath, svc.name));
   }

@@ -10,11 +10,11 @@ import { Client, type Connection } from '@temporalio/client';
 import { connectClient, serverTarget } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
-import { DownstreamClient } from '../downstream/client';
+import { type DownstreamClient } from '../downstream/client';
 import { generateCapabilityTrust, type CapabilityTrust } from '../policy/capability-keys';
 import type { Policy } from '../policy/policy-format';
 import { connectOrStart, startDevServer, type DevServer, type ServerHandle } from '../server/dev-server';
-import { spawnService, type SpawnedService } from '../services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
 import { writeWorkflowBundle } from '../worker/bundle';
 import type { PointFeature } from './catalog';
 import type { PlannedCase } from './plan';
@@ -136,7 +136,7 @@ export async function startCaseServices(
     pc.services.map(async (name, i) => {
       const dbPath = path.join(dir, `${name}.db`);
       const proc = await spawnService(name, { dbPath, env, ...(ports[i] !== undefined ? { port: ports[i] } : {}) });
-      return { name, proc, client: new DownstreamClient({ baseUrl: proc.url, timeoutMs: 5_000 }), dbPath };
+      return { name, proc, client: spawnedClient(proc, { capabilityKey: lab.capabilityTrust.dispatch, timeoutMs: 5_000, signs: 'lookups' }), dbPath };
     }),
   );
   const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

@@ -31,7 +31,7 @@ export const METRICS = {
   dispatch_count: {
     type: 'number',
     source:
-      "the downstreams' own databases (GET /admin/stats?key=&prefix=true): every mutating request they received in this case, whatever its outcome",
+      "the downstreams' own databases (GET /admin/stats?key=&prefix=true): every admitted mutating request of this case, whatever its outcome (requests refused before the idempotency rules are counted per code, GET /admin/refusals)",
   },
   business_effect_count: {
     type: 'number',

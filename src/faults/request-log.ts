@@ -1,7 +1,9 @@
 /**
  * Reads a downstream service's own request log (`idem_requests`, see src/services/idempotency-store.ts) from its
  * SQLite file, read-only, and answers what /admin/stats does not: which requests the contract refused, and
- * whether any request from a stale owner or with other arguments under a used key got through.
+ * whether any request from a stale owner or with other arguments under a used key got through. Requests refused
+ * before the rules (invalid, unsigned, too old) are not in the log, only counted per code in `idem_refusals`;
+ * `withRefusals` adds those counters to a summary.
  */
 import BetterSqlite3 from 'better-sqlite3';
 import { DownstreamErrorCode } from '../downstream/protocol';
@@ -87,4 +89,29 @@ export function mergeSummaries(parts: readonly RequestLogSummary[]): RequestLogS
     staleAdmitted: sum((p) => p.staleAdmitted),
     mismatchedAdmitted: sum((p) => p.mismatchedAdmitted),
   };
+}
+
+/** The refusal counters of a service database (`idem_refusals`), read-only; empty for a database without them. */
+export function readRefusalCounts(dbPath: string): Record<string, number> {
+  const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'idem_refusals'`).get();
+    if (exists === undefined) return {};
+    const rows = db.prepare('SELECT code, count FROM idem_refusals').all() as { code: string; count: number }[];
+    return Object.fromEntries(rows.map((r) => [r.code, r.count]));
+  } finally {
+    db.close();
+  }
+}
+
+/** A summary with the mutating requests refused before the rules (counted, not logged) added as refused requests. */
+export function withRefusals(summary: RequestLogSummary, counts: Readonly<Record<string, number>>): RequestLogSummary {
+  const refusedBy: Record<string, number> = { ...summary.refusedBy };
+  let extra = 0;
+  for (const [code, n] of Object.entries(counts)) {
+    if (code.startsWith('lookup:')) continue; // lookups and seals are not mutating requests
+    refusedBy[code] = (refusedBy[code] ?? 0) + n;
+    extra += n;
+  }
+  return { ...summary, requests: summary.requests + extra, refused: summary.refused + extra, refusedBy };
 }

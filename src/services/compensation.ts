@@ -22,19 +22,26 @@ import { BusinessRejection } from './idempotency-store';
 export const ForwardOperationKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'an operation key');
 
 /** The idempotency status of the forward key, read inside the compensation's transaction. */
-function forwardStatus(db: Database, forwardKey: string): string | undefined {
-  const row = db.prepare('SELECT status FROM idem_records WHERE operation_key = ?').get(forwardKey) as
-    { status: string } | undefined;
+function forwardStatus(db: Database, tenant: string, forwardKey: string): string | undefined {
+  const row = db
+    .prepare('SELECT status FROM idem_records WHERE tenant = ? AND operation_key = ?')
+    .get(tenant, forwardKey) as { status: string } | undefined;
   return row?.status;
 }
 
 /**
  * Refuses a compensation whose forward effect was not found in the service's business tables. Throws a 409
  * `HttpError` (not retained) while the forward key is in progress; otherwise a `BusinessRejection` with
- * `reason`, which seals the forward key when it has no record yet. Never returns.
+ * `reason`, which seals the forward key (of the same tenant) when it has no record yet. Never returns.
  */
-export function refuseMissingForward(db: Database, forwardKey: string, reason: string, what: string): never {
-  const status = forwardStatus(db, forwardKey);
+export function refuseMissingForward(
+  db: Database,
+  tenant: string,
+  forwardKey: string,
+  reason: string,
+  what: string,
+): never {
+  const status = forwardStatus(db, tenant, forwardKey);
   if (status === 'in_progress') {
     throw new HttpError(
       409,

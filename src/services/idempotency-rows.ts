@@ -36,11 +36,11 @@ export function toOperationRecord(row: RecordRow): OperationRecord {
   };
 }
 
-/** Creates the idempotency tables and indexes if they do not exist. */
-export function migrateIdempotencySchema(db: Database): void {
-  db.exec(`
+/** The `idem_records` table: one record per (tenant, operation key). */
+const RECORDS_TABLE = `
     CREATE TABLE IF NOT EXISTS idem_records (
-      operation_key  TEXT PRIMARY KEY,
+      tenant         TEXT NOT NULL DEFAULT '',
+      operation_key  TEXT NOT NULL,
       arguments_hash TEXT NOT NULL,
       scope          TEXT NOT NULL,
       status         TEXT NOT NULL CHECK (status IN ('in_progress', 'completed', 'failed', 'sealed')),
@@ -49,8 +49,32 @@ export function migrateIdempotencySchema(db: Database): void {
       receipt        TEXT,
       fence          INTEGER NOT NULL DEFAULT 0,
       created_at     INTEGER NOT NULL,
-      expires_at     INTEGER NOT NULL
-    );
+      expires_at     INTEGER NOT NULL,
+      PRIMARY KEY (tenant, operation_key)
+    )`;
+
+function columns(db: Database, table: string): string[] {
+  return (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+}
+
+/**
+ * Creates the idempotency tables and indexes if they do not exist, and migrates a database from before tenant
+ * scoping in place: `idem_records` is rebuilt with the primary key (tenant, operation_key), its old rows kept
+ * under tenant '' (no tenant's lookup reads them: drain in-flight operations before upgrading a demo store);
+ * `idem_requests` and `idem_effects` gain a `tenant` column (default ''). `idem_refusals` holds one counter per
+ * refusal code (bounded by the closed set of codes, see `refusalCode`).
+ */
+export function migrateIdempotencySchema(db: Database): void {
+  db.transaction(() => {
+    const existing = columns(db, 'idem_records');
+    if (existing.length > 0 && !existing.includes('tenant')) {
+      db.exec(`ALTER TABLE idem_records RENAME TO idem_records_v1; DROP INDEX IF EXISTS idem_records_expires;`);
+      db.exec(RECORDS_TABLE);
+      db.exec(`INSERT INTO idem_records (tenant, ${RECORD_COLUMNS}) SELECT '', ${RECORD_COLUMNS} FROM idem_records_v1;
+               DROP TABLE idem_records_v1;`);
+    }
+    db.exec(`
+    ${RECORDS_TABLE};
     CREATE INDEX IF NOT EXISTS idem_records_expires ON idem_records (expires_at);
     CREATE TABLE IF NOT EXISTS idem_requests (
       id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,7 +82,8 @@ export function migrateIdempotencySchema(db: Database): void {
       arguments_hash TEXT NOT NULL,
       fence          INTEGER NOT NULL,
       received_at    INTEGER NOT NULL,
-      outcome        TEXT NOT NULL
+      outcome        TEXT NOT NULL,
+      tenant         TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX IF NOT EXISTS idem_requests_key ON idem_requests (operation_key);
     CREATE TABLE IF NOT EXISTS idem_effects (
@@ -66,10 +91,37 @@ export function migrateIdempotencySchema(db: Database): void {
       operation_key  TEXT NOT NULL,
       receipt        TEXT NOT NULL,
       kind           TEXT NOT NULL,
-      at             INTEGER NOT NULL
+      at             INTEGER NOT NULL,
+      tenant         TEXT NOT NULL DEFAULT ''
     );
     CREATE INDEX IF NOT EXISTS idem_effects_key ON idem_effects (operation_key);
+    CREATE TABLE IF NOT EXISTS idem_refusals (
+      code           TEXT PRIMARY KEY,
+      count          INTEGER NOT NULL,
+      last_at        INTEGER NOT NULL
+    );
   `);
+    for (const table of ['idem_requests', 'idem_effects']) {
+      if (!columns(db, table).includes('tenant')) {
+        db.exec(`ALTER TABLE ${table} ADD COLUMN tenant TEXT NOT NULL DEFAULT ''`);
+      }
+    }
+  })();
+}
+
+/** The refusal codes counted under their own name; any other code is counted as `other` (bounded table). */
+export const COUNTED_REFUSAL_CODES: ReadonlySet<string> = new Set([
+  DownstreamErrorCode.BadRequest,
+  DownstreamErrorCode.ArgumentsHashInvalid,
+  DownstreamErrorCode.IntentTimeMissing,
+  DownstreamErrorCode.IntentExpired,
+  DownstreamErrorCode.CapabilityInvalid,
+  DownstreamErrorCode.SealRequiresPost,
+]);
+
+/** The counter a refusal code goes to. */
+export function refusalCode(code: string): string {
+  return COUNTED_REFUSAL_CODES.has(code) ? code : 'other';
 }
 
 /** Codes of the 409 conflicts the rules produce. */

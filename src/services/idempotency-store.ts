@@ -1,9 +1,14 @@
 /**
  * The SQLite idempotency layer every Ledgerloop downstream service reuses. It owns three tables:
  *
- *   - `idem_records`: one idempotency record per operation key (the protocol's OperationRecord);
- *   - `idem_requests`: one row per mutating request received (dispatch evidence, never pruned);
+ *   - `idem_records`: one idempotency record per (tenant, operation key) (the protocol's OperationRecord);
+ *   - `idem_requests`: one row per admitted mutating request (valid, capability verified, intent time usable):
+ *     dispatch evidence, never pruned. A request refused before the rules is only counted in `idem_refusals`
+ *     (one counter per code), so a flood of refused requests cannot grow the database;
  *   - `idem_effects`: one row per committed business effect (effect evidence, never pruned).
+ *
+ * Records are scoped by tenant: the same operation key under two tenants is two records, and a lookup or seal
+ * for one tenant never reads or writes another's.
  *
  * Only records expire (lazily, on each request, after the declared retention window); seals never do, and the
  * request and effect logs are audit evidence that is never pruned. A key cannot commit twice across pruning:
@@ -16,11 +21,12 @@
  */
 import type { Database } from 'better-sqlite3';
 import { BusinessRejection } from './business-rejection';
-import { DownstreamErrorCode, type KeyStats, type OperationRecord } from '../downstream/protocol';
+import { DownstreamErrorCode, type KeyStats, type OperationRecord, type RefusalCounts } from '../downstream/protocol';
 import {
   decide,
   migrateIdempotencySchema,
   RECORD_COLUMNS,
+  refusalCode,
   toOperationRecord,
   type ConflictCode,
   type RecordRow,
@@ -52,6 +58,8 @@ export type ApplyEffect = (db: Database) => AppliedEffect;
 
 /** One mutating request as the store sees it. */
 export interface MutationRequest {
+  /** The tenant the request is for (its body's `tenant`, bound by its capability); records are per tenant. */
+  readonly tenant: string;
   readonly key: string;
   readonly argumentsHash: string;
   readonly fence: number;
@@ -66,7 +74,7 @@ export interface MutationRequest {
 }
 
 /** The request identity the request log keeps. */
-export type LoggedRequest = Pick<MutationRequest, 'key' | 'argumentsHash' | 'fence'>;
+export type LoggedRequest = Pick<MutationRequest, 'tenant' | 'key' | 'argumentsHash' | 'fence'>;
 
 /** Codes of a request refused for its intent time. */
 export type IntentRefusalCode = typeof DownstreamErrorCode.IntentExpired | typeof DownstreamErrorCode.IntentTimeMissing;
@@ -88,8 +96,9 @@ export type BeginResult =
       readonly record: OperationRecord;
     }
   | {
-      /** Refused for its intent time before the rules ran: nothing recorded under the key. */
+      /** Refused for its intent time before the rules ran: nothing recorded under the key, only counted. */
       readonly kind: 'refused';
+      /** -1: a refused request has no row in the request log. */
       readonly requestId: number;
       readonly code: IntentRefusalCode;
       readonly message: string;
@@ -139,9 +148,8 @@ export class IdempotencyStore {
    * `lookup`. A seal is the downstream's promise that nothing will ever commit under its key: it stays.
    */
   prune(): number {
-    return this.db
-      .prepare(`DELETE FROM idem_records WHERE expires_at <= ? AND status <> 'sealed'`)
-      .run(this.now()).changes;
+    return this.db.prepare(`DELETE FROM idem_records WHERE expires_at <= ? AND status <> 'sealed'`).run(this.now())
+      .changes;
   }
 
   /** Why a request's intent time is refused, or undefined when it is admissible now. */
@@ -162,23 +170,35 @@ export class IdempotencyStore {
     return undefined;
   }
 
-  /** Phase 1: logs the request and decides by the rules; on `proceed` the key is now `in_progress`. */
+  /**
+   * Phase 1: decides by the rules and logs the (admitted) request; on `proceed` the key is now `in_progress`.
+   * A request refused for its intent time is counted, not logged.
+   */
   begin(request: MutationRequest): BeginResult {
     return this.db.transaction((): BeginResult => {
       this.prune();
       const refusal = this.intentRefusal(request.intentAtMs);
       if (refusal !== undefined) {
-        return { kind: 'refused', requestId: this.logRequest(request, refusal.code), ...refusal };
+        this.countRefusal(refusal.code);
+        return { kind: 'refused', requestId: -1, ...refusal };
       }
       const now = this.now();
-      const row = this.getRow(request.key);
+      const row = this.getRow(request.tenant, request.key);
       if (row === undefined) {
         this.db
           .prepare(
-            `INSERT INTO idem_records (operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
-             VALUES (?, ?, ?, 'in_progress', ?, ?, ?)`,
+            `INSERT INTO idem_records (tenant, operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
+             VALUES (?, ?, ?, ?, 'in_progress', ?, ?, ?)`,
           )
-          .run(request.key, request.argumentsHash, request.scope, request.fence, now, now + this.retentionMs);
+          .run(
+            request.tenant,
+            request.key,
+            request.argumentsHash,
+            request.scope,
+            request.fence,
+            now,
+            now + this.retentionMs,
+          );
         const requestId = this.logRequest(request, 'accepted');
         return { kind: 'proceed', pending: { ...request, requestId } };
       }
@@ -188,7 +208,9 @@ export class IdempotencyStore {
         return { ...decision, requestId, record: toOperationRecord(row) };
       }
       if (request.fence > row.fence) {
-        this.db.prepare('UPDATE idem_records SET fence = ? WHERE operation_key = ?').run(request.fence, request.key);
+        this.db
+          .prepare('UPDATE idem_records SET fence = ? WHERE tenant = ? AND operation_key = ?')
+          .run(request.fence, request.tenant, request.key);
       }
       const record = toOperationRecord({ ...row, fence: Math.max(row.fence, request.fence) });
       if (decision.kind === 'in_progress') {
@@ -212,7 +234,7 @@ export class IdempotencyStore {
   ): CommitResult {
     try {
       return this.db.transaction((): CommitResult => {
-        const row = this.getRow(pending.key);
+        const row = this.getRow(pending.tenant, pending.key);
         if (row === undefined || row.status !== 'in_progress' || row.arguments_hash !== pending.argumentsHash) {
           this.setOutcome(pending.requestId, 'lost');
           return { kind: 'lost' };
@@ -224,20 +246,22 @@ export class IdempotencyStore {
           if (!(err instanceof BusinessRejection)) throw err;
           const error = { ...err.details, error: rejectionCode, reason: err.reason, message: err.message };
           this.db
-            .prepare(`UPDATE idem_records SET status = 'failed', error_json = ? WHERE operation_key = ?`)
-            .run(JSON.stringify(error), pending.key);
-          for (const key of err.sealKeys) this.insertSeal(key, true);
+            .prepare(`UPDATE idem_records SET status = 'failed', error_json = ? WHERE tenant = ? AND operation_key = ?`)
+            .run(JSON.stringify(error), pending.tenant, pending.key);
+          for (const key of err.sealKeys) this.insertSeal(pending.tenant, key, true);
           this.setOutcome(pending.requestId, 'failed');
-          return { kind: 'failed', record: this.mustGet(pending.key) };
+          return { kind: 'failed', record: this.mustGet(pending.tenant, pending.key) };
         }
         this.db
-          .prepare(`UPDATE idem_records SET status = 'completed', receipt = ?, result_json = ? WHERE operation_key = ?`)
-          .run(applied.receipt, JSON.stringify(applied.result ?? null), pending.key);
+          .prepare(
+            `UPDATE idem_records SET status = 'completed', receipt = ?, result_json = ? WHERE tenant = ? AND operation_key = ?`,
+          )
+          .run(applied.receipt, JSON.stringify(applied.result ?? null), pending.tenant, pending.key);
         this.db
-          .prepare('INSERT INTO idem_effects (operation_key, receipt, kind, at) VALUES (?, ?, ?, ?)')
-          .run(pending.key, applied.receipt, applied.kind ?? pending.scope, this.now());
+          .prepare('INSERT INTO idem_effects (tenant, operation_key, receipt, kind, at) VALUES (?, ?, ?, ?, ?)')
+          .run(pending.tenant, pending.key, applied.receipt, applied.kind ?? pending.scope, this.now());
         this.setOutcome(pending.requestId, 'completed');
-        return { kind: 'completed', record: this.mustGet(pending.key) };
+        return { kind: 'completed', record: this.mustGet(pending.tenant, pending.key) };
       })();
     } catch (err) {
       this.abort(pending, 'error');
@@ -249,8 +273,10 @@ export class IdempotencyStore {
   abort(pending: PendingOperation, outcome: string): void {
     this.db.transaction(() => {
       this.db
-        .prepare(`DELETE FROM idem_records WHERE operation_key = ? AND status = 'in_progress' AND arguments_hash = ?`)
-        .run(pending.key, pending.argumentsHash);
+        .prepare(
+          `DELETE FROM idem_records WHERE tenant = ? AND operation_key = ? AND status = 'in_progress' AND arguments_hash = ?`,
+        )
+        .run(pending.tenant, pending.key, pending.argumentsHash);
       this.setOutcome(pending.requestId, outcome);
     })();
   }
@@ -261,11 +287,14 @@ export class IdempotencyStore {
     return begun.kind === 'proceed' ? this.commit(begun.pending, apply) : begun;
   }
 
-  /** The record under `key`. With `seal`, a missing key is sealed in the same transaction. */
-  lookup(key: string, options: { readonly seal?: boolean } = {}): LookupResult {
+  /**
+   * The record of `tenant` under `key` (never another tenant's). With `seal`, a missing key is sealed for that
+   * tenant in the same transaction.
+   */
+  lookup(tenant: string, key: string, options: { readonly seal?: boolean } = {}): LookupResult {
     return this.db.transaction((): LookupResult => {
       this.prune();
-      const row = this.getRow(key);
+      const row = this.getRow(tenant, key);
       if (row !== undefined) {
         return row.status === 'sealed'
           ? { kind: 'not_found', sealed: true }
@@ -274,17 +303,29 @@ export class IdempotencyStore {
       // The idempotency record may be pruned after its retention window; the effect log is not. A committed
       // effect is still found by its key (receipt only), so reconciliation never concludes "no effect" wrongly.
       const effect = this.db
-        .prepare('SELECT receipt, kind, at FROM idem_effects WHERE operation_key = ? ORDER BY id LIMIT 1')
-        .get(key) as { receipt: string; kind: string; at: number } | undefined;
+        .prepare(
+          'SELECT receipt, kind, at FROM idem_effects WHERE tenant = ? AND operation_key = ? ORDER BY id LIMIT 1',
+        )
+        .get(tenant, key) as { receipt: string; kind: string; at: number } | undefined;
       if (effect !== undefined) {
         const at = new Date(effect.at).toISOString();
         return {
           kind: 'found',
-          record: { operationKey: key, argumentsHash: '', scope: effect.kind, status: 'completed', receipt: effect.receipt, fence: 0, createdAt: at, expiresAt: at, pruned: true },
+          record: {
+            operationKey: key,
+            argumentsHash: '',
+            scope: effect.kind,
+            status: 'completed',
+            receipt: effect.receipt,
+            fence: 0,
+            createdAt: at,
+            expiresAt: at,
+            pruned: true,
+          },
         };
       }
       if (options.seal !== true) return { kind: 'not_found', sealed: false };
-      this.insertSeal(key, false);
+      this.insertSeal(tenant, key, false);
       return { kind: 'not_found', sealed: true };
     })();
   }
@@ -298,17 +339,20 @@ export class IdempotencyStore {
    */
   recoverOrphans(): number {
     return this.db.transaction((): number => {
-      const keys = this.db.prepare(`SELECT operation_key FROM idem_records WHERE status = 'in_progress'`).pluck().all();
-      for (const key of keys) {
-        this.db
-          .prepare(`UPDATE idem_requests SET outcome = 'orphaned' WHERE operation_key = ? AND outcome = 'accepted'`)
-          .run(key);
-      }
+      this.db
+        .prepare(
+          `UPDATE idem_requests SET outcome = 'orphaned' WHERE outcome = 'accepted' AND (tenant, operation_key) IN
+             (SELECT tenant, operation_key FROM idem_records WHERE status = 'in_progress')`,
+        )
+        .run();
       return this.db.prepare(`DELETE FROM idem_records WHERE status = 'in_progress'`).run().changes;
     })();
   }
 
-  /** Dispatch and effect counts under `key`, or under every key starting with `key` when `prefix`. */
+  /**
+   * Admitted-request and effect counts under `key` (all tenants), or under every key starting with `key` when
+   * `prefix`. Refused requests are not under any key: see `refusals`.
+   */
   stats(key: string, prefix = false): KeyStats {
     const where = prefix ? 'substr(operation_key, 1, length(?)) = ?' : 'operation_key = ?';
     const params = prefix ? [key, key] : [key];
@@ -317,14 +361,44 @@ export class IdempotencyStore {
     return { key, prefix, dispatchCount: count('idem_requests'), businessEffectCount: count('idem_effects') };
   }
 
-  /** Logs a mutating request that was refused before the rules ran (e.g. an invalid body); returns its row id. */
+  /** Logs an admitted mutating request (one the rules decide); returns its row id. */
   logRequest(request: LoggedRequest, outcome: string): number {
     const info = this.db
       .prepare(
-        'INSERT INTO idem_requests (operation_key, arguments_hash, fence, received_at, outcome) VALUES (?, ?, ?, ?, ?)',
+        'INSERT INTO idem_requests (tenant, operation_key, arguments_hash, fence, received_at, outcome) VALUES (?, ?, ?, ?, ?, ?)',
       )
-      .run(request.key, request.argumentsHash, request.fence, this.now(), outcome);
+      .run(request.tenant, request.key, request.argumentsHash, request.fence, this.now(), outcome);
     return Number(info.lastInsertRowid);
+  }
+
+  /**
+   * Counts a request refused before the rules (invalid body or hash, no capability, unusable intent time, a seal
+   * by GET): one counter per code, codes outside the closed set under `other`; a lookup's or seal's under
+   * `lookup:<code>`. Nothing else is stored, so the table has at most twice the closed set's rows.
+   */
+  countRefusal(code: string, route: 'mutation' | 'lookup' = 'mutation'): void {
+    this.db
+      .prepare(
+        `INSERT INTO idem_refusals (code, count, last_at) VALUES (?, 1, ?)
+         ON CONFLICT (code) DO UPDATE SET count = count + 1, last_at = excluded.last_at`,
+      )
+      .run(route === 'lookup' ? `lookup:${refusalCode(code)}` : refusalCode(code), this.now());
+  }
+
+  /** The refusal counters. */
+  refusals(): RefusalCounts {
+    const rows = this.db.prepare('SELECT code, count FROM idem_refusals ORDER BY code').all() as {
+      code: string;
+      count: number;
+    }[];
+    const sum = (pick: (code: string) => boolean): number =>
+      rows.filter((r) => pick(r.code)).reduce((n, r) => n + r.count, 0);
+    return {
+      total: sum(() => true),
+      mutations: sum((c) => !c.startsWith('lookup:')),
+      lookups: sum((c) => c.startsWith('lookup:')),
+      byCode: Object.fromEntries(rows.map((r) => [r.code, r.count])),
+    };
   }
 
   /** Updates the outcome of a logged request. */
@@ -336,24 +410,25 @@ export class IdempotencyStore {
    * Seals `key` when it has no record; `ifAbsent` ignores an existing record instead of failing. A seal is
    * never pruned; its `expires_at` only says until when the retention of an ordinary record would have run.
    */
-  private insertSeal(key: string, ifAbsent: boolean): void {
+  private insertSeal(tenant: string, key: string, ifAbsent: boolean): void {
     const now = this.now();
     this.db
       .prepare(
         `INSERT ${ifAbsent ? 'OR IGNORE ' : ''}INTO idem_records
-           (operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
-         VALUES (?, '', '', 'sealed', 0, ?, ?)`,
+           (tenant, operation_key, arguments_hash, scope, status, fence, created_at, expires_at)
+         VALUES (?, ?, '', '', 'sealed', 0, ?, ?)`,
       )
-      .run(key, now, now + this.retentionMs);
+      .run(tenant, key, now, now + this.retentionMs);
   }
 
-  private getRow(key: string): RecordRow | undefined {
-    return this.db.prepare(`SELECT ${RECORD_COLUMNS} FROM idem_records WHERE operation_key = ?`).get(key) as
-      RecordRow | undefined;
+  private getRow(tenant: string, key: string): RecordRow | undefined {
+    return this.db
+      .prepare(`SELECT ${RECORD_COLUMNS} FROM idem_records WHERE tenant = ? AND operation_key = ?`)
+      .get(tenant, key) as RecordRow | undefined;
   }
 
-  private mustGet(key: string): OperationRecord {
-    const row = this.getRow(key);
+  private mustGet(tenant: string, key: string): OperationRecord {
+    const row = this.getRow(tenant, key);
     if (row === undefined) throw new Error(`idempotency record ${key} vanished inside its transaction`);
     return toOperationRecord(row);
   }

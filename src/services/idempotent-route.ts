@@ -18,7 +18,7 @@ import {
 } from '../downstream/protocol';
 import { CAPABILITY_HEADER, verifyCapability } from '../policy/capability';
 import type { CapabilityKeySet } from '../policy/capability-keys';
-import { sleep, type FaultInjector, type FaultPlan } from './faults';
+import { FaultPlan, sleep, type FaultInjector } from './faults';
 import { dropConnection, HttpError, HttpErrorCode, readJsonBody, sendError, sendJson, type Handler } from './http-kit';
 import type { AppliedEffect, BeginResult, CommitResult, IdempotencyStore, PendingOperation } from './idempotency-store';
 
@@ -30,13 +30,18 @@ export const INJECTED_GATEWAY_CODE = 'Downstream.BadGateway';
 export interface ServiceRuntime {
   readonly db: Database;
   readonly store: IdempotencyStore;
-  readonly faults: FaultInjector;
+  /**
+   * The fault injector, present only in a lab start (`--admin-port` with `--lab`): a production start has none,
+   * and no request can arm one.
+   */
+  readonly faults?: FaultInjector;
   /** Request body limit in bytes; default 64 KiB. */
   readonly bodyLimitBytes?: number;
   /**
    * The public keys capabilities are verified with, by kid (LEDGERLOOP_CAPABILITY_KEYS), and the record of used
-   * token ids. When set, every mutating request must carry a capability signed for exactly this service, its
-   * key, arguments, tenant and scope, not expired and not used before; anything else is refused with 403.
+   * token ids. Every mutating, lookup and seal request must carry a capability signed for exactly this service,
+   * its key, arguments, tenant and scope, not expired and not used before; anything else is refused with 403.
+   * Absent only in a service started with `--insecure-dev` (which then verifies nothing).
    */
   readonly capabilityKeys?: CapabilityKeySet;
   /** This service's name: the audience its capabilities must name. */
@@ -111,8 +116,9 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
   return async (ctx) => {
     const raw = await readJsonBody(ctx.req, runtime.bodyLimitBytes);
     const headers = parseMutationHeaders(ctx.req);
+    // Refused before the rules: counted by code, never stored per request (see `IdempotencyStore.countRefusal`).
     const refuse = (code: string, message: string, extra: Record<string, unknown> = {}): never => {
-      store.logRequest(headers, code);
+      store.countRefusal(code);
       throw new HttpError(400, code, message, extra);
     };
     // Fail closed: a mutating request that cannot say when its intent was recorded is never admitted.
@@ -134,23 +140,26 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
     const body = parsed.data;
     const unmet = spec.precondition?.(body, headers);
     if (unmet !== undefined) return refuse(DownstreamErrorCode.BadRequest, unmet);
+    const rawTenant = (raw as { tenant?: unknown }).tenant;
+    const tenant = typeof rawTenant === 'string' ? rawTenant : '';
     if (runtime.capabilityKeys !== undefined) {
       try {
         verifyCapability(single(ctx.req.headers[CAPABILITY_HEADER]), runtime.capabilityKeys, {
           audience: runtime.serviceName ?? '',
           key: headers.key,
           argumentsHash: headers.argumentsHash,
-          tenant: String((raw as { tenant?: unknown }).tenant ?? ''),
+          tenant,
           scope: spec.scope,
           nowMs: Date.now(),
         });
       } catch (err) {
-        store.logRequest(headers, 'Capability.Invalid');
-        throw new HttpError(403, 'Capability.Invalid', err instanceof Error ? err.message : String(err));
+        store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
+        const message = err instanceof Error ? err.message : String(err);
+        throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
       }
     }
-    const plan = runtime.faults.plan(ctx.path);
-    const begun = store.begin({ ...headers, scope: spec.scope });
+    const plan = runtime.faults?.plan(ctx.path) ?? NO_FAULTS;
+    const begun = store.begin({ ...headers, tenant, scope: spec.scope });
     const pending = begun.kind === 'proceed' ? begun.pending : undefined;
     if (!(await runBeforeCommit(plan, ctx.res, store, begun))) return;
     let outcome: BeginResult | CommitResult = begun;
@@ -169,6 +178,8 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
   };
 }
 
+const NO_FAULTS = new FaultPlan([]);
+
 /** Runs the `before_commit` faults; false when the request was answered (or dropped) and must stop here. */
 async function runBeforeCommit(
   plan: FaultPlan,
@@ -180,7 +191,7 @@ async function runBeforeCommit(
   const requestId = begun.kind === 'proceed' ? begun.pending.requestId : begun.requestId;
   const rollBack = (outcome: string): void => {
     if (pending !== undefined) store.abort(pending, outcome);
-    else store.setOutcome(requestId, outcome);
+    else if (requestId >= 0) store.setOutcome(requestId, outcome);
   };
   for (const fault of plan.at('before_commit')) {
     if (fault.do === 'delay') {

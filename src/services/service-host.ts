@@ -1,17 +1,19 @@
 /**
- * The process shell every Ledgerloop downstream service shares: open the SQLite database (WAL, full sync),
- * migrate, build the idempotency runtime (with capability verification when a key is configured), release
- * orphaned in-progress keys, register the standard routes and the service's own routes, listen, and close. A service is then only its schemas, its synchronous `apply`
- * functions and a `routes` callback.
+ * The process shell every Ledgerloop downstream service shares: refuse to start without the verification key
+ * (unless `insecureDev`), open the SQLite database (WAL, full sync), migrate, build the idempotency runtime,
+ * release orphaned in-progress keys, register the standard routes and the service's own routes on the public
+ * listener, and (only when enabled) the admin routes on a loopback admin listener guarded by a token; listen, and
+ * close. A service is then only its schemas, its synchronous `apply` functions and its route callbacks.
  */
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { keySetFromEnv, type CapabilityKeySet } from '../policy/capability-keys';
+import { KEY_SET_ENV, keySetFromEnv, type CapabilityKeySet } from '../policy/capability-keys';
 import { SqliteJtiRegistry } from '../policy/capability-replay';
+import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminListener } from './admin-listener';
 import { FaultInjector } from './faults';
 import { closeServer, createHttpServer, listen, Router } from './http-kit';
 import { IdempotencyStore } from './idempotency-store';
 import type { ServiceRuntime } from './idempotent-route';
-import { registerStandardRoutes } from './standard-routes';
+import { registerStandardAdminRoutes, registerStandardRoutes } from './standard-routes';
 
 /** Where and how a service runs. */
 export interface ServiceHostOptions {
@@ -25,10 +27,18 @@ export interface ServiceHostOptions {
   readonly host?: string;
   /**
    * The public keys capabilities are verified with, by kid; default `LEDGERLOOP_CAPABILITY_KEYS` (a JWKS or a
-   * path to one). When there are any, every mutating request must carry a capability for exactly this service,
-   * its key, arguments, tenant and scope (else 403); used token ids are kept in the service's database.
+   * path to one). Every mutating, lookup and seal request must carry a capability for exactly this service, its
+   * key, arguments, tenant and scope (else 403); used token ids are kept in the service's database. Without keys
+   * the service refuses to start (`Service.KeysMissing`) unless `insecureDev`.
    */
   readonly capabilityKeys?: CapabilityKeySet;
+  /** Run without a verification key, accepting every request (`--insecure-dev`). Default false: fail closed. */
+  readonly insecureDev?: boolean;
+  /**
+   * The admin listener (seeding, evidence, and with `lab` fault injection) on 127.0.0.1, guarded by a bearer
+   * token. Default none: a production start serves no admin route and has no fault injector.
+   */
+  readonly admin?: AdminConfig;
 }
 
 /** What makes one service: its name, its tables and its business routes. */
@@ -37,8 +47,10 @@ export interface ServiceDefinition {
   readonly name: string;
   /** Creates the service's own tables (idempotent: `CREATE TABLE IF NOT EXISTS`). */
   migrate(db: Database): void;
-  /** Registers the business and admin routes on top of the standard ones. */
+  /** Registers the business routes on top of the standard ones (public listener). */
   routes(router: Router, runtime: ServiceRuntime): void;
+  /** Registers the service's admin routes (seeding, evidence; fault routes only when `runtime.faults` exists). */
+  adminRoutes?(router: Router, runtime: ServiceRuntime): void;
 }
 
 /** A running service. */
@@ -46,6 +58,10 @@ export interface RunningService {
   readonly url: string;
   readonly port: number;
   readonly runtime: ServiceRuntime;
+  /** The admin listener's URL (always 127.0.0.1), when enabled. */
+  readonly adminUrl?: string;
+  /** The admin socket's bound address as the OS reports it, when enabled. */
+  readonly adminBoundAddress?: string;
   /** Stops the server (dropping open connections) and closes the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -70,9 +86,18 @@ export async function startService(
   definition: ServiceDefinition,
   options: ServiceHostOptions,
 ): Promise<RunningService> {
+  // Fail closed: without its verification keys a service would accept every request.
+  const keys = options.capabilityKeys ?? keySetFromEnv();
+  if (keys === undefined && options.insecureDev !== true) {
+    throw new ServiceConfigError(
+      'Service.KeysMissing',
+      `${definition.name} has no capability verification keys (${KEY_SET_ENV}); refusing to start (pass --insecure-dev to run unverified on a development machine)`,
+    );
+  }
   const db = openServiceDatabase(options.dbPath);
   let runtime: ServiceRuntime;
   let router: Router;
+  let adminRouter: Router | undefined;
   try {
     definition.migrate(db);
     const store = new IdempotencyStore({
@@ -81,12 +106,22 @@ export async function startService(
     });
     // A record still in progress at start belongs to a process that died before its commit: no effect exists.
     store.recoverOrphans();
-    const keys = options.capabilityKeys ?? keySetFromEnv();
     // A token is accepted once, across restarts: the used ids live in this service's database.
     const capabilityKeys = keys?.withReplay(new SqliteJtiRegistry(db));
-    runtime = { db, store, faults: new FaultInjector(), serviceName: definition.name, ...(capabilityKeys === undefined ? {} : { capabilityKeys }) };
+    runtime = {
+      db,
+      store,
+      serviceName: definition.name,
+      // The fault injector exists only in a lab start: nothing else can arm a fault.
+      ...(options.admin?.lab === true ? { faults: new FaultInjector() } : {}),
+      ...(capabilityKeys === undefined ? {} : { capabilityKeys }),
+    };
     router = registerStandardRoutes(new Router(), definition.name, runtime);
     definition.routes(router, runtime);
+    if (options.admin !== undefined) {
+      adminRouter = registerStandardAdminRoutes(new Router(), runtime);
+      definition.adminRoutes?.(adminRouter, runtime);
+    }
   } catch (err) {
     db.close();
     throw err;
@@ -94,9 +129,14 @@ export async function startService(
   const server = createHttpServer(router);
   const host = options.host ?? '127.0.0.1';
   let port: number;
+  let admin: AdminListener | undefined;
   try {
     port = await listen(server, options.port ?? 0, host);
+    if (adminRouter !== undefined && options.admin !== undefined) {
+      admin = await startAdminListener(adminRouter, options.admin);
+    }
   } catch (err) {
+    await closeServer(server);
     db.close();
     throw err;
   }
@@ -105,8 +145,9 @@ export async function startService(
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     runtime,
+    ...(admin === undefined ? {} : { adminUrl: admin.url, adminBoundAddress: admin.boundAddress }),
     close: () => {
-      closing ??= closeServer(server).then(() => {
+      closing ??= Promise.all([closeServer(server), admin?.close()]).then(() => {
         db.close();
       });
       return closing;

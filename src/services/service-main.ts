@@ -1,11 +1,23 @@
 /**
  * The process entry shared by every service's `main.ts`:
  *
- *   node -r tsx/cjs src/services/<name>/main.ts --db PATH [--port N] [--host ADDR] [--retention-ms N] [service flags]
+ *   node -r tsx/cjs src/services/<name>/main.ts --db PATH [--port N] [--host ADDR] [--retention-ms N]
+ *       [--admin-port N [--lab]] [--insecure-dev] [service flags]
  *
- * Once listening it prints exactly one line to stdout, `{"service":"<name>","url":"http://127.0.0.1:PORT","pid":N}`
- * (what `spawnService` waits for), and it exits cleanly (server closed, database closed) on SIGTERM or SIGINT.
+ * A service refuses to start without `LEDGERLOOP_CAPABILITY_KEY` (`Service.KeysMissing`, exit 1) unless given
+ * `--insecure-dev`. `--admin-port N` (or `LEDGERLOOP_ADMIN_PORT`) enables the admin listener on 127.0.0.1:N,
+ * which needs `LEDGERLOOP_ADMIN_TOKEN` (at least 32 characters); `--lab` adds fault injection there (and only
+ * there). Once listening it prints exactly one line to stdout,
+ * `{"service":"<name>","url":"http://127.0.0.1:PORT","pid":N[,"adminUrl":...,"adminBoundAddress":...]}` (what
+ * `spawnService` waits for), and it exits cleanly (server closed, database closed) on SIGTERM or SIGINT.
  */
+import {
+  ADMIN_PORT_ENV,
+  ADMIN_TOKEN_ENV,
+  checkAdminToken,
+  ServiceConfigError,
+  type AdminConfig,
+} from './admin-listener';
 
 /** Parsed command-line flags. */
 export interface ServiceFlags {
@@ -16,25 +28,43 @@ export interface ServiceFlags {
   readonly retentionMs?: number;
   /** Values of the service-specific flags that were given, by flag name (e.g. `--target`). */
   readonly extra: ReadonlyMap<string, string>;
+  /** `--insecure-dev`: start without a verification key. */
+  readonly insecureDev: boolean;
+  /** The admin listener, when `--admin-port` or `LEDGERLOOP_ADMIN_PORT` enables it. */
+  readonly admin?: AdminConfig;
 }
 
 /** A started process that `runServiceMain` stops on a signal. */
 export interface Stoppable {
   readonly url: string;
+  readonly adminUrl?: string;
+  readonly adminBoundAddress?: string;
   close(): Promise<void>;
 }
 
-const COMMON_FLAGS = ['--db', '--port', '--host', '--retention-ms'];
+const COMMON_FLAGS = ['--db', '--port', '--host', '--retention-ms', '--admin-port'];
+const SWITCHES = ['--insecure-dev', '--lab'];
 
 /**
- * Parses `--db`, `--port`, `--host`, `--retention-ms` and the service's `extraFlags` (each also as `--flag=value`);
- * throws on anything else or a missing value.
+ * Parses `--db`, `--port`, `--host`, `--retention-ms`, `--admin-port`, the switches `--insecure-dev` and `--lab`,
+ * and the service's `extraFlags` (each also as `--flag=value`); throws on anything else or a missing value. The
+ * admin port may also come from `LEDGERLOOP_ADMIN_PORT`, the admin token only from `LEDGERLOOP_ADMIN_TOKEN` (never
+ * a flag: command lines are visible to every user of the machine).
  */
-export function parseServiceFlags(argv: readonly string[], extraFlags: readonly string[] = []): ServiceFlags {
+export function parseServiceFlags(
+  argv: readonly string[],
+  extraFlags: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): ServiceFlags {
   const known = [...COMMON_FLAGS, ...extraFlags];
   const values = new Map<string, string>();
+  const switches = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
+    if (SWITCHES.includes(arg)) {
+      switches.add(arg);
+      continue;
+    }
     const eq = arg.indexOf('=');
     const name = eq >= 0 ? arg.slice(0, eq) : arg;
     if (!known.includes(name)) throw new Error(`unknown argument ${arg}`);
@@ -48,14 +78,27 @@ export function parseServiceFlags(argv: readonly string[], extraFlags: readonly 
   if (port > 65535) throw new Error('--port must be at most 65535');
   const retention = values.get('--retention-ms');
   const host = values.get('--host');
-  if (host !== undefined && !/^[0-9a-fA-F.:]+$|^localhost$/.test(host)) throw new Error('--host must be an IP address or localhost');
+  if (host !== undefined && !/^[0-9a-fA-F.:]+$|^localhost$/.test(host))
+    throw new Error('--host must be an IP address or localhost');
   const extra = new Map([...values].filter(([name]) => extraFlags.includes(name)));
+  const adminPortText = values.get('--admin-port') ?? (env[ADMIN_PORT_ENV] || undefined);
+  const lab = switches.has('--lab');
+  let admin: AdminConfig | undefined;
+  if (adminPortText !== undefined) {
+    const adminPort = integerFlag(adminPortText, '--admin-port');
+    if (adminPort > 65535) throw new Error('--admin-port must be at most 65535');
+    admin = { port: adminPort, token: checkAdminToken(env[ADMIN_TOKEN_ENV]), lab };
+  } else if (lab) {
+    throw new ServiceConfigError('Service.LabWithoutAdmin', '--lab needs the admin listener (--admin-port N)');
+  }
   return {
     dbPath,
     port,
     ...(host === undefined ? {} : { host }),
     ...(retention === undefined ? {} : { retentionMs: integerFlag(retention, '--retention-ms') }),
     extra,
+    insecureDev: switches.has('--insecure-dev'),
+    ...(admin === undefined ? {} : { admin }),
   };
 }
 
@@ -91,7 +134,15 @@ export function runServiceMain(
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    process.stdout.write(JSON.stringify({ service: name, url: service.url, pid: process.pid }) + '\n');
+    if (service.adminUrl === undefined) process.stderr.write(`${name}: no admin listener (production start)\n`);
+    const ready = {
+      service: name,
+      url: service.url,
+      pid: process.pid,
+      ...(service.adminUrl === undefined ? {} : { adminUrl: service.adminUrl }),
+      ...(service.adminBoundAddress === undefined ? {} : { adminBoundAddress: service.adminBoundAddress }),
+    };
+    process.stdout.write(JSON.stringify(ready) + '\n');
   };
   main().catch((err: unknown) => {
     process.stderr.write(`${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -1,9 +1,18 @@
 /**
  * Starts a downstream service (or the orders relay) as a real child process
  * (`node -r tsx/cjs src/services/<name>/main.ts ...`) and waits for its one-line JSON ready message.
+ *
+ * This is test, demo and lab plumbing: by default it enables the admin listener on a free loopback port with a
+ * fresh random admin token (passed in the environment, never on the command line) and `--lab` (fault injection),
+ * and returns `adminUrl` / `adminToken`. The verification keys come from `env` (LEDGERLOOP_CAPABILITY_KEYS); a
+ * service started without them refuses to start unless `extraArgs` has `--insecure-dev`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { DownstreamClient, type CapabilitySigner } from '../downstream/client';
+import type { CapabilitySigningKey } from '../policy/capability-keys';
+import { devCapabilitySigner } from './dev-signer';
 
 /**
  * Processes that can be spawned: the downstream services (each `src/services/<name>/main.ts`) and the orders
@@ -36,6 +45,10 @@ export interface SpawnServiceOptions {
   readonly extraArgs?: readonly string[];
   /** How long to wait for the ready line; default 20 s. */
   readonly readyTimeoutMs?: number;
+  /** Enable the admin listener (127.0.0.1, random port, a fresh token). Default true. */
+  readonly admin?: boolean;
+  /** With the admin listener: `--lab` (the fault injector and fault routes). Default true. */
+  readonly lab?: boolean;
 }
 
 /** A running service process. */
@@ -44,6 +57,12 @@ export interface SpawnedService {
   readonly url: string;
   readonly pid: number;
   readonly child: ChildProcess;
+  /** The admin listener (127.0.0.1), unless started with `admin: false`. */
+  readonly adminUrl?: string;
+  /** The bearer token of the admin listener. */
+  readonly adminToken?: string;
+  /** The admin socket's bound address as the process reported it. */
+  readonly adminBoundAddress?: string;
   /** Sends SIGTERM and resolves when the process exited (SIGKILL after 5 s). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -74,10 +93,16 @@ export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Prom
   const args = ['-r', 'tsx/cjs', entry, '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
+  const adminToken = opts.admin === false ? undefined : randomBytes(32).toString('base64url');
+  if (adminToken !== undefined) args.push('--admin-port', '0', ...(opts.lab === false ? [] : ['--lab']));
   args.push(...(opts.extraArgs ?? []));
+  const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
+  delete env['LEDGERLOOP_ADMIN_PORT'];
+  if (adminToken !== undefined) env['LEDGERLOOP_ADMIN_TOKEN'] = adminToken;
+  else delete env['LEDGERLOOP_ADMIN_TOKEN'];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...opts.env },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   track(child);
@@ -128,19 +153,70 @@ export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Prom
       if (ready === undefined) return fail(`unexpected first stdout line: ${stdout.slice(0, newline)}`);
       settled = true;
       clearTimeout(timer);
-      resolve({ name, url: ready.url, pid: ready.pid, child, stop });
+      resolve({
+        name,
+        url: ready.url,
+        pid: ready.pid,
+        child,
+        stop,
+        ...(ready.adminUrl === undefined ? {} : { adminUrl: ready.adminUrl }),
+        ...(ready.adminBoundAddress === undefined ? {} : { adminBoundAddress: ready.adminBoundAddress }),
+        ...(adminToken === undefined ? {} : { adminToken }),
+      });
     });
   });
 }
 
-function parseReadyLine(line: string, name: ServiceName): { url: string; pid: number } | undefined {
+interface ReadyLine {
+  readonly url: string;
+  readonly pid: number;
+  readonly adminUrl?: string;
+  readonly adminBoundAddress?: string;
+}
+
+function parseReadyLine(line: string, name: ServiceName): ReadyLine | undefined {
   try {
-    const msg = JSON.parse(line) as { service?: unknown; url?: unknown; pid?: unknown };
-    if (msg.service === name && typeof msg.url === 'string' && typeof msg.pid === 'number') {
-      return { url: msg.url, pid: msg.pid };
+    const msg = JSON.parse(line) as Record<string, unknown>;
+    if (msg['service'] === name && typeof msg['url'] === 'string' && typeof msg['pid'] === 'number') {
+      const adminUrl = msg['adminUrl'];
+      const bound = msg['adminBoundAddress'];
+      return {
+        url: msg['url'],
+        pid: msg['pid'],
+        ...(typeof adminUrl === 'string' ? { adminUrl } : {}),
+        ...(typeof bound === 'string' ? { adminBoundAddress: bound } : {}),
+      };
     }
   } catch {
     // not JSON: fall through
   }
   return undefined;
+}
+
+/**
+ * A client of a spawned service for plumbing (tests, demo, lab, bench): its admin listener with the token, and,
+ * given a signing key the service trusts (the stack's dispatch key), a signer for its own requests (see
+ * `devCapabilitySigner`).
+ */
+export function spawnedClient(
+  proc: SpawnedService,
+  opts: {
+    readonly capabilityKey?: CapabilitySigningKey;
+    readonly timeoutMs?: number;
+    /** What the signer signs: `all` requests given no capability (service tests), or only `lookups` (stacks, whose mutations go through the dispatch path). Default `all`. */
+    readonly signs?: 'all' | 'lookups';
+  } = {},
+): DownstreamClient {
+  const key = opts.capabilityKey;
+  const sign = key === undefined ? undefined : devCapabilitySigner(key, proc.name);
+  const signer: CapabilitySigner | undefined =
+    sign === undefined || opts.signs !== 'lookups' ? sign : (req) => (req.kind === 'mutation' ? undefined : sign(req));
+  return new DownstreamClient({
+    baseUrl: proc.url,
+    ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+    ...(proc.adminUrl !== undefined && proc.adminToken !== undefined
+      ? { admin: { baseUrl: proc.adminUrl, token: proc.adminToken } }
+      : {}),
+    ...(signer === undefined ? {} : { signer }),
+  });
 }

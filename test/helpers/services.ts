@@ -1,12 +1,16 @@
 /**
  * Plumbing for tests of the downstream services as real processes: a temp directory, spawned services with
- * their clients, and polling.
+ * their clients, and polling. Every process of a sandbox trusts the sandbox's capability key set (services refuse
+ * to start without one; the relay gets its own signing key) and has an admin listener; each client signs its own
+ * requests with the sandbox's dispatch key and reaches the admin routes with the admin token.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DownstreamClient } from '../../src/downstream/client';
+import type { DownstreamClient } from '../../src/downstream/client';
+import { generateCapabilityTrust, type CapabilitySigningKey, type CapabilityTrust } from '../../src/policy/capability-keys';
 import {
+  spawnedClient,
   spawnService,
   type ServiceName,
   type SpawnedService,
@@ -22,6 +26,8 @@ export interface ServiceUnderTest {
 /** A temp directory holding the databases of one test file, and the processes started in it. */
 export class ServiceSandbox {
   readonly dir: string;
+  /** The keys every process of this sandbox verifies (or, the relay, signs) with. */
+  readonly trust: CapabilityTrust = generateCapabilityTrust();
   private readonly started: SpawnedService[] = [];
 
   constructor(prefix: string) {
@@ -33,15 +39,25 @@ export class ServiceSandbox {
     return path.join(this.dir, name);
   }
 
-  /** Spawns `name` on `dbFile` (inside the sandbox) and returns it with a client. */
+  /** The dispatch key the sandbox's clients sign with. */
+  get capabilityKey(): CapabilitySigningKey {
+    return this.trust.dispatch;
+  }
+
+  /**
+   * Spawns `name` on `dbFile` (inside the sandbox) and returns it with a client. `opts.trust` gives the process
+   * (and its client) other keys than the sandbox's; `opts.env` is merged last.
+   */
   async start(
     name: ServiceName,
     dbFile: string,
-    opts: Omit<SpawnServiceOptions, 'dbPath'> = {},
+    opts: Omit<SpawnServiceOptions, 'dbPath'> & { readonly trust?: CapabilityTrust } = {},
   ): Promise<ServiceUnderTest> {
-    const proc = await spawnService(name, { ...opts, dbPath: this.db(dbFile) });
+    const { trust = this.trust, ...spawnOpts } = opts;
+    const env = { ...trust.serviceEnv, ...(name === 'orders-relay' ? trust.relayEnv : {}), ...opts.env };
+    const proc = await spawnService(name, { ...spawnOpts, env, dbPath: this.db(dbFile) });
     this.started.push(proc);
-    return { proc, client: new DownstreamClient({ baseUrl: proc.url, timeoutMs: 5_000 }) };
+    return { proc, client: spawnedClient(proc, { capabilityKey: trust.dispatch, timeoutMs: 5_000 }) };
   }
 
   /** Stops every process started here and removes the directory. */

@@ -16,7 +16,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { decideApprovalUpdate, ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
@@ -43,7 +43,7 @@ beforeAll(async () => {
     spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env: { ...trust.serviceEnv } }),
     writeWorkflowBundle(path.join(dir, 'bundle.js')),
   ]);
-  walletClient = new DownstreamClient({ baseUrl: wallet.url });
+  walletClient = spawnedClient(wallet, { capabilityKey, signs: 'lookups' });
   issuer = await createDevIssuer(path.join(dir, 'identity'));
   await walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
 });

@@ -86,7 +86,7 @@ describe('idempotency key retention', () => {
   test('a same-key retry after the downstream pruned the key is refused and reconciled: one charge', async () => {
     // A wallet of its own that keeps keys for 400 ms (the rest of this file uses the default retention: a
     // downstream refuses any request whose intent is older than its retention, which 400 ms is under load).
-    const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`), retentionMs: 400, env: { ...stack.workerEnv } });
+    const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`), retentionMs: 400, env: { ...stack.capabilityTrust.serviceEnv } });
     try {
       const client = new DownstreamClient({ baseUrl: wallet.url });
       await client.seedAccount({ tenant: 'acme', account: 'acct_r', balanceMinor: 100_000, currency: 'EUR' });

@@ -12,11 +12,10 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { Worker } from '@temporalio/worker';
 import { readLedger } from '../../src/client/runs';
 import type { Stack } from '../../src/demo/stack';
-import { DownstreamClient } from '../../src/downstream/client';
 import { REDUCER_VERSION } from '../../src/domain/reducer';
 import type { AgentRunResult } from '../../src/domain/run';
 import { getFreePort } from '../../src/server/dev-server';
-import { spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../src/services/spawn';
 import { createLedgerloopWorker } from '../../src/worker/worker';
 import { pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { startTestStack, taskQueue } from '../helpers/stack';
@@ -351,10 +350,10 @@ describe('human decisions from the command line', () => {
 describe('an outcome only an operator can settle', () => {
   test('list --unknown finds the run, resolve records who and why, audit reports the fence nobody reported', async () => {
     // A wallet of its own that commits, then hangs, then dies: nobody can say what happened.
-    const wallet = await spawnService('wallet', { dbPath: path.join(tmp, 'doomed.db'), env: { ...stack.workerEnv } });
+    const wallet = await spawnService('wallet', { dbPath: path.join(tmp, 'doomed.db'), env: { ...stack.capabilityTrust.serviceEnv } });
     let back: Awaited<ReturnType<typeof spawnService>> | undefined;
     try {
-      const client = new DownstreamClient({ baseUrl: wallet.url });
+      const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey });
       await client.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 10_000, currency: 'EUR' });
       await client.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
       const tq2 = taskQueue('cli-doomed');
@@ -427,7 +426,7 @@ describe('an outcome only an operator can settle', () => {
         port: Number(new URL(wallet.url).port),
         env: { ...stack.workerEnv },
       });
-      const found = await client.lookup(key);
+      const found = await client.lookup(key, { tenant: 'acme' });
       const receipt = found.kind === 'found' ? found.record.receipt! : 'none';
       const no = await resolve('FAILED', 'customer says no charge');
       expect(no.code).toBe(1);

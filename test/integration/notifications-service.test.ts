@@ -4,6 +4,7 @@
  * delivery whose fence is lower than one it accepted for that event.
  */
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { DownstreamClient } from '../../src/downstream/client';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { notificationsSendEmail } from '../../src/tools/notifications.tool';
@@ -176,7 +177,7 @@ describe('event deduplication outlives the idempotency retention window', () => 
       kind: 'ok',
     });
     await new Promise((r) => setTimeout(r, 400));
-    expect(await short.client.lookup(evt.eventId)).toMatchObject({ kind: 'found', record: { pruned: true } });
+    expect(await short.client.lookup(evt.eventId, { tenant: T })).toMatchObject({ kind: 'found', record: { pruned: true } });
     const late = await short.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId });
     expect(late).toMatchObject({ kind: 'rejected', status: 422, reason: 'Notifications.DuplicateEvent' });
     const list = await short.client.request<EmailList>('GET', `/admin/emails?tenant=${T}&orderId=${orderId}`);
@@ -186,14 +187,15 @@ describe('event deduplication outlives the idempotency retention window', () => 
 
 describe('capability verification comes with the shared service host', () => {
   it('with a capability key configured, an unsigned email request is refused with 403 and nothing is sent', async () => {
-    const env = { ...generateCapabilityTrust().serviceEnv };
-    const keyed = await sandbox.start('notifications', 'keyed.db', { env });
+    const keyed = await sandbox.start('notifications', 'keyed.db', { trust: generateCapabilityTrust() });
     const to = `${unique('u')}@example.com`;
     const body = { tenant: T, to, template: 'account-notice', vars: {} };
     const key = opKey('unsigned');
-    const out = await keyed.client.send('/v1/emails', body, { intentAt: intentNow(), key });
+    // A caller that holds no key: a client without a signer.
+    const unsigned = new DownstreamClient({ baseUrl: keyed.proc.url });
+    const out = await unsigned.send('/v1/emails', body, { intentAt: intentNow(), key });
     expect(out).toMatchObject({ kind: 'rejected', status: 403, code: 'Capability.Invalid' });
-    expect(await keyed.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await keyed.client.lookup(key, { tenant: T })).toEqual({ kind: 'not_found', sealed: false });
     const list = await keyed.client.request<EmailList>('GET', `/admin/emails?tenant=${T}`);
     expect(list.count).toBe(0);
   });

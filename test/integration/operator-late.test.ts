@@ -27,7 +27,7 @@ afterAll(async () => {
 test('a call the operator settles FAILED after the wait: the turn’s standing effects are offset', async () => {
   // A shipping service of our own that is down when the turn dispatches: its call ends UNKNOWN (no lookup answers).
   const dbPath = path.join(stack.dataDir, `late-shipping-${Date.now()}.db`);
-  let shipping: SpawnedService = await spawnService('shipping', { dbPath, env: { ...stack.workerEnv } });
+  let shipping: SpawnedService = await spawnService('shipping', { dbPath, env: { ...stack.capabilityTrust.serviceEnv } });
   const port = Number(new URL(shipping.url).port);
   const url = shipping.url;
   await shipping.stop();
@@ -46,7 +46,7 @@ test('a call the operator settles FAILED after the wait: the turn’s standing e
         const unknown = Object.values(snap.projection.calls).find((c) => c.state === 'UNKNOWN');
         expect(unknown?.toolName).toBe('shipping_schedule');
         // The service is back (same port, same database): the operator's claim can be checked.
-        shipping = await spawnService('shipping', { dbPath, port, env: { ...stack.workerEnv } });
+        shipping = await spawnService('shipping', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
         await handle.executeUpdate(resolveCallUpdate, {
           args: [{ logicalCallId: unknown!.logicalCallId, outcome: 'FAILED', token: await stack.identity.issue('ops:bob', 'acme', ['operator']), reason: 'the carrier never received the booking' }],
         });

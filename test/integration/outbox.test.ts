@@ -5,7 +5,7 @@
  * acknowledging publishes again after a restart, and the consumer's deduplication by event id keeps it to ONE
  * email.
  */
-import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust, RELAY_SIGNING_KEY_ENV } from '../../src/policy/capability-keys';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { ORDER_FULFILLED } from '../../src/services/orders/orders';
 import { deriveEventId, type OutboxStats } from '../../src/services/orders/outbox';
@@ -111,7 +111,7 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     expect(failed).toMatchObject({ kind: 'unavailable' }); // 500 with committed: false
     expect(await order(orders, orderId)).toMatchObject({ status: 'open', eventId: null });
     expect((await outbox(orders)).rows).toBe(before);
-    expect(await orders.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await orders.client.lookup(key, { tenant: T })).toEqual({ kind: 'not_found', sealed: false });
     // The same key then commits both rows, once.
     expect(
       await orders.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key }),
@@ -133,7 +133,7 @@ describe('orders: the fulfilment and its message intent commit together', () => 
     expect(await order(svc, orderId)).toMatchObject({ status: 'open', eventId: null });
     expect((await outbox(svc)).rows).toBe(0);
     // The in-progress record of the dead process was released at start: no effect exists under the key.
-    expect(await svc.client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await svc.client.lookup(key, { tenant: T })).toEqual({ kind: 'not_found', sealed: false });
     expect(await svc.client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
     expect(
       await svc.client.send('/v1/fulfilments', { tenant: T, orderId }, { intentAt: intentNow(), key }),
@@ -237,7 +237,7 @@ describe('the relay: at-least-once delivery, exactly one email', () => {
 describe('capabilities on the relay path', () => {
   it('with a capability key on every process, the relay signs each delivery and the consumer accepts it', async () => {
     const trust = generateCapabilityTrust();
-    const consumer = await sandbox.start('notifications', 'notifications-cap.db', { env: { ...trust.serviceEnv } });
+    const consumer = await sandbox.start('notifications', 'notifications-cap.db', { trust });
     const orders = await sandbox.start('orders', 'orders-cap.db');
     const orderId = await seedOrder(orders);
     await orders.client.send(
@@ -245,9 +245,11 @@ describe('capabilities on the relay path', () => {
       { tenant: T, orderId },
       { intentAt: intentNow(), key: unique('op-cap') },
     );
-    // Unsigned, the consumer refuses the delivery: the row is retried, never dead-lettered.
+    // Unsigned (a relay without its key runs only with --insecure-dev), the consumer refuses the delivery: the
+    // row is retried, never dead-lettered.
     const unsigned = await sandbox.start('orders-relay', 'orders-cap.db', {
-      extraArgs: ['--target', consumer.proc.url, '--poll-ms', '50'],
+      extraArgs: ['--target', consumer.proc.url, '--poll-ms', '50', '--insecure-dev'],
+      env: { [RELAY_SIGNING_KEY_ENV]: '' },
     });
     await waitFor(async () => (await outbox(orders)).publishAttempts >= 2);
     await unsigned.proc.stop();
@@ -255,7 +257,7 @@ describe('capabilities on the relay path', () => {
     // A relay holding its own key delivers it.
     await sandbox.start('orders-relay', 'orders-cap.db', {
       extraArgs: ['--target', consumer.proc.url, '--poll-ms', '50'],
-      env: { ...trust.relayEnv },
+      trust,
     });
     await waitFor(async () => (await outbox(orders)).acknowledged === 1);
     const emails = await consumer.client.request<{ count: number }>(

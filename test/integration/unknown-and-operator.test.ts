@@ -10,8 +10,7 @@ import { readLedger } from '../../src/client/runs';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { resolveCallUpdate, type OperatorResolution } from '../../workflows/definitions';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
-import { DownstreamClient } from '../../src/downstream/client';
+import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import { SA } from '../../src/server/search-attributes';
 import { deadlineIn } from '../helpers/stack';
 import { input, runAgent, searchAttributesWhen } from '../helpers/run';
@@ -32,12 +31,12 @@ afterAll(async () => {
  */
 async function doomedWallet(at: 'after_commit' | 'before_commit' = 'after_commit') {
   const dbPath = path.join(stack.dataDir, `doomed-${Date.now()}.db`);
-  const wallet = await spawnService('wallet', { dbPath, env: { ...stack.workerEnv } });
-  const client = new DownstreamClient({ baseUrl: wallet.url });
+  const wallet = await spawnService('wallet', { dbPath, env: { ...stack.capabilityTrust.serviceEnv } });
+  const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey });
   await client.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 10_000, currency: 'EUR' });
   await client.armFault({ at, do: 'delay', ms: 60_000, path: '/v1/debits' });
   const port = Number(new URL(wallet.url).port);
-  const restart = (): Promise<SpawnedService> => spawnService('wallet', { dbPath, port, env: { ...stack.workerEnv } });
+  const restart = (): Promise<SpawnedService> => spawnService('wallet', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
   return { wallet, client, restart };
 }
 
@@ -104,7 +103,7 @@ describe('an outcome nobody can establish', () => {
         expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
 
         back = await restart();
-        const found = await client.lookup(key);
+        const found = await client.lookup(key, { tenant: 'acme' });
         if (found.kind !== 'found' || found.record.receipt === undefined) throw new Error(`expected the debit, got ${found.kind}`);
         const receipt = found.record.receipt;
         // FAILED while the wallet holds the effect: refused, and the message names the receipt to settle with.
@@ -159,13 +158,14 @@ describe('an outcome nobody can establish', () => {
         const id = Object.keys(snap.projection.calls)[0]!;
         await wallet.stop(); // the held request dies uncommitted
         back = await restart();
-        expect(await client.stats(key)).toMatchObject({ businessEffectCount: 0 });
+        // A restarted process has a new admin listener (port and token): ask it through a client of its own.
+        expect(await spawnedClient(back, { capabilityKey: stack.capabilityKey }).stats(key)).toMatchObject({ businessEffectCount: 0 });
         const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
         const claimed = await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: 'I think it went through', receipt: 'r_made_up' });
         expect(claimed.type).toBe('Operator.ResolutionRefused');
         expect(claimed.message).toMatch(/sealed/);
         // The refused claim still sealed the key: nothing can commit under it any more.
-        expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: true });
+        expect(await client.lookup(key, { tenant: 'acme' })).toEqual({ kind: 'not_found', sealed: true });
         expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
         await handle.executeUpdate(resolveCallUpdate, { args: [{ ...who, outcome: 'FAILED', reason: 'wallet has no such debit' }] });
       }, { services: { wallet: wallet.url } });

@@ -27,7 +27,7 @@ test('the injected text stays in the raw result; the model sees only promoted fi
   expect(await requests()).toBe(before + 1); // the debit only
   // The wallet really returned the instruction: its record holds it...
   const key = out.result.calls[0]!.operationKey!;
-  const found = await stack.walletClient.lookup(key);
+  const found = await stack.walletClient.lookup(key, { tenant: 'acme' });
   expect(found.kind === 'found' && JSON.stringify(found.record.result)).toContain('refund everything');
   // ...but the gullible model, which would follow it, never proposed a refund: it never saw it.
   expect(out.ledger.events.filter((e) => e.type === 'ToolProposalRecorded').map((e) => ('toolName' in e ? e.toolName : ''))).toEqual(['wallet_debit']);

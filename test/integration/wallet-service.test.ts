@@ -9,13 +9,19 @@ import path from 'node:path';
 import { DownstreamClient } from '../../src/downstream/client';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { hashCanonical } from '../../src/domain/canonical';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
+import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { devCapabilitySigner } from '../../src/services/dev-signer';
 import { walletDebit, walletRefund } from '../../src/tools/wallet.tool';
 import { intentNow } from '../helpers/services';
 
 jest.setTimeout(30_000);
 
 const TENANT = 't1';
+/** The wallet verifies capabilities (it refuses to start without keys); the test's clients sign with the dispatch key. */
+const TRUST = generateCapabilityTrust();
+const CAP_KEY = TRUST.dispatch;
+const ENV = { ...TRUST.serviceEnv };
 let dir: string;
 let wallet: SpawnedService;
 let client: DownstreamClient;
@@ -33,8 +39,8 @@ async function fixture(balance = 10_000) {
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-wallet-'));
-  wallet = await spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), port: 0 });
-  client = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 5_000 });
+  wallet = await spawnService('wallet', { env: ENV, dbPath: path.join(dir, 'wallet.db'), port: 0 });
+  client = spawnedClient(wallet, { capabilityKey: CAP_KEY, timeoutMs: 5_000 });
 });
 
 afterAll(async () => {
@@ -91,7 +97,7 @@ describe('wallet service (real process)', () => {
     const lost = await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key });
     expect(lost.kind).toBe('response_lost');
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
-    const found = await client.lookup(key);
+    const found = await client.lookup(key, { tenant: TENANT });
     expect(found).toMatchObject({
       kind: 'found',
       record: { status: 'completed', receipt: expect.stringMatching(/^wd_/) },
@@ -106,16 +112,16 @@ describe('wallet service (real process)', () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'before_commit', do: 'drop_response' });
     expect((await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key })).kind).toBe('response_lost');
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
   });
 
   it('a key sealed by lookup refuses a late request with KeySealed and no effect', async () => {
     const { key, debit } = await fixture(10_000);
-    expect(await client.lookup(key, { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    expect(await client.lookup(key, { tenant: TENANT, seal: true })).toEqual({ kind: 'not_found', sealed: true });
     const late = await client.send('/v1/debits', debit(300), { intentAt: intentNow(), key });
     expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: true });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: true });
     expect(await client.stats(key)).toMatchObject({ businessEffectCount: 0 });
   });
 
@@ -125,7 +131,7 @@ describe('wallet service (real process)', () => {
     expect(await client.send('/v1/debits', debit(400), { intentAt: intentNow(), key })).toMatchObject({
       kind: 'unavailable',
     });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
     expect(await client.send('/v1/debits', debit(400), { intentAt: intentNow(), key })).toMatchObject({
       kind: 'ok',
       replayed: false,
@@ -152,8 +158,8 @@ describe('wallet service (real process)', () => {
     await client.armFault({ at: 'before_commit', do: 'delay', ms: 600 });
     const started = Date.now();
     const slow = client.send('/v1/debits', debit(500), { intentAt: intentNow(), key });
-    await waitFor(async () => (await client.lookup(key)).kind === 'found');
-    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
+    await waitFor(async () => (await client.lookup(key, { tenant: TENANT })).kind === 'found');
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
     expect(await client.send('/v1/debits', debit(500), { intentAt: intentNow(), key })).toEqual({
       kind: 'in_progress',
     });
@@ -165,11 +171,11 @@ describe('wallet service (real process)', () => {
   it('a client timeout during a delay after commit is response_lost while the effect is committed', async () => {
     const { key, debit } = await fixture(10_000);
     await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_500 });
-    const impatient = new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 300 });
+    const impatient = spawnedClient(wallet, { capabilityKey: CAP_KEY, timeoutMs: 300 });
     expect(await impatient.send('/v1/debits', debit(500), { intentAt: intentNow(), key })).toMatchObject({
       kind: 'response_lost',
     });
-    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
   });
 
   it('cancelling the caller does not stop the remote effect: response_lost, then the debit commits', async () => {
@@ -177,14 +183,14 @@ describe('wallet service (real process)', () => {
     await client.armFault({ at: 'before_commit', do: 'delay', ms: 500 });
     const controller = new AbortController();
     const pending = client.send('/v1/debits', debit(500), { intentAt: intentNow(), key, signal: controller.signal });
-    await waitFor(async () => (await client.lookup(key)).kind === 'found'); // received and in progress
+    await waitFor(async () => (await client.lookup(key, { tenant: TENANT })).kind === 'found'); // received and in progress
     controller.abort(new Error('activity cancelled'));
     expect(await pending).toMatchObject({
       kind: 'response_lost',
       reason: expect.stringContaining('activity cancelled'),
     });
     await waitFor(async () => (await client.stats(key)).businessEffectCount === 1);
-    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
   });
 
   it('a fault rule applies to its n-th matching request only', async () => {
@@ -214,7 +220,7 @@ describe('wallet service (real process)', () => {
     await client.seedAccount({ tenant: TENANT, account, balanceMinor: 1_000, currency: 'EUR' });
     const retry = await client.send('/v1/debits', debit(101), { intentAt: intentNow(), key });
     expect(retry).toMatchObject({ kind: 'rejected', status: 422, reason: 'Wallet.InsufficientFunds' });
-    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { status: 'failed' } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'failed' } });
     expect(await client.balance(TENANT, account)).toEqual({ minor: 1_000, currency: 'EUR' });
     expect(await client.stats(key)).toMatchObject({ dispatchCount: 2, businessEffectCount: 0 });
   });
@@ -264,8 +270,10 @@ describe('wallet service (real process)', () => {
       argumentsHash: 'f'.repeat(64),
     });
     expect(out).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.ArgumentsHashInvalid });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
-    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
+    // Refused before the rules: counted by code, not logged under the key.
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 0, businessEffectCount: 0 });
+    expect((await client.refusals()).byCode[DownstreamErrorCode.ArgumentsHashInvalid]).toBeGreaterThanOrEqual(1);
   });
 
   it('a fence lower than the accepted one is refused as stale', async () => {
@@ -281,7 +289,7 @@ describe('wallet service (real process)', () => {
       kind: 'ok',
       replayed: true,
     });
-    expect(await client.lookup(key)).toMatchObject({ kind: 'found', record: { fence: 4 } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { fence: 4 } });
   });
 
   it('an oversized or invalid body is refused before any idempotency record exists', async () => {
@@ -293,7 +301,7 @@ describe('wallet service (real process)', () => {
     });
     const negative = await client.send('/v1/debits', debit(-5), { intentAt: intentNow(), key });
     expect(negative).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
   });
 
   it('a closed port is unavailable (definitely not applied) and lookup says unreachable', async () => {
@@ -302,15 +310,23 @@ describe('wallet service (real process)', () => {
     expect(await dead.send('/v1/debits', { a: 1 }, { intentAt: intentNow(), key: 'k' })).toMatchObject({
       kind: 'unavailable',
     });
-    expect(await dead.lookup('k')).toMatchObject({ kind: 'unreachable' });
+    expect(await dead.lookup('k', { tenant: TENANT })).toMatchObject({ kind: 'unreachable' });
   });
 });
 
 /** A raw POST with exactly the given headers (the client always sends `X-Intent-At`). */
 async function rawDebit(body: unknown, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  // A valid capability for exactly this request, so that only the header under test can be refused.
+  const capability = devCapabilitySigner(CAP_KEY, 'wallet')({
+    kind: 'mutation',
+    path: '/v1/debits',
+    key: headers['idempotency-key'] ?? '',
+    argumentsHash: hashCanonical(body),
+    tenant: TENANT,
+  });
   const response = await fetch(`${wallet.url}/v1/debits`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', 'x-capability': capability ?? '', ...headers },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as unknown };
@@ -326,8 +342,9 @@ describe('wallet service intent time (X-Intent-At)', () => {
       status: 400,
       body: expect.objectContaining({ error: DownstreamErrorCode.IntentTimeMissing, committed: false }),
     });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
-    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 0, businessEffectCount: 0 });
+    expect((await client.refusals()).byCode[DownstreamErrorCode.IntentTimeMissing]).toBeGreaterThanOrEqual(1);
   });
 
   it('refuses an unparseable or future intent time with 400 IntentTimeMissing', async () => {
@@ -346,8 +363,9 @@ describe('wallet service intent time (X-Intent-At)', () => {
     const old = new Date(Date.now() - 86_400_000 - 60_000).toISOString();
     const out = await client.send('/v1/debits', debit(10), { key, intentAt: old });
     expect(out).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.IntentExpired });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
-    expect(await client.stats(key)).toMatchObject({ dispatchCount: 1, businessEffectCount: 0 });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.stats(key)).toMatchObject({ dispatchCount: 0, businessEffectCount: 0 });
+    expect((await client.refusals()).byCode[DownstreamErrorCode.IntentExpired]).toBeGreaterThanOrEqual(1);
   });
 
   it('admits a request whose intent is inside the retention window', async () => {
@@ -361,17 +379,17 @@ describe('wallet service retention and restarts', () => {
   const body = { tenant: TENANT, account: 'acct_r', amount: { minor: 10, currency: 'EUR' } };
 
   it('prunes a key after the declared retention window, after which lookup finds only the effect log receipt', async () => {
-    const short = await spawnService('wallet', { dbPath: path.join(dir, 'short.db'), retentionMs: 750 });
+    const short = await spawnService('wallet', { env: ENV, dbPath: path.join(dir, 'short.db'), retentionMs: 750 });
     try {
-      const c = new DownstreamClient({ baseUrl: short.url });
+      const c = spawnedClient(short, { capabilityKey: CAP_KEY });
       expect(await c.contract()).toEqual({ service: 'wallet', idempotencyRetentionMs: 750 });
       await c.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
       const sentAt = new Date().toISOString();
       expect(await c.send('/v1/debits', body, { key: 'short-1', intentAt: sentAt })).toMatchObject({ kind: 'ok' });
-      expect(await c.lookup('short-1')).toMatchObject({ kind: 'found' });
+      expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({ kind: 'found' });
       await new Promise((r) => setTimeout(r, 850));
       // The record is pruned; the effect log still answers by key (receipt only), so reconciliation is never fooled.
-      expect(await c.lookup('short-1')).toMatchObject({ kind: 'found', record: { status: 'completed', pruned: true } });
+      expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'completed', pruned: true } });
       // The same intent sent again now carries its recorded time: older than the retention, it is refused
       // (409 IntentExpired) instead of being charged a second time under the freed key.
       expect(await c.send('/v1/debits', body, { key: 'short-1', intentAt: sentAt })).toMatchObject({
@@ -379,7 +397,8 @@ describe('wallet service retention and restarts', () => {
         status: 409,
         code: DownstreamErrorCode.IntentExpired,
       });
-      expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+      expect(await c.stats('short-1')).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
+      expect(await c.refusals()).toMatchObject({ mutations: 1, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
       expect(await c.balance(TENANT, 'acct_r')).toEqual({ minor: 990, currency: 'EUR' });
     } finally {
       await short.stop();
@@ -387,13 +406,13 @@ describe('wallet service retention and restarts', () => {
   });
 
   it('a seal outlives the retention window: a lookup still answers sealed and a late request cannot commit', async () => {
-    const short = await spawnService('wallet', { dbPath: path.join(dir, 'seal.db'), retentionMs: 300 });
+    const short = await spawnService('wallet', { env: ENV, dbPath: path.join(dir, 'seal.db'), retentionMs: 300 });
     try {
-      const c = new DownstreamClient({ baseUrl: short.url });
+      const c = spawnedClient(short, { capabilityKey: CAP_KEY });
       await c.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
-      expect(await c.lookup('sealed-1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+      expect(await c.lookup('sealed-1', { tenant: TENANT, seal: true })).toEqual({ kind: 'not_found', sealed: true });
       await new Promise((r) => setTimeout(r, 450));
-      expect(await c.lookup('sealed-1')).toEqual({ kind: 'not_found', sealed: true });
+      expect(await c.lookup('sealed-1', { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: true });
       const late = await c.send('/v1/debits', body, { key: 'sealed-1', intentAt: new Date().toISOString() });
       expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
       expect(await c.stats('sealed-1')).toMatchObject({ businessEffectCount: 0 });
@@ -404,18 +423,18 @@ describe('wallet service retention and restarts', () => {
 
   it('keeps records across a clean process restart on the same database', async () => {
     const db = path.join(dir, 'restart.db');
-    const first = await spawnService('wallet', { dbPath: db });
+    const first = await spawnService('wallet', { env: ENV, dbPath: db });
     let second: SpawnedService | undefined;
     try {
-      const c1 = new DownstreamClient({ baseUrl: first.url });
+      const c1 = spawnedClient(first, { capabilityKey: CAP_KEY });
       await c1.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
       const charged = await c1.send('/v1/debits', body, { intentAt: intentNow(), key: 'restart-1' });
       expect(charged).toMatchObject({ kind: 'ok', replayed: false });
       await first.stop();
       expect(first.child.exitCode).toBe(0);
 
-      second = await spawnService('wallet', { dbPath: db });
-      const c2 = new DownstreamClient({ baseUrl: second.url });
+      second = await spawnService('wallet', { env: ENV, dbPath: db });
+      const c2 = spawnedClient(second, { capabilityKey: CAP_KEY });
       const replayed = await c2.send('/v1/debits', body, { intentAt: intentNow(), key: 'restart-1' });
       expect(replayed).toMatchObject({ kind: 'ok', replayed: true });
       if (charged.kind !== 'ok' || replayed.kind !== 'ok') throw new Error('unreachable');
@@ -482,7 +501,7 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     expect(both).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
     const neither = await client.send('/v1/refunds', base, { intentAt: intentNow(), key });
     expect(neither).toMatchObject({ kind: 'rejected', status: 400, code: DownstreamErrorCode.BadRequest });
-    expect(await client.lookup(key)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.lookup(key, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
   });
 
   it('a refund for a debit key never committed is UnknownDebit with no effect, and a late debit under it is refused', async () => {
@@ -521,12 +540,12 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     const refundKey = `${debitKey}-refund`;
     await client.armFault({ at: 'before_commit', do: 'delay', ms: 600, path: '/v1/debits' });
     const slow = client.send('/v1/debits', debit(300), { intentAt: intentNow(), key: debitKey });
-    await waitFor(async () => (await client.lookup(debitKey)).kind === 'found');
+    await waitFor(async () => (await client.lookup(debitKey, { tenant: TENANT })).kind === 'found');
     const body = { tenant: TENANT, account, amount: { minor: 300, currency: 'EUR' }, debitOperationKey: debitKey };
     expect(await client.send('/v1/refunds', body, { intentAt: intentNow(), key: refundKey })).toEqual({
       kind: 'in_progress',
     });
-    expect(await client.lookup(refundKey)).toEqual({ kind: 'not_found', sealed: false });
+    expect(await client.lookup(refundKey, { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: false });
     expect(await slow).toMatchObject({ kind: 'ok' });
     expect(await client.send('/v1/refunds', body, { intentAt: intentNow(), key: refundKey })).toMatchObject({
       kind: 'ok',

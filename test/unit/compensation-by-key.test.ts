@@ -10,7 +10,8 @@ import { HttpError } from '../../src/services/http-kit';
 import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src/services/idempotency-store';
 
 const HASH = 'a'.repeat(64);
-const req = (key: string, scope: string) => ({ key, argumentsHash: HASH, fence: 0, scope, intentAtMs: Date.now() });
+const T = 'acme';
+const req = (key: string, scope: string) => ({ tenant: T, key, argumentsHash: HASH, fence: 0, scope, intentAtMs: Date.now() });
 const effect: ApplyEffect = () => ({ receipt: 'r1', result: { ok: true } });
 
 describe('compensation by forward key in the idempotency store', () => {
@@ -25,7 +26,7 @@ describe('compensation by forward key in the idempotency store', () => {
   const compensate =
     (forwardKey: string): ApplyEffect =>
     (d) =>
-      refuseMissingForward(d, forwardKey, 'Test.UnknownForward', 'forward effect');
+      refuseMissingForward(d, T, forwardKey, 'Test.UnknownForward', 'forward effect');
 
   it('a compensation for a forward key with no record is retained as failed and seals the forward key', () => {
     const out = store.runIdempotent(req('comp-1', 'test.undo'), compensate('fwd-1'));
@@ -33,7 +34,7 @@ describe('compensation by forward key in the idempotency store', () => {
       kind: 'failed',
       record: { error: { reason: 'Test.UnknownForward', forwardOperationKey: 'fwd-1', forwardStatus: 'none' } },
     });
-    expect(store.lookup('fwd-1')).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'fwd-1')).toEqual({ kind: 'not_found', sealed: true });
     expect(store.begin(req('fwd-1', 'test.do'))).toMatchObject({
       kind: 'conflict',
       code: DownstreamErrorCode.KeySealed,
@@ -46,7 +47,7 @@ describe('compensation by forward key in the idempotency store', () => {
     });
     const out = store.runIdempotent(req('comp-2', 'test.undo'), compensate('fwd-2'));
     expect(out).toMatchObject({ kind: 'failed', record: { error: { forwardStatus: 'failed' } } });
-    expect(store.lookup('fwd-2')).toMatchObject({ kind: 'found', record: { status: 'failed' } });
+    expect(store.lookup(T, 'fwd-2')).toMatchObject({ kind: 'found', record: { status: 'failed' } });
   });
 
   it('a compensation while its forward key is in progress throws a 409 and retains nothing', () => {
@@ -62,7 +63,7 @@ describe('compensation by forward key in the idempotency store', () => {
     }
     expect(thrown).toBeInstanceOf(HttpError);
     expect(thrown).toMatchObject({ status: 409, code: DownstreamErrorCode.InProgress });
-    expect(store.lookup('comp-3')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.lookup(T, 'comp-3')).toEqual({ kind: 'not_found', sealed: false });
     expect(store.commit(forward.pending, effect).kind).toBe('completed');
   });
 
@@ -71,8 +72,8 @@ describe('compensation by forward key in the idempotency store', () => {
     expect(orphan.kind).toBe('proceed');
     store.runIdempotent(req('done', 'test.do'), effect);
     expect(store.recoverOrphans()).toBe(1);
-    expect(store.lookup('orphan')).toEqual({ kind: 'not_found', sealed: false });
-    expect(store.lookup('done')).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(store.lookup(T, 'orphan')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.lookup(T, 'done')).toMatchObject({ kind: 'found', record: { status: 'completed' } });
     expect(store.runIdempotent(req('orphan', 'test.do'), effect).kind).toBe('completed');
     expect(store.stats('orphan')).toEqual({ key: 'orphan', prefix: false, dispatchCount: 2, businessEffectCount: 1 });
   });

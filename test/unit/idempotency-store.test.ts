@@ -5,6 +5,7 @@ import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);
 const SCOPE = 'test.charge';
+const T = 'acme';
 
 /** A business effect that inserts one row into `ledger` and returns a sequential receipt. */
 function charge(amount: number): ApplyEffect {
@@ -29,6 +30,7 @@ describe('IdempotencyStore', () => {
   const ledgerRows = (): number => (db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number }).n;
   /** A request whose intent was recorded now (`intentAtMs` moves with the test clock unless given). */
   const req = (key: string, argumentsHash = HASH_A, fence = 0, intentAtMs = now) => ({
+    tenant: T,
     key,
     argumentsHash,
     fence,
@@ -43,6 +45,44 @@ describe('IdempotencyStore', () => {
     store = new IdempotencyStore({ db, retentionMs: 1_000, now: () => now });
   });
   afterEach(() => db.close());
+
+  it('records are per tenant: the same key under two tenants is two records, and a lookup never crosses', () => {
+    expect(store.runIdempotent(req('k1'), charge(100)).kind).toBe('completed');
+    expect(store.lookup('globex', 'k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.runIdempotent({ ...req('k1'), tenant: 'globex' }, charge(100)).kind).toBe('completed');
+    expect(ledgerRows()).toBe(2);
+    expect(store.lookup('globex', 'k1', { seal: true })).toMatchObject({ kind: 'found' });
+    expect(store.lookup('initech', 'k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+  });
+
+  it('refusal counters are bounded: an unknown code is counted as other', () => {
+    for (let i = 0; i < 5; i++) store.countRefusal(`Made.Up.${i}`);
+    store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
+    store.countRefusal(DownstreamErrorCode.CapabilityInvalid, 'lookup');
+    expect(store.refusals()).toEqual({
+      total: 7,
+      mutations: 6,
+      lookups: 1,
+      byCode: { other: 5, [DownstreamErrorCode.CapabilityInvalid]: 1, [`lookup:${DownstreamErrorCode.CapabilityInvalid}`]: 1 },
+    });
+  });
+
+  it('migrates a pre-tenant database in place: records keep their rows under tenant "" and the new key applies', () => {
+    const old = new BetterSqlite3(':memory:');
+    old.exec(`CREATE TABLE idem_records (operation_key TEXT PRIMARY KEY, arguments_hash TEXT NOT NULL, scope TEXT NOT NULL,
+      status TEXT NOT NULL, result_json TEXT, error_json TEXT, receipt TEXT, fence INTEGER NOT NULL DEFAULT 0,
+      created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+      CREATE TABLE idem_requests (id INTEGER PRIMARY KEY AUTOINCREMENT, operation_key TEXT NOT NULL, arguments_hash TEXT NOT NULL,
+      fence INTEGER NOT NULL, received_at INTEGER NOT NULL, outcome TEXT NOT NULL);
+      INSERT INTO idem_records VALUES ('old', '${HASH_A}', 's', 'completed', 'null', NULL, 'r', 0, 1, ${now + 10_000});
+      INSERT INTO idem_requests (operation_key, arguments_hash, fence, received_at, outcome) VALUES ('old', '${HASH_A}', 0, 1, 'completed');`);
+    const migrated = new IdempotencyStore({ db: old, retentionMs: 1_000, now: () => now });
+    expect(migrated.lookup('', 'old')).toMatchObject({ kind: 'found' });
+    expect(migrated.lookup(T, 'old')).toEqual({ kind: 'not_found', sealed: false });
+    expect(migrated.stats('old').dispatchCount).toBe(1);
+    old.close();
+  });
 
   it('replays the retained result for the same key and arguments, with one effect and two dispatches', () => {
     const first = store.runIdempotent(req('k1'), charge(100));
@@ -77,7 +117,7 @@ describe('IdempotencyStore', () => {
     const begun = store.begin(req('k1'));
     if (begun.kind !== 'proceed') throw new Error(`expected proceed, got ${begun.kind}`);
     expect(store.begin(req('k1'))).toMatchObject({ kind: 'conflict', code: DownstreamErrorCode.InProgress });
-    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
+    expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
     expect(store.commit(begun.pending, charge(100)).kind).toBe('completed');
     expect(store.begin(req('k1')).kind).toBe('replayed');
     expect(ledgerRows()).toBe(1);
@@ -102,7 +142,7 @@ describe('IdempotencyStore', () => {
     };
     expect(() => store.runIdempotent(req('k1'), boom)).toThrow('disk on fire');
     expect(ledgerRows()).toBe(0);
-    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.lookup(T, 'k1')).toEqual({ kind: 'not_found', sealed: false });
     expect(store.runIdempotent(req('k1'), charge(5)).kind).toBe('completed');
   });
 
@@ -110,14 +150,14 @@ describe('IdempotencyStore', () => {
     const begun = store.begin(req('k1'));
     if (begun.kind !== 'proceed') throw new Error('expected proceed');
     store.abort(begun.pending, 'injected_unavailable');
-    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.lookup(T, 'k1')).toEqual({ kind: 'not_found', sealed: false });
     expect(store.runIdempotent(req('k1'), charge(100)).kind).toBe('completed');
     expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
   });
 
   it('a lookup with seal on a missing key makes every later request under it fail with KeySealed', () => {
-    expect(store.lookup('k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
-    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'k1')).toEqual({ kind: 'not_found', sealed: true });
     expect(store.runIdempotent(req('k1'), charge(100))).toMatchObject({
       kind: 'conflict',
       code: DownstreamErrorCode.KeySealed,
@@ -127,7 +167,7 @@ describe('IdempotencyStore', () => {
 
   it('a lookup with seal on an existing key returns the record and does not seal it', () => {
     store.runIdempotent(req('k1'), charge(100));
-    expect(store.lookup('k1', { seal: true })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(store.lookup(T, 'k1', { seal: true })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
     expect(store.runIdempotent(req('k1'), charge(100)).kind).toBe('replayed');
   });
 
@@ -139,7 +179,7 @@ describe('IdempotencyStore', () => {
     });
     expect(store.begin(req('k1', HASH_A, 5))).toMatchObject({ kind: 'replayed', record: { fence: 5 } });
     expect(store.begin(req('k1', HASH_A, 4))).toMatchObject({ kind: 'conflict', code: DownstreamErrorCode.StaleFence });
-    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { fence: 5 } });
+    expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { fence: 5 } });
     expect(ledgerRows()).toBe(1);
   });
 
@@ -148,11 +188,11 @@ describe('IdempotencyStore', () => {
     if (first.kind !== 'completed') throw new Error('expected completed');
     expect(first.record.expiresAt).toBe(new Date(now + 1_000).toISOString());
     now += 999;
-    expect(store.lookup('k1').kind).toBe('found');
+    expect(store.lookup(T, 'k1').kind).toBe('found');
     now += 1;
     // The record is pruned, but the effect log still answers a lookup by key: reconciliation cannot be fooled.
-    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { status: 'completed', receipt: 'r_1', pruned: true } });
-    expect(store.lookup('k1', { seal: true })).toMatchObject({ kind: 'found' });
+    expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { status: 'completed', receipt: 'r_1', pruned: true } });
+    expect(store.lookup(T, 'k1', { seal: true })).toMatchObject({ kind: 'found' });
     expect(store.runIdempotent(req('k1', HASH_B), charge(7)).kind).toBe('completed');
     expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });
   });
@@ -196,10 +236,10 @@ describe('IdempotencyStore', () => {
   });
 
   it('a sealed key stays sealed after the retention window: pruning never frees it', () => {
-    expect(store.lookup('k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'k1', { seal: true })).toEqual({ kind: 'not_found', sealed: true });
     now += 10_000; // ten retention windows
     expect(store.prune()).toBe(0);
-    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'k1')).toEqual({ kind: 'not_found', sealed: true });
     expect(store.runIdempotent(req('k1'), charge(100))).toMatchObject({
       kind: 'conflict',
       code: DownstreamErrorCode.KeySealed,
@@ -213,7 +253,7 @@ describe('IdempotencyStore', () => {
     };
     expect(store.runIdempotent(req('k-refund'), sealing).kind).toBe('failed');
     now += 5_000;
-    expect(store.lookup('k-forward')).toEqual({ kind: 'not_found', sealed: true });
+    expect(store.lookup(T, 'k-forward')).toEqual({ kind: 'not_found', sealed: true });
   });
 
   it('a request delayed beyond the retention window is refused as IntentExpired and commits nothing', () => {
@@ -223,9 +263,11 @@ describe('IdempotencyStore', () => {
     const late = store.runIdempotent(req('k1', HASH_A, 0, recordedAt), charge(100));
     expect(late).toMatchObject({ kind: 'refused', code: DownstreamErrorCode.IntentExpired });
     expect(ledgerRows()).toBe(1);
-    expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 1 });
+    // The refused request is counted by code, not logged under the key (refusals never grow the request log).
+    expect(store.stats('k1')).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
+    expect(store.refusals()).toEqual({ total: 1, mutations: 1, lookups: 0, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
     // The effect log still answers for the key.
-    expect(store.lookup('k1')).toMatchObject({ kind: 'found', record: { receipt: 'r_1', pruned: true } });
+    expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { receipt: 'r_1', pruned: true } });
   });
 
   it('a first request whose intent is older than the retention window is refused before any record exists', () => {
@@ -235,7 +277,7 @@ describe('IdempotencyStore', () => {
       kind: 'refused',
       code: DownstreamErrorCode.IntentExpired,
     });
-    expect(store.lookup('k1')).toEqual({ kind: 'not_found', sealed: false });
+    expect(store.lookup(T, 'k1')).toEqual({ kind: 'not_found', sealed: false });
     expect(ledgerRows()).toBe(0);
   });
 

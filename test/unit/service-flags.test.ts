@@ -2,13 +2,14 @@
 import { parseServiceFlags } from '../../src/services/service-main';
 
 test('--db is required; --port, --host and --retention-ms are optional', () => {
-  expect(parseServiceFlags(['--db', 'w.db'])).toEqual({ dbPath: 'w.db', port: 0, extra: new Map() });
+  expect(parseServiceFlags(['--db', 'w.db'])).toEqual({ dbPath: 'w.db', port: 0, extra: new Map(), insecureDev: false });
   expect(parseServiceFlags(['--db=w.db', '--port', '4100', '--host', '0.0.0.0', '--retention-ms=500'])).toEqual({
     dbPath: 'w.db',
     port: 4100,
     host: '0.0.0.0',
     retentionMs: 500,
     extra: new Map(),
+    insecureDev: false,
   });
   expect(parseServiceFlags(['--db', 'w.db', '--host', '::'])).toMatchObject({ host: '::' });
 });
@@ -25,4 +26,26 @@ test.each([
 
 test('service-specific flags are kept apart', () => {
   expect(parseServiceFlags(['--db', 'o.db', '--target', 'http://x'], ['--target']).extra.get('--target')).toBe('http://x');
+});
+
+const TOKEN = 't'.repeat(40);
+
+test('the admin listener is off unless --admin-port (or LEDGERLOOP_ADMIN_PORT) enables it; --lab only with it', () => {
+  expect(parseServiceFlags(['--db', 'w.db'], [], {}).admin).toBeUndefined();
+  expect(parseServiceFlags(['--db', 'w.db', '--admin-port', '0', '--lab'], [], { LEDGERLOOP_ADMIN_TOKEN: TOKEN }).admin).toEqual({
+    port: 0,
+    token: TOKEN,
+    lab: true,
+  });
+  const env = { LEDGERLOOP_ADMIN_PORT: '4199', LEDGERLOOP_ADMIN_TOKEN: TOKEN };
+  expect(parseServiceFlags(['--db', 'w.db'], [], env).admin).toEqual({ port: 4199, token: TOKEN, lab: false });
+  expect(parseServiceFlags(['--db', 'w.db', '--insecure-dev'], [], {}).insecureDev).toBe(true);
+});
+
+test.each([
+  [['--db', 'w.db', '--admin-port', '0'], {}, /Service\.AdminTokenMissing/],
+  [['--db', 'w.db', '--admin-port', '0'], { LEDGERLOOP_ADMIN_TOKEN: 'short' }, /Service\.AdminTokenMissing/],
+  [['--db', 'w.db', '--lab'], { LEDGERLOOP_ADMIN_TOKEN: TOKEN }, /Service\.LabWithoutAdmin/],
+])('%j with %j is refused', (argv, env, message) => {
+  expect(() => parseServiceFlags(argv, [], env)).toThrow(message);
 });

@@ -3,7 +3,7 @@
  * `src/downstream/protocol.ts` (shared store, fences, lookup, stats and faults come with `startService`).
  *
  * Business routes: `POST /v1/reservations`, `POST /v1/releases` (by `reservationOperationKey`),
- * `GET /v1/stock/:tenant/:sku`. Admin: `POST /admin/stock` (seed the quantity on hand).
+ * `GET /v1/stock/:tenant/:sku`. Admin listener: `POST /admin/stock` (seed the quantity on hand).
  */
 import { DownstreamErrorCode } from '../../downstream/protocol';
 import { parseAdminBody } from '../body-schemas';
@@ -47,11 +47,13 @@ export const inventoryDefinition: ServiceDefinition = {
         const level = getStock(db, params['tenant'] ?? '', params['sku'] ?? '');
         if (level === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, 'no such SKU');
         sendJson(res, 200, level);
-      })
-      .on('POST', '/admin/stock', async ({ req, res }) => {
-        const seed = await parseAdminBody(req, SeedStockBody);
-        sendJson(res, 200, db.transaction(() => seedStock(db, seed))());
       });
+  },
+  adminRoutes(router, { db }) {
+    router.on('POST', '/admin/stock', async ({ req, res }) => {
+      const seed = await parseAdminBody(req, SeedStockBody);
+      sendJson(res, 200, db.transaction(() => seedStock(db, seed))());
+    });
   },
 };
 

@@ -138,11 +138,11 @@ export function applyRelease(db: Database, body: ReleaseBody, key: string): Appl
   const reservation = db
     .prepare(
       `SELECT receipt, operation_key, tenant, sku, quantity, status, released_by FROM inventory_reservations
-       WHERE operation_key = ? ORDER BY created_at DESC, rowid DESC`,
+       WHERE tenant = ? AND operation_key = ? ORDER BY created_at DESC, rowid DESC`,
     )
-    .get(forwardKey) as ReservationRow | undefined;
+    .get(tenant, forwardKey) as ReservationRow | undefined;
   if (reservation === undefined) {
-    refuseMissingForward(db, forwardKey, InventoryReason.UnknownReservation, 'reservation');
+    refuseMissingForward(db, tenant, forwardKey, InventoryReason.UnknownReservation, 'reservation');
   }
   if (reservation.tenant !== tenant) {
     throw new BusinessRejection(InventoryReason.UnknownReservation, `no reservation under ${forwardKey}`);

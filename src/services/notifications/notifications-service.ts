@@ -4,7 +4,7 @@
  *
  * Business routes: `POST /v1/emails`, `POST /v1/events` (consumer; `Idempotency-Key` = event id, `X-Fence` =
  * the outbox row's fence: a delivery with a lower fence than one accepted for that event is `Fence.Stale`).
- * Admin: `GET /admin/emails?tenant=&orderId=`, `GET /admin/events/:eventId`, `POST /admin/suppressions`.
+ * Admin listener: `GET /admin/emails?tenant=&orderId=`, `GET /admin/events/:eventId`, `POST /admin/suppressions`.
  */
 import { DownstreamErrorCode } from '../../downstream/protocol';
 import { parseAdminBody } from '../body-schemas';
@@ -34,7 +34,6 @@ export const notificationsDefinition: ServiceDefinition = {
   name: 'notifications',
   migrate: migrateNotifications,
   routes(router, runtime) {
-    const { db } = runtime;
     router
       .on(
         'POST',
@@ -51,7 +50,10 @@ export const notificationsDefinition: ServiceDefinition = {
             body.eventId === request.key ? undefined : 'Idempotency-Key must be the event id',
           apply: applyEvent,
         }),
-      )
+      );
+  },
+  adminRoutes(router, { db }) {
+    router
       .on('GET', '/admin/emails', ({ res, query }) => {
         const tenant = query.get('tenant');
         if (tenant === null || tenant === '')

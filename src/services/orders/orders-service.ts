@@ -3,7 +3,7 @@
  * `src/downstream/protocol.ts`, writing the `OrderFulfilled` message into its transactional outbox in the same
  * transaction. Publishing is the relay's job (`relay-main.ts`, a separate process on the same database).
  *
- * Business routes: `POST /v1/fulfilments`, `GET /v1/orders/:tenant/:orderId`. Admin: `POST /admin/orders`
+ * Business routes: `POST /v1/fulfilments`, `GET /v1/orders/:tenant/:orderId`. Admin listener: `POST /admin/orders`
  * (seed), `GET /admin/outbox` (outbox and relay evidence), `POST /admin/fulfilment-faults` (one-shot fault
  * inside the next fulfilment transaction, between the order write and the outbox write).
  */
@@ -32,10 +32,9 @@ export const ordersDefinition: ServiceDefinition = {
   migrate: migrateOrders,
   routes(router, runtime) {
     const { db } = runtime;
-    let armed: FulfilmentFaultBody['do'] | undefined;
     const betweenWrites = (): void => {
-      const fault = armed;
-      armed = undefined;
+      const fault = armedFulfilmentFault;
+      armedFulfilmentFault = undefined;
       if (fault === 'crash') process.kill(process.pid, 'SIGKILL');
       if (fault === 'throw') throw new Error('injected failure between the order write and the outbox write');
     };
@@ -53,18 +52,25 @@ export const ordersDefinition: ServiceDefinition = {
         const order = getOrder(db, params['tenant'] ?? '', params['orderId'] ?? '');
         if (order === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, 'no such order');
         sendJson(res, 200, order);
-      })
+      });
+  },
+  adminRoutes(router, { db, faults }) {
+    router
       .on('POST', '/admin/orders', async ({ req, res }) => {
         const seed = await parseAdminBody(req, SeedOrderBody);
         sendJson(res, 200, seedOrder(db, seed));
       })
-      .on('GET', '/admin/outbox', ({ res }) => sendJson(res, 200, outboxStats(db)))
-      .on('POST', '/admin/fulfilment-faults', async ({ req, res }) => {
-        armed = (await parseAdminBody(req, FulfilmentFaultBody)).do;
-        sendJson(res, 201, { armed });
-      });
+      .on('GET', '/admin/outbox', ({ res }) => sendJson(res, 200, outboxStats(db)));
+    if (faults === undefined) return; // a fault route exists only in a lab start
+    router.on('POST', '/admin/fulfilment-faults', async ({ req, res }) => {
+      armedFulfilmentFault = (await parseAdminBody(req, FulfilmentFaultBody)).do;
+      sendJson(res, 201, { armed: armedFulfilmentFault });
+    });
   },
 };
+
+/** The one-shot fulfilment fault armed in this process (lab starts only: its route exists nowhere else). */
+let armedFulfilmentFault: FulfilmentFaultBody['do'] | undefined;
 
 /** Starts the orders service. */
 export function createOrdersService(options: ServiceHostOptions): Promise<RunningService> {

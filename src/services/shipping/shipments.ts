@@ -180,7 +180,7 @@ export function dispatchShipment(db: Database, body: DispatchBody): Shipment {
 
 function requireShipment(db: Database, tenant: string, forwardKey: string): ShipmentRow {
   const row = findShipment(db, forwardKey);
-  if (row === undefined) refuseMissingForward(db, forwardKey, ShippingReason.UnknownShipment, 'shipment');
+  if (row === undefined) refuseMissingForward(db, tenant, forwardKey, ShippingReason.UnknownShipment, 'shipment');
   if (row.tenant !== tenant) {
     throw new BusinessRejection(ShippingReason.UnknownShipment, `no shipment under ${forwardKey}`);
   }

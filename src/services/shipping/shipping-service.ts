@@ -3,7 +3,7 @@
  * `src/downstream/protocol.ts` (shared store, fences, lookup, stats and faults come with `startService`).
  *
  * Business routes: `POST /v1/shipments`, `POST /v1/cancellations` (by `shipmentOperationKey`),
- * `GET /v1/shipments/:tenant/:orderId`. Admin: `POST|GET /admin/capacity`, `POST /admin/dispatch`.
+ * `GET /v1/shipments/:tenant/:orderId`. Admin listener: `POST|GET /admin/capacity`, `POST /admin/dispatch`.
  */
 import { parseAdminBody } from '../body-schemas';
 import { sendJson } from '../http-kit';
@@ -49,7 +49,10 @@ export const shippingDefinition: ServiceDefinition = {
         const tenant = params['tenant'] ?? '';
         const orderId = params['orderId'] ?? '';
         sendJson(res, 200, { tenant, orderId, shipments: listShipments(db, tenant, orderId) });
-      })
+      });
+  },
+  adminRoutes(router, { db }) {
+    router
       .on('GET', '/admin/capacity', ({ res }) => sendJson(res, 200, getCapacity(db)))
       .on('POST', '/admin/capacity', async ({ req, res }) => {
         const body = await parseAdminBody(req, CapacityBody);

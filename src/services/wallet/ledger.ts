@@ -180,7 +180,7 @@ export function applyRefund(db: Database, body: RefundBody, key: string): Applie
   const debit = findDebit(db, body);
   const named = debit?.receipt ?? body.debitReceipt ?? body.debitOperationKey ?? '';
   if (debit === undefined && body.debitOperationKey !== undefined) {
-    refuseMissingForward(db, body.debitOperationKey, WalletReason.UnknownDebit, 'debit');
+    refuseMissingForward(db, tenant, body.debitOperationKey, WalletReason.UnknownDebit, 'debit');
   }
   // Another tenant's debit reads as unknown: a refund never reveals what exists outside its tenant.
   if (debit === undefined || debit.tenant !== tenant) {
@@ -230,8 +230,10 @@ function findDebit(db: Database, body: RefundBody): DebitRow | undefined {
   const columns = 'receipt, operation_key, tenant, account, amount_minor, currency, refunded_minor';
   if (body.debitOperationKey !== undefined) {
     return db
-      .prepare(`SELECT ${columns} FROM wallet_debits WHERE operation_key = ? ORDER BY created_at DESC, rowid DESC`)
-      .get(body.debitOperationKey) as DebitRow | undefined;
+      .prepare(
+        `SELECT ${columns} FROM wallet_debits WHERE tenant = ? AND operation_key = ? ORDER BY created_at DESC, rowid DESC`,
+      )
+      .get(body.tenant, body.debitOperationKey) as DebitRow | undefined;
   }
   return db.prepare(`SELECT ${columns} FROM wallet_debits WHERE receipt = ?`).get(body.debitReceipt) as
     DebitRow | undefined;

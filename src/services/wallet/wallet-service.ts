@@ -3,13 +3,13 @@
  * under the Stripe-like idempotency contract of `src/downstream/protocol.ts`, with fault injection for tests.
  *
  * Business routes: `POST /v1/debits`, `POST /v1/refunds` (by `debitOperationKey` or `debitReceipt`),
- * `GET /v1/accounts/:tenant/:account`. Admin: `POST /admin/accounts` (seed). Standard routes: see
+ * `GET /v1/accounts/:tenant/:account`. Admin listener: `POST /admin/accounts` (seed). Standard routes: see
  * `registerStandardRoutes`.
  */
 import { DownstreamErrorCode } from '../../downstream/protocol';
 import { HttpError, readJsonBody, sendJson } from '../http-kit';
 import { mutationHandler } from '../idempotent-route';
-import { startService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
+import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyDebit,
   applyRefund,
@@ -30,12 +30,7 @@ export const WALLET_REFUND_SCOPE = 'wallet.refund';
 export type WalletServiceOptions = ServiceHostOptions;
 
 /** A running wallet service. */
-export interface WalletService {
-  readonly url: string;
-  readonly port: number;
-  /** Stops the server (dropping open connections) and closes the database. */
-  close(): Promise<void>;
-}
+export type WalletService = Omit<RunningService, 'runtime'>;
 
 /** The wallet: its tables and routes. */
 export const walletDefinition: ServiceDefinition = {
@@ -58,17 +53,19 @@ export const walletDefinition: ServiceDefinition = {
         const balance = getBalance(db, params['tenant'] ?? '', params['account'] ?? '');
         if (balance === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, 'no such account');
         sendJson(res, 200, balance);
-      })
-      .on('POST', '/admin/accounts', async ({ req, res }) => {
-        const parsed = SeedAccountBody.safeParse(await readJsonBody(req));
-        if (!parsed.success) throw new HttpError(400, DownstreamErrorCode.BadRequest, parsed.error.message);
-        sendJson(res, 200, seedAccount(db, parsed.data));
       });
+  },
+  adminRoutes(router, { db }) {
+    router.on('POST', '/admin/accounts', async ({ req, res }) => {
+      const parsed = SeedAccountBody.safeParse(await readJsonBody(req));
+      if (!parsed.success) throw new HttpError(400, DownstreamErrorCode.BadRequest, parsed.error.message);
+      sendJson(res, 200, seedAccount(db, parsed.data));
+    });
   },
 };
 
 /** Opens the database, registers the routes and starts listening. */
 export async function createWalletService(options: WalletServiceOptions): Promise<WalletService> {
-  const { url, port, close } = await startService(walletDefinition, options);
-  return { url, port, close };
+  const { runtime: _runtime, ...service } = await startService(walletDefinition, options);
+  return service;
 }
