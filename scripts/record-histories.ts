@@ -58,7 +58,7 @@ async function recordOperatorResolution(
   stamp: number,
 ): Promise<void> {
   const dbPath = path.join(stack.dataDir, `record-operator-${stamp}.db`);
-  let wallet = await spawnService('wallet', { dbPath, env: { ...stack.workerEnv } });
+  let wallet = await spawnService('wallet', { dbPath, env: { ...stack.capabilityTrust.serviceEnv } });
   const port = Number(new URL(wallet.url).port);
   const admin = spawnedClient(wallet);
   await admin.seedAccount({ tenant: 'acme', account: 'acct_op', balanceMinor: 10_000, currency: 'EUR' });
@@ -93,7 +93,7 @@ async function recordOperatorResolution(
       });
       await wallet.stop(); // the effect exists, and now nobody can say so
       await until(async () => (await readLedger(handle)).projection.status === 'waiting_for_operator', 90_000);
-      wallet = await spawnService('wallet', { dbPath, port, env: { ...stack.workerEnv } });
+      wallet = await spawnService('wallet', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
       const found = await spawnedClient(wallet, { capabilityKey: stack.capabilityKey }).lookup(key, { tenant: 'acme' });
       const receipt = found.kind === 'found' ? found.record.receipt : undefined;
       const id = Object.keys((await readLedger(handle)).projection.calls)[0]!;

@@ -56,6 +56,17 @@ function admitResult(call: ReadyCall, tenant: string, body: unknown): { data: Js
  */
 export const SETTLE_BY_EVIDENCE = 'settle-by-evidence';
 
+/**
+ * Versioned change: a call whose only attempt was refused before anything could commit (the downstream refused
+ * its capability, or the signer refused to sign) ends FAILED, since no attempt of it may have sent. Runs before
+ * this change reconciled such a call; a worker without a signing key cannot (fail-closed services refuse its
+ * lookups too), so the call would wait for an operator with nothing to settle.
+ */
+export const PROVEN_UNSENT = 'proven-unsent';
+
+/** UNKNOWN causes that prove the failing attempt committed nothing (an earlier attempt may have). */
+const ATTEMPT_DID_NOTHING: ReadonlySet<string> = new Set(['capability_rejected', 'capability_claims_mismatch']);
+
 /** The failure a call records and returns when nothing was, or could have been, sent. */
 function failedWithoutSend(ctx: CallRunnerContext, base: Omit<Observation, 'state'>, code: string, message: string, attempts: number): Observation {
   ctx.ledger.append({ type: 'ToolResultRecorded', logicalCallId: base.logicalCallId, state: 'FAILED', errorCode: code, attempts, replayed: false });
@@ -181,6 +192,13 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
       if (verdict.cause === 'fence_stale' && !patched(SETTLE_BY_EVIDENCE)) {
         // Runs recorded before the fence was read as "maybe": a stale fence ended the call FAILED.
         return failedWithoutSend(ctx, base, Failure.FenceStale, failure.cause?.message ?? Failure.FenceStale, 0);
+      }
+      if (!maySent && dispatch === 1 && ATTEMPT_DID_NOTHING.has(verdict.cause)) {
+        // Did this call's only attempt do nothing? Only the attempt number the activity reported can say so.
+        const reported = attemptsOf(failure, maximumAttempts);
+        if (reported.exact && reported.attempts === 1 && patched(PROVEN_UNSENT)) {
+          return failedWithoutSend(ctx, base, failure.cause?.type ?? verdict.cause, failure.cause?.message ?? verdict.cause, 1);
+        }
       }
       maySent = true;
       ledger.append({

@@ -11,12 +11,11 @@ import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
-import { DownstreamClient } from '../../src/downstream/client';
 import { capabilityClaims, type AuthorizationInput, type DispatchAuthorization } from '../../src/policy/authorization';
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { policyDigest, StaticPolicyStore } from '../../src/policy/policy-store';
-import { spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';
@@ -81,7 +80,8 @@ export const signerAttacks: AttackGroup = {
   async setup({ dir }) {
     const trust = generateCapabilityTrust();
     const wallet = await spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env: { ...trust.serviceEnv } });
-    const client = new DownstreamClient({ baseUrl: wallet.url });
+    // No signer: what reaches the wallet carries only what the dispatch activity signed. Admin routes with the token.
+    const client = spawnedClient(wallet);
     await client.seedAccount({ tenant: TENANT, account: 'acct_1', balanceMinor: 10_000_000, currency: 'EUR' });
     const { dispatchTool } = createDispatchActivities({
       services: { wallet: client },

@@ -9,8 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { Stack } from '../../src/demo/stack';
 import { readLedger } from '../../src/client/runs';
-import { DownstreamClient } from '../../src/downstream/client';
-import { spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../src/services/spawn';
 import { retryAccountingQuery, ledgerQuery } from '../../workflows/definitions';
 import { deadlineIn, startTestStack } from '../helpers/stack';
 import { input, runAgent } from '../helpers/run';
@@ -88,7 +87,7 @@ describe('idempotency key retention', () => {
     // downstream refuses any request whose intent is older than its retention, which 400 ms is under load).
     const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`), retentionMs: 400, env: { ...stack.capabilityTrust.serviceEnv } });
     try {
-      const client = new DownstreamClient({ baseUrl: wallet.url });
+      const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey, signs: 'lookups' });
       await client.seedAccount({ tenant: 'acme', account: 'acct_r', balanceMinor: 100_000, currency: 'EUR' });
       // The first attempt commits, then its response is held 1 s and lost.
       await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_000, path: '/v1/debits', occurrence: 1 });

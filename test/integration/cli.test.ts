@@ -424,7 +424,7 @@ describe('an outcome only an operator can settle', () => {
       back = await spawnService('wallet', {
         dbPath: path.join(tmp, 'doomed.db'),
         port: Number(new URL(wallet.url).port),
-        env: { ...stack.workerEnv },
+        env: { ...stack.capabilityTrust.serviceEnv },
       });
       const found = await client.lookup(key, { tenant: 'acme' });
       const receipt = found.kind === 'found' ? found.record.receipt! : 'none';
