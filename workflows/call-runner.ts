@@ -197,7 +197,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         // Did this call's only attempt do nothing? Only the attempt number the activity reported can say so.
         const reported = attemptsOf(failure, maximumAttempts);
         if (reported.exact && reported.attempts === 1 && patched(PROVEN_UNSENT)) {
-          return failedWithoutSend(ctx, base, failure.cause?.type ?? verdict.cause, failure.cause?.message ?? verdict.cause, 1);
+          return failedWithoutSend(ctx, base, failure.cause?.type ?? verdict.cause, failure.cause?.message ?? verdict.cause, reported.attempts);
         }
       }
       maySent = true;

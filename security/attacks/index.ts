@@ -4,5 +4,6 @@ import { capabilityAttacks } from './capabilities';
 import { signerAttacks } from './capabilities-v2';
 import { identityAttacks } from './identity';
 import { serviceAttacks } from './services';
+import { codecAttacks } from './codec';
 
-export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks, identityAttacks, serviceAttacks];
+export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks, identityAttacks, serviceAttacks, codecAttacks];

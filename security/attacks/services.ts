@@ -10,7 +10,7 @@ import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
 import { lookupCapabilityScope, LOOKUP_ARGUMENTS_HASH } from '../../src/downstream/protocol';
 import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/policy/capability';
-import { generateCapabilityTrust, generateSigningKey } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust, generateSigningKey, KEY_SET_ENV, RELAY_SIGNING_KEY_ENV } from '../../src/policy/capability-keys';
 import { devCapabilitySigner } from '../../src/services/dev-signer';
 import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
@@ -58,6 +58,19 @@ function probe(host: string, port: number, pathname: string): Promise<string> {
     });
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
   });
+}
+
+/** Starts a process that must refuse to start: a refusal is `Service.KeysMissing` on its way out. */
+async function refusedStart(start: () => Promise<SpawnedService>): Promise<AttackOutcome> {
+  try {
+    const started = await start();
+    await started.stop();
+    return { observed: `started at ${started.url}`, refused: false, effects: 1 };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const refused = /Service\.KeysMissing/.test(message);
+    return { observed: refused ? 'exit 1 Service.KeysMissing' : (message.split('\n')[0] ?? ''), refused, effects: 0 };
+  }
 }
 
 export const serviceAttacks: AttackGroup = {
@@ -312,26 +325,22 @@ export const serviceAttacks: AttackGroup = {
         },
       },
       {
-        name: 'a service started without its verification key',
+        name: 'a service started without its verification keys',
         expected: 'no start: Service.KeysMissing',
-        async run() {
-          try {
-            const started = await spawnService('wallet', {
-              dbPath: path.join(dir, 'nokey.db'),
-              env: { LEDGERLOOP_CAPABILITY_KEY: '' },
-            });
-            await started.stop();
-            return { observed: `started at ${started.url}`, refused: false, effects: 1 };
-          } catch (err) {
-            const message = err instanceof Error ? err.message : String(err);
-            const refused = /Service\.KeysMissing/.test(message);
-            return {
-              observed: refused ? 'exit 1 Service.KeysMissing' : (message.split('\n')[0] ?? ''),
-              refused,
-              effects: 0,
-            };
-          }
-        },
+        run: () =>
+          refusedStart(() => spawnService('wallet', { dbPath: path.join(dir, 'nokey.db'), env: { [KEY_SET_ENV]: '' } })),
+      },
+      {
+        name: 'an outbox relay started without its signing key',
+        expected: 'no start: Service.KeysMissing',
+        run: () =>
+          refusedStart(() =>
+            spawnService('orders-relay', {
+              dbPath: path.join(dir, 'relay-nokey.db'),
+              env: { [RELAY_SIGNING_KEY_ENV]: '' },
+              extraArgs: ['--target', wallet.url],
+            }),
+          ),
       },
     ];
     return { attacks, teardown: async () => void (await Promise.all(started.map((p) => p.stop()))) };

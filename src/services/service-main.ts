@@ -4,7 +4,7 @@
  *   node -r tsx/cjs src/services/<name>/main.ts --db PATH [--port N] [--host ADDR] [--retention-ms N]
  *       [--admin-port N [--lab]] [--insecure-dev] [service flags]
  *
- * A service refuses to start without `LEDGERLOOP_CAPABILITY_KEY` (`Service.KeysMissing`, exit 1) unless given
+ * A service refuses to start without `LEDGERLOOP_CAPABILITY_KEYS` (`Service.KeysMissing`, exit 1) unless given
  * `--insecure-dev`. `--admin-port N` (or `LEDGERLOOP_ADMIN_PORT`) enables the admin listener on 127.0.0.1:N,
  * which needs `LEDGERLOOP_ADMIN_TOKEN` (at least 32 characters); `--lab` adds fault injection there (and only
  * there). Once listening it prints exactly one line to stdout,

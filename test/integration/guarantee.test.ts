@@ -90,19 +90,20 @@ describe('retry accounting reads what happened', () => {
     const received = async () =>
       (await stack.walletClient.stats('', { prefix: true })).dispatchCount + (await stack.walletClient.refusals()).mutations;
     const before = await received();
-    // No signing key: the wallet refuses the capability (non-retryable), the call is UNKNOWN and reconciled.
+    // No signing key: the wallet refuses the capability (non-retryable). The call's only attempt was refused
+    // before anything could commit, so it ends FAILED without a lookup (patch proven-unsent).
     const out = await runAgent(stack, 'acct-refused', input({ vars: { account: 'acct_g', amount: { minor: 1_002, currency: 'EUR' } }, limits: { tool: 3 } }), undefined, {
       noCapabilityKey: true,
     });
     const requests = (await received()) - before;
-    // One request per recorded attempt, never a retry: the debit's one attempt and, since a worker without a signing
-    // key cannot reconcile either (its lookup is refused: the call stays UNKNOWN), the compensating refund's one.
+    // One request per recorded attempt, never a retry: the debit's one attempt.
     const attemptsStarted = out.ledger.events.filter((e) => e.type === 'ToolAttemptStarted').length;
     expect(requests).toBe(attemptsStarted);
-    expect(attemptsStarted).toBeLessThanOrEqual(2);
+    expect(attemptsStarted).toBe(1);
     expect(out.dispatchAttempts).toBe(attemptsStarted); // Temporal's history: one attempt per dispatch, no retry
-    const unknown = out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown');
-    expect(unknown && 'attempts' in unknown ? unknown.attempts : -1).toBe(1); // the debit: one attempt
+    const recorded = out.ledger.events.find((e) => e.type === 'ToolResultRecorded');
+    expect(recorded).toMatchObject({ state: 'FAILED', errorCode: 'Capability.Rejected', attempts: 1 }); // one attempt, not the limit of 3
+    expect(out.ledger.events.some((e) => e.type === 'ToolOutcomeMarkedUnknown')).toBe(false);
     expect(stats(out)?.attempts).toBe(attemptsStarted);
   });
 });
