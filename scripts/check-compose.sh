@@ -214,6 +214,16 @@ check(bool(env_of(codec).get("LEDGERLOOP_CODEC_TOKEN") or env_of(codec).get("LED
 check(not any(k.startswith("LEDGERLOOP_CAPABILITY") for k in env_of(codec)), "codec-server: holds a capability key it does not need")
 check("LEDGERLOOP_CAPABILITY_SIGNING_KEY" not in env_of(services.get("wallet", {})), "wallet: holds the capability signing key (services get public keys only)")
 
+# One source for both deployments: the compose images run the Temporal server version the local cluster
+# (npm run cluster) builds, from src/cluster/versions.ts. Search attributes share src/server/search-attributes.ts.
+with open("src/cluster/versions.ts") as f:
+    m = re.search(r"TEMPORAL_SERVER_VERSION = '([0-9.]+)'", f.read())
+check(m is not None, "src/cluster/versions.ts: no TEMPORAL_SERVER_VERSION")
+if m:
+    for name in ("temporal", "temporal-schema", "temporal-setup"):
+        image = str(services.get(name, {}).get("image", ""))
+        check(image.endswith(":" + m.group(1)), f"{name}: image {image} is not Temporal {m.group(1)} (src/cluster/versions.ts)")
+
 if errors:
     for e in errors:
         print(f"check-compose: {e}", file=sys.stderr)

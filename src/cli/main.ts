@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { runCodecServerProcess } from '../codec/serve';
 import { runWorkerProcess } from '../worker/main';
 import { runDemo } from './demo';
+import { runCluster } from './cluster';
 import { registerFaultsCommand } from '../faults/cli';
 import { registerRunCommands } from './commands';
 
@@ -18,6 +19,16 @@ program
   .option('--json', 'print the rows as one JSON array', false)
   .action(async (o: { once: boolean; json: boolean }) => {
     process.exitCode = await runDemo({ once: o.once, json: o.json });
+  });
+
+program
+  .command('cluster')
+  .description('Temporal on PostgreSQL with worker hosts on this machine (npm run cluster): up (default), down or status')
+  .argument('[action]', 'up, down or status', 'up')
+  .option('--workers <n>', 'worker hosts for `up`', '3')
+  .option('--once', 'run the opening failure against the cluster, killing a worker host and the server mid-run; then stop', false)
+  .action(async (action: string, o: { workers: string; once: boolean }) => {
+    process.exitCode = await runCluster(action, { workers: Number(o.workers), once: o.once });
   });
 
 program

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { activityAttempts } from '../client/history-metrics';
 import { readLedger, startAgentRun } from '../client/runs';
 import type { RetryStrategy } from '../domain/run';
-import { spawnWorker, type WorkerProcess } from '../worker/spawn-worker';
+import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from '../worker/spawn-worker';
 import type { Stack } from './stack';
 
 export interface DemoRow {
@@ -34,6 +34,13 @@ export interface OpeningFailureOptions {
   readonly tenant?: string;
   readonly account?: string;
   readonly onProgress?: (message: string) => void;
+  /**
+   * Where worker `n` (1: the one killed, 2: the one that takes over) runs: a cluster gives each its own host
+   * (working directory, bundle and configuration files). Default: the repository, the stack's files.
+   */
+  readonly workerHost?: (n: number) => Partial<SpawnWorkerOptions>;
+  /** Called after the first worker was killed, before the second starts (a cluster restarts its server here). */
+  readonly afterWorkerKill?: () => Promise<void>;
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -66,7 +73,8 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
   // The wallet commits the next debit, then holds its response: the window in which the worker dies.
   await stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits', occurrence: 1 });
 
-  let first: WorkerProcess | undefined = await spawnWorker(workerOpts);
+  const host = (n: number): SpawnWorkerOptions => ({ ...workerOpts, ...opts.workerHost?.(n) });
+  let first: WorkerProcess | undefined = await spawnWorker(host(1));
   let second: WorkerProcess | undefined;
   try {
     say(`${opts.strategy}: worker ${first.pid} started; starting run ${workflowId}`);
@@ -97,8 +105,9 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
     say(`${opts.strategy}: the wallet committed ${operationKey.slice(0, 14)}…; SIGKILL worker ${first.pid} before it reports`);
     await first.signal('SIGKILL');
     first = undefined;
+    await opts.afterWorkerKill?.();
 
-    second = await spawnWorker(workerOpts);
+    second = await spawnWorker(host(2));
     say(`${opts.strategy}: worker ${second.pid} took over; waiting for the run to finish`);
     const result = await handle.result();
     const after = await readLedger(handle, before.eventCount);

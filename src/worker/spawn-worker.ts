@@ -22,6 +22,8 @@ export interface SpawnWorkerOptions {
   readonly plannerLogFile?: string;
   readonly maxCachedWorkflows?: number;
   readonly env?: Readonly<Record<string, string>>;
+  /** Working directory of the process; default the repository root. A cluster's worker host runs in its own. */
+  readonly cwd?: string;
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -42,8 +44,9 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
     LEDGERLOOP_STICKY_TIMEOUT_MS: '2000',
     ...opts.env,
   };
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO_ROOT, 'src', 'worker', 'main.ts')], {
-    cwd: REPO_ROOT,
+  // tsx resolved here, so that a worker in a directory of its own still finds it.
+  const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), path.join(REPO_ROOT, 'src', 'worker', 'main.ts')], {
+    cwd: opts.cwd ?? REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

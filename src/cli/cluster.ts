@@ -1,0 +1,195 @@
+/**
+ * `ledgerloop cluster up|down|status` and `npm run cluster [-- --once]`: Temporal on PostgreSQL with worker
+ * hosts, on this machine, without containers (src/cluster/).
+ *
+ * - `up` (the default) builds what is missing, starts PostgreSQL, the Temporal server, the services and N
+ *   worker hosts (default 3) polling the `ledgerloop` task queue, prints where everything is, and stays in the
+ *   foreground until Ctrl-C or `ledgerloop cluster down`.
+ * - `--once` instead runs the opening failure once per strategy against the cluster: mid-run it SIGKILLs the
+ *   worker host (a second host takes over) and the Temporal server process (restarted on the same database),
+ *   prints the demo's table, stops everything, and exits 1 when a safety claim did not hold.
+ * - `down` stops a running `up` (and PostgreSQL, if it was left running); `status` reports what answers.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { alive, clearState, CLUSTER_DIR, postgresReady, readState, startCluster, workerHost, writeState, type RunningCluster } from '../cluster/cluster';
+import { postgresLayout, stopPostgres } from '../cluster/postgres';
+import { clusterPorts, portBaseFromEnv, TEMPORAL_SERVER_VERSION } from '../cluster/versions';
+import { runOpeningFailure, type DemoRow } from '../demo/opening-failure';
+import { startStack, type Stack } from '../demo/stack';
+import { describeRows, renderTable } from '../demo/table';
+import { RETRY_STRATEGIES } from '../domain/run';
+import { connectClient } from '../server/connection-config';
+import { spawnWorker, type WorkerProcess } from '../worker/spawn-worker';
+
+const log = (m: string): void => {
+  process.stderr.write(`${m}\n`);
+};
+
+export interface ClusterOptions {
+  readonly workers: number;
+  readonly once: boolean;
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack }> {
+  const cluster = await startCluster(log);
+  const t = cluster.timings;
+  log(`cluster: build ${seconds(t.buildMs)}, PostgreSQL ${seconds(t.postgresMs)}, schemas ${seconds(t.schemaMs)}, server ready ${seconds(t.serverMs)}`);
+  // The stack's client and services talk to the cluster's frontend (connectOrStart reads TEMPORAL_ADDRESS).
+  process.env.TEMPORAL_ADDRESS = cluster.address;
+  process.env.TEMPORAL_NAMESPACE = 'default';
+  try {
+    const stack = await startStack({ name: 'cluster', dataDir: path.join(CLUSTER_DIR, 'stack'), services: ['inventory', 'shipping', 'orders', 'notifications'] });
+    return { cluster, stack };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
+async function once(): Promise<number> {
+  const { cluster, stack } = await bringUp();
+  try {
+    const rows: DemoRow[] = [];
+    const stamp = Date.now();
+    for (const strategy of RETRY_STRATEGIES) {
+      rows.push(
+        await runOpeningFailure(stack, {
+          strategy,
+          taskQueue: `cluster-${strategy}-${stamp}`,
+          workflowId: `cluster-opening-failure-${strategy}-${stamp}`,
+          onProgress: log,
+          workerHost: (n) => workerHost(stack, `${strategy}-${n}`),
+          afterWorkerKill: async () => {
+            const pid = cluster.serverPid();
+            const { downMs } = await cluster.killAndRestartServer();
+            log(`${strategy}: SIGKILLed the Temporal server (pid ${pid}); restarted on the same database, serving again after ${seconds(downMs)}`);
+          },
+        }),
+      );
+    }
+    const report = describeRows(rows);
+    process.stdout.write(`\n${renderTable(rows)}\n\n${report.sentences.join('\n')}\n`);
+    if (report.violations.length > 0) {
+      process.stdout.write(`\n${report.violations.map((v) => `!! ${v}`).join('\n')}\n`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    await stack.stop();
+    await cluster.stop();
+  }
+}
+
+async function up(workers: number): Promise<number> {
+  const running = readState();
+  if (running && alive(running.pid)) {
+    log(`a cluster is already up (pid ${running.pid}, Temporal ${running.address}); \`ledgerloop cluster down\` stops it`);
+    return 1;
+  }
+  const { cluster, stack } = await bringUp();
+  const hosts: { host: string; proc: WorkerProcess }[] = [];
+  try {
+    for (let i = 1; i <= workers; i++) {
+      const host = `worker-${i}`;
+      const proc = await spawnWorker({
+        address: cluster.address,
+        taskQueue: 'ledgerloop',
+        services: stack.serviceUrls,
+        ...workerHost(stack, host),
+      });
+      hosts.push({ host, proc });
+      log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ledgerloop`);
+    }
+    writeState({
+      pid: process.pid,
+      address: cluster.address,
+      ports: cluster.ports,
+      services: stack.serviceUrls,
+      workers: hosts.map((h) => ({ host: h.host, pid: h.proc.pid })),
+      startedAt: new Date().toISOString(),
+    });
+    log(`\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; ${workers} worker host(s).`);
+    log(`Start a run: TEMPORAL_ADDRESS=${cluster.address} npx ledgerloop start ... (a token from the stack's issuer: ${path.relative(process.cwd(), CLUSTER_DIR)}/stack).`);
+    log('Ctrl-C or `ledgerloop cluster down` stops it.');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
+    return 0;
+  } finally {
+    log('cluster: stopping');
+    await Promise.all(hosts.map((h) => h.proc.stop()));
+    await stack.stop();
+    await cluster.stop();
+    clearState();
+  }
+}
+
+async function down(): Promise<number> {
+  const state = readState();
+  if (state && alive(state.pid)) {
+    process.kill(state.pid, 'SIGTERM');
+    const end = Date.now() + 60_000;
+    while (alive(state.pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    if (alive(state.pid)) {
+      log(`cluster: pid ${state.pid} did not stop within 60 s`);
+      return 1;
+    }
+  }
+  // PostgreSQL left running by a supervisor that died: stop it too.
+  await stopPostgres(postgresLayout(CLUSTER_DIR, clusterPorts(portBaseFromEnv()).postgres));
+  clearState();
+  log('cluster: down');
+  return 0;
+}
+
+async function status(): Promise<number> {
+  const ports = clusterPorts(portBaseFromEnv());
+  const state = readState();
+  const pg = await postgresReady(postgresLayout(CLUSTER_DIR, ports.postgres));
+  let temporal = false;
+  try {
+    const { connection } = await connectClient({ address: `127.0.0.1:${ports.frontend}`, namespace: 'default', connectTimeout: '2s' });
+    await connection.workflowService.getSystemInfo({});
+    await connection.close();
+    temporal = true;
+  } catch {
+    temporal = false;
+  }
+  const services = await Promise.all(
+    Object.entries(state?.services ?? {}).map(async ([name, url]) => [name, await fetch(`${url}/health`).then((r) => r.ok, () => false)] as const),
+  );
+  const report = {
+    supervisor: state ? { pid: state.pid, alive: alive(state.pid), startedAt: state.startedAt } : null,
+    postgres: { port: ports.postgres, ready: pg },
+    temporal: { address: `127.0.0.1:${ports.frontend}`, serving: temporal },
+    services: Object.fromEntries(services),
+    workers: (state?.workers ?? []).map((w) => ({ ...w, alive: alive(w.pid) })),
+    dataDir: CLUSTER_DIR,
+    exists: fs.existsSync(CLUSTER_DIR),
+  };
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  return pg && temporal ? 0 : 1;
+}
+
+export async function runCluster(action: string, opts: ClusterOptions): Promise<number> {
+  if (!Number.isSafeInteger(opts.workers) || opts.workers < 1 || opts.workers > 16) {
+    log(`ledgerloop cluster: --workers must be a whole number from 1 to 16, not ${String(opts.workers)}`);
+    return 2;
+  }
+  if (opts.once) return once();
+  switch (action) {
+    case 'up':
+      return up(opts.workers);
+    case 'down':
+      return down();
+    case 'status':
+      return status();
+    default:
+      log(`ledgerloop cluster: unknown action ${JSON.stringify(action).slice(0, 40)} (up, down or status)`);
+      return 2;
+  }
+}
