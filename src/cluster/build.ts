@@ -68,7 +68,7 @@ export async function ensureTemporalBuild(log: (line: string) => void = () => {}
     path.join(moduleDir, 'tools.go'),
     `//go:build tools\n\n// Package tools pins the Temporal server's commands for the build.\npackage tools\n\nimport (\n\t_ "${TEMPORAL_SERVER_MODULE}/cmd/server"\n\t_ "${TEMPORAL_SERVER_MODULE}/cmd/tools/sql"\n)\n`,
   );
-  const env = { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false', CGO_ENABLED: '0' };
+  const env = { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' };
   const go$ = async (args: string[], what: string): Promise<string> => {
     try {
       const { stdout } = await run(go, args, { cwd: moduleDir, env, maxBuffer: 64 * 1024 * 1024 });

@@ -114,11 +114,14 @@ export async function startPostgres(layout: PostgresLayout, log: (line: string) 
   // The log file must be writable by the server's user.
   fs.writeFileSync(layout.logFile, '', { flag: 'a' });
   if (asRoot()) fs.chmodSync(layout.logFile, 0o666);
-  await pg('pg_ctl', [
-    '-D', layout.dataDir, '-l', layout.logFile, '-w', '-t', '60',
-    '-o', `-p ${layout.port} -k ${layout.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
-    'start',
-  ]);
+  // One left running (a supervisor that died) is used as it is.
+  if (!(await postgresReady(layout))) {
+    await pg('pg_ctl', [
+      '-D', layout.dataDir, '-l', layout.logFile, '-w', '-t', '60',
+      '-o', `-p ${layout.port} -k ${layout.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+      'start',
+    ]);
+  }
   const sql = (statement: string, db = 'postgres') => pg('psql', ['-h', layout.socketDir, '-p', String(layout.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qAt', '-f', '-'], { input: statement });
   const hasRole = (await sql("SELECT 1 FROM pg_roles WHERE rolname = 'temporal'")).trim() === '1';
   // The password goes through stdin, never a command line.
