@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The cluster step of CI: Temporal on PostgreSQL, built from its Go module (src/cluster/), without containers.
+#  1. `npm run cluster -- --once`: the opening failure per strategy with a worker host and the Temporal server
+#     process SIGKILLed mid-run; exits 1 unless blind_retry / check_receipt / same_key_replay charge 2 / 1 / 1.
+#  2. The workshop protocol against a cluster brought up with `ledgerloop cluster up` (its server-restart case
+#     runs on a dev server of its own: the fault lab restarts only a server it started).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+mkdir -p .data
+base="${LEDGERLOOP_CLUSTER_PORT_BASE:-17000}"
+address="127.0.0.1:$((base + 233))"
+
+timeout --kill-after=30s 20m node -r tsx/cjs src/cli/main.ts cluster --once
+
+node -r tsx/cjs src/cli/main.ts cluster up --workers 3 > .data/cluster-up.log 2>&1 &
+up_pid=$!
+down() { node -r tsx/cjs src/cli/main.ts cluster down || kill "$up_pid" 2>/dev/null || true; }
+trap down EXIT
+for _ in $(seq 1 120); do
+  if node -r tsx/cjs src/cli/main.ts cluster status > /dev/null 2>&1 && grep -q 'cluster up:' .data/cluster-up.log; then break; fi
+  if ! kill -0 "$up_pid" 2>/dev/null; then cat .data/cluster-up.log >&2; exit 1; fi
+  sleep 2
+done
+grep -q 'cluster up:' .data/cluster-up.log || { echo "cluster-ci: the cluster did not come up" >&2; cat .data/cluster-up.log >&2; exit 1; }
+TEMPORAL_ADDRESS="$address" timeout --kill-after=30s 15m npx ledgerloop faults protocols/workshop.json --report .data/cluster-workshop-report.json
