@@ -15,10 +15,9 @@ import path from 'node:path';
 import { alive, clearState, CLUSTER_DIR, postgresReady, readState, startCluster, workerHost, writeState, type RunningCluster } from '../cluster/cluster';
 import { postgresLayout, stopPostgres } from '../cluster/postgres';
 import { clusterPorts, portBaseFromEnv, TEMPORAL_SERVER_VERSION } from '../cluster/versions';
-import { runOpeningFailure, type DemoRow } from '../demo/opening-failure';
+import { runEveryStrategy } from '../demo/opening-failure';
 import { startStack, type Stack } from '../demo/stack';
 import { describeRows, renderTable } from '../demo/table';
-import { RETRY_STRATEGIES } from '../domain/run';
 import { connectClient } from '../server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../worker/spawn-worker';
 
@@ -52,24 +51,18 @@ async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack }> {
 async function once(): Promise<number> {
   const { cluster, stack } = await bringUp();
   try {
-    const rows: DemoRow[] = [];
-    const stamp = Date.now();
-    for (const strategy of RETRY_STRATEGIES) {
-      rows.push(
-        await runOpeningFailure(stack, {
-          strategy,
-          taskQueue: `cluster-${strategy}-${stamp}`,
-          workflowId: `cluster-opening-failure-${strategy}-${stamp}`,
-          onProgress: log,
-          workerHost: (n) => workerHost(stack, `${strategy}-${n}`),
-          afterWorkerKill: async () => {
-            const pid = cluster.serverPid();
-            const { downMs } = await cluster.killAndRestartServer();
-            log(`${strategy}: SIGKILLed the Temporal server (pid ${pid}); restarted on the same database, serving again after ${seconds(downMs)}`);
-          },
-        }),
-      );
-    }
+    const rows = await runEveryStrategy(stack, {
+      prefix: 'cluster',
+      onProgress: log,
+      perStrategy: (strategy) => ({
+        workerHost: (n) => workerHost(stack, `${strategy}-${n}`),
+        afterWorkerKill: async () => {
+          const pid = cluster.serverPid();
+          const { downMs } = await cluster.killAndRestartServer();
+          log(`${strategy}: SIGKILLed the Temporal server (pid ${pid}); restarted on the same database, serving again after ${seconds(downMs)}`);
+        },
+      }),
+    });
     const report = describeRows(rows);
     process.stdout.write(`\n${renderTable(rows)}\n\n${report.sentences.join('\n')}\n`);
     if (report.violations.length > 0) {

@@ -7,10 +7,9 @@
 import path from 'node:path';
 import { startDemoCodecServer } from '../codec/demo-codec';
 import { ensureCodecKeys } from '../codec/demo-key';
-import { RETRY_STRATEGIES } from '../domain/run';
 import { shutdownTracingFromEnv } from '../observability/tracing';
 import { DATA_DIR } from '../server/temporal-binaries';
-import { runOpeningFailure, type DemoRow } from '../demo/opening-failure';
+import { runEveryStrategy } from '../demo/opening-failure';
 import { startStack } from '../demo/stack';
 import { describeRows, renderTable } from '../demo/table';
 
@@ -53,18 +52,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   try {
     log(`Temporal at ${stack.server.address}${stack.server.uiUrl ? `, Web UI at ${stack.server.uiUrl}` : ''}; wallet at ${stack.wallet.url}`);
     if (codecServer) log(`codec server at ${codecServer.url} (the Web UI decodes payloads through it)`);
-    const rows: DemoRow[] = [];
-    const stamp = Date.now();
-    for (const strategy of RETRY_STRATEGIES) {
-      rows.push(
-        await runOpeningFailure(stack, {
-          strategy,
-          taskQueue: `demo-${strategy}-${stamp}`,
-          workflowId: `opening-failure-${strategy}-${stamp}`,
-          onProgress: log,
-        }),
-      );
-    }
+    const rows = await runEveryStrategy(stack, { prefix: 'demo', onProgress: log });
     const report = describeRows(rows);
     if (opts.json) {
       const keys = ['strategy', 'attempts', 'dispatches', 'effects', 'finalState', 'projectionHashBefore', 'projectionHashAfter'] as const;

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { activityAttempts } from '../client/history-metrics';
 import { readLedger, startAgentRun } from '../client/runs';
-import type { RetryStrategy } from '../domain/run';
+import { RETRY_STRATEGIES, type RetryStrategy } from '../domain/run';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from '../worker/spawn-worker';
 import type { Stack } from './stack';
 
@@ -133,4 +133,32 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
     await second?.stop();
     await stack.walletClient.clearFaults();
   }
+}
+
+/**
+ * The opening failure once per retry strategy, in order, on task queues and workflow ids named `<prefix>-...`.
+ * `perStrategy` adds options for one strategy's run (a cluster's worker hosts and server restart).
+ */
+export async function runEveryStrategy(
+  stack: Stack,
+  opts: {
+    readonly prefix: string;
+    readonly onProgress?: (message: string) => void;
+    readonly perStrategy?: (strategy: RetryStrategy) => Pick<OpeningFailureOptions, 'workerHost' | 'afterWorkerKill'>;
+  },
+): Promise<DemoRow[]> {
+  const rows: DemoRow[] = [];
+  const stamp = Date.now();
+  for (const strategy of RETRY_STRATEGIES) {
+    rows.push(
+      await runOpeningFailure(stack, {
+        strategy,
+        taskQueue: `${opts.prefix}-${strategy}-${stamp}`,
+        workflowId: `${opts.prefix === 'demo' ? '' : `${opts.prefix}-`}opening-failure-${strategy}-${stamp}`,
+        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+        ...opts.perStrategy?.(strategy),
+      }),
+    );
+  }
+  return rows;
 }
