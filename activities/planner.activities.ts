@@ -13,7 +13,7 @@ import type { ScriptedPlannerConfig } from '../src/domain/run';
 import type { OpenAIActivityDeps } from '../src/planner/openai-env';
 import { createOpenAIPlanner, type OpenAIPlanner, type OpenAIPlanRequest } from '../src/planner/openai-planner';
 import { scenarios } from '../src/planner/scenarios';
-import { SqliteTranscriptStore } from '../src/planner/transcript-store';
+import { transcriptStoreFromEnv } from '../src/planner/openai-env';
 
 export interface PlannerDeps {
   /** When set, every request the scripted model receives is appended here as one JSON line. */
@@ -33,7 +33,7 @@ export function createPlannerActivities(deps: PlannerDeps = {}, openai: OpenAIAc
     }
     openaiPlanner = createOpenAIPlanner({
       client: openai.client,
-      transcriptStore: openai.transcriptStore ?? new SqliteTranscriptStore(),
+      transcriptStore: openai.transcriptStore ?? transcriptStoreFromEnv(),
       ...(openai.defaultModel ? { defaultModel: openai.defaultModel } : {}),
     });
     return openaiPlanner;

@@ -4,6 +4,8 @@
 #     process SIGKILLed mid-run; exits 1 unless blind_retry / check_receipt / same_key_replay charge 2 / 1 / 1.
 #  2. The workshop protocol against a cluster brought up with `ledgerloop cluster up` (its server-restart case
 #     runs on a dev server of its own: the fault lab restarts only a server it started).
+#  3. The transcript case on that cluster: an OpenAI-planned run whose three turns are planned by three worker
+#     hosts (two SIGKILLed while waiting on the model) through the PostgreSQL transcript store.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p .data
@@ -23,3 +25,4 @@ for _ in $(seq 1 120); do
 done
 grep -q 'cluster up:' .data/cluster-up.log || { echo "cluster-ci: the cluster did not come up" >&2; cat .data/cluster-up.log >&2; exit 1; }
 TEMPORAL_ADDRESS="$address" timeout --kill-after=30s 15m npx ledgerloop faults protocols/workshop.json --report .data/cluster-workshop-report.json
+TEMPORAL_ADDRESS="$address" timeout --kill-after=30s 10m node -r tsx/cjs scripts/test.ts test/integration/transcripts-shared.test.ts

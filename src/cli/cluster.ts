@@ -55,7 +55,7 @@ async function once(): Promise<number> {
       prefix: 'cluster',
       onProgress: log,
       perStrategy: (strategy) => ({
-        workerHost: (n) => workerHost(stack, `${strategy}-${n}`),
+        workerHost: (n) => workerHost(stack, `${strategy}-${n}`, { transcriptUrl: cluster.transcriptUrl }),
         afterWorkerKill: async () => {
           const pid = cluster.serverPid();
           const { downMs } = await cluster.killAndRestartServer();
@@ -91,7 +91,7 @@ async function up(workers: number): Promise<number> {
         address: cluster.address,
         taskQueue: 'ledgerloop',
         services: stack.serviceUrls,
-        ...workerHost(stack, host),
+        ...workerHost(stack, host, { transcriptUrl: cluster.transcriptUrl }),
       });
       hosts.push({ host, proc });
       log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ledgerloop`);

@@ -11,8 +11,9 @@ import type { Stack } from '../demo/stack';
 import { IDENTITY_ISSUERS_ENV } from '../identity/config';
 import { DATA_DIR } from '../server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../worker/spawn-worker';
+import { TRANSCRIPT_URL_ENV } from '../planner/transcript-store-pg';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
-import { clusterSecrets, postgresLayout, postgresReady, startPostgres, stopPostgres, type PostgresLayout } from './postgres';
+import { clusterSecrets, postgresLayout, postgresReady, startPostgres, stopPostgres, transcriptUrl, type PostgresLayout } from './postgres';
 import { applySchemas, prepareNamespace, spawnServer, writeServerFiles, type ServerFiles } from './temporal-server';
 import { clusterPorts, portBaseFromEnv, type ClusterPorts } from './versions';
 
@@ -32,6 +33,8 @@ export interface RunningCluster {
   readonly pg: PostgresLayout;
   readonly build: TemporalBuild;
   readonly timings: ClusterTimings;
+  /** LEDGERLOOP_TRANSCRIPT_URL of the workers' shared transcript store (holds a password: never print it). */
+  readonly transcriptUrl: string;
   /** The server process's pid (changes when it is restarted). */
   serverPid(): number | undefined;
   /** SIGKILL the Temporal server process (nothing shuts down cleanly), then start it again and wait for it. */
@@ -79,6 +82,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
     pg,
     build,
     timings: { buildMs, postgresMs, schemaMs, serverMs },
+    transcriptUrl: transcriptUrl(pg),
     serverPid: () => server.pid,
     async killAndRestartServer() {
       const down = Date.now();
@@ -104,13 +108,18 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
  * Worker host `name`: a directory of its own holding its copy of the workflow bundle and of the identity issuers
  * file, its planner log and its transcript database. Nothing in it is shared with another host.
  */
-export function workerHost(stack: Stack, name: string): Partial<SpawnWorkerOptions> {
+export function workerHost(stack: Stack, name: string, shared: { readonly transcriptUrl?: string } = {}): Partial<SpawnWorkerOptions> {
   const dir = path.join(CLUSTER_DIR, 'hosts', name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const bundle = path.join(dir, 'workflow-bundle.js');
   fs.copyFileSync(stack.bundlePath, bundle);
-  const env: Record<string, string> = { ...stack.workerEnv, LEDGERLOOP_TRANSCRIPT_DB: path.join(dir, 'transcripts.db') };
+  const env: Record<string, string> = {
+    ...stack.workerEnv,
+    LEDGERLOOP_TRANSCRIPT_DB: path.join(dir, 'transcripts.db'),
+    // The model transcripts every host reads and writes: the cluster's PostgreSQL.
+    ...(shared.transcriptUrl ? { [TRANSCRIPT_URL_ENV]: shared.transcriptUrl } : {}),
+  };
   const issuers = stack.workerEnv[IDENTITY_ISSUERS_ENV];
   if (issuers !== undefined) {
     const own = path.join(dir, 'identity-issuers.json');

@@ -83,19 +83,34 @@ function ownByPostgres(dir: string): void {
 }
 
 export interface ClusterSecrets {
+  /** The `temporal` role: the Temporal server's persistence and visibility. */
   readonly temporalPassword: string;
+  /** The `ledgerloop` role: the workers' shared transcript store (database `ledgerloop`). */
+  readonly ledgerloopPassword: string;
 }
 
-/** The cluster's generated secrets, created on first use (mode 0600). */
+/** The cluster's generated secrets, created on first use (mode 0600); a missing one is added. */
 export function clusterSecrets(layout: PostgresLayout): ClusterSecrets {
+  let known: Partial<ClusterSecrets> = {};
   try {
-    return JSON.parse(fs.readFileSync(layout.secretsFile, 'utf8')) as ClusterSecrets;
+    known = JSON.parse(fs.readFileSync(layout.secretsFile, 'utf8')) as Partial<ClusterSecrets>;
   } catch {
-    const secrets: ClusterSecrets = { temporalPassword: randomBytes(24).toString('base64url') };
-    fs.mkdirSync(path.dirname(layout.secretsFile), { recursive: true });
-    fs.writeFileSync(layout.secretsFile, JSON.stringify(secrets), { mode: 0o600 });
-    return secrets;
+    /* first use */
   }
+  if (known.temporalPassword && known.ledgerloopPassword) return known as ClusterSecrets;
+  const secrets: ClusterSecrets = {
+    temporalPassword: known.temporalPassword ?? randomBytes(24).toString('base64url'),
+    ledgerloopPassword: known.ledgerloopPassword ?? randomBytes(24).toString('base64url'),
+  };
+  fs.mkdirSync(path.dirname(layout.secretsFile), { recursive: true });
+  fs.writeFileSync(layout.secretsFile, JSON.stringify(secrets), { mode: 0o600 });
+  fs.chmodSync(layout.secretsFile, 0o600);
+  return secrets;
+}
+
+/** The URL the workers' shared transcript store uses (LEDGERLOOP_TRANSCRIPT_URL); it holds a password. */
+export function transcriptUrl(layout: PostgresLayout): string {
+  return `postgres://ledgerloop:${encodeURIComponent(clusterSecrets(layout).ledgerloopPassword)}@127.0.0.1:${layout.port}/ledgerloop`;
 }
 
 /** Creates the data directory (once) and starts the server; creates the `temporal` role and databases. */
@@ -123,13 +138,19 @@ export async function startPostgres(layout: PostgresLayout, log: (line: string) 
     ]);
   }
   const sql = (statement: string, db = 'postgres') => pg('psql', ['-h', layout.socketDir, '-p', String(layout.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qAt', '-f', '-'], { input: statement });
-  const hasRole = (await sql("SELECT 1 FROM pg_roles WHERE rolname = 'temporal'")).trim() === '1';
-  // The password goes through stdin, never a command line.
-  const pw = secrets.temporalPassword.replace(/'/g, "''");
-  await sql(hasRole ? `ALTER ROLE temporal WITH LOGIN PASSWORD '${pw}'` : `CREATE ROLE temporal WITH LOGIN CREATEDB PASSWORD '${pw}'`);
-  for (const db of ['temporal', 'temporal_visibility']) {
-    const exists = (await sql(`SELECT 1 FROM pg_database WHERE datname = '${db}'`)).trim() === '1';
-    if (!exists) await sql(`CREATE DATABASE ${db} OWNER temporal`);
+  // Passwords go through stdin, never a command line.
+  const roles = [
+    { role: 'temporal', password: secrets.temporalPassword, databases: ['temporal', 'temporal_visibility'] },
+    { role: 'ledgerloop', password: secrets.ledgerloopPassword, databases: ['ledgerloop'] },
+  ];
+  for (const { role, password, databases } of roles) {
+    const hasRole = (await sql(`SELECT 1 FROM pg_roles WHERE rolname = '${role}'`)).trim() === '1';
+    const pw = password.replace(/'/g, "''");
+    await sql(hasRole ? `ALTER ROLE ${role} WITH LOGIN PASSWORD '${pw}'` : `CREATE ROLE ${role} WITH LOGIN PASSWORD '${pw}'`);
+    for (const db of databases) {
+      const exists = (await sql(`SELECT 1 FROM pg_database WHERE datname = '${db}'`)).trim() === '1';
+      if (!exists) await sql(`CREATE DATABASE ${db} OWNER ${role}`);
+    }
   }
 }
 

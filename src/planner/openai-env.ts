@@ -5,11 +5,20 @@
  *   OPENAI_API_KEY            the provider key (optional for a local OpenAI-compatible server)
  *   OPENAI_BASE_URL           an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1
  *   LEDGERLOOP_OPENAI_MODEL   the model for runs whose `planner.model` is empty
- *   LEDGERLOOP_TRANSCRIPT_DB  the SQLite transcript file (default `<repo>/.data/transcripts.db`)
+ *   LEDGERLOOP_TRANSCRIPT_URL a PostgreSQL every worker shares (postgres://…); wins over the SQLite file
+ *   LEDGERLOOP_TRANSCRIPT_DB  the SQLite transcript file (default `<repo>/.data/transcripts.db`), per machine
  */
 import type OpenAI from 'openai';
 import { createOpenAIClient } from './openai-planner';
 import { DEFAULT_TRANSCRIPT_DB, SqliteTranscriptStore, type TranscriptStore } from './transcript-store';
+import { PostgresTranscriptStore, TRANSCRIPT_URL_ENV } from './transcript-store-pg';
+
+/** The store the environment names: PostgreSQL (shared) with LEDGERLOOP_TRANSCRIPT_URL, else the SQLite file. */
+export function transcriptStoreFromEnv(env: NodeJS.ProcessEnv = process.env, sqliteFile?: string): TranscriptStore {
+  const url = env[TRANSCRIPT_URL_ENV];
+  if (url) return new PostgresTranscriptStore(url);
+  return new SqliteTranscriptStore(sqliteFile ?? env.LEDGERLOOP_TRANSCRIPT_DB ?? DEFAULT_TRANSCRIPT_DB);
+}
 
 /** What `createActivities` takes for the OpenAI planner. */
 export interface OpenAIActivityDeps {
@@ -30,9 +39,7 @@ export function openAIDepsFromEnv(
   if (!apiKey && !baseURL) return undefined;
   return {
     client: createOpenAIClient({ ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}) }),
-    transcriptStore: new SqliteTranscriptStore(
-      opts.transcriptDbPath ?? env.LEDGERLOOP_TRANSCRIPT_DB ?? DEFAULT_TRANSCRIPT_DB,
-    ),
+    transcriptStore: transcriptStoreFromEnv(env, opts.transcriptDbPath),
     ...(env.LEDGERLOOP_OPENAI_MODEL ? { defaultModel: env.LEDGERLOOP_OPENAI_MODEL } : {}),
   };
 }
