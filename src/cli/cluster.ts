@@ -104,8 +104,18 @@ async function up(workers: number): Promise<number> {
       workers: hosts.map((h) => ({ host: h.host, pid: h.proc.pid })),
       startedAt: new Date().toISOString(),
     });
+    // Something to charge and who may act: acme's acct_1, and tokens of the stack's issuer (valid 12 h, mode 0600).
+    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
+    const tokens = path.join(CLUSTER_DIR, 'tokens');
+    fs.mkdirSync(tokens, { recursive: true, mode: 0o700 });
+    const ttlSec = 12 * 3600;
+    for (const [file, principal, roles] of [['alice.jwt', 'user:alice', []], ['carol.jwt', 'manager:carol', ['approver']], ['bob.jwt', 'ops:bob', ['operator']]] as const) {
+      fs.writeFileSync(path.join(tokens, file), await stack.identity.issue(principal, 'acme', roles, { ttlSec }), { mode: 0o600 });
+    }
+    const rel = path.relative(process.cwd(), tokens) || tokens;
     log(`\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; ${workers} worker host(s).`);
-    log(`Start a run: TEMPORAL_ADDRESS=${cluster.address} npx ledgerloop start ... (a token from the stack's issuer: ${path.relative(process.cwd(), CLUSTER_DIR)}/stack).`);
+    log(`Start a run (acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${rel}):`);
+    log(`  TEMPORAL_ADDRESS=${cluster.address} npx ledgerloop start --scenario wallet-debit --var account=acct_1 --var amount.minor=1250 --var amount.currency=EUR --token @${rel}/alice.jwt --wait`);
     log('Ctrl-C or `ledgerloop cluster down` stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
