@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../server/temporal-binaries';
+import { findExecutable, REPO_ROOT } from '../server/temporal-binaries';
 import { POSTGRES_SCHEMA_DIR, TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_VERSION } from './versions';
 
 const run = promisify(execFile);
@@ -30,16 +30,9 @@ export interface TemporalBuild {
 export const BUILD_DIR = path.join(REPO_ROOT, '.tools', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
 
 function goBinary(): string {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/local/go/bin']) {
-    const candidate = path.join(dir, 'go');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      /* next */
-    }
-  }
-  throw new ClusterBuildError('go is not installed (looked on PATH and in /usr/local/go/bin): the cluster builds the Temporal server from its Go module');
+  const go = findExecutable('go', ['/usr/local/go/bin']);
+  if (go === undefined) throw new ClusterBuildError('go is not installed (looked on PATH and in /usr/local/go/bin): the cluster builds the Temporal server from its Go module');
+  return go;
 }
 
 function makeWritable(dir: string): void {

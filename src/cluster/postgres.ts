@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { findExecutable } from '../server/temporal-binaries';
 
 const run = promisify(execFile);
 
@@ -38,17 +39,9 @@ export function postgresLayout(clusterDir: string, port: number): PostgresLayout
 const SEARCH = ['/usr/local/bin', '/usr/bin', ...['17', '16', '15', '14', '13'].map((v) => `/usr/lib/postgresql/${v}/bin`)];
 
 function pgBinary(name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready'): string {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), ...SEARCH]) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      /* next */
-    }
-  }
-  throw new ClusterPostgresError(`${name} not found (PATH, ${SEARCH.join(', ')}): install PostgreSQL (Debian: apt-get install postgresql)`);
+  const found = findExecutable(name, SEARCH);
+  if (found === undefined) throw new ClusterPostgresError(`${name} not found (PATH, ${SEARCH.join(', ')}): install PostgreSQL (Debian: apt-get install postgresql)`);
+  return found;
 }
 
 const asRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
@@ -75,8 +68,9 @@ async function pg(name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready', args: strin
 function ownByPostgres(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!asRoot()) return;
-  const uid = Number(fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'))?.split(':')[2]);
-  const gid = Number(fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'))?.split(':')[3]);
+  const entry = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'))?.split(':') ?? [];
+  const uid = Number(entry[2]);
+  const gid = Number(entry[3]);
   if (!Number.isSafeInteger(uid)) throw new ClusterPostgresError('running as root, and there is no postgres user to run PostgreSQL as');
   fs.chownSync(dir, uid, gid);
   fs.chmodSync(dir, 0o700);

@@ -37,8 +37,9 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+/** The first executable `name` on PATH, then in `extraDirs`; undefined when there is none. */
+export function findExecutable(name: string, extraDirs: readonly string[] = []): string | undefined {
+  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), ...extraDirs]) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
     if (isExecutable(candidate)) return candidate;
@@ -53,7 +54,7 @@ export function resolveTemporalCli(): string {
     if (isExecutable(fromEnv)) return fromEnv;
     throw new TemporalBinaryMissingError('temporal', [fromEnv], 'TEMPORAL_CLI is set but is not an executable file');
   }
-  const onPath = findOnPath('temporal');
+  const onPath = findExecutable('temporal');
   if (onPath) return onPath;
   const inVenv = path.join(VENV_BIN, 'temporal');
   if (isExecutable(inVenv)) return inVenv;
