@@ -1,8 +1,11 @@
 /**
  * `npm test`: starts a Temporal dev server (or uses TEMPORAL_ADDRESS), runs jest against it with
  * TEMPORAL_ADDRESS exported, stops the server, and prints one closing line `N passed, M failed[, K skipped]`.
+ * With `LEDGERLOOP_TARGET=cluster` it brings up the local cluster's Temporal on PostgreSQL instead
+ * (src/cluster/: the server built from its Go module) and stops it afterwards.
  *
  *   node -r tsx/cjs scripts/test.ts [jest args...]
+ *   LEDGERLOOP_TARGET=cluster node -r tsx/cjs scripts/test.ts --selectProjects integration
  *
  * Exits with jest's exit code, and non-zero when no test ran.
  */
@@ -10,7 +13,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connectOrStart, type ServerHandle } from '../src/server/dev-server';
+import { alive, readState, startCluster } from '../src/cluster/cluster';
+import { connectOrStart } from '../src/server/dev-server';
 import { DATA_DIR, REPO_ROOT } from '../src/server/temporal-binaries';
 
 interface JestJsonResult {
@@ -23,6 +27,51 @@ interface JestJsonResult {
 }
 
 const RESULTS_FILE = path.join(DATA_DIR, 'jest-results.json');
+
+/** Where the tests' Temporal comes from: `dev` (default) or `cluster` (LEDGERLOOP_TARGET). */
+function target(): 'dev' | 'cluster' {
+  const raw = process.env.LEDGERLOOP_TARGET ?? 'dev';
+  if (raw === 'dev' || raw === 'cluster') return raw;
+  throw new Error(`LEDGERLOOP_TARGET must be dev or cluster, not ${JSON.stringify(raw.slice(0, 40))}`);
+}
+
+/** The Temporal server jest runs against, and the line that says which. */
+interface TestServer {
+  readonly address: string;
+  readonly namespace: string;
+  readonly banner: string;
+  stop(): Promise<void>;
+}
+
+/** The local cluster's Temporal server on PostgreSQL (no services or workers: the tests bring their own). */
+async function clusterServer(): Promise<TestServer> {
+  const running = readState();
+  if (running && alive(running.pid)) {
+    throw new Error(`a cluster is already up (pid ${running.pid}); stop it with \`ledgerloop cluster down\` first`);
+  }
+  const started = Date.now();
+  const cluster = await startCluster((line) => process.stderr.write(`test: ${line}\n`));
+  return {
+    address: cluster.address,
+    namespace: 'default',
+    banner: `Temporal cluster ${cluster.address} on PostgreSQL ready in ${Date.now() - started} ms`,
+    stop: () => cluster.stop(),
+  };
+}
+
+async function devServer(): Promise<TestServer> {
+  const logFile = path.join(DATA_DIR, 'temporal-test.log');
+  fs.rmSync(logFile, { force: true });
+  const server = await connectOrStart({ headless: true, ephemeral: true, logFile });
+  return {
+    address: server.address,
+    namespace: server.namespace,
+    banner: server.external
+      ? `using the Temporal server at ${server.address}`
+      : `Temporal dev server ${server.address} ready in ${server.startupMs} ms (log ${path.relative(REPO_ROOT, server.logFile)})`,
+    stop: () => server.stop(),
+  };
+}
 
 function summarize(file: string): { line: string; total: number; failed: number } | undefined {
   let r: JestJsonResult;
@@ -44,7 +93,7 @@ async function main(): Promise<number> {
   fs.mkdirSync(DATA_DIR, { recursive: true });
   fs.rmSync(RESULTS_FILE, { force: true });
 
-  let server: ServerHandle | undefined;
+  let server: TestServer | undefined;
   let jest: ChildProcess | undefined;
   let stopping = false;
   let stopped: Promise<void> | undefined;
@@ -60,16 +109,8 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    const logFile = path.join(DATA_DIR, 'temporal-test.log');
-    fs.rmSync(logFile, { force: true });
-    server = await connectOrStart({ headless: true, ephemeral: true, logFile });
-    if (server.external) {
-      process.stderr.write(`test: using the Temporal server at ${server.address}\n`);
-    } else {
-      process.stderr.write(
-        `test: Temporal dev server ${server.address} ready in ${server.startupMs} ms (log ${path.relative(REPO_ROOT, server.logFile)})\n`,
-      );
-    }
+    server = target() === 'cluster' ? await clusterServer() : await devServer();
+    process.stderr.write(`test: ${server.banner}\n`);
 
     const jestBin = path.join(REPO_ROOT, 'node_modules', '.bin', 'jest');
     // --forceExit: a test that times out can leave a worker polling; the run must still end (CI has a hard limit).
