@@ -214,15 +214,40 @@ check(bool(env_of(codec).get("LEDGERLOOP_CODEC_TOKEN") or env_of(codec).get("LED
 check(not any(k.startswith("LEDGERLOOP_CAPABILITY") for k in env_of(codec)), "codec-server: holds a capability key it does not need")
 check("LEDGERLOOP_CAPABILITY_SIGNING_KEY" not in env_of(services.get("wallet", {})), "wallet: holds the capability signing key (services get public keys only)")
 
-# One source for both deployments: the compose images run the Temporal server version the local cluster
-# (npm run cluster) builds, from src/cluster/versions.ts. Search attributes share src/server/search-attributes.ts.
-with open("src/cluster/versions.ts") as f:
-    m = re.search(r"TEMPORAL_SERVER_VERSION = '([0-9.]+)'", f.read())
-check(m is not None, "src/cluster/versions.ts: no TEMPORAL_SERVER_VERSION")
-if m:
-    for name in ("temporal", "temporal-schema", "temporal-setup"):
-        image = str(services.get(name, {}).get("image", ""))
-        check(image.endswith(":" + m.group(1)), f"{name}: image {image} is not Temporal {m.group(1)} (src/cluster/versions.ts)")
+# One source for both deployments (deploy/deployment.json, which the local cluster reads through
+# src/cluster/versions.ts): versions, ports, namespace, task queue, each process's environment, the dynamic config.
+# Search attributes share src/server/search-attributes.ts (checked above).
+import json
+
+with open("deploy/deployment.json") as f:
+    dep = json.load(f)
+server_v, ui_v = dep["versions"]["temporalServer"], dep["versions"]["temporalUi"]
+for name in ("temporal", "temporal-schema", "temporal-setup"):
+    image = str(services.get(name, {}).get("image", ""))
+    check(image.endswith(":" + server_v), f"{name}: image {image} is not Temporal {server_v} (deploy/deployment.json)")
+ui_image = str(services.get("temporal-ui", {}).get("image", ""))
+check(ui_image.endswith(":" + ui_v), f"temporal-ui: image {ui_image} is not the Web UI {ui_v} (deploy/deployment.json)")
+ports = dep["ports"]
+publisher = {"frontend": "temporal", "ui": "temporal-ui", "codec": "codec-server"}
+for key in dep["published"]:
+    svc_name = publisher.get(key)
+    check(svc_name is not None, f"deploy/deployment.json: published port {key} has no compose service")
+    if svc_name:
+        published = [str(p) for p in services.get(svc_name, {}).get("ports") or []]
+        want = f"127.0.0.1:{ports[key]}:"
+        check(any(p.startswith(want) for p in published), f"{svc_name}: does not publish {key} as {want}PORT (deploy/deployment.json)")
+check(str(ports["codec"]) in as_text(services.get("codec-server", {}).get("command")), f"codec-server: does not listen on {ports['codec']} (deploy/deployment.json)")
+check(str(ports["wallet"]) in wallet_cmd, f"wallet: does not listen on {ports['wallet']} (deploy/deployment.json)")
+check(f"wallet:{ports['wallet']}" in str(worker_env.get("LEDGERLOOP_SERVICES", "")), f"worker: LEDGERLOOP_SERVICES does not reach wallet:{ports['wallet']}")
+check(str(worker_env.get("TEMPORAL_ADDRESS", "")).endswith(f":{ports['frontend']}"), f"worker: TEMPORAL_ADDRESS is not the frontend port {ports['frontend']}")
+check(str(worker_env.get("TEMPORAL_NAMESPACE", "")) == dep["namespace"], f"worker: TEMPORAL_NAMESPACE is not {dep['namespace']}")
+check(str(worker_env.get("LEDGERLOOP_TASK_QUEUE", "")) == dep["taskQueue"], f"worker: LEDGERLOOP_TASK_QUEUE is not {dep['taskQueue']}")
+for proc, svc_name in (("worker", "worker"), ("wallet", "wallet"), ("codecServer", "codec-server")):
+    env = env_of(services.get(svc_name, {}))
+    for entry in dep["env"][proc]:
+        check(any(env.get(n) not in (None, "") for n in entry.split("|")), f"{svc_name}: {entry} is not set (deploy/deployment.json env.{proc})")
+temporal_volumes = " ".join(str(v) for v in services.get("temporal", {}).get("volumes") or [])
+check("./deploy/temporal/dynamicconfig:" in temporal_volumes, "temporal: does not mount deploy/temporal/dynamicconfig (the cluster's dynamic config too)")
 
 if errors:
     for e in errors:

@@ -15,7 +15,8 @@ import { TRANSCRIPT_URL_ENV } from '../planner/transcript-store-pg';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
 import { clusterSecrets, postgresLayout, postgresReady, startPostgres, stopPostgres, transcriptUrl, type PostgresLayout } from './postgres';
 import { applySchemas, prepareNamespace, spawnServer, writeServerFiles, type ServerFiles } from './temporal-server';
-import { clusterPorts, portBaseFromEnv, type ClusterPorts } from './versions';
+import { CODEC_KEY_ID_ENV, CODEC_KEYS_ENV } from '../codec/data-converter';
+import { CLUSTER_NAMESPACE, clusterPorts, portOffsetFromEnv, type ClusterPorts } from './versions';
 
 export const CLUSTER_DIR = path.join(DATA_DIR, 'cluster');
 export const STATE_FILE = path.join(CLUSTER_DIR, 'state.json');
@@ -49,7 +50,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 export async function startCluster(log: (line: string) => void = () => {}): Promise<RunningCluster> {
-  const ports = clusterPorts(portBaseFromEnv());
+  const ports = clusterPorts(portOffsetFromEnv());
   fs.mkdirSync(CLUSTER_DIR, { recursive: true });
   let t = Date.now();
   const build = await ensureTemporalBuild(log);
@@ -108,14 +109,19 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
  * Worker host `name`: a directory of its own holding its copy of the workflow bundle and of the identity issuers
  * file, its planner log and its transcript database. Nothing in it is shared with another host.
  */
-export function workerHost(stack: Stack, name: string, shared: { readonly transcriptUrl?: string } = {}): Partial<SpawnWorkerOptions> {
+export function workerHost(stack: Pick<Stack, 'bundlePath' | 'workerEnv'>, name: string, shared: { readonly transcriptUrl?: string } = {}): Partial<SpawnWorkerOptions> {
   const dir = path.join(CLUSTER_DIR, 'hosts', name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const bundle = path.join(dir, 'workflow-bundle.js');
   fs.copyFileSync(stack.bundlePath, bundle);
+  // Everything a worker needs is passed explicitly (deploy/deployment.json lists it), never left to inheritance.
+  const codecKeys = process.env[CODEC_KEYS_ENV];
   const env: Record<string, string> = {
     ...stack.workerEnv,
+    TEMPORAL_NAMESPACE: CLUSTER_NAMESPACE,
+    ...(codecKeys ? { [CODEC_KEYS_ENV]: codecKeys } : {}),
+    ...(process.env[CODEC_KEY_ID_ENV] ? { [CODEC_KEY_ID_ENV]: process.env[CODEC_KEY_ID_ENV] } : {}),
     LEDGERLOOP_TRANSCRIPT_DB: path.join(dir, 'transcripts.db'),
     // The model transcripts every host reads and writes: the cluster's PostgreSQL.
     ...(shared.transcriptUrl ? { [TRANSCRIPT_URL_ENV]: shared.transcriptUrl } : {}),
@@ -134,6 +140,7 @@ export interface ClusterState {
   readonly address: string;
   readonly ports: ClusterPorts;
   readonly services: Readonly<Record<string, string>>;
+  readonly ui?: string;
   readonly workers: readonly { readonly host: string; readonly pid: number }[];
   readonly startedAt: string;
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { msToTs } from '@temporalio/common/lib/time';
 import { connectClient } from '../server/connection-config';
+import { REPO_ROOT } from '../server/temporal-binaries';
 import { ensureSearchAttributes } from '../server/dev-server';
 import type { TemporalBuild } from './build';
 import type { PostgresLayout } from './postgres';
@@ -65,14 +66,8 @@ export function serverConfig(ports: ClusterPorts, password: string, dynamicConfi
   };
 }
 
-/** Server settings the tests rely on, as on the dev server. */
-const DYNAMIC_CONFIG = `frontend.enableUpdateWorkflowExecution:
-  - value: true
-system.forceSearchAttributesCacheRefreshOnRead:
-  - value: true
-limit.maxIDLength:
-  - value: 1000
-`;
+/** The server's dynamic config: the compose deployment's file, so both deployments run with the same settings. */
+export const DYNAMIC_CONFIG_FILE = path.join(REPO_ROOT, 'deploy', 'temporal', 'dynamicconfig', 'ledgerloop.yaml');
 
 /** Applies (or brings up to date) both schemas; idempotent. */
 export async function applySchemas(build: TemporalBuild, pgLayout: PostgresLayout, password: string): Promise<void> {
@@ -103,10 +98,8 @@ export interface ServerFiles {
 export function writeServerFiles(clusterDir: string, ports: ClusterPorts, password: string): ServerFiles {
   const dir = path.join(clusterDir, 'temporal');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const dynamicConfigFile = path.join(dir, 'dynamicconfig.yaml');
-  fs.writeFileSync(dynamicConfigFile, DYNAMIC_CONFIG);
   const configFile = path.join(dir, 'config.yaml');
-  fs.writeFileSync(configFile, JSON.stringify(serverConfig(ports, password, dynamicConfigFile), null, 2), { mode: 0o600 });
+  fs.writeFileSync(configFile, JSON.stringify(serverConfig(ports, password, DYNAMIC_CONFIG_FILE), null, 2), { mode: 0o600 });
   fs.chmodSync(configFile, 0o600);
   fs.mkdirSync(path.join(clusterDir, 'logs'), { recursive: true });
   return { configFile, logFile: path.join(clusterDir, 'logs', 'temporal-server.log') };

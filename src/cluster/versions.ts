@@ -1,58 +1,63 @@
 /**
- * The one source of what a Ledgerloop deployment runs: the Temporal server version, the PostgreSQL major, and the
- * ports the local cluster (`npm run cluster`) listens on. `docker-compose.yml` names the same versions;
- * `scripts/check-compose.sh` fails when the two drift.
+ * What a Ledgerloop deployment runs, read from its one source, `deploy/deployment.json`: the Temporal server and
+ * Web UI versions, the ports, the task queue and the environment each process needs. `docker-compose.yml` states
+ * the same things for containers; `scripts/check-compose.sh` fails when the two drift. The local cluster
+ * (`npm run cluster`) listens on the same ports shifted by one offset, so it never collides with a dev server.
  */
+import deployment from '../../deploy/deployment.json';
 
 /** The Temporal server: the compose file's `temporalio/server` and `temporalio/admin-tools` tags. */
-export const TEMPORAL_SERVER_VERSION = '1.32.0';
+export const TEMPORAL_SERVER_VERSION: string = deployment.versions.temporalServer;
 
-/** The Go module the cluster builds the server and `temporal-sql-tool` from. */
+/** The Temporal Web UI server: the compose file's `temporalio/ui` tag. */
+export const TEMPORAL_UI_VERSION: string = deployment.versions.temporalUi;
+
+/** The Go modules the cluster builds the server, `temporal-sql-tool` and the Web UI server from. */
 export const TEMPORAL_SERVER_MODULE = 'go.temporal.io/server';
+export const TEMPORAL_UI_MODULE = 'github.com/temporalio/ui-server/v2';
 
 /** The PostgreSQL plugin and schema folder of the server for PostgreSQL 12 and later. */
 export const POSTGRES_PLUGIN = 'postgres12';
 export const POSTGRES_SCHEMA_DIR = 'postgresql/v12';
 
-/** The namespace every run uses. */
-export const CLUSTER_NAMESPACE = 'default';
+/** The namespace every run uses, and the task queue the deployment's workers poll. */
+export const CLUSTER_NAMESPACE: string = deployment.namespace;
+export const DEPLOYMENT_TASK_QUEUE: string = deployment.taskQueue;
 
-/** Every port of the local cluster, from one base (`LEDGERLOOP_CLUSTER_PORT_BASE`, default 17000). */
-export interface ClusterPorts {
-  readonly postgres: number;
-  readonly frontend: number;
-  readonly frontendHttp: number;
-  readonly history: number;
-  readonly matching: number;
-  readonly worker: number;
-  readonly frontendMembership: number;
-  readonly historyMembership: number;
-  readonly matchingMembership: number;
-  readonly workerMembership: number;
+export type PortName = keyof typeof deployment.ports;
+export type ClusterPorts = { readonly [K in PortName]: number };
+
+/** The deployment's ports, as compose uses them. */
+export const DEPLOYMENT_PORTS: ClusterPorts = deployment.ports;
+
+/**
+ * The environment each kind of process must be given (an entry `A|B`: either variable), checked against the
+ * compose file by scripts/check-compose.sh and against the cluster's worker hosts by test/unit/cluster-config.
+ */
+export const REQUIRED_ENV: { readonly [K in keyof typeof deployment.env]: readonly string[] } = deployment.env;
+
+/** Whether `env` satisfies every entry of `required`; the entries it misses. */
+export function missingEnv(required: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
+  return required.filter((entry) => !entry.split('|').some((name) => (env[name] ?? '') !== ''));
 }
 
-export const DEFAULT_PORT_BASE = 17_000;
+export const DEFAULT_PORT_OFFSET = 10_000;
+export const PORT_OFFSET_ENV = 'LEDGERLOOP_CLUSTER_PORT_OFFSET';
 
-export function clusterPorts(base = DEFAULT_PORT_BASE): ClusterPorts {
-  if (!Number.isSafeInteger(base) || base < 1024 || base > 64_000) throw new RangeError(`cluster port base ${base} is not within 1024..64000`);
-  return {
-    postgres: base + 432,
-    frontend: base + 233,
-    frontendHttp: base + 243,
-    history: base + 234,
-    matching: base + 235,
-    worker: base + 239,
-    frontendMembership: base + 933,
-    historyMembership: base + 934,
-    matchingMembership: base + 935,
-    workerMembership: base + 939,
-  };
+/** Every port of the local cluster: the deployment's port plus one offset. */
+export function clusterPorts(offset = DEFAULT_PORT_OFFSET): ClusterPorts {
+  const ports = Object.fromEntries(Object.entries(DEPLOYMENT_PORTS).map(([k, p]) => [k, p + offset])) as Record<PortName, number>;
+  const values = Object.values(ports);
+  if (!Number.isSafeInteger(offset) || Math.min(...values) < 1024 || Math.max(...values) > 65_535) {
+    throw new RangeError(`cluster port offset ${offset} puts a port outside 1024..65535 (ports ${Math.min(...values)}..${Math.max(...values)})`);
+  }
+  return ports;
 }
 
-export function portBaseFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env['LEDGERLOOP_CLUSTER_PORT_BASE'];
-  if (raw === undefined || raw === '') return DEFAULT_PORT_BASE;
+export function portOffsetFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[PORT_OFFSET_ENV];
+  if (raw === undefined || raw === '') return DEFAULT_PORT_OFFSET;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`LEDGERLOOP_CLUSTER_PORT_BASE must be a whole number, not ${raw.slice(0, 20)}`);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`${PORT_OFFSET_ENV} must be a whole number, not ${raw.slice(0, 20)}`);
   return n;
 }

@@ -31,9 +31,10 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
+/** The environment a worker process gets: `inherited` (default this process's), then what `opts` says. */
+export function workerProcessEnv(opts: SpawnWorkerOptions, inherited: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return {
+    ...(inherited as Record<string, string>),
     TEMPORAL_ADDRESS: opts.address,
     LEDGERLOOP_TASK_QUEUE: opts.taskQueue,
     LEDGERLOOP_SERVICES: JSON.stringify(opts.services),
@@ -44,6 +45,10 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
     LEDGERLOOP_STICKY_TIMEOUT_MS: '2000',
     ...opts.env,
   };
+}
+
+export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
+  const env = workerProcessEnv(opts);
   // tsx resolved here, so that a worker in a directory of its own still finds it.
   const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), path.join(REPO_ROOT, 'src', 'worker', 'main.ts')], {
     cwd: opts.cwd ?? REPO_ROOT,

@@ -1,26 +1,44 @@
-/** The local cluster's configuration: one port base, a server config on PostgreSQL, no secret on a command line. */
+/** The local cluster's configuration: the deployment's ports shifted by one offset, a server config on PostgreSQL. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CLUSTER_DIR, workerHost } from '../../src/cluster/cluster';
 import { serverConfig } from '../../src/cluster/temporal-server';
-import { clusterPorts, DEFAULT_PORT_BASE, portBaseFromEnv } from '../../src/cluster/versions';
+import { clusterPorts, DEFAULT_PORT_OFFSET, DEPLOYMENT_PORTS, DEPLOYMENT_TASK_QUEUE, missingEnv, portOffsetFromEnv, REQUIRED_ENV } from '../../src/cluster/versions';
+import { CODEC_KEYS_ENV } from '../../src/codec/data-converter';
+import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
+import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { workerProcessEnv } from '../../src/worker/spawn-worker';
 
 describe('cluster ports', () => {
-  it('come from one base and never collide', () => {
+  it("are the deployment's ports plus one offset, and never collide", () => {
     const ports = clusterPorts(20_000);
-    expect(ports.frontend).toBe(20_233);
-    expect(ports.postgres).toBe(20_432);
+    expect(ports.frontend).toBe(DEPLOYMENT_PORTS.frontend + 20_000);
+    expect(ports.postgres).toBe(DEPLOYMENT_PORTS.postgres + 20_000);
+    expect(clusterPorts().frontend).toBe(17_233);
     const values = Object.values(ports);
     expect(new Set(values).size).toBe(values.length);
   });
 
-  it('refuse a base that would leave the port range, and a base that is not a number', () => {
-    expect(() => clusterPorts(80)).toThrow(RangeError);
-    expect(() => clusterPorts(65_000)).toThrow(RangeError);
-    expect(() => portBaseFromEnv({ LEDGERLOOP_CLUSTER_PORT_BASE: '17k' })).toThrow(/whole number/);
-    expect(portBaseFromEnv({})).toBe(DEFAULT_PORT_BASE);
+  it('refuse an offset that would leave the port range, and an offset that is not a number', () => {
+    expect(() => clusterPorts(-6_000)).toThrow(RangeError);
+    expect(() => clusterPorts(60_000)).toThrow(RangeError);
+    expect(() => portOffsetFromEnv({ LEDGERLOOP_CLUSTER_PORT_OFFSET: '10k' })).toThrow(/whole number/);
+    expect(portOffsetFromEnv({})).toBe(DEFAULT_PORT_OFFSET);
+  });
+});
+
+describe('required environment', () => {
+  it('accepts either name of an A|B entry and names what is missing', () => {
+    const required = ['A|B', 'C'];
+    expect(missingEnv(required, { B: 'x', C: 'y' })).toEqual([]);
+    expect(missingEnv(required, { A: '', C: 'y' })).toEqual(['A|B']);
+    expect(missingEnv(required, {})).toEqual(['A|B', 'C']);
   });
 });
 
 describe('the server configuration', () => {
-  const ports = clusterPorts(DEFAULT_PORT_BASE);
+  const ports = clusterPorts(DEFAULT_PORT_OFFSET);
   const config = serverConfig(ports, 's3cret-pw', '/tmp/dc.yaml') as {
     persistence: { defaultStore: string; visibilityStore: string; datastores: Record<string, { sql: { pluginName: string; connectAddr: string; password: string; databaseName: string } }> };
     services: Record<string, { rpc: { grpcPort: number; bindOnLocalHost: boolean } }>;
@@ -35,5 +53,41 @@ describe('the server configuration', () => {
   it('binds every service to loopback on the cluster ports', () => {
     expect(config.services['frontend']?.rpc).toMatchObject({ grpcPort: ports.frontend, bindOnLocalHost: true });
     for (const name of ['frontend', 'history', 'matching', 'worker']) expect(config.services[name]?.rpc.bindOnLocalHost).toBe(true);
+  });
+});
+
+describe('a worker host', () => {
+  const hostDir = path.join(CLUSTER_DIR, 'hosts', 'unit-required-env');
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'll-host-'));
+  const bundlePath = path.join(scratch, 'bundle.js');
+  const issuers = path.join(scratch, 'issuers.json');
+  fs.writeFileSync(bundlePath, '// bundle');
+  fs.writeFileSync(issuers, '{}');
+  const previousKeys = process.env[CODEC_KEYS_ENV];
+  beforeAll(() => {
+    process.env[CODEC_KEYS_ENV] = 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+  });
+  afterAll(() => {
+    if (previousKeys === undefined) delete process.env[CODEC_KEYS_ENV];
+    else process.env[CODEC_KEYS_ENV] = previousKeys;
+    fs.rmSync(hostDir, { recursive: true, force: true });
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+  const envOf = (shared: { transcriptUrl?: string }): Record<string, string> => {
+    const stack = { bundlePath, workerEnv: { ...generateCapabilityTrust().workerEnv, [IDENTITY_ISSUERS_ENV]: issuers } };
+    const host = workerHost(stack, 'unit-required-env', shared);
+    // Nothing inherited: the host must be given every variable the deployment lists for a worker.
+    return workerProcessEnv({ address: '127.0.0.1:17233', taskQueue: DEPLOYMENT_TASK_QUEUE, services: { wallet: 'http://127.0.0.1:1' }, ...host }, {});
+  };
+
+  it('is given every variable deploy/deployment.json lists for a worker, and its own copies of files', () => {
+    const env = envOf({ transcriptUrl: 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop' });
+    expect(missingEnv(REQUIRED_ENV.worker, env)).toEqual([]);
+    expect(env[IDENTITY_ISSUERS_ENV]?.startsWith(hostDir)).toBe(true);
+    expect(env['LEDGERLOOP_WORKFLOW_BUNDLE']?.startsWith(hostDir)).toBe(true);
+  });
+
+  it('misses the shared transcript store when none is given (the check can fail)', () => {
+    expect(missingEnv(REQUIRED_ENV.worker, envOf({}))).toEqual(['LEDGERLOOP_TRANSCRIPT_URL']);
   });
 });
