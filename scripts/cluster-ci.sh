@@ -4,13 +4,16 @@
 #     process SIGKILLed mid-run; exits 1 unless blind_retry / check_receipt / same_key_replay charge 2 / 1 / 1.
 #  2. The workshop protocol against a cluster brought up with `ledgerloop cluster up` (its server-restart case
 #     runs on a dev server of its own: the fault lab restarts only a server it started).
+#     Before it: `cluster status` (the Web UI lists runs through the frontend; its codec server accepts the UI's
+#     origin and refuses another) and the start command `up` printed, run exactly as printed.
 #  3. The transcript case on that cluster: an OpenAI-planned run whose three turns are planned by three worker
 #     hosts (two SIGKILLed while waiting on the model) through the PostgreSQL transcript store.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p .data
-base="${LEDGERLOOP_CLUSTER_PORT_BASE:-17000}"
-address="127.0.0.1:$((base + 233))"
+offset="${LEDGERLOOP_CLUSTER_PORT_OFFSET:-10000}"
+frontend="$(node -e "console.log(require('./deploy/deployment.json').ports.frontend)")"
+address="127.0.0.1:$((frontend + offset))"
 
 timeout --kill-after=30s 20m node -r tsx/cjs src/cli/main.ts cluster --once
 
@@ -24,5 +27,12 @@ for _ in $(seq 1 120); do
   sleep 2
 done
 grep -q 'cluster up:' .data/cluster-up.log || { echo "cluster-ci: the cluster did not come up" >&2; cat .data/cluster-up.log >&2; exit 1; }
+# The Web UI answers, lists runs through the frontend, and its codec server takes the UI's origin only.
+node -r tsx/cjs src/cli/main.ts cluster status > .data/cluster-status.json || { cat .data/cluster-status.json >&2; exit 1; }
+# The start command `up` printed, exactly as printed: a debit through the cluster's worker hosts.
+start_cmd="$(grep -m1 'npx ledgerloop start' .data/cluster-up.log | sed 's/^ *//')"
+[[ -n "$start_cmd" ]] || { echo "cluster-ci: up printed no start command" >&2; exit 1; }
+timeout --kill-after=10s 3m env $start_cmd | tee .data/cluster-start.log
+grep -q 'SUCCEEDED' .data/cluster-start.log || { echo "cluster-ci: the printed start command did not charge" >&2; exit 1; }
 TEMPORAL_ADDRESS="$address" timeout --kill-after=30s 15m npx ledgerloop faults protocols/workshop.json --report .data/cluster-workshop-report.json
 TEMPORAL_ADDRESS="$address" timeout --kill-after=30s 10m node -r tsx/cjs scripts/test.ts test/integration/transcripts-shared.test.ts

@@ -12,9 +12,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensureUiBuild } from '../cluster/build';
 import { alive, clearState, CLUSTER_DIR, postgresReady, readState, startCluster, workerHost, writeState, type RunningCluster } from '../cluster/cluster';
 import { postgresLayout, stopPostgres } from '../cluster/postgres';
-import { clusterPorts, portBaseFromEnv, TEMPORAL_SERVER_VERSION } from '../cluster/versions';
+import { startClusterUi, type ClusterUi } from '../cluster/ui';
+import { clusterPorts, DEPLOYMENT_TASK_QUEUE, portOffsetFromEnv, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/versions';
+import { CODEC_KEYS_FILE_ENV } from '../codec/data-converter';
+import { ensureCodecKeys, type CodecKeySource } from '../codec/demo-key';
+import { DATA_DIR } from '../server/temporal-binaries';
 import { runEveryStrategy } from '../demo/opening-failure';
 import { startStack, type Stack } from '../demo/stack';
 import { describeRows, renderTable } from '../demo/table';
@@ -32,7 +37,10 @@ export interface ClusterOptions {
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
-async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack }> {
+async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack; keys: CodecKeySource }> {
+  // Payloads are encrypted as in the demo: configured keys, or the demo key (src/codec/demo-key.ts).
+  const keys = ensureCodecKeys(path.join(DATA_DIR, 'codec-demo-keys'));
+  log(`cluster: payloads are encrypted with ${keys.kind === 'demo' ? `the demo key "${keys.keyId}"` : `key "${keys.keyId}" (LEDGERLOOP_CODEC_KEYS)`}`);
   const cluster = await startCluster(log);
   const t = cluster.timings;
   log(`cluster: build ${seconds(t.buildMs)}, PostgreSQL ${seconds(t.postgresMs)}, schemas ${seconds(t.schemaMs)}, server ready ${seconds(t.serverMs)}`);
@@ -41,7 +49,7 @@ async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack }> {
   process.env.TEMPORAL_NAMESPACE = 'default';
   try {
     const stack = await startStack({ name: 'cluster', dataDir: path.join(CLUSTER_DIR, 'stack'), services: ['inventory', 'shipping', 'orders', 'notifications'] });
-    return { cluster, stack };
+    return { cluster, stack, keys };
   } catch (err) {
     await cluster.stop();
     throw err;
@@ -82,25 +90,30 @@ async function up(workers: number): Promise<number> {
     log(`a cluster is already up (pid ${running.pid}, Temporal ${running.address}); \`ledgerloop cluster down\` stops it`);
     return 1;
   }
-  const { cluster, stack } = await bringUp();
+  const { cluster, stack, keys } = await bringUp();
   const hosts: { host: string; proc: WorkerProcess }[] = [];
+  let ui: ClusterUi | undefined;
   try {
+    const { uiServer } = await ensureUiBuild(log);
+    ui = await startClusterUi(uiServer, path.join(CLUSTER_DIR, 'ui'), { frontend: cluster.address, port: cluster.ports.ui });
+    log(`cluster: Web UI ${TEMPORAL_UI_VERSION} at ${ui.url}${ui.codecUrl ? ` (decoding payloads through the codec server at ${ui.codecUrl})` : ''}`);
     for (let i = 1; i <= workers; i++) {
       const host = `worker-${i}`;
       const proc = await spawnWorker({
         address: cluster.address,
-        taskQueue: 'ledgerloop',
+        taskQueue: DEPLOYMENT_TASK_QUEUE,
         services: stack.serviceUrls,
         ...workerHost(stack, host, { transcriptUrl: cluster.transcriptUrl }),
       });
       hosts.push({ host, proc });
-      log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ledgerloop`);
+      log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ${DEPLOYMENT_TASK_QUEUE}`);
     }
     writeState({
       pid: process.pid,
       address: cluster.address,
       ports: cluster.ports,
       services: stack.serviceUrls,
+      ui: ui.url,
       workers: hosts.map((h) => ({ host: h.host, pid: h.proc.pid })),
       startedAt: new Date().toISOString(),
     });
@@ -113,9 +126,11 @@ async function up(workers: number): Promise<number> {
       fs.writeFileSync(path.join(tokens, file), await stack.identity.issue(principal, 'acme', roles, { ttlSec }), { mode: 0o600 });
     }
     const rel = path.relative(process.cwd(), tokens) || tokens;
-    log(`\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; ${workers} worker host(s).`);
+    log(`\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; Web UI ${ui.url}; ${workers} worker host(s).`);
     log(`Start a run (acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${rel}):`);
-    log(`  TEMPORAL_ADDRESS=${cluster.address} npx ledgerloop start --scenario wallet-debit --var account=acct_1 --var amount.minor=1250 --var amount.currency=EUR --token @${rel}/alice.jwt --wait`);
+    // The CLI decodes results with the same keys: the demo key's file, unless keys were configured.
+    const codecEnv = keys.kind === 'demo' ? ` ${CODEC_KEYS_FILE_ENV}=${path.relative(process.cwd(), keys.file) || keys.file}` : '';
+    log(`  TEMPORAL_ADDRESS=${cluster.address}${codecEnv} npx ledgerloop start --scenario wallet-debit --var account=acct_1 --var amount.minor=1250 --var amount.currency=EUR --token @${rel}/alice.jwt --wait`);
     log('Ctrl-C or `ledgerloop cluster down` stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
@@ -125,6 +140,7 @@ async function up(workers: number): Promise<number> {
   } finally {
     log('cluster: stopping');
     await Promise.all(hosts.map((h) => h.proc.stop()));
+    await ui?.stop();
     await stack.stop();
     await cluster.stop();
     clearState();
@@ -143,14 +159,35 @@ async function down(): Promise<number> {
     }
   }
   // PostgreSQL left running by a supervisor that died: stop it too.
-  await stopPostgres(postgresLayout(CLUSTER_DIR, clusterPorts(portBaseFromEnv()).postgres));
+  await stopPostgres(postgresLayout(CLUSTER_DIR, clusterPorts(portOffsetFromEnv()).postgres));
   clearState();
   log('cluster: down');
   return 0;
 }
 
+/**
+ * What the Web UI answers: its settings (the codec endpoint it hands the browser), the runs it lists through the
+ * frontend, and whether that codec server accepts the UI's origin and refuses another, as a browser would ask.
+ */
+async function uiStatus(url: string) {
+  const get = (u: string) => fetch(u, { signal: AbortSignal.timeout(5_000) }).then((r) => (r.ok ? (r.json() as Promise<unknown>) : undefined), () => undefined);
+  const settings = (await get(`${url}/api/v1/settings`)) as { Codec?: { Endpoint?: string } } | undefined;
+  const listed = (await get(`${url}/api/v1/namespaces/default/workflows`)) as { executions?: unknown[] } | undefined;
+  const endpoint = settings?.Codec?.Endpoint ?? '';
+  const decodeFrom = (origin: string) =>
+    endpoint === ''
+      ? Promise.resolve(0)
+      : fetch(`${endpoint}/decode`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{"payloads":[]}', signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
+  return {
+    url,
+    answering: settings !== undefined,
+    listsWorkflows: Array.isArray(listed?.executions),
+    codec: { endpoint, acceptsTheUi: (await decodeFrom(new URL(url).origin)) === 200, refusesOtherOrigins: (await decodeFrom('http://attacker.invalid')) === 403 },
+  };
+}
+
 async function status(): Promise<number> {
-  const ports = clusterPorts(portBaseFromEnv());
+  const ports = clusterPorts(portOffsetFromEnv());
   const state = readState();
   const pg = await postgresReady(postgresLayout(CLUSTER_DIR, ports.postgres));
   let temporal = false;
@@ -169,13 +206,15 @@ async function status(): Promise<number> {
     supervisor: state ? { pid: state.pid, alive: alive(state.pid), startedAt: state.startedAt } : null,
     postgres: { port: ports.postgres, ready: pg },
     temporal: { address: `127.0.0.1:${ports.frontend}`, serving: temporal },
+    ui: state?.ui ? await uiStatus(state.ui) : null,
     services: Object.fromEntries(services),
     workers: (state?.workers ?? []).map((w) => ({ ...w, alive: alive(w.pid) })),
     dataDir: CLUSTER_DIR,
     exists: fs.existsSync(CLUSTER_DIR),
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  return pg && temporal ? 0 : 1;
+  const uiOk = report.ui === null || (report.ui.answering && report.ui.listsWorkflows && report.ui.codec.acceptsTheUi && report.ui.codec.refusesOtherOrigins);
+  return pg && temporal && uiOk ? 0 : 1;
 }
 
 export async function runCluster(action: string, opts: ClusterOptions): Promise<number> {
