@@ -1,5 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,retries,profile] [-- --db-on-disk]`
+ * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
+ * PostgreSQL, src/cluster/): latency, and throughput with 1 worker host and with 3 (bench/results/latest-cluster.*).
  *
  * Measures what Ledgerloop's governance costs, side by side with a bare Temporal loop doing the same downstream
  * work, in ONE run on ONE dev server and ONE wallet process. Prints every figure with its target and writes
@@ -11,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Runtime } from '@temporalio/worker';
-import { startBenchStack } from './lib/stack';
+import { startBenchStack, type BenchTarget } from './lib/stack';
 import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
 import type { BenchContext } from './sections/common';
 import { measureHistoryCost } from './sections/history-cost';
@@ -19,7 +21,7 @@ import { measureLatency } from './sections/latency';
 import { measureProfile, type ProfileFigures } from './sections/profile';
 import { measureReplay } from './sections/replay';
 import { measureRetries } from './sections/retries';
-import { measureThroughput } from './sections/throughput';
+import { measureThroughput, type ThroughputFigures } from './sections/throughput';
 import type { History } from './lib/history';
 
 const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'retries', 'profile'] as const;
@@ -29,17 +31,30 @@ interface Args {
   readonly quick: boolean;
   readonly only: ReadonlySet<Section>;
   readonly dbOnDisk: boolean;
+  readonly target: BenchTarget;
+  /** Worker hosts per throughput cell; each value is a full throughput pass. */
+  readonly hosts: readonly number[];
+}
+
+function flagValue(argv: readonly string[], name: string): string | undefined {
+  const i = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  return i < 0 ? undefined : argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
 }
 
 function parseArgs(argv: readonly string[]): Args {
   const quick = argv.includes('--quick');
   const dbOnDisk = argv.includes('--db-on-disk') || process.env.BENCH_DB_ON_DISK === '1';
-  const i = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
-  const value = i < 0 ? undefined : argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
-  const only = new Set<Section>(value ? (value.split(',') as Section[]) : SECTIONS);
+  const target = flagValue(argv, '--target') ?? 'dev';
+  if (target !== 'dev' && target !== 'cluster') throw new Error(`--target must be dev or cluster, not ${target}`);
+  const value = flagValue(argv, '--only');
+  // The cluster target measures what the server changes: latency and throughput (replay and history are the
+  // worker's and the workflow's, the same on any server).
+  const only = new Set<Section>(value ? (value.split(',') as Section[]) : target === 'cluster' ? ['latency', 'throughput'] : SECTIONS);
   for (const s of only)
     if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; known: ${SECTIONS.join(', ')}`);
-  return { quick, only, dbOnDisk };
+  const hosts = (flagValue(argv, '--hosts') ?? (target === 'cluster' ? '1,3' : '1')).split(',').map(Number);
+  for (const h of hosts) if (!Number.isSafeInteger(h) || h < 1 || h > 8) throw new Error(`--hosts takes whole numbers from 1 to 8, not ${h}`);
+  return { quick, only, dbOnDisk, target, hosts };
 }
 
 async function main(): Promise<void> {
@@ -55,7 +70,7 @@ async function main(): Promise<void> {
   log(
     `mode ${args.quick ? 'quick' : 'full'}; sections ${[...args.only].join(', ')}; ${os.cpus().length} cpu(s); load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`,
   );
-  const stack = await startBenchStack({ dbOnDisk: args.dbOnDisk });
+  const stack = await startBenchStack({ dbOnDisk: args.dbOnDisk, target: args.target });
   // Ctrl-C or a kill: stop the dev server and the wallet (workers exit when this process goes away).
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -64,7 +79,7 @@ async function main(): Promise<void> {
     });
   }
   log(
-    `stack up in ${stack.dir}: dev server ${stack.server.address} (${stack.setupMs.server} ms), wallet ${stack.wallet.url}, bundle ${stack.setupMs.bundle} ms`,
+    `stack up in ${stack.dir}: ${stack.server.label} ${stack.server.address} (${stack.setupMs.server} ms), wallet ${stack.wallet.url}, bundle ${stack.setupMs.bundle} ms`,
   );
   const ctx: BenchContext = { stack, quick: args.quick, stamp: Date.now().toString(36), log };
   const figures: AllFigures = {};
@@ -82,7 +97,15 @@ async function main(): Promise<void> {
   let longHistory: History | undefined;
   try {
     figures.latency = await timed('latency', () => measureLatency(ctx));
-    figures.throughput = await timed('throughput', () => measureThroughput(ctx));
+    const passes = await timed('throughput', async () => {
+      const out: ThroughputFigures[] = [];
+      for (const hosts of args.hosts) out.push(await measureThroughput(ctx, { hosts }));
+      return out;
+    });
+    if (passes) {
+      figures.throughput = passes[0];
+      if (passes.length > 1) figures.throughputByHosts = passes;
+    }
     figures.history = await timed('history', () => measureHistoryCost(ctx));
     figures.replay = await timed('replay', async () => {
       // Turn shape from the history figures when measured, else a conservative guess (sizes are re-measured).
@@ -110,6 +133,8 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${table}\n\n`);
   const out = {
     mode: args.quick ? 'quick' : 'full',
+    target: args.target,
+    server: stack.server.label,
     at: new Date().toISOString(),
     totalSeconds: Math.round(totalSeconds),
     sectionSeconds,
@@ -124,12 +149,12 @@ async function main(): Promise<void> {
   const dir = path.join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
   // A partial run (--only) never overwrites the figures of a complete one.
-  const partial = args.only.size < SECTIONS.length;
-  const base = path.join(dir, `latest${args.quick ? '-quick' : ''}${partial ? '-partial' : ''}`);
+  const partial = args.target === 'cluster' ? !(args.only.has('latency') && args.only.has('throughput')) : args.only.size < SECTIONS.length;
+  const base = path.join(dir, `latest${args.target === 'cluster' ? '-cluster' : ''}${args.quick ? '-quick' : ''}${partial ? '-partial' : ''}`);
   writeFileSync(`${base}.json`, `${JSON.stringify(out, null, 2)}\n`);
   writeFileSync(
     `${base}.md`,
-    `# Benchmark figures (${out.mode}, ${out.at}, ${out.totalSeconds} s, load average at start ${loadAtStart.map((l) => l.toFixed(1)).join(' ')})\n\n${table}\n\n${detailTables(figures, profile)}\n`,
+    `# Benchmark figures (${out.mode}, ${stack.server.label}, ${out.at}, ${out.totalSeconds} s, load average at start ${loadAtStart.map((l) => l.toFixed(1)).join(' ')})\n\n${table}\n\n${detailTables(figures, profile)}\n`,
   );
   log(`done in ${totalSeconds.toFixed(1)} s; wrote ${path.relative(process.cwd(), base)}.json and .md`);
 }

@@ -18,6 +18,8 @@ export interface Row {
 export interface AllFigures {
   latency?: LatencyFigures;
   throughput?: ThroughputFigures;
+  /** Throughput passes with different numbers of worker hosts (`--hosts 1,3`); `throughput` is the first. */
+  throughputByHosts?: ThroughputFigures[];
   history?: HistoryFigures;
   replay?: ReplayFigures;
   retries?: RetryFigures;
@@ -54,42 +56,8 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       met: null,
     });
   }
-  if (f.throughput) {
-    for (const r of f.throughput.ratios) {
-      const g = f.throughput.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency)!;
-      const b = f.throughput.cells.find((c) => c.kind === 'bare' && c.concurrency === r.concurrency)!;
-      rows.push({
-        figure: `Throughput at concurrency ${r.concurrency} (runs/s)`,
-        measured: `${g.runsPerSecond} vs ${b.runsPerSecond} = ${r.governedOverBare}×`,
-        target: '≥ 0.8×',
-        met: r.governedOverBare >= 0.8,
-      });
-    }
-    // Load-independent view of the same figure: the box is CPU-bound, so capacity is 1 / (CPU per run) of the
-    // stack's own processes; other processes on a shared box cannot move it the way they move runs/s.
-    const cpu = (c: ThroughputFigures['cells'][number]): number =>
-      c.cpuMsPerRun.worker + c.cpuMsPerRun.server + c.cpuMsPerRun.wallet;
-    for (const r of f.throughput.ratios) {
-      const g = f.throughput.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency)!;
-      const b = f.throughput.cells.find((c) => c.kind === 'bare' && c.concurrency === r.concurrency)!;
-      rows.push({
-        figure: `Capacity at concurrency ${r.concurrency}: CPU per run (worker + server + wallet)`,
-        measured: `${round(cpu(g), 1)} vs ${round(cpu(b), 1)} ms → ${round(cpu(b) / cpu(g))}×`,
-        target: '≥ 0.8×',
-        met: cpu(b) / cpu(g) >= 0.8,
-      });
-    }
-    for (const r of f.throughput.ratios) {
-      const g = f.throughput.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency)!;
-      const b = f.throughput.cells.find((c) => c.kind === 'bare' && c.concurrency === r.concurrency)!;
-      rows.push({
-        figure: `Worker RSS peak at concurrency ${r.concurrency}`,
-        measured: `${g.rssMb.peak} vs ${b.rssMb.peak} MB = ${r.rssPeakRatio}×`,
-        target: '—',
-        met: null,
-      });
-    }
-  }
+  for (const t of f.throughputByHosts ?? (f.throughput ? [f.throughput] : [])) rows.push(...throughputRows(t, f.throughputByHosts !== undefined));
+  if (f.throughputByHosts) rows.push(...hostScalingRows(f.throughputByHosts));
   if (f.history) {
     const { governed: g, bare: b } = f.history;
     rows.push({
@@ -169,6 +137,59 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
   return rows;
 }
 
+/** The throughput rows of one pass; `labelled`: say how many worker hosts the pass ran. */
+function throughputRows(t: ThroughputFigures, labelled: boolean): Row[] {
+  const on = labelled ? `, ${t.hosts} worker host${t.hosts === 1 ? '' : 's'}` : '';
+  const pairs = t.ratios.map((r) => ({
+    r,
+    g: t.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency)!,
+    b: t.cells.find((c) => c.kind === 'bare' && c.concurrency === r.concurrency)!,
+  }));
+  // Load-independent view of the same figure: the box is CPU-bound, so capacity is 1 / (CPU per run) of the
+  // stack's own processes; other processes on a shared box cannot move it the way they move runs/s.
+  const cpu = (c: ThroughputFigures['cells'][number]): number => c.cpuMsPerRun.worker + c.cpuMsPerRun.server + c.cpuMsPerRun.wallet;
+  return [
+    ...pairs.map(({ r, g, b }) => ({
+      figure: `Throughput at concurrency ${r.concurrency}${on} (runs/s)`,
+      measured: `${g.runsPerSecond} vs ${b.runsPerSecond} = ${r.governedOverBare}×`,
+      target: '≥ 0.8×',
+      met: r.governedOverBare >= 0.8,
+    })),
+    ...pairs.map(({ r, g, b }) => ({
+      figure: `Capacity at concurrency ${r.concurrency}${on}: CPU per run (worker + server + wallet)`,
+      measured: `${round(cpu(g), 1)} vs ${round(cpu(b), 1)} ms → ${round(cpu(b) / cpu(g))}×`,
+      target: '≥ 0.8×',
+      met: cpu(b) / cpu(g) >= 0.8,
+    })),
+    ...pairs.map(({ r, g, b }) => ({
+      figure: `Worker RSS peak at concurrency ${r.concurrency}${on}`,
+      measured: `${g.rssMb.peak} vs ${b.rssMb.peak} MB = ${r.rssPeakRatio}×`,
+      target: '—',
+      met: null,
+    })),
+  ];
+}
+
+/** Governed throughput with N hosts against 1 host, per concurrency (no target: a figure of the deployment). */
+function hostScalingRows(passes: readonly ThroughputFigures[]): Row[] {
+  const one = passes.find((p) => p.hosts === 1);
+  if (!one) return [];
+  const rows: Row[] = [];
+  for (const p of passes.filter((x) => x.hosts !== 1)) {
+    for (const cell of p.cells.filter((c) => c.kind === 'governed')) {
+      const base = one.cells.find((c) => c.kind === 'governed' && c.concurrency === cell.concurrency);
+      if (!base) continue;
+      rows.push({
+        figure: `Governed throughput at concurrency ${cell.concurrency}: ${p.hosts} worker hosts vs 1`,
+        measured: `${cell.runsPerSecond} vs ${base.runsPerSecond} runs/s = ${round(cell.runsPerSecond / base.runsPerSecond)}×`,
+        target: '—',
+        met: null,
+      });
+    }
+  }
+  return rows;
+}
+
 export function markdownTable(rows: readonly Row[]): string {
   const met = (m: boolean | null): string => (m === null ? '—' : m ? 'yes' : '**no**');
   return [
@@ -202,12 +223,12 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   if (f.throughput) {
     out.push('### Throughput cells', '');
     out.push(
-      '| Kind | Concurrency | Runs | Runs/s | Run p50 (ms) | RSS idle / peak (MB) | CPU per run: worker / server / wallet (ms) | WFT > 5 s |',
+      '| Kind | Concurrency | Worker hosts | Runs | Runs/s | Run p50 (ms) | RSS idle / peak (MB) | CPU per run: worker / server / wallet (ms) | WFT > 5 s |',
     );
-    out.push('|---|---|---|---|---|---|---|---|');
-    for (const c of f.throughput.cells) {
+    out.push('|---|---|---|---|---|---|---|---|---|');
+    for (const c of (f.throughputByHosts ?? [f.throughput]).flatMap((t) => t.cells)) {
       out.push(
-        `| ${c.kind} | ${c.concurrency} | ${c.runs} | ${c.runsPerSecond} | ${c.runLatencyMs.p50} | ${c.rssMb.idle} / ${c.rssMb.peak} | ` +
+        `| ${c.kind} | ${c.concurrency} | ${c.hosts ?? 1} | ${c.runs} | ${c.runsPerSecond} | ${c.runLatencyMs.p50} | ${c.rssMb.idle} / ${c.rssMb.peak} | ` +
           `${c.cpuMsPerRun.worker} / ${c.cpuMsPerRun.server} / ${c.cpuMsPerRun.wallet} | ${c.slowWorkflowTasks} |`,
       );
     }

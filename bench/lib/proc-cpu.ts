@@ -40,3 +40,16 @@ export function groupCpuMs(pgid: number): number {
   }
   return found ? total : NaN;
 }
+
+/** A process and its direct children (PostgreSQL's postmaster and its backends), from /proc; NaN if it is gone. */
+export function treeCpuMs(rootPid: number): number {
+  const own = processCpuMs(rootPid);
+  if (Number.isNaN(own)) return NaN;
+  let total = own;
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    const f = statFields(Number(e));
+    if (f && Number(f[1]) === rootPid) total += ((Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND) * 1000;
+  }
+  return total;
+}

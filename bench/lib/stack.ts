@@ -1,14 +1,18 @@
 /**
- * The benchmark's one stack: ONE headless Temporal dev server on a temp SQLite file, ONE wallet process, ONE
- * workflow bundle holding agentRun and bareLoop, one capability key. Governed and bare runs share all of it.
+ * The benchmark's one stack: ONE Temporal server, ONE wallet process, ONE workflow bundle holding agentRun and
+ * bareLoop, one capability key. Governed and bare runs share all of it. The server is a headless dev server on a
+ * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (src/cluster/).
  */
 import { generateCapabilityTrust, serializeSigningKey, type CapabilitySigningKey } from '../../src/policy/capability-keys';
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
-import { connectClient, serverTarget } from '../../src/server/connection-config';
+import { connectClient } from '../../src/server/connection-config';
+import { readFileSync } from 'node:fs';
+import { alive, readState, startCluster } from '../../src/cluster/cluster';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
+import { groupCpuMs, processCpuMs, treeCpuMs } from './proc-cpu';
 import { resolveTemporalCli } from '../../src/server/temporal-binaries';
 import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import { type DownstreamClient } from '../../src/downstream/client';
@@ -35,9 +39,24 @@ export const TENANT = 'acme';
 export const PRINCIPAL = 'user:bench';
 export const ACCOUNTS = 16;
 
+export type BenchTarget = 'dev' | 'cluster';
+
+/** The Temporal server the runs go through, whichever it is. */
+export interface BenchServer {
+  readonly address: string;
+  readonly namespace: string;
+  /** What it is, for the report. */
+  readonly label: string;
+  readonly startupMs: number;
+  /** CPU time so far of the server's processes (the cluster: the Temporal server and PostgreSQL). */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
 export interface BenchStack {
   readonly dir: string;
-  readonly server: DevServer;
+  readonly target: BenchTarget;
+  readonly server: BenchServer;
   readonly wallet: SpawnedService;
   readonly walletClient: DownstreamClient;
   readonly connection: Connection;
@@ -97,7 +116,7 @@ function cliWrapper(): { file: string; dir: string } {
   return { file, dir };
 }
 
-async function startServer(dir: string): Promise<DevServer> {
+async function startDev(dir: string): Promise<DevServer> {
   const wrapper = cliWrapper();
   const previous = process.env.TEMPORAL_CLI;
   process.env.TEMPORAL_CLI = wrapper.file;
@@ -116,7 +135,40 @@ async function startServer(dir: string): Promise<DevServer> {
   }
 }
 
-export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promise<BenchStack> {
+function devBenchServer(server: DevServer): BenchServer {
+  return {
+    address: server.address,
+    namespace: server.namespace,
+    label: 'dev server (SQLite)',
+    startupMs: server.startupMs,
+    cpuMs: () => groupCpuMs(server.pid),
+    stop: () => server.stop(),
+  };
+}
+
+/** The local cluster's Temporal server on PostgreSQL (no services or workers of its own: the bench brings them). */
+async function clusterBenchServer(): Promise<BenchServer> {
+  const running = readState();
+  if (running && alive(running.pid)) throw new Error(`a cluster is already up (pid ${running.pid}); stop it with \`ledgerloop cluster down\` first`);
+  const t0 = Date.now();
+  const cluster = await startCluster();
+  const postmaster = (): number => Number(readFileSync(path.join(cluster.pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    address: cluster.address,
+    namespace: 'default',
+    label: 'cluster (Temporal on PostgreSQL)',
+    startupMs: Date.now() - t0,
+    cpuMs: () => processCpuMs(cluster.serverPid() ?? -1) + treeCpuMs(postmaster()),
+    stop: () => cluster.stop(),
+  };
+}
+
+async function startServer(dir: string, target: BenchTarget): Promise<BenchServer> {
+  return target === 'cluster' ? clusterBenchServer() : devBenchServer(await startDev(dir));
+}
+
+export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: BenchTarget } = {}): Promise<BenchStack> {
+  const target = opts.target ?? 'dev';
   const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
   const trust = generateCapabilityTrust();
   const capabilityKey = trust.dispatch;
@@ -131,7 +183,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
   let walletMs = 0;
   const kinds: BundleKind[] = ['governed', 'bare'];
   const [server, bundleList, wallet] = await Promise.all([
-    startServer(dir),
+    startServer(dir, target),
     (async () => {
       const out: string[] = [];
       // One after the other: webpack runs on this thread either way.
@@ -157,10 +209,11 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean } = {}): Promis
     });
   }
   const bundles = Object.fromEntries(kinds.map((k, i) => [k, bundleList[i]!])) as Record<BundleKind, string>;
-  const { connection } = await connectClient(serverTarget(server));
+  const { connection } = await connectClient({ address: server.address, namespace: server.namespace });
   const client = new Client({ connection, namespace: server.namespace });
   return {
     dir,
+    target,
     server,
     wallet,
     walletClient,

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { analyzeProfile, type ProfileSummary } from '../lib/cpuprofile';
 import type { History } from '../lib/history';
-import { groupCpuMs, processCpuMs } from '../lib/proc-cpu';
+import { processCpuMs } from '../lib/proc-cpu';
 import { runLoop, type Kind, type LoopSpec } from '../lib/runs';
 import { account, type BundleKind } from '../lib/stack';
 import { round } from '../lib/stats';
@@ -146,14 +146,14 @@ async function ablations(ctx: BenchContext): Promise<Ablation[]> {
     try {
       await closedLoop(ctx, c.kind, tq, `${tq}-warm`, 10, 10, c.extra);
       worker.resetRss();
-      const server0 = groupCpuMs(ctx.stack.server.pid);
+      const server0 = ctx.stack.server.cpuMs();
       const wallet0 = processCpuMs(ctx.stack.wallet.pid);
       const r = await closedLoop(ctx, c.kind, tq, tq, 10, runs, c.extra);
       const rss = await worker.rss();
       const done = runs - r.failed;
       const cpu = {
         worker: rss.cpuMs / done,
-        server: (groupCpuMs(ctx.stack.server.pid) - server0) / done,
+        server: (ctx.stack.server.cpuMs() - server0) / done,
         wallet: (processCpuMs(ctx.stack.wallet.pid) - wallet0) / done,
       };
       const sampled = await sampleHistories(ctx, tq, runs);

@@ -7,7 +7,7 @@
  */
 import { finish, startLoop, type Kind, type LoopSpec } from '../lib/runs';
 import { account } from '../lib/stack';
-import { groupCpuMs, processCpuMs } from '../lib/proc-cpu';
+import { processCpuMs } from '../lib/proc-cpu';
 import { percentile, round } from '../lib/stats';
 import { startWorker } from '../lib/worker-handle';
 import { DEFAULT_TUNING, type BenchContext } from './common';
@@ -15,6 +15,8 @@ import { DEFAULT_TUNING, type BenchContext } from './common';
 export interface ThroughputCell {
   readonly kind: Kind;
   readonly concurrency: number;
+  /** Worker processes ("hosts") polling the cell's task queue; CPU is their sum, RSS the largest one's. */
+  readonly hosts: number;
   readonly runs: number;
   readonly failed: number;
   readonly seconds: number;
@@ -37,6 +39,7 @@ export interface ThroughputCell {
 }
 
 export interface ThroughputFigures {
+  readonly hosts: number;
   readonly cells: readonly ThroughputCell[];
   readonly ratios: readonly {
     readonly concurrency: number;
@@ -104,14 +107,35 @@ export async function closedLoop(
   return { seconds: (Date.now() - t0) / 1000, failed, latencies, failures };
 }
 
-export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFigures> {
+/** `hosts` worker processes on one task queue, read as one: CPU summed, RSS of the largest, figures combined. */
+async function startHosts(ctx: BenchContext, tq: string, kind: Kind, hosts: number) {
+  const workers = await Promise.all(Array.from({ length: hosts }, () => startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind))));
+  return {
+    startupMs: Math.max(...workers.map((w) => w.startupMs)),
+    resetRss: () => workers.forEach((w) => w.resetRss()),
+    async rss() {
+      const all = await Promise.all(workers.map((w) => w.rss()));
+      return {
+        nowMb: Math.max(...all.map((r) => r.nowMb)),
+        meanMb: Math.max(...all.map((r) => r.meanMb)),
+        peakMb: Math.max(...all.map((r) => r.peakMb)),
+        cpuMs: all.reduce((sum, r) => sum + r.cpuMs, 0),
+        slowWorkflowTasks: all.reduce((sum, r) => sum + r.slowWorkflowTasks, 0),
+      };
+    },
+    stop: () => Promise.all(workers.map((w) => w.stop())),
+  };
+}
+
+export async function measureThroughput(ctx: BenchContext, opts: { readonly hosts?: number } = {}): Promise<ThroughputFigures> {
+  const hosts = opts.hosts ?? 1;
   const cells: ThroughputCell[] = [];
   const plan = throughputPlan(ctx.quick);
   for (const [level, { concurrency, runs }] of plan.entries()) {
     const order: Kind[] = level % 2 === 0 ? ['governed', 'bare'] : ['bare', 'governed'];
     for (const kind of order) {
-      const tq = `bench-tp-${kind}-${concurrency}-${ctx.stamp}`;
-      const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind));
+      const tq = `bench-tp-${kind}-${concurrency}-h${hosts}-${ctx.stamp}`;
+      const worker = await startHosts(ctx, tq, kind, hosts);
       try {
         await closedLoop(
           ctx,
@@ -124,20 +148,21 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
         await new Promise((r) => setTimeout(r, 300));
         const idle = (await worker.rss()).nowMb;
         worker.resetRss();
-        const server0 = groupCpuMs(ctx.stack.server.pid);
+        const server0 = ctx.stack.server.cpuMs();
         const wallet0 = processCpuMs(ctx.stack.wallet.pid);
         const r = await closedLoop(ctx, kind, tq, tq, concurrency, runs);
         const rss = await worker.rss();
         const done = runs - r.failed;
         const cpuMsPerRun = {
           worker: round(rss.cpuMs / done, 1),
-          server: round((groupCpuMs(ctx.stack.server.pid) - server0) / done, 1),
+          server: round((ctx.stack.server.cpuMs() - server0) / done, 1),
           wallet: round((processCpuMs(ctx.stack.wallet.pid) - wallet0) / done, 1),
         };
         const sampledHistories = await sampleHistories(ctx, tq, runs);
         const cell: ThroughputCell = {
           kind,
           concurrency,
+          hosts,
           runs,
           failed: r.failed,
           seconds: round(r.seconds, 2),
@@ -155,7 +180,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
         };
         cells.push(cell);
         ctx.log(
-          `throughput ${kind} c=${concurrency}: ${cell.runsPerSecond} runs/s (${runs} runs in ${cell.seconds} s, ${r.failed} failed), ` +
+          `throughput ${kind} c=${concurrency}${hosts > 1 ? ` on ${hosts} hosts` : ''}: ${cell.runsPerSecond} runs/s (${runs} runs in ${cell.seconds} s, ${r.failed} failed), ` +
             `run p50 ${cell.runLatencyMs.p50} ms, RSS idle ${cell.rssMb.idle} / peak ${cell.rssMb.peak} MB, ` +
             `CPU/run worker ${cpuMsPerRun.worker} ms, server ${cpuMsPerRun.server} ms, wallet ${cpuMsPerRun.wallet} ms` +
             `; sampled histories: ${sampledHistories.workflowTaskTimeouts} WFT timeouts in ${sampledHistories.runs} runs` +
@@ -175,7 +200,7 @@ export async function measureThroughput(ctx: BenchContext): Promise<ThroughputFi
       rssPeakRatio: round(g.rssMb.peak / b.rssMb.peak),
     };
   });
-  return { cells, ratios, tuning: DEFAULT_TUNING };
+  return { hosts, cells, ratios, tuning: DEFAULT_TUNING };
 }
 
 /** Reads up to 20 histories of the cell, evenly spread, and counts workflow-task timeouts and failures. */
