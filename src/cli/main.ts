@@ -9,8 +9,12 @@ import { runDemo } from './demo';
 import { runCluster } from './cluster';
 import { registerFaultsCommand } from '../faults/cli';
 import { registerRunCommands } from './commands';
+import { versionLine } from './version';
 
-const program = new Command('ledgerloop').description('Governed LLM agent loops on Temporal').showHelpAfterError();
+const program = new Command('ledgerloop')
+  .description('Governed LLM agent loops on Temporal')
+  .version(versionLine(), '-V, --version', 'print the version of ledgerloop, of the Temporal SDK it runs on, and of the server it deploys')
+  .showHelpAfterError();
 
 program
   .command('demo')

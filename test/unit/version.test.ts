@@ -1,0 +1,24 @@
+/** `ledgerloop --version` reports this package, the SDK actually installed, and the deployment's pinned server. */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { versionLine } from '../../src/cli/version';
+import deployment from '../../deploy/deployment.json';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+test('the version line names the package, the installed SDK and the pinned server', () => {
+  const own = (require('../../package.json') as { version: string }).version;
+  const sdk = (require('@temporalio/worker/package.json') as { version: string }).version;
+  const line = versionLine();
+  expect(line).toContain(`ledgerloop ${own}`);
+  expect(line).toContain(`SDK ${sdk}`);
+  expect(line).toContain(`Temporal server ${deployment.versions.temporalServer}`);
+});
+
+test('the CLI prints it for --version and -V, and exits 0', () => {
+  for (const flag of ['--version', '-V']) {
+    const r = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'src', 'cli', 'main.ts'), flag], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe(versionLine());
+  }
+});
