@@ -1,6 +1,6 @@
-// Four test tiers, each a jest project: unit (no server), integration (real Temporal dev server and real
+// Five test tiers, each a jest project: unit (no server), workflow (time-skipping test server, stub activities), integration (real Temporal dev server and real
 // downstream processes), replay (checked-in histories), browser (the Web UI in headless Chromium). `npm test`
-// starts the server and runs all four.
+// starts the server and runs all five.
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 // jose (v6) ships ES modules only: compile it to CommonJS like our own code (Node 20 cannot require() ESM).
 const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
@@ -8,6 +8,8 @@ const common = { testEnvironment: 'node', transform, transformIgnorePatterns, mo
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    // The call runner's paths on the time-skipping test server with stub activities: seconds, no processes.
+    { ...common, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'], slowTestThreshold: 60 },
     { ...common, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.test.ts'] },
     // Headless Chromium against a dev server with the Web UI that the test file starts itself.

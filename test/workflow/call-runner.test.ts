@@ -1,0 +1,179 @@
+/**
+ * The fast workflow tier: the call runner's paths on the time-skipping test server, with stub dispatch and
+ * reconcile activities over an in-memory idempotency record (test/workflow/fake-downstream.ts). The scripted
+ * model, the authorizer and identity verification are the real activities; nothing runs as a separate process.
+ * The real-server tiers (test/integration) keep proving the same promises against real services.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { readLedger, startAgentRun } from '../../src/client/runs';
+import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
+import { staticIdentitySource } from '../../src/identity/config';
+import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
+import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
+import { createTimeSkippingEnv } from '../../src/server/time-skipping';
+import { writeWorkflowBundle } from '../../src/worker/bundle';
+import type { LedgerSnapshot } from '../../workflows/ledger';
+import { FakeDownstream, type Step } from './fake-downstream';
+
+jest.setTimeout(60_000);
+
+let env: TestWorkflowEnvironment;
+let bundlePath: string;
+let issuer: DevIssuer;
+let dir: string;
+
+beforeAll(async () => {
+  try {
+    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+  } catch {
+    /* installed by another file */
+  }
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-wf-'));
+  [env, bundlePath, issuer] = await Promise.all([createTimeSkippingEnv(), writeWorkflowBundle(path.join(dir, 'bundle.js')), createDevIssuer(path.join(dir, 'identity'))]);
+});
+afterAll(async () => {
+  await env?.teardown();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Outcome {
+  readonly result: AgentRunResult;
+  readonly ledger: LedgerSnapshot;
+  readonly authorizerCalls: number;
+}
+
+let runs = 0;
+
+/** One run of `scenario` on a fresh worker whose downstream is `fake`; counts the authorizer's calls. */
+async function run(fake: FakeDownstream, over: Partial<AgentRunInput> & { scenario?: string; vars?: Record<string, unknown> } = {}): Promise<Outcome> {
+  const { scenario, vars, ...rest } = over;
+  const taskQueue = `wf-tier-${process.pid}-${++runs}`;
+  const real = createActivities({ services: {}, workerIdentity: 'wf-tier', identity: { issuers: staticIdentitySource([issuer.config]) } });
+  let authorizerCalls = 0;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { codePath: bundlePath },
+    activities: {
+      ...real,
+      ...fake.activities(),
+      authorizeCall: (...args: Parameters<typeof real.authorizeCall>) => {
+        authorizerCalls += 1;
+        return real.authorizeCall(...args);
+      },
+    },
+    sinks: DISCARD_WORKFLOW_SPANS,
+  });
+  const input: AgentRunInput = {
+    principal: { id: 'user:alice', tenant: 'acme' },
+    goal: 'charge the customer',
+    strategy: 'same_key_replay',
+    planner: { kind: 'scripted', scenario: scenario ?? 'wallet-debit', vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } } },
+    // The test server's clock, not this process's: time skipping moves it ahead between runs.
+    deadlineAt: new Date((await env.currentTimeMs()) + 3600_000).toISOString(),
+    caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
+    ...rest,
+  };
+  return worker.runUntil(async () => {
+    const handle = await startAgentRun(env.client, { workflowId: `${taskQueue}-run`, taskQueue, input, identityToken: await issuer.issue('user:alice', 'acme') });
+    const result = await handle.result();
+    return { result, ledger: await readLedger(handle), authorizerCalls };
+  });
+}
+
+const types = (o: Outcome): string[] => o.ledger.events.map((e) => e.type);
+const debits = (o: Outcome) => o.result.calls.filter((c) => c.toolName === 'wallet_debit');
+
+const always = (step: Step): Step[] => Array.from({ length: 10 }, () => step);
+
+describe('retries, UNKNOWN and reconciliation', () => {
+  test('a response lost after the commit: Temporal sends again under the same key and the downstream replays the one effect', async () => {
+    const fake = new FakeDownstream(['lose']);
+    const out = await run(fake);
+    expect(debits(out)[0]).toMatchObject({ state: 'SUCCEEDED' });
+    expect(fake.sent).toHaveLength(2);
+    expect(new Set(fake.sent).size).toBe(1);
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(1);
+    expect(types(out)).not.toContain('ToolOutcomeMarkedUnknown');
+  });
+
+  test('every response lost: the call is UNKNOWN, never FAILED; the lookup finds the effect and settles it SUCCEEDED', async () => {
+    const fake = new FakeDownstream(always('lose'));
+    const out = await run(fake);
+    expect(out.result.stopReason).toBe('completed');
+    expect(types(out)).toContain('ToolOutcomeMarkedUnknown');
+    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ via: 'receipt_lookup', outcome: 'SUCCEEDED' });
+    expect(debits(out)[0]).toMatchObject({ state: 'SUCCEEDED' });
+    expect(fake.lookups).toBe(1);
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(1);
+  });
+
+  test('the downstream never reached: UNKNOWN all the same; the lookup finds nothing, seals the key, and the call is FAILED', async () => {
+    const fake = new FakeDownstream(always('unavailable'));
+    const out = await run(fake);
+    expect(types(out)).toContain('ToolOutcomeMarkedUnknown');
+    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ outcome: 'FAILED' });
+    expect(debits(out)[0]).toMatchObject({ state: 'FAILED' });
+    expect(fake.sealed.size).toBe(1);
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(0);
+  });
+});
+
+describe('reauthorization', () => {
+  test('a policy that changed under the call sends nothing, asks the authorizer again, and dispatches once under the same key', async () => {
+    const fake = new FakeDownstream(['stale']);
+    const out = await run(fake);
+    expect(out.result.stopReason).toBe('completed');
+    expect(debits(out)[0]).toMatchObject({ state: 'SUCCEEDED' });
+    expect(out.authorizerCalls).toBe(2);
+    expect(new Set(fake.sent).size).toBe(1);
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.sent[0]).toBe(debits(out)[0]?.operationKey);
+  });
+
+  test('without the stale step the authorizer is asked once (the count above can fail)', async () => {
+    const out = await run(new FakeDownstream());
+    expect(out.authorizerCalls).toBe(1);
+  });
+});
+
+describe('budgets and compensation', () => {
+  test('a run stopped by its turn budget offsets each standing debit with a governed refund (onAbort: compensate)', async () => {
+    const fake = new FakeDownstream();
+    const out = await run(fake, { scenario: 'endless-debits', vars: { account: 'acct_1' }, budgets: { maxTurns: 2, maxToolCalls: 16 } });
+    expect(out.result.stopReason).toBe('budget_exhausted');
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
+    expect(fake.effectsOf('wallet_refund')).toHaveLength(2);
+    for (const c of Object.values(out.ledger.projection.calls).filter((c) => c.origin === 'model')) expect(c.compensation).toBe('OFFSET');
+    expect(out.ledger.events.find((e) => e.type === 'StandingEffectsSettled')).toMatchObject({ choice: 'compensate', stopReason: 'budget_exhausted', left: [] });
+  });
+
+  test("onAbort: 'leave' offsets nothing (the refunds above come from the choice, not from the budget)", async () => {
+    const fake = new FakeDownstream();
+    const out = await run(fake, { scenario: 'endless-debits', vars: { account: 'acct_1' }, onAbort: 'leave', budgets: { maxTurns: 2, maxToolCalls: 16 } });
+    expect(out.result.stopReason).toBe('budget_exhausted');
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
+    expect(fake.effectsOf('wallet_refund')).toHaveLength(0);
+  });
+
+  test('four debits side by side on a tool-call budget of two: two effects, two typed rejections', async () => {
+    const fake = new FakeDownstream();
+    const out = await run(fake, { scenario: 'parallel-debits', vars: { account: 'acct_1', count: 4 }, budgets: { maxToolCalls: 2 } });
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
+    expect(out.ledger.events.filter((e) => e.type === 'ProposalRejected' && 'code' in e && e.code === 'Budget.ToolCalls')).toHaveLength(2);
+  });
+
+  test('a downstream rejection is FAILED with its typed code after one attempt, and nothing is charged', async () => {
+    const fake = new FakeDownstream(['reject']);
+    const out = await run(fake);
+    expect(debits(out)[0]).toMatchObject({ state: 'FAILED' });
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(0);
+    expect(types(out)).not.toContain('ToolOutcomeMarkedUnknown');
+  });
+});
