@@ -5,13 +5,16 @@
  */
 import { Client, type Connection } from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { dataConverterFromEnv } from '../codec/data-converter';
+import { cliDataConverter } from '../codec/demo-key';
+import { workflowPollers } from '../client/pollers';
 import { tracingFromEnv } from '../observability/tracing';
 import { connectClient, ConnectionConfigError, resolveConnectionConfig } from '../server/connection-config';
 import {
   CliUsageError,
   isDeadlineExceeded,
   isRpcFailure,
+  isNoPollerError,
+  NO_WORKER_HINT,
   NoWorkerError,
   ServerUnreachableError,
   toCliError,
@@ -76,6 +79,39 @@ export interface CliSession {
    * NoWorkerError naming `what`.
    */
   answered<T>(what: string, workflowId: string, ms: number, fn: () => Promise<T>, taskQueue?: string): Promise<T>;
+  /** Warns on `stream` once, `afterMs` from now, when no worker polls `taskQueue`; `stop()` cancels it. */
+  watchForWorker(taskQueue: string, stream: { write(text: string): unknown }, afterMs?: number): { stop(): void };
+}
+
+/** How long a command waits for a worker before it checks for pollers and warns. */
+export const NO_WORKER_WARNING_MS = 3_000;
+
+/** Where the session's commands print warnings (stderr; stdout stays machine-readable). */
+const stderrForWarnings: { write(text: string): unknown } | undefined = process.stderr;
+
+/**
+ * After `afterMs`, asks the server for the queue's pollers and warns when there are none (naming the queue and
+ * how to start a worker). A failed check stays silent: it is advice, never an error.
+ */
+export function watchPollers(client: Client, namespace: string, taskQueue: string, stream: { write(text: string): unknown }, afterMs: number): { stop(): void } {
+  let stopped = false;
+  const timer = setTimeout(() => {
+    void workflowPollers(client, namespace, taskQueue).then(
+      (pollers) => {
+        if (!stopped && pollers.length === 0) {
+          stream.write(`\nwarning: no worker is polling task queue ${taskQueue} (namespace ${namespace}); the run waits until one does. ${NO_WORKER_HINT}\n`);
+        }
+      },
+      () => undefined,
+    );
+  }, afterMs);
+  timer.unref();
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 function validateAddress(address: string): string {
@@ -92,7 +128,7 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
   if (namespace === '') throw new CliUsageError('--namespace: must not be empty');
   let dataConverter;
   try {
-    dataConverter = dataConverterFromEnv();
+    dataConverter = cliDataConverter((line) => process.stderr.write(`${line}\n`));
   } catch (err) {
     throw new CliUsageError((err as Error).message);
   }
@@ -118,6 +154,8 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
     namespace,
     async answered(what, workflowId, ms, fn, taskQueue) {
       const deadline = Date.now() + ms;
+      // An update waits for a worker without an error: say so early when none polls the run's queue.
+      const watch = taskQueue && stderrForWarnings ? watchPollers(client, namespace, taskQueue, stderrForWarnings, NO_WORKER_WARNING_MS) : undefined;
       try {
         return await connection.withDeadline(deadline, fn);
       } catch (err) {
@@ -125,8 +163,14 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
         // it gave up at the same moment: either way nobody answered in time.
         const timedOut = isDeadlineExceeded(err) || (isRpcFailure(err) && Date.now() >= deadline - 250);
         if (timedOut) throw new NoWorkerError(what, workflowId, ms, taskQueue);
+        if (isNoPollerError(err)) throw new NoWorkerError(what, workflowId, undefined, taskQueue);
         throw err;
+      } finally {
+        watch?.stop();
       }
+    },
+    watchForWorker(taskQueue, stream, afterMs = NO_WORKER_WARNING_MS) {
+      return watchPollers(client, namespace, taskQueue, stream, afterMs);
     },
   };
 }

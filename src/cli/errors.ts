@@ -79,16 +79,43 @@ export class OperationRefusedError extends CliError {
   }
 }
 
-/** A query or update needs a worker on the run's task queue, and none answered in time. */
+/**
+ * A query or update needs a worker on the run's task queue, and none answered in time (`timeoutMs`), or the
+ * server said at once that no worker polls the queue (`timeoutMs` undefined).
+ */
 export class NoWorkerError extends CliError {
   override readonly name = 'NoWorkerError';
-  constructor(what: string, workflowId: string, timeoutMs: number, taskQueue?: string) {
+  constructor(what: string, workflowId: string, timeoutMs: number | undefined, taskQueue?: string) {
+    const queue = taskQueue ?? "the run's task queue";
     super(
-      `no worker answered the ${what} for ${workflowId} within ${Math.round(timeoutMs / 1000)} s; ` +
-        `a worker must poll task queue ${taskQueue ?? "the run's task queue"} (ledgerloop worker)`,
+      (timeoutMs === undefined
+        ? `no worker polls task queue ${queue}, so nothing can answer the ${what} for ${workflowId}; `
+        : `no worker answered the ${what} for ${workflowId} within ${Math.round(timeoutMs / 1000)} s; a worker must poll task queue ${queue}; `) +
+        `start one on that queue (${NO_WORKER_HINT})`,
       EXIT_FAILED,
     );
   }
+}
+
+/** How to get a worker polling: said by every message about a missing worker. */
+export const NO_WORKER_HINT = '`npm start` keeps one polling `ledgerloop`; or `npx ledgerloop worker` with LEDGERLOOP_TASK_QUEUE, docs/cli.md';
+
+const GRPC_FAILED_PRECONDITION = 9;
+
+/** The server's immediate answer to a query no worker can take: "no poller seen for task queue recently". */
+export function isNoPollerError(err: unknown): boolean {
+  const cause = err instanceof ServiceError && isGrpcServiceError(err.cause) ? err.cause : isGrpcServiceError(err) ? err : undefined;
+  const text = `${err instanceof Error ? err.message : String(err)} ${cause?.details ?? ''}`;
+  return (cause === undefined || cause.code === GRPC_FAILED_PRECONDITION) && /no poller seen/i.test(text);
+}
+
+/**
+ * A payload the client could not decode because it is encrypted and no key ring was configured: the message
+ * gains what to set. Other messages are returned unchanged.
+ */
+export function withCodecHint(message: string): string {
+  if (!/Unknown encoding: binary\/encrypted/i.test(message)) return message;
+  return `${message}: the payloads are encrypted; set LEDGERLOOP_CODEC_KEYS, or LEDGERLOOP_CODEC_KEYS_FILE to a file holding the key ring that wrote them (the demo's is .data/codec-demo-keys)`;
 }
 
 /** gRPC status codes the mapping looks at. */
@@ -146,7 +173,7 @@ export function toCliError(err: unknown, ctx: ErrorContext): CliError {
     return new OperationRefusedError(`refused: ${err.cause?.message ?? err.message}`);
   }
   if (grpcCode(err) === GRPC_UNAVAILABLE) return new ServerUnreachableError(ctx.address, (err as Error).message);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = withCodecHint(err instanceof Error ? err.message : String(err));
   // A ServiceError's own message is generic ("Failed to query Workflow"): add the server's status and details.
   const cause = err instanceof ServiceError && isGrpcServiceError(err.cause) ? err.cause : undefined;
   return new CliError(cause ? `${message} (gRPC status ${cause.code}: ${cause.details})` : message, EXIT_FAILED);

@@ -5,7 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CODEC_KEY_ID_ENV, CODEC_KEYS_ENV, codecFromEnv, generateCodecKeys, parseCodecKeys } from './data-converter';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import { DATA_DIR } from '../server/temporal-binaries';
+import { CODEC_KEY_ID_ENV, CODEC_KEYS_ENV, CODEC_KEYS_FILE_ENV, codecFromEnv, dataConverterFromEnv, generateCodecKeys, parseCodecKeys } from './data-converter';
 
 /** Where the codec keys of a process came from. */
 export type CodecKeySource =
@@ -36,4 +38,45 @@ export function ensureCodecKeys(file: string, env: NodeJS.ProcessEnv = process.e
   env[CODEC_KEYS_ENV] = spec;
   env[CODEC_KEY_ID_ENV] = ring.activeKeyId;
   return { kind: 'demo', keyId: ring.activeKeyId, file };
+}
+
+/** Where `npm start` and `npm run cluster` keep the demo key (created on their first run). */
+export const DEMO_KEY_FILE = path.join(DATA_DIR, 'codec-demo-keys');
+
+/**
+ * The data converter of a command-line client: the configured keys (LEDGERLOOP_CODEC_KEYS or _FILE), else, when
+ * `npm start` or `npm run cluster` made a demo key in this repository, one that DECODES with it (`note` says so)
+ * and encodes nothing: what the CLI sends stays plaintext, which the demo's workers accept and a worker without
+ * keys can read, while the demo's encrypted results, queries and histories become readable. Else none.
+ */
+export function cliDataConverter(note: (line: string) => void, env: NodeJS.ProcessEnv = process.env, demoFile = DEMO_KEY_FILE): DataConverter | undefined {
+  const configured = dataConverterFromEnv(env);
+  if (configured) return configured;
+  if (!fs.existsSync(demoFile)) return undefined;
+  const demo = codecFromEnv({ [CODEC_KEYS_FILE_ENV]: demoFile });
+  if (!demo) return undefined;
+  const said = `note: no ${CODEC_KEYS_ENV}: read encrypted payloads with the demo key in ${path.relative(process.cwd(), demoFile) || demoFile} (${CODEC_KEYS_FILE_ENV} names another)`;
+  return { payloadCodecs: [new DecodeOnlyCodec(demo, () => note(said))] };
+}
+
+const ENCRYPTED = 'binary/encrypted';
+
+/** Decodes with `inner`; encodes nothing (payloads leave as they are). `onDecrypt` runs once, on the first encrypted payload. */
+export class DecodeOnlyCodec implements PayloadCodec {
+  private told = false;
+  constructor(
+    private readonly inner: PayloadCodec,
+    private readonly onDecrypt: () => void = () => undefined,
+  ) {}
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads;
+  }
+  decode(payloads: Payload[]): Promise<Payload[]> {
+    const encrypted = payloads.some((p) => p.metadata?.['encoding'] !== undefined && Buffer.from(p.metadata['encoding']).toString() === ENCRYPTED);
+    if (encrypted && !this.told) {
+      this.told = true;
+      this.onDecrypt();
+    }
+    return this.inner.decode(payloads);
+  }
 }

@@ -497,6 +497,32 @@ describe('an outcome only an operator can settle', () => {
   });
 });
 
+describe('no worker on the queue', () => {
+  const idle = taskQueue('cli-nobody');
+
+  test('start --wait warns within seconds that no worker polls the queue, naming it', async () => {
+    const child = spawn(process.execPath, [BIN, 'start', '--scenario', 'wallet-debit', ...debitVars, '--task-queue', idle, '--wait', '--address', stack.server.address, '--namespace', stack.server.namespace], {
+      cwd: REPO,
+      env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! },
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const warned = await poll(async () => (err.includes(`no worker is polling task queue ${idle}`) ? true : undefined), 20_000).finally(() => child.kill('SIGTERM'));
+    expect(warned).toBe(true);
+    expect(err).toContain('npm start');
+  });
+
+  test('show on a run nobody polls names the queue that needs a worker and how to start one', async () => {
+    const started = await cli(['start', '--scenario', 'wallet-debit', ...debitVars, '--task-queue', idle]);
+    expect(started).toMatchObject({ code: 0, err: '' });
+    const r = await cli(['show', started.out.trim(), '--timeout', '5s']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`task queue ${idle}`);
+    expect(r.err).toContain('npm start');
+    expect(r.err).not.toMatch(/gRPC status|FAILED_PRECONDITION/);
+  });
+});
+
 describe('bad input and an unreachable server', () => {
   test('an unknown run id, malformed JSON and a missing flag exit 2 with one line', async () => {
     const unknown = await cli(['show', 'no-such-run-anywhere']);

@@ -10,9 +10,9 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { Runtime, Worker } from '@temporalio/worker';
 import type { Command } from 'commander';
-import { dataConverterFromEnv } from '../../codec/data-converter';
+import { cliDataConverter } from '../../codec/demo-key';
 import { buildWorkflowBundle, WORKFLOWS_PATH } from '../../worker/bundle';
-import { CliUsageError, EXIT_FAILED } from '../errors';
+import { CliUsageError, EXIT_FAILED, withCodecHint } from '../errors';
 import { formatElapsed, withProgress } from '../progress';
 import { configureCommand, printJson, runAction, type CommandIO } from './shared';
 
@@ -95,7 +95,7 @@ async function replayOne(file: string, workflowBundle: { code: string }): Promis
   }
   const events = history.events?.length ?? 0;
   try {
-    const dataConverter = dataConverterFromEnv();
+    const dataConverter = cliDataConverter(() => undefined);
     // Replay under the id the run had: its logical call ids and keys derive from it.
     const workflowId = (await workflowIdOfHistory(history, dataConverter)) ?? label;
     await Worker.runReplayHistory(
@@ -104,7 +104,7 @@ async function replayOne(file: string, workflowBundle: { code: string }): Promis
       workflowId,
     );
   } catch (err) {
-    return fail((err as Error).name || 'Error', (err as Error).message, events);
+    return fail((err as Error).name || 'Error', withCodecHint((err as Error).message), events);
   }
   return { file: label, ok: true, events, ms: Date.now() - started };
 }

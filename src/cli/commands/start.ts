@@ -133,6 +133,8 @@ export function registerStart(program: Command, io: CommandIO): void {
         }
         if (!flags.json) io.err.write(`started ${workflowId} on task queue ${flags.taskQueue}\n`);
         let result: AgentRunResult;
+        // No worker on the queue means waiting forever: say so within a few seconds, naming the queue.
+        const watch = s.watchForWorker(flags.taskQueue, io.err);
         try {
           result = await withProgress(`waiting for ${workflowId}`, () => handle.result(), { stream: io.err });
         } catch (err) {
@@ -142,6 +144,8 @@ export function registerStart(program: Command, io: CommandIO): void {
             );
           }
           throw err;
+        } finally {
+          watch.stop();
         }
         if (flags.json) printJson(io, { ...started, input: redacted(input), result });
         else printResult(io, workflowId, result);
