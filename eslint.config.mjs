@@ -10,7 +10,13 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const TS_FILES = ['**/*.ts'];
-const BOUNDARY_FILES = ['workflows/**/*.ts', 'src/domain/**/*.ts', 'src/tools/**/*.ts', 'src/server/search-attributes.ts', 'src/faults/workflow-hook.ts'];
+const BOUNDARY_FILES = [
+  'workflows/**/*.ts',
+  'src/domain/**/*.ts',
+  'src/tools/**/*.ts',
+  'src/server/search-attributes.ts',
+  'src/faults/workflow-hook.ts',
+];
 
 const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
 const builtinMessage = 'Workflow-side code is deterministic and bundled for the sandbox: no Node built-ins.';

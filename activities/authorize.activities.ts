@@ -16,7 +16,13 @@ import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/
 import { Failure } from '../src/domain/failures';
 import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
 import type { ApprovalGrant, AuthorizationInput, AuthorizerResult } from '../src/policy/authorization';
-import { CapabilityError, lapsesBeforeSend, signCapability, type CapabilityClaims, type CapabilityRecord } from '../src/policy/capability';
+import {
+  CapabilityError,
+  lapsesBeforeSend,
+  signCapability,
+  type CapabilityClaims,
+  type CapabilityRecord,
+} from '../src/policy/capability';
 import type { CapabilitySigningKey } from '../src/policy/capability-keys';
 import { evaluate } from '../src/policy/evaluate';
 import type { Policy } from '../src/policy/policy-format';
@@ -53,7 +59,10 @@ function currentPolicy(store: PolicyStore): Policy {
 }
 
 function mismatch(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`the signer refused: ${message}; nothing sent`, Failure.CapabilityClaimsMismatch);
+  return ApplicationFailure.nonRetryable(
+    `the signer refused: ${message}; nothing sent`,
+    Failure.CapabilityClaimsMismatch,
+  );
 }
 
 /** A call as the signer derives it from the request body and the tool declaration alone. */
@@ -69,22 +78,28 @@ function deriveCall(tools: ToolRegistry, req: DispatchRequest): DerivedCall {
   const { intent } = req;
   const tool = tools.get(intent.toolName);
   if (tool === undefined) throw mismatch(`no tool ${intent.toolName} is declared`);
-  if (tool.service !== req.service || tool.route !== req.route) throw mismatch(`${tool.name} is sent to ${tool.service} ${tool.route}, not ${req.service} ${req.route}`);
+  if (tool.service !== req.service || tool.route !== req.route)
+    throw mismatch(`${tool.name} is sent to ${tool.service} ${tool.route}, not ${req.service} ${req.route}`);
   const body = req.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw mismatch('the request body is not an object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw mismatch('the request body is not an object');
   const argumentsHash = hashCanonical(body);
-  if (argumentsHash !== intent.argumentsHash) throw mismatch('the request body does not hash to the intent arguments hash');
+  if (argumentsHash !== intent.argumentsHash)
+    throw mismatch('the request body does not hash to the intent arguments hash');
   const { tenant, ...rest } = body as Record<string, unknown>;
-  if (typeof tenant !== 'string' || tenant !== intent.tenant) throw mismatch('the request body names another tenant than the intent');
+  if (typeof tenant !== 'string' || tenant !== intent.tenant)
+    throw mismatch('the request body names another tenant than the intent');
   const parsed = tool.args.safeParse(rest);
   if (!parsed.success) throw mismatch(`the request body is not a valid ${tool.name} call`);
   const ctx: DispatchContext = { tenant, principalId: intent.principalId };
   // The body must be exactly what the declaration would send for these arguments.
-  if (hashCanonical(tool.canonicalize(parsed.data, ctx)) !== argumentsHash) throw mismatch(`the request body is not the canonical form of a ${tool.name} call`);
+  if (hashCanonical(tool.canonicalize(parsed.data, ctx)) !== argumentsHash)
+    throw mismatch(`the request body is not the canonical form of a ${tool.name} call`);
   const invalid = tool.invariants?.(parsed.data, ctx) ?? null;
   if (invalid !== null) throw mismatch(`the call violates an invariant of ${tool.name}`);
   const keyMode = req.strategy === 'blind_retry' ? 'derived' : 'exact';
-  const keyOk = req.keyUsed === intent.operationKey || (keyMode === 'derived' && req.keyUsed.startsWith(`${intent.operationKey}~`));
+  const keyOk =
+    req.keyUsed === intent.operationKey || (keyMode === 'derived' && req.keyUsed.startsWith(`${intent.operationKey}~`));
   if (!keyOk) throw mismatch('the key to send is not the intent operation key');
   const request = tool.authorization(parsed.data, ctx);
   return {
@@ -105,7 +120,16 @@ function deriveCall(tools: ToolRegistry, req: DispatchRequest): DerivedCall {
   };
 }
 
-const CHECKED: readonly (keyof DerivedCall['claims'])[] = ['operationKey', 'keyMode', 'argumentsHash', 'tenant', 'principalId', 'scope', 'action', 'resource'];
+const CHECKED: readonly (keyof DerivedCall['claims'])[] = [
+  'operationKey',
+  'keyMode',
+  'argumentsHash',
+  'tenant',
+  'principalId',
+  'scope',
+  'action',
+  'resource',
+];
 
 /** What the dispatch activity sends (the token) and what it may record (digest, kid, jti). */
 export interface SignedCapability {
@@ -132,22 +156,36 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
       );
     }
     if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
-      throw ApplicationFailure.nonRetryable('the decision for this call expired before dispatch', Failure.AuthorizationExpired);
+      throw ApplicationFailure.nonRetryable(
+        'the decision for this call expired before dispatch',
+        Failure.AuthorizationExpired,
+      );
     }
   }
   const call = deriveCall(deps.tools ?? builtinTools, req);
   if (auth !== undefined) {
     for (const field of CHECKED) {
-      if (auth.claims[field] !== call.claims[field]) throw mismatch(`the decision names ${field} ${JSON.stringify(auth.claims[field])}, the request is for ${JSON.stringify(call.claims[field])}`);
+      if (auth.claims[field] !== call.claims[field])
+        throw mismatch(
+          `the decision names ${field} ${JSON.stringify(auth.claims[field])}, the request is for ${JSON.stringify(call.claims[field])}`,
+        );
     }
-    if (auth.claims.policyVersion !== current.version) throw mismatch(`the decision names policy ${auth.claims.policyVersion}, not ${current.version}`);
+    if (auth.claims.policyVersion !== current.version)
+      throw mismatch(`the decision names policy ${auth.claims.policyVersion}, not ${current.version}`);
   }
   // Re-evaluate the policy for exactly this call. An approval recorded in the decision's chain stands for the
   // approval requirement (the workflow checked the grant; the signer checks the requirement is met, not waived).
   const approver = auth?.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
   const approval: ApprovalGrant | undefined =
     approver !== undefined && auth !== undefined
-      ? { logicalCallId: req.intent.logicalCallId, argumentsHash: call.claims.argumentsHash, policyVersion: current.version, approver, grantedAt: auth.issuedAt, expiresAt: auth.claims.expiresAt }
+      ? {
+          logicalCallId: req.intent.logicalCallId,
+          argumentsHash: call.claims.argumentsHash,
+          policyVersion: current.version,
+          approver,
+          grantedAt: auth.issuedAt,
+          expiresAt: auth.claims.expiresAt,
+        }
       : undefined;
   const input: AuthorizationInput = {
     principalId: call.ctx.principalId,
@@ -181,7 +219,8 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
       ...(call.request.currency !== undefined ? { currency: call.request.currency } : {}),
     });
   } catch (err) {
-    if (err instanceof CapabilityError) throw ApplicationFailure.nonRetryable(err.message, Failure.AuthorizationExpired);
+    if (err instanceof CapabilityError)
+      throw ApplicationFailure.nonRetryable(err.message, Failure.AuthorizationExpired);
     throw err;
   }
 }
@@ -220,12 +259,15 @@ export function signLookupAtDispatch(deps: AuthorizeDeps, grant: LookupGrant, no
     expiresAt: new Date(nowMs + LOOKUP_CAPABILITY_TTL_MS).toISOString(),
   };
   // A fresh token (its own jti) for every lookup or seal: the service accepts each token once.
-  return signCapability(claims, deps.capabilityKey, { audience: grant.service, nowMs, ttlMs: LOOKUP_CAPABILITY_TTL_MS }).token;
+  return signCapability(claims, deps.capabilityKey, { audience: grant.service, nowMs, ttlMs: LOOKUP_CAPABILITY_TTL_MS })
+    .token;
 }
 
 export function createAuthorizeActivities(deps: AuthorizeDeps) {
   /** Decides only: a signed capability in this result would be written into the run's history. */
-  async function authorizeCall(input: AuthorizationInput & { readonly includePolicy?: boolean }): Promise<AuthorizerResult> {
+  async function authorizeCall(
+    input: AuthorizationInput & { readonly includePolicy?: boolean },
+  ): Promise<AuthorizerResult> {
     const { includePolicy, ...rest } = input;
     const policy = currentPolicy(deps.policies);
     const held = includePolicy ? { policy: { document: policy, digest: policyDigest(policy) } } : {};

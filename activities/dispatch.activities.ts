@@ -15,7 +15,13 @@ import { blindRetryKey } from '../src/domain/identity';
 import { isLabStrategy } from '../src/domain/run';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
-import { resolveAuthorizeDeps, signAtDispatch, signLookupAtDispatch, type AuthorizeDeps, type SignedCapability } from './authorize.activities';
+import {
+  resolveAuthorizeDeps,
+  signAtDispatch,
+  signLookupAtDispatch,
+  type AuthorizeDeps,
+  type SignedCapability,
+} from './authorize.activities';
 import type { ToolIntent } from '../src/domain/identity';
 
 export interface DispatchDeps {
@@ -46,7 +52,13 @@ export function fenceFor(scheduledAtMs: number, attempt: number): number {
 }
 
 /** A failure of this attempt, carrying its attempt number (and what it sent) so the workflow counts what happened. */
-function failure(type: string, message: string, retryable: boolean, attempt: number, extra: object = {}): ApplicationFailure {
+function failure(
+  type: string,
+  message: string,
+  retryable: boolean,
+  attempt: number,
+  extra: object = {},
+): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: !retryable, details: [{ attempt, ...extra }] });
 }
 
@@ -68,8 +80,10 @@ const RETENTION_SAFETY = 0.8;
  * intent, or later: never earlier). For a later dispatch nothing safe is known: nothing is sent, reconcile.
  */
 function intentTimeOf(req: DispatchRequest, firstScheduledMs: number): string {
-  if (req.intentRecordedAt !== undefined && Number.isFinite(Date.parse(req.intentRecordedAt))) return req.intentRecordedAt;
-  if (req.dispatch <= 1 && Number.isFinite(firstScheduledMs) && firstScheduledMs > 0) return new Date(firstScheduledMs).toISOString();
+  if (req.intentRecordedAt !== undefined && Number.isFinite(Date.parse(req.intentRecordedAt)))
+    return req.intentRecordedAt;
+  if (req.dispatch <= 1 && Number.isFinite(firstScheduledMs) && firstScheduledMs > 0)
+    return new Date(firstScheduledMs).toISOString();
   throw ApplicationFailure.nonRetryable(
     `dispatch ${req.dispatch} of ${req.intent.logicalCallId} has no recorded intent time: nothing sent; reconcile by key`,
     Failure.IntentTimeMissing,
@@ -107,43 +121,67 @@ export function createDispatchActivities(deps: DispatchDeps) {
 
   function client(service: string): DownstreamClient {
     const c = deps.services[service];
-    if (c === undefined) throw ApplicationFailure.nonRetryable(`no downstream configured for ${service}`, 'Config.MissingService');
+    if (c === undefined)
+      throw ApplicationFailure.nonRetryable(`no downstream configured for ${service}`, 'Config.MissingService');
     return c;
   }
 
   async function dispatchTool(req: DispatchRequest): Promise<DispatchResponse> {
     if (isLabStrategy(req.strategy) && deps.labStrategies !== true) {
-      throw ApplicationFailure.nonRetryable(`strategy ${req.strategy} is lab-only; this worker refuses it (nothing was sent)`, Failure.StrategyForbidden);
+      throw ApplicationFailure.nonRetryable(
+        `strategy ${req.strategy} is lab-only; this worker refuses it (nothing was sent)`,
+        Failure.StrategyForbidden,
+      );
     }
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     const fence = fenceFor(ctx.info.currentAttemptScheduledTimestampMs, attempt);
     // What the last attempt got to is reported even if it never returns (a timeout carries the last heartbeat).
     ctx.heartbeat({ attempt });
-    const fail = (type: string, message: string, retryable = false): ApplicationFailure => failure(type, message, retryable, attempt);
+    const fail = (type: string, message: string, retryable = false): ApplicationFailure =>
+      failure(type, message, retryable, attempt);
     const downstream = client(req.service);
     // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
     const key = req.strategy === 'blind_retry' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
-    const base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'> = { attempt, fence, keyUsed: key, workerIdentity: deps.workerIdentity, queueDelayMs };
+    const base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'> = {
+      attempt,
+      fence,
+      keyUsed: key,
+      workerIdentity: deps.workerIdentity,
+      queueDelayMs,
+    };
     let recoveredVia: DispatchResponse['recoveredVia'];
     await activityCrashPoint('before_send', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
 
     if (attempt > 1 && req.idempotency === 'none') {
       // The tool's contract: never sent twice. An earlier attempt may have sent; settle by lookup or an operator.
-      throw fail(Failure.DispatchNoResend, `${req.intent.toolName} is not idempotent: attempt ${attempt} does not resend`);
+      throw fail(
+        Failure.DispatchNoResend,
+        `${req.intent.toolName} is not idempotent: attempt ${attempt} does not resend`,
+      );
     }
     if ((attempt > 1 || req.dispatch > 1) && req.strategy === 'check_receipt') {
       // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
       const found = await downstream.lookup(req.keyUsed, lookupOptions(req.service, req.intent, req.keyUsed, false));
       if (found.kind === 'unreachable') throw fail(Failure.DispatchUnavailable, found.reason, true);
-      if (found.kind === 'refused') throw fail(Failure.CapabilityRejected, `lookup refused: ${found.code}: ${found.reason}`);
+      if (found.kind === 'refused')
+        throw fail(Failure.CapabilityRejected, `lookup refused: ${found.code}: ${found.reason}`);
       if (found.kind === 'found') {
         const r = found.record;
-        if (r.status === 'in_progress') throw fail(Failure.IdempotencyInProgress, 'earlier attempt still in progress', true);
+        if (r.status === 'in_progress')
+          throw fail(Failure.IdempotencyInProgress, 'earlier attempt still in progress', true);
         if (r.status === 'completed') {
-          return { ...base, outcome: 'succeeded', httpStatus: 200, body: r.result, receipt: r.receipt, replayed: true, recoveredVia: 'receipt_lookup' };
+          return {
+            ...base,
+            outcome: 'succeeded',
+            httpStatus: 200,
+            body: r.result,
+            receipt: r.receipt,
+            replayed: true,
+            recoveredVia: 'receipt_lookup',
+          };
         }
         if (r.status === 'failed') {
           return {
@@ -167,7 +205,10 @@ export function createDispatchActivities(deps: DispatchDeps) {
       const retention = await retentionOf(req.service, downstream);
       const age = Date.now() - Date.parse(intentAt);
       if (age > retention * RETENTION_SAFETY) {
-        throw fail(Failure.RetentionExpired, `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`);
+        throw fail(
+          Failure.RetentionExpired,
+          `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`,
+        );
       }
     }
     // Every attempt signs its own capability, here, at the instant of sending: the signer re-derives the call from
@@ -207,17 +248,39 @@ export function createDispatchActivities(deps: DispatchDeps) {
         };
       case 'rejected': {
         if (sent.code === 'Capability.Invalid') {
-          throw failure(Failure.CapabilityRejected, 'downstream refused the capability', false, attempt, sentCapability);
+          throw failure(
+            Failure.CapabilityRejected,
+            'downstream refused the capability',
+            false,
+            attempt,
+            sentCapability,
+          );
         }
-        if (sent.code === Failure.IdempotencyArgumentsMismatch || sent.code === Failure.IdempotencyKeySealed || sent.code === Failure.FenceStale) {
+        if (
+          sent.code === Failure.IdempotencyArgumentsMismatch ||
+          sent.code === Failure.IdempotencyKeySealed ||
+          sent.code === Failure.FenceStale
+        ) {
           throw fail(sent.code, `downstream refused the key: ${sent.code}`);
         }
         if (sent.code === Failure.IntentExpired || sent.code === Failure.IntentTimeMissing) {
           // This request did nothing; an earlier attempt may have. The workflow reconciles (lookup and seal).
           throw fail(sent.code, `downstream refused the intent time ${intentAt}: ${sent.code}`);
         }
-        const message = typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body ? String((sent.body as { message: unknown }).message) : sent.code;
-        return { ...base, ...sentCapability, outcome: 'rejected', httpStatus: sent.status, body: sent.body, replayed: false, errorCode: sent.reason ?? sent.code, errorMessage: message };
+        const message =
+          typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body
+            ? String((sent.body as { message: unknown }).message)
+            : sent.code;
+        return {
+          ...base,
+          ...sentCapability,
+          outcome: 'rejected',
+          httpStatus: sent.status,
+          body: sent.body,
+          replayed: false,
+          errorCode: sent.reason ?? sent.code,
+          errorMessage: message,
+        };
       }
       case 'in_progress':
         throw fail(Failure.IdempotencyInProgress, 'an attempt with this key is in progress downstream', true);
@@ -230,7 +293,14 @@ export function createDispatchActivities(deps: DispatchDeps) {
 
   /** Lookup options carrying a capability for exactly this key, tenant and service, signed here at dispatch. */
   function lookupOptions(service: string, intent: ToolIntent, key: string, seal: boolean) {
-    const grant = { service, operationKey: key, tenant: intent.tenant, principalId: intent.principalId, policyVersion: intent.policyVersion, seal };
+    const grant = {
+      service,
+      operationKey: key,
+      tenant: intent.tenant,
+      principalId: intent.principalId,
+      policyVersion: intent.policyVersion,
+      seal,
+    };
     const capability = signLookupAtDispatch(signer, grant, Date.now());
     return { tenant: intent.tenant, seal, ...(capability === undefined ? {} : { capability }) };
   }
@@ -240,10 +310,15 @@ export function createDispatchActivities(deps: DispatchDeps) {
     const found = await client(req.service).lookup(key, lookupOptions(req.service, req.intent, key, req.seal));
     if (found.kind === 'unreachable') throw ApplicationFailure.retryable(found.reason, Failure.ReconcileUnreachable);
     // The service refused the lookup itself (no or a wrong capability): retrying the same request cannot help.
-    if (found.kind === 'refused') throw ApplicationFailure.nonRetryable(`lookup refused: ${found.code}: ${found.reason}`, Failure.CapabilityRejected);
+    if (found.kind === 'refused')
+      throw ApplicationFailure.nonRetryable(
+        `lookup refused: ${found.code}: ${found.reason}`,
+        Failure.CapabilityRejected,
+      );
     if (found.kind === 'not_found') return { kind: 'not_found', sealed: found.sealed };
     const r = found.record;
-    if (r.status === 'in_progress') throw ApplicationFailure.retryable('effect still in progress downstream', Failure.IdempotencyInProgress);
+    if (r.status === 'in_progress')
+      throw ApplicationFailure.retryable('effect still in progress downstream', Failure.IdempotencyInProgress);
     if (r.status === 'sealed') return { kind: 'not_found', sealed: true };
     return {
       kind: 'found',

@@ -19,7 +19,8 @@ export function createIdentityActivities(deps: IdentityDeps | undefined) {
     try {
       return await verifyIdentityToken(source, input.token);
     } catch (err) {
-      if (err instanceof IdentityError) throw ApplicationFailure.create({ type: err.type, nonRetryable: true, message: err.message });
+      if (err instanceof IdentityError)
+        throw ApplicationFailure.create({ type: err.type, nonRetryable: true, message: err.message });
       throw err;
     }
   }

@@ -30,7 +30,11 @@ export function createActivities(deps: ActivityDeps) {
   const { planTurn } = createPlannerActivities(deps.planner, deps.openai);
   // One policy store and one signing key for the authorizer and for signing at dispatch.
   const authorize = resolveAuthorizeDeps(deps.authorize);
-  const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize, labStrategies: deps.allowLabStrategies === true });
+  const { dispatchTool, reconcileCall } = createDispatchActivities({
+    ...deps,
+    authorize,
+    labStrategies: deps.allowLabStrategies === true,
+  });
   const { authorizeCall } = createAuthorizeActivities(authorize);
   const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
   const { verifyIdentity } = createIdentityActivities(deps.identity);

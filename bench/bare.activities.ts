@@ -79,21 +79,21 @@ export function createBareActivities(deps: BareDeps) {
     // One capability per request: the wallet accepts each token once (a client retry signs a fresh one).
     const capabilityFor = (): string =>
       signCapability(
-      {
-        operationKey: req.key,
-        keyMode: 'exact',
-        argumentsHash,
-        tenant: req.body.tenant,
-        principalId: req.principalId,
-        scope: 'wallet.charge',
-        action: 'wallet.debit',
-        resource: `${req.body.tenant}/account/${req.body.account}`,
-        policyVersion: 'bare',
-        expiresAt: new Date(Date.now() + 60_000).toISOString(),
-      },
-      deps.capabilityKey,
-      { audience: 'wallet', nowMs: Date.now() },
-    ).token;
+        {
+          operationKey: req.key,
+          keyMode: 'exact',
+          argumentsHash,
+          tenant: req.body.tenant,
+          principalId: req.principalId,
+          scope: 'wallet.charge',
+          action: 'wallet.debit',
+          resource: `${req.body.tenant}/account/${req.body.account}`,
+          policyVersion: 'bare',
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        },
+        deps.capabilityKey,
+        { audience: 'wallet', nowMs: Date.now() },
+      ).token;
     const attempts = req.clientRetries === 'stacked' ? STACKED_CLIENT_ATTEMPTS : 1;
     let sent: SendOutcome | undefined;
     let requests = 0;

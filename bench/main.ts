@@ -49,11 +49,15 @@ function parseArgs(argv: readonly string[]): Args {
   const value = flagValue(argv, '--only');
   // The cluster target measures what the server changes: latency and throughput (replay and history are the
   // worker's and the workflow's, the same on any server).
-  const only = new Set<Section>(value ? (value.split(',') as Section[]) : target === 'cluster' ? ['latency', 'throughput'] : SECTIONS);
+  const only = new Set<Section>(
+    value ? (value.split(',') as Section[]) : target === 'cluster' ? ['latency', 'throughput'] : SECTIONS,
+  );
   for (const s of only)
     if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; known: ${SECTIONS.join(', ')}`);
   const hosts = (flagValue(argv, '--hosts') ?? (target === 'cluster' ? '1,3' : '1')).split(',').map(Number);
-  for (const h of hosts) if (!Number.isSafeInteger(h) || h < 1 || h > 8) throw new Error(`--hosts takes whole numbers from 1 to 8, not ${h}`);
+  for (const h of hosts)
+    if (!Number.isSafeInteger(h) || h < 1 || h > 8)
+      throw new Error(`--hosts takes whole numbers from 1 to 8, not ${h}`);
   return { quick, only, dbOnDisk, target, hosts };
 }
 
@@ -149,8 +153,14 @@ async function main(): Promise<void> {
   const dir = path.join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
   // A partial run (--only) never overwrites the figures of a complete one.
-  const partial = args.target === 'cluster' ? !(args.only.has('latency') && args.only.has('throughput')) : args.only.size < SECTIONS.length;
-  const base = path.join(dir, `latest${args.target === 'cluster' ? '-cluster' : ''}${args.quick ? '-quick' : ''}${partial ? '-partial' : ''}`);
+  const partial =
+    args.target === 'cluster'
+      ? !(args.only.has('latency') && args.only.has('throughput'))
+      : args.only.size < SECTIONS.length;
+  const base = path.join(
+    dir,
+    `latest${args.target === 'cluster' ? '-cluster' : ''}${args.quick ? '-quick' : ''}${partial ? '-partial' : ''}`,
+  );
   writeFileSync(`${base}.json`, `${JSON.stringify(out, null, 2)}\n`);
   writeFileSync(
     `${base}.md`,

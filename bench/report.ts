@@ -56,7 +56,8 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       met: null,
     });
   }
-  for (const t of f.throughputByHosts ?? (f.throughput ? [f.throughput] : [])) rows.push(...throughputRows(t, f.throughputByHosts !== undefined));
+  for (const t of f.throughputByHosts ?? (f.throughput ? [f.throughput] : []))
+    rows.push(...throughputRows(t, f.throughputByHosts !== undefined));
   if (f.throughputByHosts) rows.push(...hostScalingRows(f.throughputByHosts));
   if (f.history) {
     const { governed: g, bare: b } = f.history;
@@ -147,7 +148,8 @@ function throughputRows(t: ThroughputFigures, labelled: boolean): Row[] {
   }));
   // Load-independent view of the same figure: the box is CPU-bound, so capacity is 1 / (CPU per run) of the
   // stack's own processes; other processes on a shared box cannot move it the way they move runs/s.
-  const cpu = (c: ThroughputFigures['cells'][number]): number => c.cpuMsPerRun.worker + c.cpuMsPerRun.server + c.cpuMsPerRun.wallet;
+  const cpu = (c: ThroughputFigures['cells'][number]): number =>
+    c.cpuMsPerRun.worker + c.cpuMsPerRun.server + c.cpuMsPerRun.wallet;
   return [
     ...pairs.map(({ r, g, b }) => ({
       figure: `Throughput at concurrency ${r.concurrency}${on} (runs/s)`,

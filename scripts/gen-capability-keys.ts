@@ -7,7 +7,12 @@
  * Rotation: run it again, ADD the new public key to LEDGERLOOP_CAPABILITY_KEYS next to the old one, deploy the
  * services, then the workers with the new signing key, and remove the old public key once its tokens expired.
  */
-import { generateCapabilityTrust, KEY_SET_ENV, RELAY_SIGNING_KEY_ENV, SIGNING_KEY_ENV } from '../src/policy/capability-keys';
+import {
+  generateCapabilityTrust,
+  KEY_SET_ENV,
+  RELAY_SIGNING_KEY_ENV,
+  SIGNING_KEY_ENV,
+} from '../src/policy/capability-keys';
 
 const trust = generateCapabilityTrust();
 const q = (v: string) => `'${v}'`;

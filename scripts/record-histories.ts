@@ -13,7 +13,13 @@ import { connectNative, serverTarget } from '../src/server/connection-config';
 import { createActivities } from '../activities';
 import type { WorkflowHandle } from '@temporalio/client';
 import { readLedger, startAgentRun } from '../src/client/runs';
-import { decideApprovalUpdate, pendingApprovalsQuery, requestCancelUpdate, resolveCallUpdate, type PendingApproval } from '../workflows/definitions';
+import {
+  decideApprovalUpdate,
+  pendingApprovalsQuery,
+  requestCancelUpdate,
+  resolveCallUpdate,
+  type PendingApproval,
+} from '../workflows/definitions';
 import { staticIdentitySource } from '../src/identity/config';
 import { runOpeningFailure } from '../src/demo/opening-failure';
 import { startStack, type Stack } from '../src/demo/stack';
@@ -31,7 +37,13 @@ async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> 
 }
 
 /** Approve or deny the `nth` approval request of the run (counting ApprovalRequested events). */
-async function decide(stack: Stack, h: WorkflowHandle, nth: number, decision: 'approve' | 'deny', ttlMs?: number): Promise<void> {
+async function decide(
+  stack: Stack,
+  h: WorkflowHandle,
+  nth: number,
+  decision: 'approve' | 'deny',
+  ttlMs?: number,
+): Promise<void> {
   let pending: PendingApproval | undefined;
   await until(async () => {
     const requested = (await readLedger(h)).events.filter((e) => e.type === 'ApprovalRequested').length;
@@ -42,7 +54,16 @@ async function decide(stack: Stack, h: WorkflowHandle, nth: number, decision: 'a
   // v5 on: the approver is a verified token of the stack's development issuer (role `approver`).
   const token = await stack.identity.issue('manager:carol', 'acme', ['approver']);
   await h.executeUpdate(decideApprovalUpdate, {
-    args: [{ logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion, token, decision, ...(ttlMs ? { ttlMs } : {}) }],
+    args: [
+      {
+        logicalCallId: p.logicalCallId,
+        argumentsHash: p.argumentsHash,
+        policyVersion: p.policyVersion,
+        token,
+        decision,
+        ...(ttlMs ? { ttlMs } : {}),
+      },
+    ],
   });
 }
 
@@ -80,11 +101,20 @@ async function recordOperatorResolution(
     await worker.runUntil(async () => {
       const input = base({
         strategy: 'check_receipt',
-        planner: { kind: 'scripted', scenario: 'wallet-debit', vars: { account: 'acct_op', amount: { minor: 900, currency: 'EUR' } } },
+        planner: {
+          kind: 'scripted',
+          scenario: 'wallet-debit',
+          vars: { account: 'acct_op', amount: { minor: 900, currency: 'EUR' } },
+        },
         caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
         limits: { tool: 2, reconcile: 2 },
       });
-      const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input, identityToken: await stack.identity.issue('user:alice', 'acme') });
+      const handle = await startAgentRun(stack.client, {
+        workflowId,
+        taskQueue: tq,
+        input,
+        identityToken: await stack.identity.issue('user:alice', 'acme'),
+      });
       let key = '';
       await until(async () => {
         const e = (await readLedger(handle)).events.find((x) => x.type === 'DispatchIntentRecorded');
@@ -98,7 +128,15 @@ async function recordOperatorResolution(
       const receipt = found.kind === 'found' ? found.record.receipt : undefined;
       const id = Object.keys((await readLedger(handle)).projection.calls)[0]!;
       await handle.executeUpdate(resolveCallUpdate, {
-        args: [{ logicalCallId: id, outcome: 'SUCCEEDED', token: await stack.identity.issue('ops:bob', 'acme', ['operator']), reason: 'the wallet statement shows the debit', ...(receipt ? { receipt } : {}) }],
+        args: [
+          {
+            logicalCallId: id,
+            outcome: 'SUCCEEDED',
+            token: await stack.identity.issue('ops:bob', 'acme', ['operator']),
+            reason: 'the wallet statement shows the debit',
+            ...(receipt ? { receipt } : {}),
+          },
+        ],
       });
       await handle.result();
     });
@@ -112,7 +150,11 @@ async function main(): Promise<void> {
   const version = process.argv[2] ?? 'v1';
   const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', version);
   mkdirSync(dir, { recursive: true });
-  const stack = await startStack({ name: 'record', server: { headless: true }, services: ['inventory', 'shipping', 'orders'] });
+  const stack = await startStack({
+    name: 'record',
+    server: { headless: true },
+    services: ['inventory', 'shipping', 'orders'],
+  });
   const save = async (name: string, workflowId: string): Promise<void> => {
     const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     writeFileSync(path.join(dir, `${name}.json`), `${historyToJSON(history)}\n`);
@@ -121,7 +163,11 @@ async function main(): Promise<void> {
   try {
     const stamp = Date.now();
     for (const strategy of ['blind_retry', 'check_receipt', 'same_key_replay'] as const) {
-      const row = await runOpeningFailure(stack, { strategy, taskQueue: `record-${strategy}-${stamp}`, workflowId: `record-opening-${strategy}` });
+      const row = await runOpeningFailure(stack, {
+        strategy,
+        taskQueue: `record-${strategy}-${stamp}`,
+        workflowId: `record-opening-${strategy}`,
+      });
       await save(`opening-failure-${strategy}`, row.workflowId);
     }
     const tq = `record-inproc-${stamp}`;
@@ -132,7 +178,12 @@ async function main(): Promise<void> {
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
         // A short client timeout, so a response the wallet holds back counts as lost (the re-authorization path).
-        services: Object.fromEntries(Object.entries(stack.serviceUrls).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })])),
+        services: Object.fromEntries(
+          Object.entries(stack.serviceUrls).map(([k, url]) => [
+            k,
+            new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 }),
+          ]),
+        ),
         workerIdentity: 'recorder',
         authorize: { capabilityKey: stack.capabilityKey },
         quota: { client: stack.client, taskQueue: tq },
@@ -143,70 +194,144 @@ async function main(): Promise<void> {
       principal: { id: 'user:alice', tenant: 'acme' },
       goal: 'fixture',
       strategy: 'same_key_replay',
-      planner: { kind: 'scripted', scenario: 'wallet-debit', vars: { account: 'acct_fx', amount: { minor: 1250, currency: 'EUR' } } },
+      planner: {
+        kind: 'scripted',
+        scenario: 'wallet-debit',
+        vars: { account: 'acct_fx', amount: { minor: 1250, currency: 'EUR' } },
+      },
       deadlineAt: new Date(Date.now() + 60_000).toISOString(),
       ...over,
     });
-    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_fx', balanceMinor: 1_000_000, currency: 'EUR' });
+    await stack.walletClient.seedAccount({
+      tenant: 'acme',
+      account: 'acct_fx',
+      balanceMinor: 1_000_000,
+      currency: 'EUR',
+    });
     await worker.runUntil(async () => {
       const runs: Array<[string, AgentRunInput, (() => Promise<unknown>)?, ((h: WorkflowHandle) => Promise<void>)?]> = [
-        ['lost-response-same-key', base({}), () => stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits' })],
+        [
+          'lost-response-same-key',
+          base({}),
+          () => stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits' }),
+        ],
         ['rejected-malformed', base({ planner: { kind: 'scripted', scenario: 'malformed-arguments' } })],
-        ['denied-over-limit', base({ planner: { kind: 'scripted', scenario: 'over-limit-debit', vars: { account: 'acct_fx' } } })],
-        ['turn-budget', base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 2 } })],
+        [
+          'denied-over-limit',
+          base({ planner: { kind: 'scripted', scenario: 'over-limit-debit', vars: { account: 'acct_fx' } } }),
+        ],
+        [
+          'turn-budget',
+          base({
+            planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } },
+            budgets: { maxTurns: 2 },
+          }),
+        ],
         [
           'saga-compensated',
           base({
             planner: {
               kind: 'scripted',
               scenario: 'order-fulfilment',
-              vars: { sku: 'SKU-FX', quantity: 1, account: 'acct_fx', amount: { minor: 900, currency: 'EUR' }, orderId: 'ord-fx', address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' } },
+              vars: {
+                sku: 'SKU-FX',
+                quantity: 1,
+                account: 'acct_fx',
+                amount: { minor: 900, currency: 'EUR' },
+                orderId: 'ord-fx',
+                address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' },
+              },
             },
           }),
           async () => {
             const s = stack.services;
             await s.inventory!.client.request('POST', '/admin/stock', { tenant: 'acme', sku: 'SKU-FX', onHand: 5 });
-            await s.orders!.client.request('POST', '/admin/orders', { tenant: 'acme', orderId: 'ord-fx', customerEmail: 'ada@example.com' });
+            await s.orders!.client.request('POST', '/admin/orders', {
+              tenant: 'acme',
+              orderId: 'ord-fx',
+              customerEmail: 'ada@example.com',
+            });
             await s.shipping!.client.request('POST', '/admin/capacity', { remaining: 0 });
           },
         ],
       ];
       // v4 on: the paths issue #11 named (approvals, re-authorization, continue-as-new with a saga, cancellation,
       // compensation at a stop, repeated intents, the budget); the operator resolution is recorded below.
-      const big = (account = 'acct_fx') => ({ kind: 'scripted' as const, scenario: 'wallet-debit', vars: { account, amount: { minor: 60_000, currency: 'EUR' } } });
+      const big = (account = 'acct_fx') => ({
+        kind: 'scripted' as const,
+        scenario: 'wallet-debit',
+        vars: { account, amount: { minor: 60_000, currency: 'EUR' } },
+      });
       runs.push(
         ['approval-granted', base({ planner: big() }), undefined, (h) => decide(stack, h, 1, 'approve')],
         ['approval-denied', base({ planner: big() }), undefined, (h) => decide(stack, h, 1, 'deny')],
         [
           'reauthorized-after-lost-response',
           base({ planner: big(), caps: { toolAttemptMs: 3_000 } }),
-          () => stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 6_000, path: '/v1/debits', times: 1 }),
+          () =>
+            stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 6_000, path: '/v1/debits', times: 1 }),
           async (h) => {
             await decide(stack, h, 1, 'approve', 3_000);
             await decide(stack, h, 2, 'deny');
           },
         ],
-        ['saga-across-continue-as-new', base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 4, maxHistoryEvents: 30 } })],
+        [
+          'saga-across-continue-as-new',
+          base({
+            planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } },
+            budgets: { maxTurns: 4, maxHistoryEvents: 30 },
+          }),
+        ],
         [
           'cancelled-after-effect',
-          base({ planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } }, budgets: { maxTurns: 64 }, deadlineAt: new Date(Date.now() + 600_000).toISOString() }),
+          base({
+            planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } },
+            budgets: { maxTurns: 64 },
+            deadlineAt: new Date(Date.now() + 600_000).toISOString(),
+          }),
           undefined,
           async (h) => {
             await until(async () => (await readLedger(h)).events.some((e) => e.type === 'ToolResultRecorded'));
             // v5 on: a verified cancel request (the run's own principal), recorded in CancellationRequested.
-            await h.executeUpdate(requestCancelUpdate, { args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'fixture' }] });
+            await h.executeUpdate(requestCancelUpdate, {
+              args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'fixture' }],
+            });
           },
         ],
-        ['repeated-intent', base({ planner: { kind: 'scripted', scenario: 'repeat-debit', vars: { account: 'acct_fx', amount: { minor: 777, currency: 'EUR' } } } })],
-        ['parallel-over-budget', base({ planner: { kind: 'scripted', scenario: 'parallel-debits', vars: { account: 'acct_fx', count: 4 } }, budgets: { maxToolCalls: 2 } })],
+        [
+          'repeated-intent',
+          base({
+            planner: {
+              kind: 'scripted',
+              scenario: 'repeat-debit',
+              vars: { account: 'acct_fx', amount: { minor: 777, currency: 'EUR' } },
+            },
+          }),
+        ],
+        [
+          'parallel-over-budget',
+          base({
+            planner: { kind: 'scripted', scenario: 'parallel-debits', vars: { account: 'acct_fx', count: 4 } },
+            budgets: { maxToolCalls: 2 },
+          }),
+        ],
         ['identity-refused', base({})],
       );
       for (const [name, input, arm, during] of runs) {
         if (arm) await arm();
         const workflowId = `record-${name}`;
         // v5 on: every run carries its principal's token; `identity-refused` carries none and is denied at start.
-        const identityToken = name === 'identity-refused' ? undefined : await stack.identity.issue(input.principal.id, input.principal.tenant);
-        const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input, allowLabStrategies: true, ...(identityToken ? { identityToken } : {}) });
+        const identityToken =
+          name === 'identity-refused'
+            ? undefined
+            : await stack.identity.issue(input.principal.id, input.principal.tenant);
+        const handle = await startAgentRun(stack.client, {
+          workflowId,
+          taskQueue: tq,
+          input,
+          allowLabStrategies: true,
+          ...(identityToken ? { identityToken } : {}),
+        });
         if (during) await during(handle);
         await handle.result().catch(() => undefined);
         await stack.walletClient.clearFaults();

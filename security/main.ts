@@ -14,7 +14,9 @@ async function main(): Promise<number> {
   const names = args.filter((a) => !a.startsWith('--'));
   const unknown = names.filter((n) => !ATTACK_GROUPS.some((g) => g.name === n));
   if (unknown.length > 0) {
-    process.stderr.write(`security: unknown group(s) ${unknown.join(', ')}; known: ${ATTACK_GROUPS.map((g) => g.name).join(', ')}\n`);
+    process.stderr.write(
+      `security: unknown group(s) ${unknown.join(', ')}; known: ${ATTACK_GROUPS.map((g) => g.name).join(', ')}\n`,
+    );
     return 2;
   }
   const groups = names.length > 0 ? ATTACK_GROUPS.filter((g) => names.includes(g.name)) : ATTACK_GROUPS;

@@ -54,14 +54,23 @@ export const SETTLE_STANDING_EFFECTS = 'settle-standing-effects';
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const runId = workflowInfo().workflowId;
   const carried = input.carried;
-  const ledger = new Ledger(carried ? { projection: carried.projection as Projection, eventCount: carried.eventCount } : undefined);
+  const ledger = new Ledger(
+    carried ? { projection: carried.projection as Projection, eventCount: carried.eventCount } : undefined,
+  );
   const limits = { ...DEFAULT_LIMITS, ...input.limits };
   const caps = { ...DEFAULT_CAPS, ...input.caps };
   const budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
   const deadlineAtMs = Date.parse(input.deadlineAt);
   const clock = (): DeadlineClock => ({ deadlineAtMs, nowMs: Date.now(), caps, limits });
   const who = { principalId: input.principal.id, tenant: input.principal.tenant };
-  const ctx: RunContext = { runId, ...who, deadlineAt: input.deadlineAt, tools: builtinTools, ledger, occurrences: new Map(carried?.occurrences ?? []) };
+  const ctx: RunContext = {
+    runId,
+    ...who,
+    deadlineAt: input.deadlineAt,
+    tools: builtinTools,
+    ledger,
+    occurrences: new Map(carried?.occurrences ?? []),
+  };
   // Versioned change: runs started before it upserted every search attribute on every publish (replayed as such).
   const view = new RunView(ledger, budgets, patched(PUBLISH_ON_CHANGE));
   const show = (): void => view.publish();
@@ -106,9 +115,20 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     // Versioned change: runs started before it asked the authorizer local activity for every call.
     ...(patched(DECIDE_FROM_HELD_POLICY) ? { held: new PolicyHolder() } : {}),
   };
-  const runner: CallRunnerContext = { ledger, strategy: input.strategy, tenant: who.tenant, clock, gate, breakers, beforeDispatch: (c) => saga.register(c) };
+  const runner: CallRunnerContext = {
+    ledger,
+    strategy: input.strategy,
+    tenant: who.tenant,
+    clock,
+    gate,
+    breakers,
+    beforeDispatch: (c) => saga.register(c),
+  };
   // Offsetting at a stop may use the grace past the deadline: that is what the grace is kept for.
-  const abortRunner: CallRunnerContext = { ...runner, clock: () => ({ ...clock(), deadlineAtMs: deadlineAtMs + caps.abortGraceMs }) };
+  const abortRunner: CallRunnerContext = {
+    ...runner,
+    clock: () => ({ ...clock(), deadlineAtMs: deadlineAtMs + caps.abortGraceMs }),
+  };
 
   /**
    * A stop other than `completed`: every forward effect still standing is offset (`onAbort: 'compensate'`) or
@@ -129,7 +149,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
     if (onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))) {
       try {
-        const done = await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, (c) => runCall(abortRunner, c));
+        const done = await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, (c) =>
+          runCall(abortRunner, c),
+        );
         out.offset.push(...done.offset);
         out.nothingToOffset.push(...done.nothingToOffset);
         out.unsettled.push(...done.unsettled);
@@ -144,7 +166,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       out.offset.length > 0 ? `offset ${out.offset.join(', ')}` : '',
       out.nothingToOffset.length > 0 ? `nothing to offset for ${out.nothingToOffset.join(', ')}` : '',
       out.unsettled.length > 0 ? `compensation did not settle for ${out.unsettled.join(', ')}` : '',
-      left.length > 0 ? `left standing for an operator: ${left.map((id) => `${id} (${ledger.projection.calls[id]?.toolName ?? '?'})`).join(', ')}` : '',
+      left.length > 0
+        ? `left standing for an operator: ${left.map((id) => `${id} (${ledger.projection.calls[id]?.toolName ?? '?'})`).join(', ')}`
+        : '',
     ].filter((x) => x !== '');
     return `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}`;
   }
@@ -152,8 +176,14 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   /** End the run: settle what stands, record why, publish, and return; never interrupted by a cancellation. */
   const stop = (reason: StopReason, detail: string, finalText?: string): Promise<AgentRunResult> =>
     CancellationScope.nonCancellable(async () => {
-      const standing = reason === 'completed' || reason === 'tool_failed' || reason === 'compensation_failed' ? '' : await settleStanding(reason);
-      const lost = lostRegistrations.length > 0 ? `compensations lost across continue-as-new (unknown tool): ${lostRegistrations.join(', ')}` : '';
+      const standing =
+        reason === 'completed' || reason === 'tool_failed' || reason === 'compensation_failed'
+          ? ''
+          : await settleStanding(reason);
+      const lost =
+        lostRegistrations.length > 0
+          ? `compensations lost across continue-as-new (unknown tool): ${lostRegistrations.join(', ')}`
+          : '';
       const full = [detail, standing, reason === 'completed' ? '' : lost].filter((x) => x !== '').join('; ');
       ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full });
       show();
@@ -165,20 +195,49 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   if (carried) {
     // Carried state is the workflow's own, handed over at continue-as-new; a starter that sets it is refused.
     if (patched(VERIFIED_IDENTITY) && workflowInfo().continuedFromExecutionRunId === undefined) {
-      throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'carried state is set only by continue-as-new; nothing was run' });
+      throw ApplicationFailure.create({
+        type: Failure.IdentityInvalid,
+        nonRetryable: true,
+        message: 'carried state is set only by continue-as-new; nothing was run',
+      });
     }
-    ledger.append({ type: 'LedgerCarriedForward', fromTemporalRunId: carried.fromTemporalRunId, projectionHash: carried.projectionHash, eventCount: carried.eventCount });
+    ledger.append({
+      type: 'LedgerCarriedForward',
+      fromTemporalRunId: carried.fromTemporalRunId,
+      projectionHash: carried.projectionHash,
+      eventCount: carried.eventCount,
+    });
   } else {
     // Versioned change: runs started before it took the principal from the input text.
-    const checked = patched(VERIFIED_IDENTITY) ? await verifyRunIdentity(input.identityToken, input.principal) : undefined;
+    const checked = patched(VERIFIED_IDENTITY)
+      ? await verifyRunIdentity(input.identityToken, input.principal)
+      : undefined;
     const identity =
       checked === undefined
         ? {}
         : checked.ok
-          ? { identity: { verified: true as const, subject: checked.identity.subject, issuer: checked.identity.issuer, tokenDigest: checked.identity.tokenDigest, roles: checked.identity.roles } }
+          ? {
+              identity: {
+                verified: true as const,
+                subject: checked.identity.subject,
+                issuer: checked.identity.issuer,
+                tokenDigest: checked.identity.tokenDigest,
+                roles: checked.identity.roles,
+              },
+            }
           : { identity: { verified: false as const, code: checked.code, reason: checked.reason } };
     if (checked && !checked.ok) refusedIdentity = `${checked.code}: ${checked.reason}`;
-    ledger.append({ type: 'RunCreated', runId, ...who, strategy: input.strategy, deadlineAt: input.deadlineAt, budgets, reducerVersion: REDUCER_VERSION, onAbort, ...identity });
+    ledger.append({
+      type: 'RunCreated',
+      runId,
+      ...who,
+      strategy: input.strategy,
+      deadlineAt: input.deadlineAt,
+      budgets,
+      reducerVersion: REDUCER_VERSION,
+      onAbort,
+      ...identity,
+    });
   }
   view.identify({ principal: who.principalId, tenant: who.tenant, strategy: input.strategy });
   show();
@@ -186,7 +245,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   if (refusedIdentity !== undefined) return stop('authorization_denied', `identity refused (${refusedIdentity})`);
 
   /** Run one turn's calls side by side; each is tracked by its logical call id, never by position. */
-  async function dispatchTurn(turn: number, plan: Extract<PlanResponse, { kind: 'proposals' }>): Promise<Observation[]> {
+  async function dispatchTurn(
+    turn: number,
+    plan: Extract<PlanResponse, { kind: 'proposals' }>,
+  ): Promise<Observation[]> {
     const perTurn = new Map<string, number>();
     const cap = budgets.maxProposalsPerTurn;
     const prepared = plan.proposals.map((p, i) => prepareProposal(ctx, turn, p, perTurn, i >= cap ? cap : undefined));
@@ -211,7 +273,9 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       byKey.set(call.operationKey, { id: call.logicalCallId, outcome });
       return outcome;
     };
-    const settled = await Promise.allSettled(prepared.map((p) => (p.ok ? run(p.call) : Promise.resolve(p.observation))));
+    const settled = await Promise.allSettled(
+      prepared.map((p) => (p.ok ? run(p.call) : Promise.resolve(p.observation))),
+    );
     const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (rejected) throw rejected.reason;
     show();
@@ -225,7 +289,10 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     show();
     const summary = `offset ${outcome.offset.length}, nothing to offset ${outcome.nothingToOffset.length}`;
     if (outcome.unsettled.length > 0) {
-      return stop('compensation_failed', `${why}; ${summary}; compensation did not settle for ${outcome.unsettled.join(', ')}: an operator must repair`);
+      return stop(
+        'compensation_failed',
+        `${why}; ${summary}; compensation did not settle for ${outcome.unsettled.join(', ')}: an operator must repair`,
+      );
     }
     return stop('tool_failed', `${why}; ${summary} (compensated, not rolled back)`);
   }
@@ -235,88 +302,133 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   let repeated = carried?.repeatedTurns ?? 0;
   try {
     return await mainScope.run(async (): Promise<AgentRunResult> => {
-    for (let turn = carried?.nextTurn ?? 1; ; turn++) {
-      if (turn > budgets.maxTurns) return await stop('budget_exhausted', `turns: ${budgets.maxTurns} used`);
-      if (workflowInfo().historyLength > budgets.maxHistoryEvents || workflowInfo().continueAsNewSuggested) {
-        // Carry the projection and the open work forward, never the transcript (the planner keeps it by reference).
-        await condition(allHandlersFinished);
-        const snap = ledger.snapshot();
-        const next: CarriedState = {
-          fromTemporalRunId: workflowInfo().runId,
-          projection: snap.projection,
-          projectionHash: snap.projectionHash,
-          eventCount: snap.eventCount,
-          nextTurn: turn,
-          observations,
-          occurrences: [...ctx.occurrences.entries()],
-          ...(lastSignature !== undefined ? { lastProposalSignature: lastSignature } : {}),
-          repeatedTurns: repeated,
-          usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
-          ...(saga.size > 0 ? { saga: saga.carried() } : {}),
-        };
-        // The identity token is not carried: the continued run starts from the verified projection.
-        const { identityToken: _verifiedAtStart, ...rest } = input;
-        return await continueAsNew<typeof agentRun>({ ...rest, carried: next });
-      }
-      let plan: PlanResponse;
-      try {
-        const { planTurn } = proxyActivities<Activities>(modelCallPreset(clock(), `plan turn ${turn}`));
-        ledger.append({ type: 'ModelRequestStarted', turn });
-        plan = await planTurn({ runId, turn, goal: input.goal, planner: input.planner, observations });
-      } catch (err) {
-        if (err instanceof DeadlineTooClose || isCancellation(err)) throw err;
-        const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
-        return await stop('model_failed', cause);
-      }
-      const proposals = plan.kind === 'proposals' ? plan.proposals : [];
-      const usage = plan.usage ? { ...plan.usage, costMicros: costMicros(plan.usage, input.prices ?? DEFAULT_PRICES) } : undefined;
-      ledger.append({ type: 'ModelResponseRecorded', turn, proposals: proposals.length, final: plan.kind === 'final', attempt: plan.attempt, ...(usage ? { usage } : {}) });
-      if (plan.kind === 'final') return await stop('completed', `the model finished after ${turn} turn(s)`, plan.text);
-      const spent = spentBudget(ledger.projection, budgets);
-      if (spent !== null) return await stop('budget_exhausted', spent);
-      const signature = proposalSignature(proposals);
-      repeated = signature === lastSignature ? repeated + 1 : 1;
-      lastSignature = signature;
-      if (repeated >= budgets.noProgressTurns) {
-        return await stop('budget_exhausted', `no progress: the same proposal ${repeated} turns in a row`);
-      }
-
-      let results = await dispatchTurn(turn, plan as Extract<PlanResponse, { kind: 'proposals' }>);
-      const failedDownstream = results.filter((o) => o.state === 'FAILED' && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true);
-      if (failedDownstream.length > 0 && input.onToolFailure !== 'report_to_model') return await compensateAndStop(turn, failedDownstream);
-
-      const DENIALS = [Failure.AuthorizationDenied, Failure.TenantMismatch, Failure.ApprovalDenied, Failure.ApprovalTimedOut];
-      if (input.onDenied === 'stop' && results.length > 0 && results.every((o) => DENIALS.includes((o.error?.code ?? '') as (typeof DENIALS)[number]))) {
-        return await stop('authorization_denied', results.map((o) => `${o.toolName}: ${o.error?.message ?? ''}`).join('; '));
-      }
-      const open = unknownCalls(ledger.projection);
-      if (open.length > 0) {
-        ledger.append({ type: 'OperatorWaitStarted', unknownCalls: open });
-        show();
-        const settled = await condition(() => unknownCalls(ledger.projection).length === 0, Math.max(0, deadlineAtMs - Date.now()));
-        if (!settled) return await stop('outcome_unknown', `calls still UNKNOWN at the deadline: ${open.join(', ')}`);
-        results = results.map((o) => {
-          const c = ledger.projection.calls[o.logicalCallId];
-          return o.state === 'UNKNOWN' && c ? { ...o, state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED' } : o;
+      for (let turn = carried?.nextTurn ?? 1; ; turn++) {
+        if (turn > budgets.maxTurns) return await stop('budget_exhausted', `turns: ${budgets.maxTurns} used`);
+        if (workflowInfo().historyLength > budgets.maxHistoryEvents || workflowInfo().continueAsNewSuggested) {
+          // Carry the projection and the open work forward, never the transcript (the planner keeps it by reference).
+          await condition(allHandlersFinished);
+          const snap = ledger.snapshot();
+          const next: CarriedState = {
+            fromTemporalRunId: workflowInfo().runId,
+            projection: snap.projection,
+            projectionHash: snap.projectionHash,
+            eventCount: snap.eventCount,
+            nextTurn: turn,
+            observations,
+            occurrences: [...ctx.occurrences.entries()],
+            ...(lastSignature !== undefined ? { lastProposalSignature: lastSignature } : {}),
+            repeatedTurns: repeated,
+            usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
+            ...(saga.size > 0 ? { saga: saga.carried() } : {}),
+          };
+          // The identity token is not carried: the continued run starts from the verified projection.
+          const { identityToken: _verifiedAtStart, ...rest } = input;
+          return await continueAsNew<typeof agentRun>({ ...rest, carried: next });
+        }
+        let plan: PlanResponse;
+        try {
+          const { planTurn } = proxyActivities<Activities>(modelCallPreset(clock(), `plan turn ${turn}`));
+          ledger.append({ type: 'ModelRequestStarted', turn });
+          plan = await planTurn({ runId, turn, goal: input.goal, planner: input.planner, observations });
+        } catch (err) {
+          if (err instanceof DeadlineTooClose || isCancellation(err)) throw err;
+          const cause =
+            (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+          return await stop('model_failed', cause);
+        }
+        const proposals = plan.kind === 'proposals' ? plan.proposals : [];
+        const usage = plan.usage
+          ? { ...plan.usage, costMicros: costMicros(plan.usage, input.prices ?? DEFAULT_PRICES) }
+          : undefined;
+        ledger.append({
+          type: 'ModelResponseRecorded',
+          turn,
+          proposals: proposals.length,
+          final: plan.kind === 'final',
+          attempt: plan.attempt,
+          ...(usage ? { usage } : {}),
         });
-        // An operator who settles a call FAILED late: the turn's other effects are offset as for any failed call.
-        const settledFailed = results.filter((o) => o.state === 'FAILED' && open.includes(o.logicalCallId) && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true);
-        if (settledFailed.length > 0 && input.onToolFailure !== 'report_to_model' && patched(SETTLE_STANDING_EFFECTS)) return await compensateAndStop(turn, settledFailed);
+        if (plan.kind === 'final')
+          return await stop('completed', `the model finished after ${turn} turn(s)`, plan.text);
+        const spent = spentBudget(ledger.projection, budgets);
+        if (spent !== null) return await stop('budget_exhausted', spent);
+        const signature = proposalSignature(proposals);
+        repeated = signature === lastSignature ? repeated + 1 : 1;
+        lastSignature = signature;
+        if (repeated >= budgets.noProgressTurns) {
+          return await stop('budget_exhausted', `no progress: the same proposal ${repeated} turns in a row`);
+        }
+
+        let results = await dispatchTurn(turn, plan as Extract<PlanResponse, { kind: 'proposals' }>);
+        const failedDownstream = results.filter(
+          (o) => o.state === 'FAILED' && ledger.projection.calls[o.logicalCallId]?.intentRecorded === true,
+        );
+        if (failedDownstream.length > 0 && input.onToolFailure !== 'report_to_model')
+          return await compensateAndStop(turn, failedDownstream);
+
+        const DENIALS = [
+          Failure.AuthorizationDenied,
+          Failure.TenantMismatch,
+          Failure.ApprovalDenied,
+          Failure.ApprovalTimedOut,
+        ];
+        if (
+          input.onDenied === 'stop' &&
+          results.length > 0 &&
+          results.every((o) => DENIALS.includes((o.error?.code ?? '') as (typeof DENIALS)[number]))
+        ) {
+          return await stop(
+            'authorization_denied',
+            results.map((o) => `${o.toolName}: ${o.error?.message ?? ''}`).join('; '),
+          );
+        }
+        const open = unknownCalls(ledger.projection);
+        if (open.length > 0) {
+          ledger.append({ type: 'OperatorWaitStarted', unknownCalls: open });
+          show();
+          const settled = await condition(
+            () => unknownCalls(ledger.projection).length === 0,
+            Math.max(0, deadlineAtMs - Date.now()),
+          );
+          if (!settled) return await stop('outcome_unknown', `calls still UNKNOWN at the deadline: ${open.join(', ')}`);
+          results = results.map((o) => {
+            const c = ledger.projection.calls[o.logicalCallId];
+            return o.state === 'UNKNOWN' && c ? { ...o, state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED' } : o;
+          });
+          // An operator who settles a call FAILED late: the turn's other effects are offset as for any failed call.
+          const settledFailed = results.filter(
+            (o) =>
+              o.state === 'FAILED' &&
+              open.includes(o.logicalCallId) &&
+              ledger.projection.calls[o.logicalCallId]?.intentRecorded === true,
+          );
+          if (settledFailed.length > 0 && input.onToolFailure !== 'report_to_model' && patched(SETTLE_STANDING_EFFECTS))
+            return await compensateAndStop(turn, settledFailed);
+        }
+        observations = results;
+        if (results.some((o) => o.error?.code === Failure.BudgetToolCalls))
+          return await stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
       }
-      observations = results;
-      if (results.some((o) => o.error?.code === Failure.BudgetToolCalls)) return await stop('budget_exhausted', `tool calls: ${budgets.maxToolCalls} used`);
-    }
     });
   } catch (err) {
     if (err instanceof DeadlineTooClose) return stop('deadline_exceeded', err.message);
     if (isCancellation(err)) {
       // Cancelling proves only that we stopped waiting. Calls in flight were marked UNKNOWN and reconciled by
       // their runners (reconciliation is not cancellable); nothing new is dispatched.
-      const inFlight = Object.values(ledger.projection.calls).filter((c) => c.state === 'UNKNOWN' || c.state === 'DISPATCHING').map((c) => c.logicalCallId);
+      const inFlight = Object.values(ledger.projection.calls)
+        .filter((c) => c.state === 'UNKNOWN' || c.state === 'DISPATCHING')
+        .map((c) => c.logicalCallId);
       const by = cancelledBy();
-      ledger.append({ type: 'CancellationRequested', inFlight, ...(by ? { requestedBy: by.actor, reason: by.reason } : {}) });
+      ledger.append({
+        type: 'CancellationRequested',
+        inFlight,
+        ...(by ? { requestedBy: by.actor, reason: by.reason } : {}),
+      });
       const who = by ? ` by ${by.actor.principalId}` : '';
-      return stop('operator_stopped', `cancelled by request${who}${inFlight.length ? `; still unsettled: ${inFlight.join(', ')}` : ''}`);
+      return stop(
+        'operator_stopped',
+        `cancelled by request${who}${inFlight.length ? `; still unsettled: ${inFlight.join(', ')}` : ''}`,
+      );
     }
     throw err;
   }

@@ -13,7 +13,12 @@ import { Failure } from '../src/domain/failures';
 import { actorRecord, isTokenShaped, type ActorRecord } from '../src/identity/types';
 import type { ApprovalGrant } from '../src/policy/authorization';
 import { mayApprove, type Policy } from '../src/policy/policy-format';
-import { decideApprovalUpdate, pendingApprovalsQuery, type ApprovalDecisionInput, type PendingApproval } from './definitions';
+import {
+  decideApprovalUpdate,
+  pendingApprovalsQuery,
+  type ApprovalDecisionInput,
+  type PendingApproval,
+} from './definitions';
 import { forbidden, verifyActor } from './identity';
 import type { Ledger } from './ledger';
 
@@ -46,7 +51,9 @@ export class Approvals {
     private readonly onChange: () => void,
     private readonly run: { readonly principalId: string; readonly tenant: string },
   ) {
-    setHandler(pendingApprovalsQuery, () => [...this.pending.values()].map(({ ttlMs: _ttl, policy: _p, action: _a, ...p }) => p));
+    setHandler(pendingApprovalsQuery, () =>
+      [...this.pending.values()].map(({ ttlMs: _ttl, policy: _p, action: _a, ...p }) => p),
+    );
     setHandler(
       decideApprovalUpdate,
       async (d) => {
@@ -69,7 +76,12 @@ export class Approvals {
   }
 
   /** Ask for a decision and wait for it, at most `timeoutMs`. Returns undefined on timeout. */
-  async request(p: PendingApproval, ttlMs: number, timeoutMs: number, held?: { readonly policy: Policy; readonly action: string }): Promise<Outcome | undefined> {
+  async request(
+    p: PendingApproval,
+    ttlMs: number,
+    timeoutMs: number,
+    held?: { readonly policy: Policy; readonly action: string },
+  ): Promise<Outcome | undefined> {
     this.outcomes.delete(p.logicalCallId);
     this.pending.set(p.logicalCallId, { ...p, ttlMs, ...(held ? { policy: held.policy, action: held.action } : {}) });
     this.onChange();
@@ -83,19 +95,27 @@ export class Approvals {
   }
 
   /** The validator (and the handler's first step): a well-formed decision on a pending call. Throws typed failures. */
-  private check(d: unknown): { readonly input: ApprovalDecisionInput & { readonly token: string }; readonly waiting: Waiting } {
+  private check(d: unknown): {
+    readonly input: ApprovalDecisionInput & { readonly token: string };
+    readonly waiting: Waiting;
+  } {
     if (typeof d !== 'object' || d === null) throw invalid('a decision must be an object');
     const r = d as Record<string, unknown>;
     const id = r['logicalCallId'];
     const waiting = typeof id === 'string' ? this.pending.get(id) : undefined;
     if (!waiting) throw invalid(`call ${String(id).slice(0, 100)} is not waiting for approval`);
-    if (r['argumentsHash'] !== waiting.argumentsHash) throw invalid('the decision names other arguments than the pending call');
-    if (r['policyVersion'] !== waiting.policyVersion) throw invalid(`the call waits under policy ${waiting.policyVersion}, not ${String(r['policyVersion']).slice(0, 100)}`);
+    if (r['argumentsHash'] !== waiting.argumentsHash)
+      throw invalid('the decision names other arguments than the pending call');
+    if (r['policyVersion'] !== waiting.policyVersion)
+      throw invalid(
+        `the call waits under policy ${waiting.policyVersion}, not ${String(r['policyVersion']).slice(0, 100)}`,
+      );
     if (r['decision'] !== 'approve' && r['decision'] !== 'deny') throw invalid("decision must be 'approve' or 'deny'");
     const ttl = r['ttlMs'];
     if (ttl !== undefined) {
       const cap = ttlCap(waiting);
-      if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl <= 0) throw invalid('ttlMs must be a positive whole number of milliseconds');
+      if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl <= 0)
+        throw invalid('ttlMs must be a positive whole number of milliseconds');
       if (ttl > cap) throw invalid(`ttlMs ${ttl} exceeds the policy's cap of ${cap} ms (maxApprovalTtlMs)`);
       if (r['decision'] === 'deny') throw invalid('a denial takes no ttlMs');
     }
@@ -103,11 +123,18 @@ export class Approvals {
     if (reason !== undefined && (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_REASON)) {
       throw invalid(`reason must be a non-empty string of at most ${MAX_REASON} characters`);
     }
-    if (!isTokenShaped(r['token'])) throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'a decision needs the approver’s identity token (a compact JWS)' });
+    if (!isTokenShaped(r['token']))
+      throw ApplicationFailure.create({
+        type: Failure.IdentityInvalid,
+        nonRetryable: true,
+        message: 'a decision needs the approver’s identity token (a compact JWS)',
+      });
     return { input: d as ApprovalDecisionInput & { token: string }, waiting };
   }
 
-  private async decideVerified(d: ApprovalDecisionInput): Promise<{ accepted: true; expiresAt?: string; approver: string }> {
+  private async decideVerified(
+    d: ApprovalDecisionInput,
+  ): Promise<{ accepted: true; expiresAt?: string; approver: string }> {
     const { input, waiting } = this.check(d); // the same check as the validator, so the handler never relies on it alone
     const id = input.logicalCallId;
     if (this.deciding.has(id)) throw refusedBusy(id);
@@ -116,19 +143,32 @@ export class Approvals {
       const verified = await verifyActor(input.token, `approver of ${id}`);
       // The call may have been decided or timed out while the token was checked.
       if (this.pending.get(id) !== waiting) throw invalid(`call ${id} is no longer waiting for approval`);
-      if (verified.tenant !== this.run.tenant) throw forbidden(`${verified.principalId} belongs to tenant ${verified.tenant}, not ${this.run.tenant}`);
-      if (verified.principalId === this.run.principalId) throw forbidden(`${verified.principalId} may not approve or deny its own call`);
-      if (!waiting.policy || waiting.action === undefined) throw forbidden(`the run holds no policy naming who may approve ${id}`);
+      if (verified.tenant !== this.run.tenant)
+        throw forbidden(`${verified.principalId} belongs to tenant ${verified.tenant}, not ${this.run.tenant}`);
+      if (verified.principalId === this.run.principalId)
+        throw forbidden(`${verified.principalId} may not approve or deny its own call`);
+      if (!waiting.policy || waiting.action === undefined)
+        throw forbidden(`the run holds no policy naming who may approve ${id}`);
       if (!mayApprove(waiting.policy, waiting.action, verified.roles)) {
-        throw forbidden(`${verified.principalId} (roles: ${verified.roles.join(', ') || 'none'}) may not approve ${waiting.action} under policy ${waiting.policy.version}`);
+        throw forbidden(
+          `${verified.principalId} (roles: ${verified.roles.join(', ') || 'none'}) may not approve ${waiting.action} under policy ${waiting.policy.version}`,
+        );
       }
-      return { ...this.record(input, waiting, verified.principalId, actorRecord(verified)), approver: verified.principalId };
+      return {
+        ...this.record(input, waiting, verified.principalId, actorRecord(verified)),
+        approver: verified.principalId,
+      };
     } finally {
       this.deciding.delete(id);
     }
   }
 
-  private record(d: ApprovalDecisionInput, p: Waiting, approver: string, actor?: ActorRecord): { accepted: true; expiresAt?: string } {
+  private record(
+    d: ApprovalDecisionInput,
+    p: Waiting,
+    approver: string,
+    actor?: ActorRecord,
+  ): { accepted: true; expiresAt?: string } {
     this.pending.delete(d.logicalCallId);
     const who = actor ? { actor } : {};
     if (d.decision === 'deny') {
@@ -150,7 +190,15 @@ export class Approvals {
       expiresAt,
       ...(d.reason ? { note: d.reason } : {}),
     };
-    this.ledger.append({ type: 'ApprovalGranted', logicalCallId: d.logicalCallId, argumentsHash: d.argumentsHash, policyVersion: d.policyVersion, approver, expiresAt, ...who });
+    this.ledger.append({
+      type: 'ApprovalGranted',
+      logicalCallId: d.logicalCallId,
+      argumentsHash: d.argumentsHash,
+      policyVersion: d.policyVersion,
+      approver,
+      expiresAt,
+      ...who,
+    });
     this.outcomes.set(d.logicalCallId, { kind: 'granted', grant });
     this.onChange();
     return { accepted: true as const, expiresAt };
@@ -171,5 +219,9 @@ function invalid(message: string): ApplicationFailure {
 }
 
 function refusedBusy(id: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: Failure.ApprovalInvalid, nonRetryable: true, message: `another decision on call ${id} is being checked; try again` });
+  return ApplicationFailure.create({
+    type: Failure.ApprovalInvalid,
+    nonRetryable: true,
+    message: `another decision on call ${id} is being checked; try again`,
+  });
 }

@@ -9,7 +9,14 @@ import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-pre
 import type { Observation } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { ToolIntent } from '../src/domain/identity';
-import { capabilityClaims, type ApprovalGrant, type AuthorizationDecision, type AuthorizationInput, type DispatchAuthorization, type HeldPolicy } from '../src/policy/authorization';
+import {
+  capabilityClaims,
+  type ApprovalGrant,
+  type AuthorizationDecision,
+  type AuthorizationInput,
+  type DispatchAuthorization,
+  type HeldPolicy,
+} from '../src/policy/authorization';
 import { evaluate } from '../src/policy/evaluate';
 import type { RetryStrategy } from '../src/domain/run';
 import type { Approvals } from './approvals';
@@ -92,10 +99,15 @@ export const ONE_AUTHORIZER_CALL = 'one-authorizer-call';
  * `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version,
  * expiry). A call that took a cross-run rate-limit slot and is then refused gives the slot back.
  */
-export async function authorizeForDispatch(g: DispatchGate, call: ValidatedCall, prior?: ApprovalGrant): Promise<GateResult> {
+export async function authorizeForDispatch(
+  g: DispatchGate,
+  call: ValidatedCall,
+  prior?: ApprovalGrant,
+): Promise<GateResult> {
   const quota = { held: false };
   const result = await decide(g, call, prior, quota);
-  if (!result.ok && quota.held) await releaseAcrossRuns({ tenant: g.tenant, runId: g.runId, logicalCallId: call.logicalCallId, clock: g.clock() });
+  if (!result.ok && quota.held)
+    await releaseAcrossRuns({ tenant: g.tenant, runId: g.runId, logicalCallId: call.logicalCallId, clock: g.clock() });
   return result;
 }
 
@@ -110,14 +122,25 @@ async function defer(g: DispatchGate, id: string, retryAfterMs: number, reason: 
   await sleep(retryAfterMs);
 }
 
-async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant | undefined, quota: { held: boolean }): Promise<GateResult> {
+async function decide(
+  g: DispatchGate,
+  call: ValidatedCall,
+  prior: ApprovalGrant | undefined,
+  quota: { held: boolean },
+): Promise<GateResult> {
   const { ledger } = g;
   const id = call.logicalCallId;
   const who = { tenant: g.tenant, principalId: g.principalId };
   const authz = call.tool.authorization(call.args, who);
   const fail = (code: string, message: string): GateResult => ({
     ok: false,
-    observation: { logicalCallId: id, providerCallId: call.providerCallId, toolName: call.tool.name, state: 'FAILED', error: { code, message } },
+    observation: {
+      logicalCallId: id,
+      providerCallId: call.providerCallId,
+      toolName: call.tool.name,
+      state: 'FAILED',
+      error: { code, message },
+    },
   });
   const reject = (code: string, message: string): GateResult => {
     g.releaseBudget(id);
@@ -135,12 +158,14 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
   for (;;) {
     // 7. unresolved-call state: the model may not stack new effects on top of an outcome nobody knows yet
     const unresolved = g.unresolved(id);
-    if (call.origin === 'model' && unresolved.length > 0) return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${unresolved.join(', ')}`);
+    if (call.origin === 'model' && unresolved.length > 0)
+      return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${unresolved.join(', ')}`);
     // The dependency's circuit breaker: repeated failures stop new dispatches to it for a while.
     const open = g.circuitOpen?.(call.tool.service) ?? null;
     if (open !== null && call.origin === 'model') return reject(Failure.CircuitOpen, open);
     // 8. dispatch budget, reserved before anything is awaited
-    if (call.origin === 'model' && !holdsIntent && !g.reserveBudget(id)) return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
+    if (call.origin === 'model' && !holdsIntent && !g.reserveBudget(id))
+      return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
 
     // 6. authorization and approval, against the policy as it is now
     const input: AuthorizationInput = {
@@ -247,20 +272,38 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
           // Limits per principal or tenant hold across runs: the tenant's quota workflow counts every run's calls.
           let across;
           try {
-            across = await reserveAcrossRuns({ tenant: g.tenant, principalId: g.principalId, runId: g.runId, logicalCallId: id, action: authz.action, limits: acrossRuns, clock: g.clock() });
+            across = await reserveAcrossRuns({
+              tenant: g.tenant,
+              principalId: g.principalId,
+              runId: g.runId,
+              logicalCallId: id,
+              action: authz.action,
+              limits: acrossRuns,
+              clock: g.clock(),
+            });
           } catch (err) {
             if (err instanceof QuotaUnavailable) return reject(Failure.QuotaUnavailable, err.message);
             throw err;
           }
           if (!across.ok) {
-            await defer(g, id, across.retryAfterMs, `${authz.action}: the ${across.scope} rate limit is reached across runs`);
+            await defer(
+              g,
+              id,
+              across.retryAfterMs,
+              `${authz.action}: the ${across.scope} rate limit is reached across runs`,
+            );
             continue;
           }
           // The slot is held; decide again synchronously (the checks above may have changed during the await).
           quota.held = true;
           continue;
         }
-        ledger.append({ type: 'AuthorizationAllowed', ...record, expiresAt: decision.expiresAt, chain: decision.chain });
+        ledger.append({
+          type: 'AuthorizationAllowed',
+          ...record,
+          expiresAt: decision.expiresAt,
+          chain: decision.chain,
+        });
         const intent: ToolIntent = {
           runId: g.runId,
           providerCallId: call.providerCallId,
@@ -281,7 +324,13 @@ async function decide(g: DispatchGate, call: ValidatedCall, prior: ApprovalGrant
         const times = g.dispatchTimes.get(authz.action) ?? [];
         g.dispatchTimes.set(authz.action, [...times, Date.now()]);
         const signLater: DispatchAuthorization | undefined = held
-          ? { claims: capabilityClaims(input, decision), policyDigest: held.digest, chain: decision.chain, reason: decision.reason, issuedAt: decision.issuedAt }
+          ? {
+              claims: capabilityClaims(input, decision),
+              policyDigest: held.digest,
+              chain: decision.chain,
+              reason: decision.reason,
+              issuedAt: decision.issuedAt,
+            }
           : undefined;
         return {
           ok: true,

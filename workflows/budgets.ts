@@ -14,13 +14,17 @@ export function costMicros(usage: PlanUsage, prices: Readonly<Record<string, Mod
     .sort((a, b) => b.length - a.length)[0];
   const price = key === undefined ? undefined : prices[key];
   if (price === undefined) return 0;
-  return Math.ceil((usage.promptTokens * price.promptPerMTokMicros + usage.completionTokens * price.completionPerMTokMicros) / 1_000_000);
+  return Math.ceil(
+    (usage.promptTokens * price.promptPerMTokMicros + usage.completionTokens * price.completionPerMTokMicros) /
+      1_000_000,
+  );
 }
 
 /** Which spend budget the run has used up, or null. */
 export function spentBudget(p: Projection, b: Budgets): string | null {
   if (b.maxTokens !== undefined && p.tokens > b.maxTokens) return `tokens: ${p.tokens} used of ${b.maxTokens}`;
-  if (b.maxCostMicros !== undefined && p.costMicros > b.maxCostMicros) return `cost: ${p.costMicros} micros used of ${b.maxCostMicros}`;
+  if (b.maxCostMicros !== undefined && p.costMicros > b.maxCostMicros)
+    return `cost: ${p.costMicros} micros used of ${b.maxCostMicros}`;
   return null;
 }
 

@@ -5,10 +5,21 @@
  */
 import { CancellationScope, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { compensationPreset, reconcilePreset, toolDispatchPreset, type DeadlineClock } from '../src/domain/activity-presets';
+import {
+  compensationPreset,
+  reconcilePreset,
+  toolDispatchPreset,
+  type DeadlineClock,
+} from '../src/domain/activity-presets';
 import type { Observation } from '../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../src/domain/canonical';
-import { attemptsOf, classifyDispatchFailure, Failure, vetDownstreamFailure, type FailureLike } from '../src/domain/failures';
+import {
+  attemptsOf,
+  classifyDispatchFailure,
+  Failure,
+  vetDownstreamFailure,
+  type FailureLike,
+} from '../src/domain/failures';
 import { retryFor } from '../src/domain/retry-contract';
 import { blindRetryKey, type ToolIntent } from '../src/domain/identity';
 import type { RetryStrategy } from '../src/domain/run';
@@ -35,13 +46,18 @@ function keyPrefix(key: string): string {
 }
 
 /** Validate an untrusted result: size, schema, tenant. Only the promoted fields go on to the model. */
-function admitResult(call: ReadyCall, tenant: string, body: unknown): { data: Json } | { error: { code: string; message: string } } {
+function admitResult(
+  call: ReadyCall,
+  tenant: string,
+  body: unknown,
+): { data: Json } | { error: { code: string; message: string } } {
   const text = JSON.stringify(body ?? null);
   if (text.length > call.tool.maxResultBytes) {
     return { error: { code: Failure.ResultInvalid, message: `result exceeds ${call.tool.maxResultBytes} bytes` } };
   }
   const parsed = call.tool.result.safeParse(body);
-  if (!parsed.success) return { error: { code: Failure.ResultInvalid, message: 'result does not match the tool result schema' } };
+  if (!parsed.success)
+    return { error: { code: Failure.ResultInvalid, message: 'result does not match the tool result schema' } };
   const resultTenant = (parsed.data as { tenant?: unknown }).tenant;
   if (resultTenant !== undefined && resultTenant !== tenant) {
     return { error: { code: Failure.ResultInvalid, message: 'result names another tenant' } };
@@ -68,8 +84,21 @@ export const PROVEN_UNSENT = 'proven-unsent';
 const ATTEMPT_DID_NOTHING: ReadonlySet<string> = new Set(['capability_rejected', 'capability_claims_mismatch']);
 
 /** The failure a call records and returns when nothing was, or could have been, sent. */
-function failedWithoutSend(ctx: CallRunnerContext, base: Omit<Observation, 'state'>, code: string, message: string, attempts: number): Observation {
-  ctx.ledger.append({ type: 'ToolResultRecorded', logicalCallId: base.logicalCallId, state: 'FAILED', errorCode: code, attempts, replayed: false });
+function failedWithoutSend(
+  ctx: CallRunnerContext,
+  base: Omit<Observation, 'state'>,
+  code: string,
+  message: string,
+  attempts: number,
+): Observation {
+  ctx.ledger.append({
+    type: 'ToolResultRecorded',
+    logicalCallId: base.logicalCallId,
+    state: 'FAILED',
+    errorCode: code,
+    attempts,
+    replayed: false,
+  });
   return { ...base, state: 'FAILED', error: { code, message } };
 }
 
@@ -96,7 +125,11 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
   let gate = await authorizeForDispatch(ctx.gate, validated);
   const firstIntentAt = gate.ok ? gate.intentRecordedAt : undefined;
   for (let dispatch = 1; ; dispatch++) {
-    if (!gate.ok) return (await settleByEvidence(gate.observation.error ?? { code: Failure.AuthorizationDenied, message: 'denied' })) ?? gate.observation;
+    if (!gate.ok)
+      return (
+        (await settleByEvidence(gate.observation.error ?? { code: Failure.AuthorizationDenied, message: 'denied' })) ??
+        gate.observation
+      );
     const intent = gate.intent;
     const approvalUsed = gate.approval;
     const call: ReadyCall = { ...validated, intent };
@@ -108,7 +141,14 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
     const preset = validated.origin === 'compensation' ? compensationPreset : toolDispatchPreset;
     const options = preset(c, summary);
     const maximumAttempts = options.retry?.maximumAttempts ?? 1;
-    ledger.append({ type: 'ToolAttemptStarted', logicalCallId: id, dispatch, keyUsed, service: call.tool.service, deadlineRemainingMs: c.deadlineAtMs - c.nowMs });
+    ledger.append({
+      type: 'ToolAttemptStarted',
+      logicalCallId: id,
+      dispatch,
+      keyUsed,
+      service: call.tool.service,
+      deadlineRemainingMs: c.deadlineAtMs - c.nowMs,
+    });
     sentIntent = intent;
     try {
       const { dispatchTool } = proxyActivities<Activities>(options);
@@ -126,7 +166,12 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         ...(call.tool.idempotency !== 'idempotent_by_key' ? { idempotency: call.tool.idempotency } : {}),
       });
       if (r.recoveredVia !== undefined) {
-        ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: 'earlier attempt did not report', attempts: r.attempt - 1 });
+        ledger.append({
+          type: 'ToolOutcomeMarkedUnknown',
+          logicalCallId: id,
+          cause: 'earlier attempt did not report',
+          attempts: r.attempt - 1,
+        });
         ledger.append({
           type: 'ToolEffectReconciled',
           logicalCallId: id,
@@ -149,7 +194,13 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
       if (r.outcome === 'rejected') {
         // Downstream failure text is untrusted: a vetted code and a message written here.
         const vetted = vetDownstreamFailure(r.errorCode, call.tool.service);
-        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: vetted.code, ...common });
+        ledger.append({
+          type: 'ToolResultRecorded',
+          logicalCallId: id,
+          state: 'FAILED',
+          errorCode: vetted.code,
+          ...common,
+        });
         return { ...base, state: 'FAILED', error: vetted };
       }
       const admitted = admitResult(call, ctx.tenant, r.body);
@@ -162,7 +213,9 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         ...('error' in admitted ? { errorCode: admitted.error.code } : {}),
         ...common,
       });
-      return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
+      return 'error' in admitted
+        ? { ...base, state: 'SUCCEEDED', error: admitted.error }
+        : { ...base, state: 'SUCCEEDED', data: admitted.data };
     } catch (err) {
       const failure = err as FailureLike;
       const verdict = classifyDispatchFailure(failure);
@@ -197,7 +250,13 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
         // Did this call's only attempt do nothing? Only the attempt number the activity reported can say so.
         const reported = attemptsOf(failure, maximumAttempts);
         if (reported.exact && reported.attempts === 1 && patched(PROVEN_UNSENT)) {
-          return failedWithoutSend(ctx, base, failure.cause?.type ?? verdict.cause, failure.cause?.message ?? verdict.cause, reported.attempts);
+          return failedWithoutSend(
+            ctx,
+            base,
+            failure.cause?.type ?? verdict.cause,
+            failure.cause?.message ?? verdict.cause,
+            reported.attempts,
+          );
         }
       }
       maySent = true;
@@ -212,7 +271,14 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
       if (strategy === 'blind_retry') {
         // The naive loop: dispatch again under a fresh key, then give up and call it failed. This is the bug.
         if (dispatch < maxDispatches) continue;
-        ledger.append({ type: 'ToolResultRecorded', logicalCallId: id, state: 'FAILED', errorCode: 'Naive.AssumedFailed', attempts: 0, replayed: false });
+        ledger.append({
+          type: 'ToolResultRecorded',
+          logicalCallId: id,
+          state: 'FAILED',
+          errorCode: 'Naive.AssumedFailed',
+          attempts: 0,
+          replayed: false,
+        });
         return { ...base, state: 'FAILED', error: { code: 'Naive.AssumedFailed', message: verdict.cause } };
       }
       // Reconciliation runs to its end even when the run is being cancelled.
@@ -225,27 +291,60 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
  * Settle a call by the downstream's record under its key (sealing a missing key). `decided`: the decision that
  * stopped a call that may have sent; a lookup that finds no effect ends the call FAILED with that decision's code.
  */
-async function reconcile(ctx: CallRunnerContext, call: ReadyCall, base: Omit<Observation, 'state'>, decided?: { code: string; message: string }): Promise<Observation> {
+async function reconcile(
+  ctx: CallRunnerContext,
+  call: ReadyCall,
+  base: Omit<Observation, 'state'>,
+  decided?: { code: string; message: string },
+): Promise<Observation> {
   const { ledger } = ctx;
   const id = call.intent.logicalCallId;
   try {
-    const { reconcileCall } = proxyActivities<Activities>(reconcilePreset(ctx.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`));
+    const { reconcileCall } = proxyActivities<Activities>(
+      reconcilePreset(ctx.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`),
+    );
     const r = await reconcileCall({ intent: call.intent, service: call.tool.service, seal: true });
     if (r.kind === 'found' && r.status === 'completed') {
-      ledger.append({ type: 'ToolEffectReconciled', logicalCallId: id, via: 'receipt_lookup', outcome: 'SUCCEEDED', ...(r.receipt ? { receipt: r.receipt } : {}), detail: 'the downstream holds the effect under the operation key' });
+      ledger.append({
+        type: 'ToolEffectReconciled',
+        logicalCallId: id,
+        via: 'receipt_lookup',
+        outcome: 'SUCCEEDED',
+        ...(r.receipt ? { receipt: r.receipt } : {}),
+        detail: 'the downstream holds the effect under the operation key',
+      });
       const admitted = admitResult(call, ctx.tenant, r.result);
-      return 'error' in admitted ? { ...base, state: 'SUCCEEDED', error: admitted.error } : { ...base, state: 'SUCCEEDED', data: admitted.data };
+      return 'error' in admitted
+        ? { ...base, state: 'SUCCEEDED', error: admitted.error }
+        : { ...base, state: 'SUCCEEDED', data: admitted.data };
     }
     const refused = r.kind === 'found' ? vetDownstreamFailure(r.errorCode, call.tool.service) : undefined;
-    const detail = refused ? `the downstream recorded a terminal failure ${refused.code}` : 'no effect under the key; the key is now sealed';
-    ledger.append({ type: 'ToolEffectReconciled', logicalCallId: id, via: 'receipt_lookup', outcome: 'FAILED', detail: decided ? `${detail} (after ${decided.code})` : detail });
+    const detail = refused
+      ? `the downstream recorded a terminal failure ${refused.code}`
+      : 'no effect under the key; the key is now sealed';
+    ledger.append({
+      type: 'ToolEffectReconciled',
+      logicalCallId: id,
+      via: 'receipt_lookup',
+      outcome: 'FAILED',
+      detail: decided ? `${detail} (after ${decided.code})` : detail,
+    });
     if (refused) return { ...base, state: 'FAILED', error: refused };
     return { ...base, state: 'FAILED', error: decided ?? { code: 'Reconcile.NoEffect', message: detail } };
   } catch {
     // Reconciliation could not establish the outcome: the call stays UNKNOWN and an operator must settle it.
     if (decided !== undefined && ctx.ledger.projection.calls[id]?.state !== 'UNKNOWN') {
-      ledger.append({ type: 'ToolOutcomeMarkedUnknown', logicalCallId: id, cause: `unsettled after ${decided.code}`, attempts: 0 });
+      ledger.append({
+        type: 'ToolOutcomeMarkedUnknown',
+        logicalCallId: id,
+        cause: `unsettled after ${decided.code}`,
+        attempts: 0,
+      });
     }
-    return { ...base, state: 'UNKNOWN', error: { code: Failure.ReconcileUnreachable, message: 'outcome unknown; waiting for an operator' } };
+    return {
+      ...base,
+      state: 'UNKNOWN',
+      error: { code: Failure.ReconcileUnreachable, message: 'outcome unknown; waiting for an operator' },
+    };
   }
 }

@@ -26,7 +26,12 @@ export class CircuitBreakers {
     if (n >= this.threshold) {
       this.consecutive.set(service, 0);
       const until = new Date(Date.now() + this.cooldownMs).toISOString();
-      this.ledger.append({ type: 'CircuitOpened', service, reason: `${n} consecutive calls did not succeed; last: ${detail}`, until });
+      this.ledger.append({
+        type: 'CircuitOpened',
+        service,
+        reason: `${n} consecutive calls did not succeed; last: ${detail}`,
+        until,
+      });
     }
   }
 }

@@ -22,7 +22,10 @@ export interface OperatorResolution {
 }
 
 /** An operator settles a call that reconciliation left UNKNOWN. Refused for a call that is not UNKNOWN. */
-export const resolveCallUpdate = defineUpdate<{ readonly accepted: true; readonly operator?: string }, [OperatorResolution]>('resolveCall');
+export const resolveCallUpdate = defineUpdate<
+  { readonly accepted: true; readonly operator?: string },
+  [OperatorResolution]
+>('resolveCall');
 
 /** A human's decision on one exact call: it must name the call's arguments hash and the policy version. */
 export interface ApprovalDecisionInput {
@@ -54,7 +57,10 @@ export interface PendingApproval {
 }
 
 /** Approve or deny a call waiting for approval. Refused unless it names the pending call's hash and policy. */
-export const decideApprovalUpdate = defineUpdate<{ readonly accepted: true; readonly expiresAt?: string; readonly approver?: string }, [ApprovalDecisionInput]>('decideApproval');
+export const decideApprovalUpdate = defineUpdate<
+  { readonly accepted: true; readonly expiresAt?: string; readonly approver?: string },
+  [ApprovalDecisionInput]
+>('decideApproval');
 
 /** A request to stop the run, carrying who asks (verified) and why. */
 export interface CancelRequest {

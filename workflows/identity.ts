@@ -17,7 +17,10 @@ export const VERIFIED_IDENTITY = 'verified-identity';
  * The verification an actor or a run start waits on: 10 s per attempt, 3 attempts 0.5 s apart. Refusals are
  * non-retryable; only a worker that does not answer is retried.
  */
-const VERIFY = { startToCloseTimeout: '10s', retry: { maximumAttempts: 3, initialInterval: '500ms', backoffCoefficient: 1 } } as const;
+const VERIFY = {
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 3, initialInterval: '500ms', backoffCoefficient: 1 },
+} as const;
 
 export type RunIdentity =
   | { readonly ok: true; readonly identity: VerifiedIdentity }
@@ -34,7 +37,8 @@ function refusalOf(err: unknown): { code: string; reason: string } {
 
 /** Verify the run's token and that it names the input's principal and tenant. Never throws for a bad token. */
 export async function verifyRunIdentity(token: string | undefined, principal: Principal): Promise<RunIdentity> {
-  if (token === undefined) return { ok: false, code: Failure.IdentityInvalid, reason: 'the run carries no identity token' };
+  if (token === undefined)
+    return { ok: false, code: Failure.IdentityInvalid, reason: 'the run carries no identity token' };
   const { verifyIdentity } = proxyActivities<Activities>({ ...VERIFY, summary: 'verify run identity' });
   let identity: VerifiedIdentity;
   try {
@@ -63,10 +67,18 @@ export async function verifyActor(token: string, purpose: string): Promise<Verif
     return await verifyIdentity({ token });
   } catch (err) {
     const r = refusalOf(err);
-    throw ApplicationFailure.create({ type: r.code, nonRetryable: true, message: `${purpose}: ${r.reason}; nothing recorded` });
+    throw ApplicationFailure.create({
+      type: r.code,
+      nonRetryable: true,
+      message: `${purpose}: ${r.reason}; nothing recorded`,
+    });
   }
 }
 
 export function forbidden(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: Failure.ActorForbidden, nonRetryable: true, message: `${message}; nothing recorded` });
+  return ApplicationFailure.create({
+    type: Failure.ActorForbidden,
+    nonRetryable: true,
+    message: `${message}; nothing recorded`,
+  });
 }

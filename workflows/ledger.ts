@@ -3,7 +3,14 @@
  * reducer keeps up to date. Appends happen in workflow code only, so replay rebuilds them exactly.
  */
 import type { LedgerEvent, LedgerEventBody } from '../src/domain/ledger-events';
-import { apply, emptyProjection, projectionHash, reduce, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
+import {
+  apply,
+  emptyProjection,
+  projectionHash,
+  reduce,
+  REDUCER_VERSION,
+  type Projection,
+} from '../src/domain/reducer';
 
 export interface LedgerSnapshot {
   readonly reducerVersion: number;
@@ -28,7 +35,11 @@ export class Ledger {
 
   append(body: LedgerEventBody): LedgerEvent {
     // Date.now() in workflow code is the workflow-task time: deterministic on replay.
-    const event = { ...body, seq: this.baseSeq + this.events.length + 1, at: new Date(Date.now()).toISOString() } as LedgerEvent;
+    const event = {
+      ...body,
+      seq: this.baseSeq + this.events.length + 1,
+      at: new Date(Date.now()).toISOString(),
+    } as LedgerEvent;
     this.events.push(event);
     this.current = apply(this.current, event);
     return event;

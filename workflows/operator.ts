@@ -12,7 +12,14 @@
  * activity, and the operator must belong to the run's tenant and hold a role the held policy lists for the
  * call's tool (`operators`). A cancel request (`requestCancel`) is verified the same way.
  */
-import { ApplicationFailure, type CancellationScope, patched, proxyActivities, setHandler, TemporalFailure } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  type CancellationScope,
+  patched,
+  proxyActivities,
+  setHandler,
+  TemporalFailure,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
@@ -45,7 +52,11 @@ const OPERATOR_LOOKUP = {
   retry: { maximumAttempts: 3, initialInterval: '500ms', backoffCoefficient: 1 },
 } as const;
 
-export function handleOperatorResolutions(ledger: Ledger, onChange: () => void, policy: () => Policy | undefined): void {
+export function handleOperatorResolutions(
+  ledger: Ledger,
+  onChange: () => void,
+  policy: () => Policy | undefined,
+): void {
   const checking = new Set<string>();
   setHandler(
     resolveCallUpdate,
@@ -70,13 +81,21 @@ export function handleOperatorResolutions(ledger: Ledger, onChange: () => void, 
 }
 
 /** The verified operator must be of the run's tenant and hold a role the held policy lists for the call's tool. */
-function allowOperator(ledger: Ledger, res: OperatorResolution, actor: VerifiedIdentity, policy: Policy | undefined): void {
+function allowOperator(
+  ledger: Ledger,
+  res: OperatorResolution,
+  actor: VerifiedIdentity,
+  policy: Policy | undefined,
+): void {
   const p = ledger.projection;
   const call = callOf(ledger, res.logicalCallId);
-  if (actor.tenant !== p.tenant) throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${p.tenant ?? '?'}`);
+  if (actor.tenant !== p.tenant)
+    throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${p.tenant ?? '?'}`);
   if (!policy) throw forbidden('the run holds no policy naming who may resolve calls');
   if (call === undefined || !mayResolve(policy, call.toolName, actor.roles)) {
-    throw forbidden(`${actor.principalId} (roles: ${actor.roles.join(', ') || 'none'}) may not resolve ${call?.toolName ?? 'this call'} under policy ${policy.version}`);
+    throw forbidden(
+      `${actor.principalId} (roles: ${actor.roles.join(', ') || 'none'}) may not resolve ${call?.toolName ?? 'this call'} under policy ${policy.version}`,
+    );
   }
 }
 
@@ -95,8 +114,14 @@ export function handleCancelRequests(
   const check = (req: unknown): { token: string; reason: string } => {
     if (typeof req !== 'object' || req === null) throw cancelInvalid('a cancel request must be an object');
     const r = req as Record<string, unknown>;
-    if (!isTokenShaped(r['token'])) throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'a cancel request needs the requester’s identity token (a compact JWS)' });
-    if (!nonEmpty(r['reason'], MAX_REASON)) throw cancelInvalid(`a cancel request needs a reason (at most ${MAX_REASON} characters)`);
+    if (!isTokenShaped(r['token']))
+      throw ApplicationFailure.create({
+        type: Failure.IdentityInvalid,
+        nonRetryable: true,
+        message: 'a cancel request needs the requester’s identity token (a compact JWS)',
+      });
+    if (!nonEmpty(r['reason'], MAX_REASON))
+      throw cancelInvalid(`a cancel request needs a reason (at most ${MAX_REASON} characters)`);
     if (ledger.projection.status === 'stopped') throw cancelInvalid('the run has stopped already');
     return { token: r['token'], reason: r['reason'] as string };
   };
@@ -106,17 +131,22 @@ export function handleCancelRequests(
       try {
         const { token, reason } = check(req);
         const actor = await verifyActor(token, 'cancel request');
-        if (actor.tenant !== run.tenant) throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${run.tenant}`);
+        if (actor.tenant !== run.tenant)
+          throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${run.tenant}`);
         const held = policy();
         if (actor.principalId !== run.principalId && !(held && mayCancel(held, actor.roles))) {
-          throw forbidden(`${actor.principalId} (roles: ${actor.roles.join(', ') || 'none'}) may not cancel a run of ${run.principalId}`);
+          throw forbidden(
+            `${actor.principalId} (roles: ${actor.roles.join(', ') || 'none'}) may not cancel a run of ${run.principalId}`,
+          );
         }
         by ??= { actor: actorRecord(actor), reason };
         scope.cancel();
         return { accepted: true as const };
       } catch (err) {
         if (err instanceof TemporalFailure) throw err;
-        throw cancelInvalid(`the cancel request could not be checked: ${err instanceof Error ? err.message : String(err)}`);
+        throw cancelInvalid(
+          `the cancel request could not be checked: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     },
     { validator: (req) => void check(req) },
@@ -277,7 +307,11 @@ function checkResolution(ledger: Ledger, res: unknown, withToken: boolean): asse
   if (call.state !== 'UNKNOWN') throw invalid(`call ${call.logicalCallId} is not UNKNOWN`);
   if (r['outcome'] !== 'SUCCEEDED' && r['outcome'] !== 'FAILED') throw invalid('outcome must be SUCCEEDED or FAILED');
   if (withToken && !isTokenShaped(r['token'])) {
-    throw ApplicationFailure.create({ type: Failure.IdentityInvalid, nonRetryable: true, message: 'an operator resolution needs the operator’s identity token (a compact JWS)' });
+    throw ApplicationFailure.create({
+      type: Failure.IdentityInvalid,
+      nonRetryable: true,
+      message: 'an operator resolution needs the operator’s identity token (a compact JWS)',
+    });
   }
   if ((!withToken && !nonEmpty(r['operator'], MAX_NAME)) || !nonEmpty(r['reason'], MAX_REASON)) {
     throw invalid(`an operator resolution needs who (at most ${MAX_NAME} characters) and why (at most ${MAX_REASON})`);

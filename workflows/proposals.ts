@@ -43,7 +43,8 @@ export interface ValidatedCall {
   readonly origin: CallOrigin;
 }
 
-export type Prepared = { readonly ok: true; readonly call: ValidatedCall } | { readonly ok: false; readonly observation: Observation };
+export type Prepared =
+  { readonly ok: true; readonly call: ValidatedCall } | { readonly ok: false; readonly observation: Observation };
 
 function utf8Bytes(text: string): number {
   let n = 0;
@@ -60,7 +61,13 @@ function utf8Bytes(text: string): number {
 }
 
 /** Validate, canonicalize and key one proposal of `turn`. */
-export function prepareProposal(ctx: RunContext, turn: number, proposal: ProposedCall, occurrenceInTurn: Map<string, number>, overTurnCap?: number): Prepared {
+export function prepareProposal(
+  ctx: RunContext,
+  turn: number,
+  proposal: ProposedCall,
+  occurrenceInTurn: Map<string, number>,
+  overTurnCap?: number,
+): Prepared {
   const { ledger } = ctx;
   const tool = ctx.tools.get(proposal.name);
   const limit = tool?.maxArgumentBytes ?? MAX_PROPOSAL_BYTES;
@@ -70,26 +77,50 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
     const slot = `${proposal.name}|${hash}`;
     const n = occurrenceInTurn.get(slot) ?? 0;
     occurrenceInTurn.set(slot, n + 1);
-    return deriveLogicalCallId({ runId: ctx.runId, turn, toolName: proposal.name, argumentsHash: hash, occurrenceInTurn: n });
+    return deriveLogicalCallId({
+      runId: ctx.runId,
+      turn,
+      toolName: proposal.name,
+      argumentsHash: hash,
+      occurrenceInTurn: n,
+    });
   };
   const reject = (logicalCallId: string, code: string, message: string): Prepared => {
     ledger.append({ type: 'ProposalRejected', logicalCallId, code, message });
     return {
       ok: false,
-      observation: { logicalCallId, providerCallId: proposal.providerCallId, toolName: proposal.name, state: 'FAILED', error: { code, message } },
+      observation: {
+        logicalCallId,
+        providerCallId: proposal.providerCallId,
+        toolName: proposal.name,
+        state: 'FAILED',
+        error: { code, message },
+      },
     };
   };
   const early = (code: string, message: string): Prepared => {
     const logicalCallId = provisional(rawHash);
-    ledger.append({ type: 'ToolProposalRecorded', turn, logicalCallId, providerCallId: proposal.providerCallId, toolName: proposal.name });
+    ledger.append({
+      type: 'ToolProposalRecorded',
+      turn,
+      logicalCallId,
+      providerCallId: proposal.providerCallId,
+      toolName: proposal.name,
+    });
     return reject(logicalCallId, code, message);
   };
 
   // 0. the per-turn cap on proposals: what a turn proposes past it is never considered
-  if (overTurnCap !== undefined) return early(Failure.BudgetProposalsPerTurn, `more than ${overTurnCap} proposals in one turn`);
+  if (overTurnCap !== undefined)
+    return early(Failure.BudgetProposalsPerTurn, `more than ${overTurnCap} proposals in one turn`);
   // 1. size limits, 2. known tool and version
-  if (utf8Bytes(proposal.argumentsJson) > limit) return early(Failure.ProposalTooLarge, `arguments exceed ${limit} bytes`);
-  if (tool === undefined) return early(Failure.ProposalUnknownTool, `unknown tool "${proposal.name}"; known: ${ctx.tools.names().join(', ')}`);
+  if (utf8Bytes(proposal.argumentsJson) > limit)
+    return early(Failure.ProposalTooLarge, `arguments exceed ${limit} bytes`);
+  if (tool === undefined)
+    return early(
+      Failure.ProposalUnknownTool,
+      `unknown tool "${proposal.name}"; known: ${ctx.tools.names().join(', ')}`,
+    );
   // schema
   let parsed: unknown;
   try {
@@ -114,7 +145,13 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
     return early(Failure.ProposalCanonicalization, (err as Error).message);
   }
   const logicalCallId = provisional(argumentsHash);
-  ledger.append({ type: 'ToolProposalRecorded', turn, logicalCallId, providerCallId: proposal.providerCallId, toolName: tool.name });
+  ledger.append({
+    type: 'ToolProposalRecorded',
+    turn,
+    logicalCallId,
+    providerCallId: proposal.providerCallId,
+    toolName: tool.name,
+  });
   const slot = `${tool.name}@${tool.version}|${argumentsHash}`;
   const occurrence = ctx.occurrences.get(slot) ?? 0;
   // The key names the business intent: the same tenant, run, tool and canonical arguments give the same key for
@@ -129,7 +166,13 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
     argumentsHash,
     occurrence: keyOccurrence,
   });
-  ledger.append({ type: 'ArgumentsCanonicalized', logicalCallId, toolVersion: tool.version, argumentsHash, operationKey });
+  ledger.append({
+    type: 'ArgumentsCanonicalized',
+    logicalCallId,
+    toolVersion: tool.version,
+    argumentsHash,
+    operationKey,
+  });
 
   // 4. tenant and resource binding: a principal of one tenant never names another tenant's resource
   const authz = tool.authorization(checked.data, who);
@@ -142,18 +185,42 @@ export function prepareProposal(ctx: RunContext, turn: number, proposal: Propose
   ctx.occurrences.set(slot, occurrence + 1);
   return {
     ok: true,
-    call: { tool, args: checked.data, body, logicalCallId, providerCallId: proposal.providerCallId, operationKey, argumentsHash, origin: 'model' },
+    call: {
+      tool,
+      args: checked.data,
+      body,
+      logicalCallId,
+      providerCallId: proposal.providerCallId,
+      operationKey,
+      argumentsHash,
+      origin: 'model',
+    },
   };
 }
-
 
 /**
  * A proposal whose operation key this run already holds an intent for: the earlier call if it is settled or in
  * flight, else undefined. Compensations are their own intents and never match a model proposal.
  */
-export function earlierIntent(ledger: Ledger, call: ValidatedCall): { readonly logicalCallId: string; readonly state: string; readonly receipt: string | null; readonly errorCode: string | null } | undefined {
+export function earlierIntent(
+  ledger: Ledger,
+  call: ValidatedCall,
+):
+  | {
+      readonly logicalCallId: string;
+      readonly state: string;
+      readonly receipt: string | null;
+      readonly errorCode: string | null;
+    }
+  | undefined {
   for (const c of Object.values(ledger.projection.calls)) {
-    if (c.operationKey === call.operationKey && c.intentRecorded && c.logicalCallId !== call.logicalCallId && c.origin === 'model') return c;
+    if (
+      c.operationKey === call.operationKey &&
+      c.intentRecorded &&
+      c.logicalCallId !== call.logicalCallId &&
+      c.origin === 'model'
+    )
+      return c;
   }
   return undefined;
 }
@@ -170,8 +237,16 @@ export function answerRepeat(ledger: Ledger, call: ValidatedCall, sameAs: string
     ...(receipt ? { receipt } : {}),
   });
   const base = { logicalCallId: call.logicalCallId, providerCallId: call.providerCallId, toolName: call.tool.name };
-  if (outcome.state === 'SUCCEEDED') return { ...base, state: 'SUCCEEDED', data: { repeatOf: sameAs, ...(receipt ? { receipt } : {}), note: 'already done in this run: no second effect' } };
+  if (outcome.state === 'SUCCEEDED')
+    return {
+      ...base,
+      state: 'SUCCEEDED',
+      data: { repeatOf: sameAs, ...(receipt ? { receipt } : {}), note: 'already done in this run: no second effect' },
+    };
   const code = outcome.state === 'FAILED' ? 'Intent.Repeated' : (outcome.error?.code ?? Failure.UnresolvedCall);
-  const why = outcome.state === 'FAILED' ? `the same intent already failed in ${sameAs}; a deliberate new attempt needs other arguments` : `the same intent ${sameAs} is unresolved`;
+  const why =
+    outcome.state === 'FAILED'
+      ? `the same intent already failed in ${sameAs}; a deliberate new attempt needs other arguments`
+      : `the same intent ${sameAs} is unresolved`;
   return { ...base, state: outcome.state, error: { code, message: why } };
 }

@@ -61,7 +61,8 @@ export class RunView {
 function currentDetails(ledger: Ledger, budgets: Budgets): string {
   const p = ledger.projection;
   const rows = Object.values(p.calls).map(
-    (c) => `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.operationKey?.slice(0, 14) ?? ''} | ${c.receipt ?? ''} |`,
+    (c) =>
+      `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.operationKey?.slice(0, 14) ?? ''} | ${c.receipt ?? ''} |`,
   );
   return [
     `**${p.status}**${p.stopReason ? ` (${p.stopReason})` : ''} · turn ${p.turns}/${budgets.maxTurns} · intents ${p.intents}/${budgets.maxToolCalls}`,

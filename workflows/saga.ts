@@ -72,7 +72,10 @@ export class Saga {
         lost.push(r.forwardCallId);
         continue;
       }
-      this.registered.push({ forward: { logicalCallId: r.forwardCallId, toolName: r.forwardToolName }, compensation: this.compensationCall(tool, parsed.data, r.forwardCallId) });
+      this.registered.push({
+        forward: { logicalCallId: r.forwardCallId, toolName: r.forwardToolName },
+        compensation: this.compensationCall(tool, parsed.data, r.forwardCallId),
+      });
     }
     return lost;
   }
@@ -93,7 +96,16 @@ export class Saga {
       argumentsHash,
       occurrence: 0,
     });
-    return { tool, args, body, logicalCallId: `cmp_${forwardCallId}`, providerCallId: 'saga', operationKey, argumentsHash, origin: 'compensation' };
+    return {
+      tool,
+      args,
+      body,
+      logicalCallId: `cmp_${forwardCallId}`,
+      providerCallId: 'saga',
+      operationKey,
+      argumentsHash,
+      origin: 'compensation',
+    };
   }
 
   /** Declare how `forward` would be offset. Pure apart from the ledger append; called before its dispatch. */
@@ -112,14 +124,21 @@ export class Saga {
       operationKey: compensation.operationKey,
       argumentsHash: compensation.argumentsHash,
     });
-    this.registered.push({ forward: { logicalCallId: forward.logicalCallId, toolName: forward.tool.name }, compensation });
+    this.registered.push({
+      forward: { logicalCallId: forward.logicalCallId, toolName: forward.tool.name },
+      compensation,
+    });
   }
 
   /**
    * Offset every registered effect whose forward call SUCCEEDED or is UNKNOWN, newest first. `run` dispatches
    * one compensation through the full pipeline (authorization at dispatch included).
    */
-  async compensate(turn: number, reason: string, run: (call: ValidatedCall) => Promise<Observation>): Promise<SagaOutcome> {
+  async compensate(
+    turn: number,
+    reason: string,
+    run: (call: ValidatedCall) => Promise<Observation>,
+  ): Promise<SagaOutcome> {
     const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
     for (const { forward, compensation } of [...this.registered].reverse()) {
       const view = this.ledger.projection.calls[forward.logicalCallId];
@@ -145,19 +164,42 @@ export class Saga {
         operationKey: compensation.operationKey,
       });
       const obs = await run(compensation);
-      const absent = obs.state === 'FAILED' && (compensation.tool.forwardAbsentReasons ?? []).includes(obs.error?.code ?? '');
+      const absent =
+        obs.state === 'FAILED' && (compensation.tool.forwardAbsentReasons ?? []).includes(obs.error?.code ?? '');
       if (obs.state === 'SUCCEEDED') {
-        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'OFFSET', detail: `${compensation.tool.name} offset ${forward.toolName}` });
+        this.ledger.append({
+          type: 'CompensationCompleted',
+          ...ids,
+          outcome: 'OFFSET',
+          detail: `${compensation.tool.name} offset ${forward.toolName}`,
+        });
         out.offset.push(forward.logicalCallId);
       } else if (absent) {
-        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'NOTHING_TO_OFFSET', detail: `${forward.toolName} never took effect; its key is sealed` });
+        this.ledger.append({
+          type: 'CompensationCompleted',
+          ...ids,
+          outcome: 'NOTHING_TO_OFFSET',
+          detail: `${forward.toolName} never took effect; its key is sealed`,
+        });
         if (state === 'UNKNOWN') {
-          this.ledger.append({ type: 'ToolEffectReconciled', logicalCallId: forward.logicalCallId, via: 'compensation', outcome: 'FAILED', detail: 'the downstream holds no effect under the key and sealed it' });
+          this.ledger.append({
+            type: 'ToolEffectReconciled',
+            logicalCallId: forward.logicalCallId,
+            via: 'compensation',
+            outcome: 'FAILED',
+            detail: 'the downstream holds no effect under the key and sealed it',
+          });
         }
         out.nothingToOffset.push(forward.logicalCallId);
       } else {
-        const detail = `${compensation.tool.name} ${obs.state}: ${obs.error?.code ?? ''} ${obs.error?.message ?? ''}`.trim();
-        this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: obs.state === 'UNKNOWN' ? 'UNKNOWN' : 'FAILED', detail });
+        const detail =
+          `${compensation.tool.name} ${obs.state}: ${obs.error?.code ?? ''} ${obs.error?.message ?? ''}`.trim();
+        this.ledger.append({
+          type: 'CompensationCompleted',
+          ...ids,
+          outcome: obs.state === 'UNKNOWN' ? 'UNKNOWN' : 'FAILED',
+          detail,
+        });
         out.unsettled.push(forward.logicalCallId);
       }
     }

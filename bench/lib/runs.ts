@@ -75,7 +75,12 @@ export async function startLoop(
 ): Promise<Started> {
   if (kind === 'governed') {
     const identityToken = spec.identityToken ?? benchIdentityToken;
-    const handle = await startAgentRun(client, { workflowId, taskQueue, input: governedInput(spec), ...(identityToken ? { identityToken } : {}) });
+    const handle = await startAgentRun(client, {
+      workflowId,
+      taskQueue,
+      input: governedInput(spec),
+      ...(identityToken ? { identityToken } : {}),
+    });
     return { kind, workflowId, handle };
   }
   const handle = await client.workflow.start('bareLoop', { workflowId, taskQueue, args: [bareInput(spec)] });

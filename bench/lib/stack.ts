@@ -3,7 +3,11 @@
  * bareLoop, one capability key. Governed and bare runs share all of it. The server is a headless dev server on a
  * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (src/cluster/).
  */
-import { generateCapabilityTrust, serializeSigningKey, type CapabilitySigningKey } from '../../src/policy/capability-keys';
+import {
+  generateCapabilityTrust,
+  serializeSigningKey,
+  type CapabilitySigningKey,
+} from '../../src/policy/capability-keys';
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -149,10 +153,12 @@ function devBenchServer(server: DevServer): BenchServer {
 /** The local cluster's Temporal server on PostgreSQL (no services or workers of its own: the bench brings them). */
 async function clusterBenchServer(): Promise<BenchServer> {
   const running = readState();
-  if (running && alive(running.pid)) throw new Error(`a cluster is already up (pid ${running.pid}); stop it with \`ledgerloop cluster down\` first`);
+  if (running && alive(running.pid))
+    throw new Error(`a cluster is already up (pid ${running.pid}); stop it with \`ledgerloop cluster down\` first`);
   const t0 = Date.now();
   const cluster = await startCluster();
-  const postmaster = (): number => Number(readFileSync(path.join(cluster.pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postmaster = (): number =>
+    Number(readFileSync(path.join(cluster.pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   return {
     address: cluster.address,
     namespace: 'default',

@@ -109,7 +109,9 @@ export async function closedLoop(
 
 /** `hosts` worker processes on one task queue, read as one: CPU summed, RSS of the largest, figures combined. */
 async function startHosts(ctx: BenchContext, tq: string, kind: Kind, hosts: number) {
-  const workers = await Promise.all(Array.from({ length: hosts }, () => startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind))));
+  const workers = await Promise.all(
+    Array.from({ length: hosts }, () => startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind))),
+  );
   return {
     startupMs: Math.max(...workers.map((w) => w.startupMs)),
     resetRss: () => workers.forEach((w) => w.resetRss()),
@@ -127,7 +129,10 @@ async function startHosts(ctx: BenchContext, tq: string, kind: Kind, hosts: numb
   };
 }
 
-export async function measureThroughput(ctx: BenchContext, opts: { readonly hosts?: number } = {}): Promise<ThroughputFigures> {
+export async function measureThroughput(
+  ctx: BenchContext,
+  opts: { readonly hosts?: number } = {},
+): Promise<ThroughputFigures> {
   const hosts = opts.hosts ?? 1;
   const cells: ThroughputCell[] = [];
   const plan = throughputPlan(ctx.quick);

@@ -33,7 +33,13 @@ function inputFor(key: string, body: Json): AuthorizationInput {
     argumentsHash: hashCanonical(body),
     toolName: 'wallet_debit',
     scope: 'wallet.charge',
-    request: { action: 'wallet.debit', resource: `${TENANT}/account/acct_1`, resourceTenant: TENANT, amountMinor: minor, currency: 'EUR' },
+    request: {
+      action: 'wallet.debit',
+      resource: `${TENANT}/account/acct_1`,
+      resourceTenant: TENANT,
+      amountMinor: minor,
+      currency: 'EUR',
+    },
     origin: 'model',
     toolApprovalReason: null,
     recentDispatches: [],
@@ -45,11 +51,25 @@ function inputFor(key: string, body: Json): AuthorizationInput {
 /** A decision "allowed" whatever the policy says: what a subverted workflow could hand the signer. */
 function forgedDecision(input: AuthorizationInput): DispatchAuthorization {
   const now = Date.now();
-  const claims = capabilityClaims(input, { policyVersion: DEFAULT_POLICY.version, expiresAt: new Date(now + 60_000).toISOString() });
-  return { claims, policyDigest: policyDigest(DEFAULT_POLICY), chain: [input.principalId], reason: 'forged', issuedAt: new Date(now).toISOString() };
+  const claims = capabilityClaims(input, {
+    policyVersion: DEFAULT_POLICY.version,
+    expiresAt: new Date(now + 60_000).toISOString(),
+  });
+  return {
+    claims,
+    policyDigest: policyDigest(DEFAULT_POLICY),
+    chain: [input.principalId],
+    reason: 'forged',
+    issuedAt: new Date(now).toISOString(),
+  };
 }
 
-function requestFor(key: string, body: Json, authorization: DispatchAuthorization, intentHash = hashCanonical(body)): DispatchRequest {
+function requestFor(
+  key: string,
+  body: Json,
+  authorization: DispatchAuthorization,
+  intentHash = hashCanonical(body),
+): DispatchRequest {
   return {
     intent: {
       runId: 'attack-run',
@@ -91,7 +111,11 @@ export const signerAttacks: AttackGroup = {
 
     /** Runs the real dispatch activity once; a refusal is a typed ClaimsMismatch failure and no request logged. */
     const dispatch = async (req: DispatchRequest): Promise<AttackOutcome> => {
-      const env = new MockActivityEnvironment({ attempt: 1, currentAttemptScheduledTimestampMs: Date.now(), scheduledTimestampMs: Date.now() });
+      const env = new MockActivityEnvironment({
+        attempt: 1,
+        currentAttemptScheduledTimestampMs: Date.now(),
+        scheduledTimestampMs: Date.now(),
+      });
       let observed: string;
       let refused = false;
       try {
@@ -141,7 +165,9 @@ export const signerAttacks: AttackGroup = {
           const k = opKey('tenant');
           const body = bodyOf(100);
           const d = forgedDecision(inputFor(k, body));
-          return dispatch(requestFor(k, body, { ...d, claims: { ...d.claims, tenant: 'globex', resource: 'globex/account/acct_1' } }));
+          return dispatch(
+            requestFor(k, body, { ...d, claims: { ...d.claims, tenant: 'globex', resource: 'globex/account/acct_1' } }),
+          );
         },
       },
     ];

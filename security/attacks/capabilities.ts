@@ -9,7 +9,12 @@ import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
 import type { DownstreamClient, SendOutcome } from '../../src/downstream/client';
 import { signCapability, type CapabilityClaims } from '../../src/policy/capability';
-import { generateCapabilityTrust, generateSigningKey, KEY_SET_ENV, type CapabilitySigningKey } from '../../src/policy/capability-keys';
+import {
+  generateCapabilityTrust,
+  generateSigningKey,
+  KEY_SET_ENV,
+  type CapabilitySigningKey,
+} from '../../src/policy/capability-keys';
 import { spawnedClient, spawnService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
@@ -73,18 +78,39 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
     const mail = spawnedClient(notifications);
     await client.seedAccount({ tenant: TENANT, account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
     const body = (minor: number) => ({ tenant: TENANT, account: 'acct_1', amount: { minor, currency: 'EUR' } });
-    const sign = (g: Grant, k: CapabilitySigningKey = trust.dispatch, audience = 'wallet', nowMs = Date.now()) => signCapability(g, k, { audience, nowMs }).token;
+    const sign = (g: Grant, k: CapabilitySigningKey = trust.dispatch, audience = 'wallet', nowMs = Date.now()) =>
+      signCapability(g, k, { audience, nowMs }).token;
 
     /** Send a request under `opKey` with `capability`; the outcome is a refusal when nothing was accepted. */
-    const attemptAt = async (target: DownstreamClient, route: string, opKey: string, b: unknown, capability: string | undefined): Promise<AttackOutcome> => {
-      const sent = await target.send(route, b, { key: opKey, argumentsHash: hashCanonical(b), intentAt: new Date().toISOString(), ...(capability ? { capability } : {}) });
+    const attemptAt = async (
+      target: DownstreamClient,
+      route: string,
+      opKey: string,
+      b: unknown,
+      capability: string | undefined,
+    ): Promise<AttackOutcome> => {
+      const sent = await target.send(route, b, {
+        key: opKey,
+        argumentsHash: hashCanonical(b),
+        intentAt: new Date().toISOString(),
+        ...(capability ? { capability } : {}),
+      });
       const effects = (await target.stats(opKey)).businessEffectCount;
-      return { observed: describeSent(sent), refused: sent.kind === 'rejected' && sent.status === 403 && sent.code === 'Capability.Invalid', effects };
+      return {
+        observed: describeSent(sent),
+        refused: sent.kind === 'rejected' && sent.status === 403 && sent.code === 'Capability.Invalid',
+        effects,
+      };
     };
-    const attempt = (opKey: string, b: unknown, capability: string | undefined) => attemptAt(client, '/v1/debits', opKey, b, capability);
+    const attempt = (opKey: string, b: unknown, capability: string | undefined) =>
+      attemptAt(client, '/v1/debits', opKey, b, capability);
 
     const attacks: Attack[] = [
-      { name: 'a debit with no capability', expected: '403 Capability.Invalid', run: () => attempt(key('none'), body(100), undefined) },
+      {
+        name: 'a debit with no capability',
+        expected: '403 Capability.Invalid',
+        run: () => attempt(key('none'), body(100), undefined),
+      },
       {
         name: "a capability replayed against another call's key",
         expected: '403 Capability.Invalid',
@@ -112,7 +138,16 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
         run: () => {
           const k = key('expired');
           const issued = Date.now() - 120_000;
-          return attempt(k, body(100), sign(grantFor(k, body(100), { expiresAt: new Date(Date.now() - 45_000).toISOString() }), trust.dispatch, 'wallet', issued));
+          return attempt(
+            k,
+            body(100),
+            sign(
+              grantFor(k, body(100), { expiresAt: new Date(Date.now() - 45_000).toISOString() }),
+              trust.dispatch,
+              'wallet',
+              issued,
+            ),
+          );
         },
       },
       {
@@ -120,7 +155,16 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
         expected: '403 Capability.Invalid',
         run: () => {
           const k = key('future');
-          return attempt(k, body(100), sign(grantFor(k, body(100), { expiresAt: new Date(Date.now() + 180_000).toISOString() }), trust.dispatch, 'wallet', Date.now() + 120_000));
+          return attempt(
+            k,
+            body(100),
+            sign(
+              grantFor(k, body(100), { expiresAt: new Date(Date.now() + 180_000).toISOString() }),
+              trust.dispatch,
+              'wallet',
+              Date.now() + 120_000,
+            ),
+          );
         },
       },
       {
@@ -166,7 +210,11 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
         expected: '403 Capability.Invalid',
         run: () => {
           const k = key('hmac');
-          return attempt(k, body(100), hmacToken(grantFor(k, body(100)), trust.dispatch.kid, trust.dispatch.publicJwk.x));
+          return attempt(
+            k,
+            body(100),
+            hmacToken(grantFor(k, body(100)), trust.dispatch.kid, trust.dispatch.publicJwk.x),
+          );
         },
       },
       {
@@ -175,7 +223,12 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
         run: () => {
           const k = key('relay-scope');
           const email = { tenant: TENANT, to: 'victim@example.com', template: 'account-notice', vars: {} };
-          const grant = grantFor(k, email, { scope: 'notifications.email', action: 'notifications.send_email', resource: `${TENANT}/email/victim`, principalId: 'service:orders-relay' });
+          const grant = grantFor(k, email, {
+            scope: 'notifications.email',
+            action: 'notifications.send_email',
+            resource: `${TENANT}/email/victim`,
+            principalId: 'service:orders-relay',
+          });
           return attemptAt(mail, '/v1/emails', k, email, sign(grant, trust.relay, 'notifications'));
         },
       },

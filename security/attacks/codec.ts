@@ -22,23 +22,39 @@ interface Reply {
 }
 
 /** One raw HTTP request (raw, so that `Host` can be set as a rebinding page would send it). */
-function request(port: number, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+function request(
+  port: number,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'POST', headers: opts.headers ?? {} }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let parsed: Record<string, unknown> = {};
-        try {
-          parsed = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          /* not JSON */
-        }
-        const payloads = Array.isArray(parsed['payloads']) ? parsed['payloads'].length : 0;
-        resolve({ status: res.statusCode ?? 0, type: typeof parsed['type'] === 'string' ? parsed['type'] : typeof parsed['error'] === 'string' ? parsed['error'] : '', payloads });
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: opts.method ?? 'POST', headers: opts.headers ?? {} },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          let parsed: Record<string, unknown> = {};
+          try {
+            parsed = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            /* not JSON */
+          }
+          const payloads = Array.isArray(parsed['payloads']) ? parsed['payloads'].length : 0;
+          resolve({
+            status: res.statusCode ?? 0,
+            type:
+              typeof parsed['type'] === 'string'
+                ? parsed['type']
+                : typeof parsed['error'] === 'string'
+                  ? parsed['error']
+                  : '',
+            payloads,
+          });
+        });
+      },
+    );
     req.on('error', reject);
     if (opts.body !== undefined) req.write(opts.body);
     req.end();
@@ -49,11 +65,18 @@ export const codecAttacks: AttackGroup = {
   name: 'codec',
   async setup() {
     const { keys, keyId } = generateCodecKeys('attack');
-    const strict = codecFromEnv({ LEDGERLOOP_CODEC_KEYS: keys, LEDGERLOOP_CODEC_KEY_ID: keyId, LEDGERLOOP_CODEC_STRICT: '1' });
+    const strict = codecFromEnv({
+      LEDGERLOOP_CODEC_KEYS: keys,
+      LEDGERLOOP_CODEC_KEY_ID: keyId,
+      LEDGERLOOP_CODEC_STRICT: '1',
+    });
     if (strict === undefined || !strict.strict) throw new Error('the strict codec did not configure');
     const server = await startCodecServer({ codec: strict, auth: { kind: 'bearer', tokens: [TOKEN] } });
     const port = server.port;
-    const plain: Payload = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify({ principal: 'user:mallory' })) };
+    const plain: Payload = {
+      metadata: { encoding: Buffer.from('json/plain') },
+      data: Buffer.from(JSON.stringify({ principal: 'user:mallory' })),
+    };
     const [secret] = await strict.encode([plain]);
     const decodeBody = JSON.stringify({ payloads: [payloadToJson(secret!)] });
     const json = { 'content-type': 'application/json' };
@@ -66,25 +89,53 @@ export const codecAttacks: AttackGroup = {
       expected: `${status} ${type}`,
       async run(): Promise<AttackOutcome> {
         const r = await send();
-        return { observed: `${r.status} ${r.type || '-'}`, refused: r.status === status && r.type === type, effects: r.payloads };
+        return {
+          observed: `${r.status} ${r.type || '-'}`,
+          refused: r.status === status && r.type === type,
+          effects: r.payloads,
+        };
       },
     });
 
     const attacks: Attack[] = [
-      httpAttack('decode without a token', 401, 'Codec.Unauthenticated', () => request(port, '/decode', { headers: { ...json, host }, body: decodeBody })),
+      httpAttack('decode without a token', 401, 'Codec.Unauthenticated', () =>
+        request(port, '/decode', { headers: { ...json, host }, body: decodeBody }),
+      ),
       httpAttack('decode with a wrong token', 401, 'Codec.Unauthenticated', () =>
-        request(port, '/decode', { headers: { ...json, host, authorization: `Bearer ${'x'.repeat(TOKEN.length)}` }, body: decodeBody }),
+        request(port, '/decode', {
+          headers: { ...json, host, authorization: `Bearer ${'x'.repeat(TOKEN.length)}` },
+          body: decodeBody,
+        }),
       ),
       httpAttack('a cross-origin POST to /decode, with the token', 403, 'Codec.OriginRefused', () =>
-        request(port, '/decode', { headers: { ...json, ...bearer, host, origin: 'http://evil.example' }, body: decodeBody }),
+        request(port, '/decode', {
+          headers: { ...json, ...bearer, host, origin: 'http://evil.example' },
+          body: decodeBody,
+        }),
       ),
-      httpAttack('a DNS-rebinding page (a foreign Host) posting to /decode, with the token', 403, 'Codec.HostRefused', () =>
-        request(port, '/decode', { headers: { ...json, ...bearer, host: `evil.example:${port}`, origin: `http://evil.example:${port}` }, body: decodeBody }),
+      httpAttack(
+        'a DNS-rebinding page (a foreign Host) posting to /decode, with the token',
+        403,
+        'Codec.HostRefused',
+        () =>
+          request(port, '/decode', {
+            headers: { ...json, ...bearer, host: `evil.example:${port}`, origin: `http://evil.example:${port}` },
+            body: decodeBody,
+          }),
       ),
-      httpAttack('/encode (plaintext in, payloads a strict worker accepts out), with the token', 403, 'Codec.EncodeDisabled', () =>
-        request(port, '/encode', { headers: { ...json, ...bearer, host, origin: UI_ORIGIN }, body: JSON.stringify({ payloads: [payloadToJson(plain)] }) }),
+      httpAttack(
+        '/encode (plaintext in, payloads a strict worker accepts out), with the token',
+        403,
+        'Codec.EncodeDisabled',
+        () =>
+          request(port, '/encode', {
+            headers: { ...json, ...bearer, host, origin: UI_ORIGIN },
+            body: JSON.stringify({ payloads: [payloadToJson(plain)] }),
+          }),
       ),
-      httpAttack('listing the key ids (GET /keys), with the token', 404, 'Codec.NotFound', () => request(port, '/keys', { method: 'GET', headers: { ...bearer, host } })),
+      httpAttack('listing the key ids (GET /keys), with the token', 404, 'Codec.NotFound', () =>
+        request(port, '/keys', { method: 'GET', headers: { ...bearer, host } }),
+      ),
       {
         name: 'a plaintext payload handed to a strict worker’s codec',
         expected: 'PayloadDecryptionError: plaintext payload refused',
@@ -101,10 +152,15 @@ export const codecAttacks: AttackGroup = {
       },
     ];
     // The control: the UI's own request is answered, so the refusals above are the server's checks, not a dead port.
-    const control = await request(port, '/decode', { headers: { ...json, ...bearer, host, origin: UI_ORIGIN }, body: decodeBody });
+    const control = await request(port, '/decode', {
+      headers: { ...json, ...bearer, host, origin: UI_ORIGIN },
+      body: decodeBody,
+    });
     if (control.status !== 200 || control.payloads !== 1) {
       await server.close();
-      throw new Error(`the codec server does not answer its own UI (status ${control.status}): the attacks would prove nothing`);
+      throw new Error(
+        `the codec server does not answer its own UI (status ${control.status}): the attacks would prove nothing`,
+      );
     }
     return { attacks, teardown: () => server.close() };
   },

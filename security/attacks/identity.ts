@@ -13,7 +13,12 @@ import { startAgentRun } from '../../src/client/runs';
 import { startStack, type Stack } from '../../src/demo/stack';
 import type { AgentRunInput } from '../../src/domain/run';
 import { createDevIssuer, issueIdentityToken } from '../../src/identity/issue';
-import { decideApprovalUpdate, ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
+import {
+  decideApprovalUpdate,
+  ledgerQuery,
+  pendingApprovalsQuery,
+  type PendingApproval,
+} from '../../workflows/definitions';
 import { inProcessWorker, taskQueue } from '../../test/helpers/stack';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
@@ -24,7 +29,11 @@ function runInput(minor: number): AgentRunInput {
     principal: { id: 'user:alice', tenant: TENANT },
     goal: `Charge ${minor / 100} EUR`,
     strategy: 'same_key_replay',
-    planner: { kind: 'scripted', scenario: 'wallet-debit', vars: { account: 'acct_1', amount: { minor, currency: 'EUR' } } },
+    planner: {
+      kind: 'scripted',
+      scenario: 'wallet-debit',
+      vars: { account: 'acct_1', amount: { minor, currency: 'EUR' } },
+    },
     deadlineAt: new Date(Date.now() + 120_000).toISOString(),
     caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
   };
@@ -44,13 +53,27 @@ function refusalType(err: unknown): string {
 export const identityAttacks: AttackGroup = {
   name: 'identity',
   async setup({ dir }) {
-    const stack: Stack = await startStack({ name: 'security-identity', dataDir: mkdtempSync(path.join(dir || os.tmpdir(), 'identity-')), server: { headless: true } });
+    const stack: Stack = await startStack({
+      name: 'security-identity',
+      dataDir: mkdtempSync(path.join(dir || os.tmpdir(), 'identity-')),
+      server: { headless: true },
+    });
     const tq = taskQueue('security-identity');
     let worker: Worker | undefined;
     let running: Promise<void> | undefined;
     try {
-      await stack.walletClient.seedAccount({ tenant: TENANT, account: 'acct_1', balanceMinor: 10_000_000, currency: 'EUR' });
-      await stack.walletClient.seedAccount({ tenant: 'globex', account: 'acct_1', balanceMinor: 10_000_000, currency: 'EUR' });
+      await stack.walletClient.seedAccount({
+        tenant: TENANT,
+        account: 'acct_1',
+        balanceMinor: 10_000_000,
+        currency: 'EUR',
+      });
+      await stack.walletClient.seedAccount({
+        tenant: 'globex',
+        account: 'acct_1',
+        balanceMinor: 10_000_000,
+        currency: 'EUR',
+      });
       worker = await inProcessWorker(stack, tq);
       running = worker.run();
     } catch (err) {
@@ -61,7 +84,12 @@ export const identityAttacks: AttackGroup = {
       (await stack.walletClient.stats('', { prefix: true })).businessEffectCount;
     let n = 0;
     const start = async (token: string | undefined, input: AgentRunInput = runInput(1_000)): Promise<WorkflowHandle> =>
-      startAgentRun(stack.client, { workflowId: `identity-attack-${Date.now()}-${++n}`, taskQueue: tq, input, ...(token ? { identityToken: token } : {}) });
+      startAgentRun(stack.client, {
+        workflowId: `identity-attack-${Date.now()}-${++n}`,
+        taskQueue: tq,
+        input,
+        ...(token ? { identityToken: token } : {}),
+      });
 
     /** A run started with `token` must end authorization_denied with the typed code, no model call, no effect. */
     const runAttack = (name: string, code: string, token: () => Promise<string | undefined>): Attack => ({
@@ -98,7 +126,11 @@ export const identityAttacks: AttackGroup = {
         await new Promise((r) => setTimeout(r, 200));
       }
     };
-    const decideAttack = (name: string, code: string, decision: (p: PendingApproval) => Promise<Record<string, unknown>>): Attack => ({
+    const decideAttack = (
+      name: string,
+      code: string,
+      decision: (p: PendingApproval) => Promise<Record<string, unknown>>,
+    ): Attack => ({
       name,
       expected: `update refused ${code}`,
       async run(): Promise<AttackOutcome> {
@@ -129,10 +161,17 @@ export const identityAttacks: AttackGroup = {
       runAttack('run without a token', 'Identity.Invalid', () => Promise.resolve(undefined)),
       // Signed by another key, under the dev issuer's name and key id: the signature does not verify.
       runAttack('forged principal token', 'Identity.Invalid', () =>
-        issueIdentityToken({ subject: 'user:alice', principal: 'user:alice', tenant: TENANT }, { ...stranger.options, kid: stack.identity.options.kid }),
+        issueIdentityToken(
+          { subject: 'user:alice', principal: 'user:alice', tenant: TENANT },
+          { ...stranger.options, kid: stack.identity.options.kid },
+        ),
       ),
-      runAttack('expired token', 'Identity.Invalid', () => stack.identity.issue('user:alice', TENANT, [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 })),
-      runAttack('wrong audience', 'Identity.Invalid', () => stack.identity.issue('user:alice', TENANT, [], { audience: 'another-service' })),
+      runAttack('expired token', 'Identity.Invalid', () =>
+        stack.identity.issue('user:alice', TENANT, [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }),
+      ),
+      runAttack('wrong audience', 'Identity.Invalid', () =>
+        stack.identity.issue('user:alice', TENANT, [], { audience: 'another-service' }),
+      ),
       runAttack('token for another tenant', 'Identity.Mismatch', () => stack.identity.issue('user:alice', 'globex')),
       decideAttack('self-approval', 'Actor.Forbidden', async () => ({ token: await alice(), decision: 'approve' })),
       decideAttack('approval by a role the policy does not allow', 'Actor.Forbidden', async () => ({
@@ -143,16 +182,29 @@ export const identityAttacks: AttackGroup = {
         token: await stack.identity.issue('manager:gina', 'globex', ['approver']),
         decision: 'approve',
       })),
-      decideAttack('approval TTL beyond the policy', 'Approval.Invalid', async () => ({ token: await carol(), decision: 'approve', ttlMs: 3_600_001 })),
-      decideAttack('unknown decision value', 'Approval.Invalid', async () => ({ token: await carol(), decision: 'maybe' })),
-      decideAttack('decision value not a string', 'Approval.Invalid', async () => ({ token: await carol(), decision: 1 })),
+      decideAttack('approval TTL beyond the policy', 'Approval.Invalid', async () => ({
+        token: await carol(),
+        decision: 'approve',
+        ttlMs: 3_600_001,
+      })),
+      decideAttack('unknown decision value', 'Approval.Invalid', async () => ({
+        token: await carol(),
+        decision: 'maybe',
+      })),
+      decideAttack('decision value not a string', 'Approval.Invalid', async () => ({
+        token: await carol(),
+        decision: 1,
+      })),
       decideAttack('absurd TTL (--as user:alice --ttl 100000000d)', 'Approval.Invalid', async () => ({
         token: await alice(),
         decision: 'approve',
         ttlMs: 100_000_000 * 86_400_000,
       })),
       decideAttack('approval with a forged token', 'Identity.Invalid', async () => ({
-        token: await issueIdentityToken({ subject: 'manager:carol', principal: 'manager:carol', tenant: TENANT, roles: ['approver'] }, { ...stranger.options, kid: stack.identity.options.kid }),
+        token: await issueIdentityToken(
+          { subject: 'manager:carol', principal: 'manager:carol', tenant: TENANT, roles: ['approver'] },
+          { ...stranger.options, kid: stack.identity.options.kid },
+        ),
         decision: 'approve',
       })),
     ];
@@ -161,8 +213,16 @@ export const identityAttacks: AttackGroup = {
       async teardown() {
         if (waiting) {
           const { handle, p } = waiting;
-          const base = { logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion };
-          await handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, token: await carol(), decision: 'deny', reason: 'attack suite done' }] }).catch(() => undefined);
+          const base = {
+            logicalCallId: p.logicalCallId,
+            argumentsHash: p.argumentsHash,
+            policyVersion: p.policyVersion,
+          };
+          await handle
+            .executeUpdate(decideApprovalUpdate, {
+              args: [{ ...base, token: await carol(), decision: 'deny', reason: 'attack suite done' }],
+            })
+            .catch(() => undefined);
           await handle.result().catch(() => undefined);
         }
         worker?.shutdown();

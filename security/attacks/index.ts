@@ -6,4 +6,10 @@ import { identityAttacks } from './identity';
 import { serviceAttacks } from './services';
 import { codecAttacks } from './codec';
 
-export const ATTACK_GROUPS: readonly AttackGroup[] = [capabilityAttacks, signerAttacks, identityAttacks, serviceAttacks, codecAttacks];
+export const ATTACK_GROUPS: readonly AttackGroup[] = [
+  capabilityAttacks,
+  signerAttacks,
+  identityAttacks,
+  serviceAttacks,
+  codecAttacks,
+];

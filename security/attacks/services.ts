@@ -10,7 +10,12 @@ import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
 import { lookupCapabilityScope, LOOKUP_ARGUMENTS_HASH } from '../../src/downstream/protocol';
 import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/policy/capability';
-import { generateCapabilityTrust, generateSigningKey, KEY_SET_ENV, RELAY_SIGNING_KEY_ENV } from '../../src/policy/capability-keys';
+import {
+  generateCapabilityTrust,
+  generateSigningKey,
+  KEY_SET_ENV,
+  RELAY_SIGNING_KEY_ENV,
+} from '../../src/policy/capability-keys';
 import { devCapabilitySigner } from '../../src/services/dev-signer';
 import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
@@ -315,7 +320,12 @@ export const serviceAttacks: AttackGroup = {
           };
           const a = await call(`${wallet.url}/v1/operations/${sharedKey}?tenant=${ACME}`, {
             // Another private key under the trusted kid: only the signature can tell.
-            headers: { [CAPABILITY_HEADER]: signCapability(claims, generateSigningKey(capabilityKey.kid), { audience: 'wallet', nowMs: Date.now() }).token },
+            headers: {
+              [CAPABILITY_HEADER]: signCapability(claims, generateSigningKey(capabilityKey.kid), {
+                audience: 'wallet',
+                nowMs: Date.now(),
+              }).token,
+            },
           });
           return {
             observed: `${a.status} ${a.code}`,
@@ -328,7 +338,9 @@ export const serviceAttacks: AttackGroup = {
         name: 'a service started without its verification keys',
         expected: 'no start: Service.KeysMissing',
         run: () =>
-          refusedStart(() => spawnService('wallet', { dbPath: path.join(dir, 'nokey.db'), env: { [KEY_SET_ENV]: '' } })),
+          refusedStart(() =>
+            spawnService('wallet', { dbPath: path.join(dir, 'nokey.db'), env: { [KEY_SET_ENV]: '' } }),
+          ),
       },
       {
         name: 'an outbox relay started without its signing key',

@@ -13,10 +13,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureUiBuild } from '../cluster/build';
-import { alive, clearState, CLUSTER_DIR, postgresReady, readState, startCluster, workerHost, writeState, type RunningCluster } from '../cluster/cluster';
+import {
+  alive,
+  clearState,
+  CLUSTER_DIR,
+  postgresReady,
+  readState,
+  startCluster,
+  workerHost,
+  writeState,
+  type RunningCluster,
+} from '../cluster/cluster';
 import { postgresLayout, stopPostgres } from '../cluster/postgres';
 import { startClusterUi, type ClusterUi } from '../cluster/ui';
-import { clusterPorts, DEPLOYMENT_TASK_QUEUE, portOffsetFromEnv, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/versions';
+import {
+  clusterPorts,
+  DEPLOYMENT_TASK_QUEUE,
+  portOffsetFromEnv,
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_VERSION,
+} from '../cluster/versions';
 import { CODEC_KEYS_FILE_ENV } from '../codec/data-converter';
 import { ensureCodecKeys, type CodecKeySource } from '../codec/demo-key';
 import { DATA_DIR } from '../server/temporal-binaries';
@@ -40,15 +56,23 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack; keys: CodecKeySource }> {
   // Payloads are encrypted as in the demo: configured keys, or the demo key (src/codec/demo-key.ts).
   const keys = ensureCodecKeys(path.join(DATA_DIR, 'codec-demo-keys'));
-  log(`cluster: payloads are encrypted with ${keys.kind === 'demo' ? `the demo key "${keys.keyId}"` : `key "${keys.keyId}" (LEDGERLOOP_CODEC_KEYS)`}`);
+  log(
+    `cluster: payloads are encrypted with ${keys.kind === 'demo' ? `the demo key "${keys.keyId}"` : `key "${keys.keyId}" (LEDGERLOOP_CODEC_KEYS)`}`,
+  );
   const cluster = await startCluster(log);
   const t = cluster.timings;
-  log(`cluster: build ${seconds(t.buildMs)}, PostgreSQL ${seconds(t.postgresMs)}, schemas ${seconds(t.schemaMs)}, server ready ${seconds(t.serverMs)}`);
+  log(
+    `cluster: build ${seconds(t.buildMs)}, PostgreSQL ${seconds(t.postgresMs)}, schemas ${seconds(t.schemaMs)}, server ready ${seconds(t.serverMs)}`,
+  );
   // The stack's client and services talk to the cluster's frontend (connectOrStart reads TEMPORAL_ADDRESS).
   process.env.TEMPORAL_ADDRESS = cluster.address;
   process.env.TEMPORAL_NAMESPACE = 'default';
   try {
-    const stack = await startStack({ name: 'cluster', dataDir: path.join(CLUSTER_DIR, 'stack'), services: ['inventory', 'shipping', 'orders', 'notifications'] });
+    const stack = await startStack({
+      name: 'cluster',
+      dataDir: path.join(CLUSTER_DIR, 'stack'),
+      services: ['inventory', 'shipping', 'orders', 'notifications'],
+    });
     return { cluster, stack, keys };
   } catch (err) {
     await cluster.stop();
@@ -67,7 +91,9 @@ async function once(): Promise<number> {
         afterWorkerKill: async () => {
           const pid = cluster.serverPid();
           const { downMs } = await cluster.killAndRestartServer();
-          log(`${strategy}: SIGKILLed the Temporal server (pid ${pid}); restarted on the same database, serving again after ${seconds(downMs)}`);
+          log(
+            `${strategy}: SIGKILLed the Temporal server (pid ${pid}); restarted on the same database, serving again after ${seconds(downMs)}`,
+          );
         },
       }),
     });
@@ -87,7 +113,9 @@ async function once(): Promise<number> {
 async function up(workers: number): Promise<number> {
   const running = readState();
   if (running && alive(running.pid)) {
-    log(`a cluster is already up (pid ${running.pid}, Temporal ${running.address}); \`ledgerloop cluster down\` stops it`);
+    log(
+      `a cluster is already up (pid ${running.pid}, Temporal ${running.address}); \`ledgerloop cluster down\` stops it`,
+    );
     return 1;
   }
   const { cluster, stack, keys } = await bringUp();
@@ -95,8 +123,13 @@ async function up(workers: number): Promise<number> {
   let ui: ClusterUi | undefined;
   try {
     const { uiServer } = await ensureUiBuild(log);
-    ui = await startClusterUi(uiServer, path.join(CLUSTER_DIR, 'ui'), { frontend: cluster.address, port: cluster.ports.ui });
-    log(`cluster: Web UI ${TEMPORAL_UI_VERSION} at ${ui.url}${ui.codecUrl ? ` (decoding payloads through the codec server at ${ui.codecUrl})` : ''}`);
+    ui = await startClusterUi(uiServer, path.join(CLUSTER_DIR, 'ui'), {
+      frontend: cluster.address,
+      port: cluster.ports.ui,
+    });
+    log(
+      `cluster: Web UI ${TEMPORAL_UI_VERSION} at ${ui.url}${ui.codecUrl ? ` (decoding payloads through the codec server at ${ui.codecUrl})` : ''}`,
+    );
     for (let i = 1; i <= workers; i++) {
       const host = `worker-${i}`;
       const proc = await spawnWorker({
@@ -118,19 +151,37 @@ async function up(workers: number): Promise<number> {
       startedAt: new Date().toISOString(),
     });
     // Something to charge and who may act: acme's acct_1, and tokens of the stack's issuer (valid 12 h, mode 0600).
-    await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
+    await stack.walletClient.seedAccount({
+      tenant: 'acme',
+      account: 'acct_1',
+      balanceMinor: 1_000_000,
+      currency: 'EUR',
+    });
     const tokens = path.join(CLUSTER_DIR, 'tokens');
     fs.mkdirSync(tokens, { recursive: true, mode: 0o700 });
     const ttlSec = 12 * 3600;
-    for (const [file, principal, roles] of [['alice.jwt', 'user:alice', []], ['carol.jwt', 'manager:carol', ['approver']], ['bob.jwt', 'ops:bob', ['operator']]] as const) {
-      fs.writeFileSync(path.join(tokens, file), await stack.identity.issue(principal, 'acme', roles, { ttlSec }), { mode: 0o600 });
+    for (const [file, principal, roles] of [
+      ['alice.jwt', 'user:alice', []],
+      ['carol.jwt', 'manager:carol', ['approver']],
+      ['bob.jwt', 'ops:bob', ['operator']],
+    ] as const) {
+      fs.writeFileSync(path.join(tokens, file), await stack.identity.issue(principal, 'acme', roles, { ttlSec }), {
+        mode: 0o600,
+      });
     }
     const rel = path.relative(process.cwd(), tokens) || tokens;
-    log(`\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; Web UI ${ui.url}; ${workers} worker host(s).`);
-    log(`Start a run (acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${rel}):`);
+    log(
+      `\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; Web UI ${ui.url}; ${workers} worker host(s).`,
+    );
+    log(
+      `Start a run (acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${rel}):`,
+    );
     // The CLI decodes results with the same keys: the demo key's file, unless keys were configured.
-    const codecEnv = keys.kind === 'demo' ? ` ${CODEC_KEYS_FILE_ENV}=${path.relative(process.cwd(), keys.file) || keys.file}` : '';
-    log(`  TEMPORAL_ADDRESS=${cluster.address}${codecEnv} npx ledgerloop start --scenario wallet-debit --var account=acct_1 --var amount.minor=1250 --var amount.currency=EUR --token @${rel}/alice.jwt --wait`);
+    const codecEnv =
+      keys.kind === 'demo' ? ` ${CODEC_KEYS_FILE_ENV}=${path.relative(process.cwd(), keys.file) || keys.file}` : '';
+    log(
+      `  TEMPORAL_ADDRESS=${cluster.address}${codecEnv} npx ledgerloop start --scenario wallet-debit --var account=acct_1 --var amount.minor=1250 --var amount.currency=EUR --token @${rel}/alice.jwt --wait`,
+    );
     log('Ctrl-C or `ledgerloop cluster down` stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
@@ -170,19 +221,35 @@ async function down(): Promise<number> {
  * frontend, and whether that codec server accepts the UI's origin and refuses another, as a browser would ask.
  */
 async function uiStatus(url: string) {
-  const get = (u: string) => fetch(u, { signal: AbortSignal.timeout(5_000) }).then((r) => (r.ok ? (r.json() as Promise<unknown>) : undefined), () => undefined);
+  const get = (u: string) =>
+    fetch(u, { signal: AbortSignal.timeout(5_000) }).then(
+      (r) => (r.ok ? (r.json() as Promise<unknown>) : undefined),
+      () => undefined,
+    );
   const settings = (await get(`${url}/api/v1/settings`)) as { Codec?: { Endpoint?: string } } | undefined;
   const listed = (await get(`${url}/api/v1/namespaces/default/workflows`)) as { executions?: unknown[] } | undefined;
   const endpoint = settings?.Codec?.Endpoint ?? '';
   const decodeFrom = (origin: string) =>
     endpoint === ''
       ? Promise.resolve(0)
-      : fetch(`${endpoint}/decode`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{"payloads":[]}', signal: AbortSignal.timeout(5_000) }).then((r) => r.status, () => 0);
+      : fetch(`${endpoint}/decode`, {
+          method: 'POST',
+          headers: { origin, 'content-type': 'application/json' },
+          body: '{"payloads":[]}',
+          signal: AbortSignal.timeout(5_000),
+        }).then(
+          (r) => r.status,
+          () => 0,
+        );
   return {
     url,
     answering: settings !== undefined,
     listsWorkflows: Array.isArray(listed?.executions),
-    codec: { endpoint, acceptsTheUi: (await decodeFrom(new URL(url).origin)) === 200, refusesOtherOrigins: (await decodeFrom('http://attacker.invalid')) === 403 },
+    codec: {
+      endpoint,
+      acceptsTheUi: (await decodeFrom(new URL(url).origin)) === 200,
+      refusesOtherOrigins: (await decodeFrom('http://attacker.invalid')) === 403,
+    },
   };
 }
 
@@ -192,7 +259,11 @@ async function status(): Promise<number> {
   const pg = await postgresReady(postgresLayout(CLUSTER_DIR, ports.postgres));
   let temporal = false;
   try {
-    const { connection } = await connectClient({ address: `127.0.0.1:${ports.frontend}`, namespace: 'default', connectTimeout: '2s' });
+    const { connection } = await connectClient({
+      address: `127.0.0.1:${ports.frontend}`,
+      namespace: 'default',
+      connectTimeout: '2s',
+    });
     await connection.workflowService.getSystemInfo({});
     await connection.close();
     temporal = true;
@@ -200,7 +271,16 @@ async function status(): Promise<number> {
     temporal = false;
   }
   const services = await Promise.all(
-    Object.entries(state?.services ?? {}).map(async ([name, url]) => [name, await fetch(`${url}/health`).then((r) => r.ok, () => false)] as const),
+    Object.entries(state?.services ?? {}).map(
+      async ([name, url]) =>
+        [
+          name,
+          await fetch(`${url}/health`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        ] as const,
+    ),
   );
   const report = {
     supervisor: state ? { pid: state.pid, alive: alive(state.pid), startedAt: state.startedAt } : null,
@@ -213,7 +293,12 @@ async function status(): Promise<number> {
     exists: fs.existsSync(CLUSTER_DIR),
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  const uiOk = report.ui === null || (report.ui.answering && report.ui.listsWorkflows && report.ui.codec.acceptsTheUi && report.ui.codec.refusesOtherOrigins);
+  const uiOk =
+    report.ui === null ||
+    (report.ui.answering &&
+      report.ui.listsWorkflows &&
+      report.ui.codec.acceptsTheUi &&
+      report.ui.codec.refusesOtherOrigins);
   return pg && temporal && uiOk ? 0 : 1;
 }
 

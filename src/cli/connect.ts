@@ -93,13 +93,21 @@ const stderrForWarnings: { write(text: string): unknown } | undefined = process.
  * After `afterMs`, asks the server for the queue's pollers and warns when there are none (naming the queue and
  * how to start a worker). A failed check stays silent: it is advice, never an error.
  */
-export function watchPollers(client: Client, namespace: string, taskQueue: string, stream: { write(text: string): unknown }, afterMs: number): { stop(): void } {
+export function watchPollers(
+  client: Client,
+  namespace: string,
+  taskQueue: string,
+  stream: { write(text: string): unknown },
+  afterMs: number,
+): { stop(): void } {
   let stopped = false;
   const timer = setTimeout(() => {
     void workflowPollers(client, namespace, taskQueue).then(
       (pollers) => {
         if (!stopped && pollers.length === 0) {
-          stream.write(`\nwarning: no worker is polling task queue ${taskQueue} (namespace ${namespace}); the run waits until one does. ${NO_WORKER_HINT}\n`);
+          stream.write(
+            `\nwarning: no worker is polling task queue ${taskQueue} (namespace ${namespace}); the run waits until one does. ${NO_WORKER_HINT}\n`,
+          );
         }
       },
       () => undefined,
@@ -155,7 +163,10 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
     async answered(what, workflowId, ms, fn, taskQueue) {
       const deadline = Date.now() + ms;
       // An update waits for a worker without an error: say so early when none polls the run's queue.
-      const watch = taskQueue && stderrForWarnings ? watchPollers(client, namespace, taskQueue, stderrForWarnings, NO_WORKER_WARNING_MS) : undefined;
+      const watch =
+        taskQueue && stderrForWarnings
+          ? watchPollers(client, namespace, taskQueue, stderrForWarnings, NO_WORKER_WARNING_MS)
+          : undefined;
       try {
         return await connection.withDeadline(deadline, fn);
       } catch (err) {

@@ -23,7 +23,9 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     process.stderr.write(`${m}\n`);
   };
   const headless = opts.once;
-  log(`starting the Temporal dev server${headless ? ' (headless)' : ' with the Web UI'}, the wallet and the workflow bundle…`);
+  log(
+    `starting the Temporal dev server${headless ? ' (headless)' : ' with the Web UI'}, the wallet and the workflow bundle…`,
+  );
   // Payloads are always encrypted: configured keys, or the demo key (see src/codec/demo-key.ts).
   const keys = ensureCodecKeys(path.join(DATA_DIR, 'codec-demo-keys'));
   log(
@@ -50,12 +52,22 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     await shutdownTracingFromEnv();
   };
   try {
-    log(`Temporal at ${stack.server.address}${stack.server.uiUrl ? `, Web UI at ${stack.server.uiUrl}` : ''}; wallet at ${stack.wallet.url}`);
+    log(
+      `Temporal at ${stack.server.address}${stack.server.uiUrl ? `, Web UI at ${stack.server.uiUrl}` : ''}; wallet at ${stack.wallet.url}`,
+    );
     if (codecServer) log(`codec server at ${codecServer.url} (the Web UI decodes payloads through it)`);
     const rows = await runEveryStrategy(stack, { prefix: 'demo', onProgress: log });
     const report = describeRows(rows);
     if (opts.json) {
-      const keys = ['strategy', 'attempts', 'dispatches', 'effects', 'finalState', 'projectionHashBefore', 'projectionHashAfter'] as const;
+      const keys = [
+        'strategy',
+        'attempts',
+        'dispatches',
+        'effects',
+        'finalState',
+        'projectionHashBefore',
+        'projectionHashAfter',
+      ] as const;
       process.stdout.write(`${JSON.stringify(rows.map((r) => Object.fromEntries(keys.map((k) => [k, r[k]]))))}\n`);
       for (const s of report.sentences) log(s); // stdout stays one JSON array
     } else {
@@ -69,7 +81,9 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       process.stderr.write(`${banner}\n`);
     }
     if (opts.once) return code;
-    log(`\nThe stack stays up: open ${stack.server.uiUrl ?? 'the Temporal UI'} and look for workflows "opening-failure-*". Ctrl-C stops it.`);
+    log(
+      `\nThe stack stays up: open ${stack.server.uiUrl ?? 'the Temporal UI'} and look for workflows "opening-failure-*". Ctrl-C stops it.`,
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
       process.once('SIGTERM', () => resolve());

@@ -98,13 +98,19 @@ export class NoWorkerError extends CliError {
 }
 
 /** How to get a worker polling: said by every message about a missing worker. */
-export const NO_WORKER_HINT = '`npm start` keeps one polling `ledgerloop`; or `npx ledgerloop worker` with LEDGERLOOP_TASK_QUEUE, docs/cli.md';
+export const NO_WORKER_HINT =
+  '`npm start` keeps one polling `ledgerloop`; or `npx ledgerloop worker` with LEDGERLOOP_TASK_QUEUE, docs/cli.md';
 
 const GRPC_FAILED_PRECONDITION = 9;
 
 /** The server's immediate answer to a query no worker can take: "no poller seen for task queue recently". */
 export function isNoPollerError(err: unknown): boolean {
-  const cause = err instanceof ServiceError && isGrpcServiceError(err.cause) ? err.cause : isGrpcServiceError(err) ? err : undefined;
+  const cause =
+    err instanceof ServiceError && isGrpcServiceError(err.cause)
+      ? err.cause
+      : isGrpcServiceError(err)
+        ? err
+        : undefined;
   const text = `${err instanceof Error ? err.message : String(err)} ${cause?.details ?? ''}`;
   return (cause === undefined || cause.code === GRPC_FAILED_PRECONDITION) && /no poller seen/i.test(text);
 }

@@ -13,7 +13,11 @@ import { versionLine } from './version';
 
 const program = new Command('ledgerloop')
   .description('Governed LLM agent loops on Temporal')
-  .version(versionLine(), '-V, --version', 'print the version of ledgerloop, of the Temporal SDK it runs on, and of the server it deploys')
+  .version(
+    versionLine(),
+    '-V, --version',
+    'print the version of ledgerloop, of the Temporal SDK it runs on, and of the server it deploys',
+  )
   .showHelpAfterError();
 
 program
@@ -27,10 +31,16 @@ program
 
 program
   .command('cluster')
-  .description('Temporal on PostgreSQL with worker hosts on this machine (npm run cluster): up (default), down or status')
+  .description(
+    'Temporal on PostgreSQL with worker hosts on this machine (npm run cluster): up (default), down or status',
+  )
   .argument('[action]', 'up, down or status', 'up')
   .option('--workers <n>', 'worker hosts for `up`', '3')
-  .option('--once', 'run the opening failure against the cluster, killing a worker host and the server mid-run; then stop', false)
+  .option(
+    '--once',
+    'run the opening failure against the cluster, killing a worker host and the server mid-run; then stop',
+    false,
+  )
   .action(async (action: string, o: { workers: string; once: boolean }) => {
     process.exitCode = await runCluster(action, { workers: Number(o.workers), once: o.once });
   });

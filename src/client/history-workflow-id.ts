@@ -10,16 +10,22 @@ import type { temporal } from '@temporalio/proto';
 
 type Payload = temporal.api.common.v1.IPayload;
 
-export async function workflowIdOfHistory(history: temporal.api.history.v1.IHistory, dataConverter?: DataConverter | LoadedDataConverter): Promise<string | undefined> {
+export async function workflowIdOfHistory(
+  history: temporal.api.history.v1.IHistory,
+  dataConverter?: DataConverter | LoadedDataConverter,
+): Promise<string | undefined> {
   for (const e of history.events ?? []) {
     const a = e.activityTaskScheduledEventAttributes;
     if (a?.activityType?.name !== 'planTurn') continue;
     let payloads = (a.input?.payloads ?? []) as Payload[];
     try {
-      for (const codec of [...(dataConverter?.payloadCodecs ?? [])].reverse()) payloads = (await codec.decode(payloads)) as Payload[];
+      for (const codec of [...(dataConverter?.payloadCodecs ?? [])].reverse())
+        payloads = (await codec.decode(payloads)) as Payload[];
       const first = payloads[0];
       if (first === undefined) return undefined;
-      const value = defaultPayloadConverter.fromPayload(first as Parameters<typeof defaultPayloadConverter.fromPayload>[0]);
+      const value = defaultPayloadConverter.fromPayload(
+        first as Parameters<typeof defaultPayloadConverter.fromPayload>[0],
+      );
       const runId = (value as { runId?: unknown } | null)?.runId;
       return typeof runId === 'string' && runId.length > 0 ? runId : undefined;
     } catch {

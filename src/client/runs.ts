@@ -38,8 +38,10 @@ export async function startAgentRun(
   client: Client,
   opts: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
-  const input: AgentRunInput = opts.identityToken !== undefined ? { ...opts.input, identityToken: opts.identityToken } : opts.input;
-  if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true) throw new StrategyForbiddenError(input.strategy);
+  const input: AgentRunInput =
+    opts.identityToken !== undefined ? { ...opts.input, identityToken: opts.identityToken } : opts.input;
+  if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true)
+    throw new StrategyForbiddenError(input.strategy);
   return client.workflow.start<typeof agentRun>('agentRun', {
     workflowId: opts.workflowId,
     taskQueue: opts.taskQueue,

@@ -10,7 +10,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { findExecutable, REPO_ROOT } from '../server/temporal-binaries';
-import { POSTGRES_SCHEMA_DIR, TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_MODULE, TEMPORAL_UI_VERSION } from './versions';
+import {
+  POSTGRES_SCHEMA_DIR,
+  TEMPORAL_SERVER_MODULE,
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_MODULE,
+  TEMPORAL_UI_VERSION,
+} from './versions';
 
 const run = promisify(execFile);
 
@@ -32,7 +38,10 @@ export const BUILD_DIR = path.join(REPO_ROOT, '.tools', `temporal-server-${TEMPO
 
 function goBinary(): string {
   const go = findExecutable('go', ['/usr/local/go/bin']);
-  if (go === undefined) throw new ClusterBuildError('go is not installed (looked on PATH and in /usr/local/go/bin): the cluster builds the Temporal server from its Go module');
+  if (go === undefined)
+    throw new ClusterBuildError(
+      'go is not installed (looked on PATH and in /usr/local/go/bin): the cluster builds the Temporal server from its Go module',
+    );
   return go;
 }
 
@@ -62,9 +71,17 @@ async function goBuild(target: GoBuild, log: (line: string) => void): Promise<st
   const go = goBinary();
   const moduleDir = path.join(target.dir, 'module');
   fs.mkdirSync(moduleDir, { recursive: true });
-  fs.writeFileSync(path.join(moduleDir, 'go.mod'), `module ledgerloop.local/build\n\ngo 1.24\n\nrequire ${target.module} v${target.version}\n`);
-  const imports = Object.keys(target.commands).map((pkg) => `\t_ "${pkg}"\n`).join('');
-  fs.writeFileSync(path.join(moduleDir, 'tools.go'), `//go:build tools\n\n// Package tools pins the commands of the build.\npackage tools\n\nimport (\n${imports})\n`);
+  fs.writeFileSync(
+    path.join(moduleDir, 'go.mod'),
+    `module ledgerloop.local/build\n\ngo 1.24\n\nrequire ${target.module} v${target.version}\n`,
+  );
+  const imports = Object.keys(target.commands)
+    .map((pkg) => `\t_ "${pkg}"\n`)
+    .join('');
+  fs.writeFileSync(
+    path.join(moduleDir, 'tools.go'),
+    `//go:build tools\n\n// Package tools pins the commands of the build.\npackage tools\n\nimport (\n${imports})\n`,
+  );
   const env = { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' };
   const go$ = async (args: string[], what: string): Promise<string> => {
     try {
@@ -75,9 +92,12 @@ async function goBuild(target: GoBuild, log: (line: string) => void): Promise<st
       throw new ClusterBuildError(`${what} failed: ${(e.stderr ?? e.message).trim().split('\n').slice(-8).join('\n')}`);
     }
   };
-  log(`cluster: building ${Object.values(target.commands).join(', ')} from ${target.module} v${target.version} (first time only)`);
+  log(
+    `cluster: building ${Object.values(target.commands).join(', ')} from ${target.module} v${target.version} (first time only)`,
+  );
   await go$(['mod', 'tidy'], `go mod tidy (${target.module})`);
-  for (const [pkg, name] of Object.entries(target.commands)) await go$(['build', '-o', path.join(target.dir, 'bin', name), pkg], `go build (${name})`);
+  for (const [pkg, name] of Object.entries(target.commands))
+    await go$(['build', '-o', path.join(target.dir, 'bin', name), pkg], `go build (${name})`);
   return (await go$(['list', '-m', '-f', '{{.Dir}}', target.module], 'go list')).trim();
 }
 
@@ -87,14 +107,22 @@ export async function ensureTemporalBuild(log: (line: string) => void = () => {}
   const server = path.join(BUILD_DIR, 'bin', 'temporal-server');
   const sqlTool = path.join(BUILD_DIR, 'bin', 'temporal-sql-tool');
   const schemaDir = path.join(BUILD_DIR, 'schema', POSTGRES_SCHEMA_DIR);
-  const complete = [server, sqlTool, path.join(schemaDir, 'temporal', 'versioned'), path.join(schemaDir, 'visibility', 'versioned')].every((p) => fs.existsSync(p));
+  const complete = [
+    server,
+    sqlTool,
+    path.join(schemaDir, 'temporal', 'versioned'),
+    path.join(schemaDir, 'visibility', 'versioned'),
+  ].every((p) => fs.existsSync(p));
   if (complete) return { server, sqlTool, schemaDir, built: false, ms: Date.now() - started };
   const moduleRoot = await goBuild(
     {
       dir: BUILD_DIR,
       module: TEMPORAL_SERVER_MODULE,
       version: TEMPORAL_SERVER_VERSION,
-      commands: { [`${TEMPORAL_SERVER_MODULE}/cmd/server`]: 'temporal-server', [`${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`]: 'temporal-sql-tool' },
+      commands: {
+        [`${TEMPORAL_SERVER_MODULE}/cmd/server`]: 'temporal-server',
+        [`${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`]: 'temporal-sql-tool',
+      },
     },
     log,
   );
@@ -109,11 +137,21 @@ export async function ensureTemporalBuild(log: (line: string) => void = () => {}
 export const UI_BUILD_DIR = path.join(REPO_ROOT, '.tools', `temporal-ui-${TEMPORAL_UI_VERSION}`);
 
 /** The Temporal Web UI server (its web assets are embedded in the binary), building it first when missing. */
-export async function ensureUiBuild(log: (line: string) => void = () => {}): Promise<{ readonly uiServer: string; readonly built: boolean; readonly ms: number }> {
+export async function ensureUiBuild(
+  log: (line: string) => void = () => {},
+): Promise<{ readonly uiServer: string; readonly built: boolean; readonly ms: number }> {
   const started = Date.now();
   const uiServer = path.join(UI_BUILD_DIR, 'bin', 'temporal-ui-server');
   if (fs.existsSync(uiServer)) return { uiServer, built: false, ms: Date.now() - started };
-  await goBuild({ dir: UI_BUILD_DIR, module: TEMPORAL_UI_MODULE, version: TEMPORAL_UI_VERSION, commands: { [`${TEMPORAL_UI_MODULE}/cmd/server`]: 'temporal-ui-server' } }, log);
+  await goBuild(
+    {
+      dir: UI_BUILD_DIR,
+      module: TEMPORAL_UI_MODULE,
+      version: TEMPORAL_UI_VERSION,
+      commands: { [`${TEMPORAL_UI_MODULE}/cmd/server`]: 'temporal-ui-server' },
+    },
+    log,
+  );
   log(`cluster: Web UI server built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { uiServer, built: true, ms: Date.now() - started };
 }

@@ -13,7 +13,15 @@ import { DATA_DIR } from '../server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../worker/spawn-worker';
 import { TRANSCRIPT_URL_ENV } from '../planner/transcript-store-pg';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
-import { clusterSecrets, postgresLayout, postgresReady, startPostgres, stopPostgres, transcriptUrl, type PostgresLayout } from './postgres';
+import {
+  clusterSecrets,
+  postgresLayout,
+  postgresReady,
+  startPostgres,
+  stopPostgres,
+  transcriptUrl,
+  type PostgresLayout,
+} from './postgres';
 import { applySchemas, prepareNamespace, spawnServer, writeServerFiles, type ServerFiles } from './temporal-server';
 import { CODEC_KEY_ID_ENV, CODEC_KEYS_ENV } from '../codec/data-converter';
 import { CLUSTER_NAMESPACE, clusterPorts, portOffsetFromEnv, type ClusterPorts } from './versions';
@@ -109,7 +117,11 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
  * Worker host `name`: a directory of its own holding its copy of the workflow bundle and of the identity issuers
  * file, its planner log and its transcript database. Nothing in it is shared with another host.
  */
-export function workerHost(stack: Pick<Stack, 'bundlePath' | 'workerEnv'>, name: string, shared: { readonly transcriptUrl?: string } = {}): Partial<SpawnWorkerOptions> {
+export function workerHost(
+  stack: Pick<Stack, 'bundlePath' | 'workerEnv'>,
+  name: string,
+  shared: { readonly transcriptUrl?: string } = {},
+): Partial<SpawnWorkerOptions> {
   const dir = path.join(CLUSTER_DIR, 'hosts', name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });

@@ -36,24 +36,37 @@ export function postgresLayout(clusterDir: string, port: number): PostgresLayout
   };
 }
 
-const SEARCH = ['/usr/local/bin', '/usr/bin', ...['17', '16', '15', '14', '13'].map((v) => `/usr/lib/postgresql/${v}/bin`)];
+const SEARCH = [
+  '/usr/local/bin',
+  '/usr/bin',
+  ...['17', '16', '15', '14', '13'].map((v) => `/usr/lib/postgresql/${v}/bin`),
+];
 
 function pgBinary(name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready'): string {
   const found = findExecutable(name, SEARCH);
-  if (found === undefined) throw new ClusterPostgresError(`${name} not found (PATH, ${SEARCH.join(', ')}): install PostgreSQL (Debian: apt-get install postgresql)`);
+  if (found === undefined)
+    throw new ClusterPostgresError(
+      `${name} not found (PATH, ${SEARCH.join(', ')}): install PostgreSQL (Debian: apt-get install postgresql)`,
+    );
   return found;
 }
 
 const asRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** Runs a PostgreSQL command, as the `postgres` user when this process is root. */
-async function pg(name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready', args: string[], opts: { input?: string } = {}): Promise<string> {
+async function pg(
+  name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready',
+  args: string[],
+  opts: { input?: string } = {},
+): Promise<string> {
   const bin = pgBinary(name);
   const [cmd, argv] = asRoot() ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
   try {
     if (opts.input !== undefined) {
       return await new Promise<string>((resolve, reject) => {
-        const child = execFile(cmd, argv, { maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => (err ? reject(Object.assign(err, { stderr })) : resolve(stdout)));
+        const child = execFile(cmd, argv, { maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) =>
+          err ? reject(Object.assign(err, { stderr })) : resolve(stdout),
+        );
         child.stdin?.end(opts.input);
       });
     }
@@ -61,17 +74,25 @@ async function pg(name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready', args: strin
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new ClusterPostgresError(`${name} failed: ${(e.stderr || e.message).trim().split('\n').slice(-5).join('\n')}`);
+    throw new ClusterPostgresError(
+      `${name} failed: ${(e.stderr || e.message).trim().split('\n').slice(-5).join('\n')}`,
+    );
   }
 }
 
 function ownByPostgres(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!asRoot()) return;
-  const entry = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'))?.split(':') ?? [];
+  const entry =
+    fs
+      .readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('postgres:'))
+      ?.split(':') ?? [];
   const uid = Number(entry[2]);
   const gid = Number(entry[3]);
-  if (!Number.isSafeInteger(uid)) throw new ClusterPostgresError('running as root, and there is no postgres user to run PostgreSQL as');
+  if (!Number.isSafeInteger(uid))
+    throw new ClusterPostgresError('running as root, and there is no postgres user to run PostgreSQL as');
   fs.chownSync(dir, uid, gid);
   fs.chmodSync(dir, 0o700);
 }
@@ -117,7 +138,17 @@ export async function startPostgres(layout: PostgresLayout, log: (line: string) 
     ownByPostgres(layout.dataDir);
     log(`cluster: initdb ${layout.dataDir}`);
     // Local socket: only the owner can enter its directory. TCP on 127.0.0.1: passwords only.
-    await pg('initdb', ['-D', layout.dataDir, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-instructions']);
+    await pg('initdb', [
+      '-D',
+      layout.dataDir,
+      '-U',
+      'postgres',
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--no-instructions',
+    ]);
   }
   ownByPostgres(layout.socketDir);
   // The log file must be writable by the server's user.
@@ -126,12 +157,38 @@ export async function startPostgres(layout: PostgresLayout, log: (line: string) 
   // One left running (a supervisor that died) is used as it is.
   if (!(await postgresReady(layout))) {
     await pg('pg_ctl', [
-      '-D', layout.dataDir, '-l', layout.logFile, '-w', '-t', '60',
-      '-o', `-p ${layout.port} -k ${layout.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+      '-D',
+      layout.dataDir,
+      '-l',
+      layout.logFile,
+      '-w',
+      '-t',
+      '60',
+      '-o',
+      `-p ${layout.port} -k ${layout.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
       'start',
     ]);
   }
-  const sql = (statement: string, db = 'postgres') => pg('psql', ['-h', layout.socketDir, '-p', String(layout.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qAt', '-f', '-'], { input: statement });
+  const sql = (statement: string, db = 'postgres') =>
+    pg(
+      'psql',
+      [
+        '-h',
+        layout.socketDir,
+        '-p',
+        String(layout.port),
+        '-U',
+        'postgres',
+        '-d',
+        db,
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-qAt',
+        '-f',
+        '-',
+      ],
+      { input: statement },
+    );
   // Passwords go through stdin, never a command line.
   const roles = [
     { role: 'temporal', password: secrets.temporalPassword, databases: ['temporal', 'temporal_visibility'] },
@@ -140,7 +197,9 @@ export async function startPostgres(layout: PostgresLayout, log: (line: string) 
   for (const { role, password, databases } of roles) {
     const hasRole = (await sql(`SELECT 1 FROM pg_roles WHERE rolname = '${role}'`)).trim() === '1';
     const pw = password.replace(/'/g, "''");
-    await sql(hasRole ? `ALTER ROLE ${role} WITH LOGIN PASSWORD '${pw}'` : `CREATE ROLE ${role} WITH LOGIN PASSWORD '${pw}'`);
+    await sql(
+      hasRole ? `ALTER ROLE ${role} WITH LOGIN PASSWORD '${pw}'` : `CREATE ROLE ${role} WITH LOGIN PASSWORD '${pw}'`,
+    );
     for (const db of databases) {
       const exists = (await sql(`SELECT 1 FROM pg_database WHERE datname = '${db}'`)).trim() === '1';
       if (!exists) await sql(`CREATE DATABASE ${db} OWNER ${role}`);

@@ -22,7 +22,11 @@ export class ClusterServerError extends Error {
 }
 
 /** The server's configuration (YAML is a superset of JSON, so it is written as JSON). */
-export function serverConfig(ports: ClusterPorts, password: string, dynamicConfigFile: string): Record<string, unknown> {
+export function serverConfig(
+  ports: ClusterPorts,
+  password: string,
+  dynamicConfigFile: string,
+): Record<string, unknown> {
   const datastore = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: POSTGRES_PLUGIN,
@@ -45,7 +49,10 @@ export function serverConfig(ports: ClusterPorts, password: string, dynamicConfi
       defaultStore: 'postgres-default',
       visibilityStore: 'postgres-visibility',
       numHistoryShards: 4,
-      datastores: { 'postgres-default': datastore('temporal', 20), 'postgres-visibility': datastore('temporal_visibility', 4) },
+      datastores: {
+        'postgres-default': datastore('temporal', 20),
+        'postgres-visibility': datastore('temporal_visibility', 4),
+      },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
     services: {
@@ -59,7 +66,14 @@ export function serverConfig(ports: ClusterPorts, password: string, dynamicConfi
       failoverVersionIncrement: 10,
       masterClusterName: 'active',
       currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${ports.frontend}` } },
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `127.0.0.1:${ports.frontend}`,
+        },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: dynamicConfigFile, pollInterval: '10s' },
@@ -71,14 +85,27 @@ export const DYNAMIC_CONFIG_FILE = path.join(REPO_ROOT, 'deploy', 'temporal', 'd
 
 /** Applies (or brings up to date) both schemas; idempotent. */
 export async function applySchemas(build: TemporalBuild, pgLayout: PostgresLayout, password: string): Promise<void> {
-  for (const [db, folder] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']] as const) {
-    const env = { ...process.env, SQL_HOST: '127.0.0.1', SQL_PORT: String(pgLayout.port), SQL_USER: 'temporal', SQL_PASSWORD: password, SQL_DATABASE: db, SQL_PLUGIN: POSTGRES_PLUGIN };
+  for (const [db, folder] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ] as const) {
+    const env = {
+      ...process.env,
+      SQL_HOST: '127.0.0.1',
+      SQL_PORT: String(pgLayout.port),
+      SQL_USER: 'temporal',
+      SQL_PASSWORD: password,
+      SQL_DATABASE: db,
+      SQL_PLUGIN: POSTGRES_PLUGIN,
+    };
     const tool = async (args: string[]) => {
       try {
         await run(build.sqlTool, args, { env, maxBuffer: 8 * 1024 * 1024 });
       } catch (err) {
         const e = err as { stderr?: string; message: string };
-        throw new ClusterServerError(`temporal-sql-tool ${args[0]} (${db}) failed: ${(e.stderr || e.message).trim().split('\n').slice(-4).join('\n')}`);
+        throw new ClusterServerError(
+          `temporal-sql-tool ${args[0]} (${db}) failed: ${(e.stderr || e.message).trim().split('\n').slice(-4).join('\n')}`,
+        );
       }
     };
     // setup-schema -v 0.0 creates the version table (a no-op error when it exists is tolerated by update-schema).
@@ -99,7 +126,9 @@ export function writeServerFiles(clusterDir: string, ports: ClusterPorts, passwo
   const dir = path.join(clusterDir, 'temporal');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const configFile = path.join(dir, 'config.yaml');
-  fs.writeFileSync(configFile, JSON.stringify(serverConfig(ports, password, DYNAMIC_CONFIG_FILE), null, 2), { mode: 0o600 });
+  fs.writeFileSync(configFile, JSON.stringify(serverConfig(ports, password, DYNAMIC_CONFIG_FILE), null, 2), {
+    mode: 0o600,
+  });
   fs.chmodSync(configFile, 0o600);
   fs.mkdirSync(path.join(clusterDir, 'logs'), { recursive: true });
   return { configFile, logFile: path.join(clusterDir, 'logs', 'temporal-server.log') };
@@ -125,9 +154,15 @@ export async function prepareNamespace(address: string, timeoutMs = 120_000): Pr
       const { connection } = await connectClient({ address, namespace: CLUSTER_NAMESPACE, connectTimeout: '2s' });
       try {
         try {
-          await connection.workflowService.registerNamespace({ namespace: CLUSTER_NAMESPACE, workflowExecutionRetentionPeriod: msToTs('3 days') });
+          await connection.workflowService.registerNamespace({
+            namespace: CLUSTER_NAMESPACE,
+            workflowExecutionRetentionPeriod: msToTs('3 days'),
+          });
         } catch (err) {
-          if (!/already exists/i.test(`${(err as Error).message} ${String((err as { details?: unknown }).details ?? '')}`)) throw err;
+          if (
+            !/already exists/i.test(`${(err as Error).message} ${String((err as { details?: unknown }).details ?? '')}`)
+          )
+            throw err;
         }
         await connection.workflowService.describeNamespace({ namespace: CLUSTER_NAMESPACE });
       } finally {
@@ -137,7 +172,8 @@ export async function prepareNamespace(address: string, timeoutMs = 120_000): Pr
       return;
     } catch (err) {
       last = (err as Error).message;
-      if (Date.now() > end) throw new ClusterServerError(`the Temporal server at ${address} did not become ready: ${last}`);
+      if (Date.now() > end)
+        throw new ClusterServerError(`the Temporal server at ${address} did not become ready: ${last}`);
       await new Promise((r) => setTimeout(r, 1_000));
     }
   }

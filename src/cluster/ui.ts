@@ -61,17 +61,28 @@ async function waitForHttp(url: string, child: ChildProcess, logFile: string, ti
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new ClusterUiError(`the Web UI server did not answer at ${url} within ${timeoutMs / 1000} s (${last}); see ${logFile}`);
+  throw new ClusterUiError(
+    `the Web UI server did not answer at ${url} within ${timeoutMs / 1000} s (${last}); see ${logFile}`,
+  );
 }
 
 /** Starts the codec server (when codec keys are configured) and the Web UI server; waits until the UI answers. */
-export async function startClusterUi(uiServer: string, dir: string, s: Omit<UiSettings, 'codecEndpoint'>): Promise<ClusterUi> {
+export async function startClusterUi(
+  uiServer: string,
+  dir: string,
+  s: Omit<UiSettings, 'codecEndpoint'>,
+): Promise<ClusterUi> {
   const codecServer = await startDemoCodecServer(s.port);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'ledgerloop.yaml'), JSON.stringify(uiConfig({ ...s, ...(codecServer ? { codecEndpoint: codecServer.url } : {}) }), null, 2));
+  fs.writeFileSync(
+    path.join(dir, 'ledgerloop.yaml'),
+    JSON.stringify(uiConfig({ ...s, ...(codecServer ? { codecEndpoint: codecServer.url } : {}) }), null, 2),
+  );
   const logFile = path.join(dir, 'ui-server.log');
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(uiServer, ['--root', dir, '--config', '.', '--env', 'ledgerloop', 'start'], { stdio: ['ignore', out, out] });
+  const child = spawn(uiServer, ['--root', dir, '--config', '.', '--env', 'ledgerloop', 'start'], {
+    stdio: ['ignore', out, out],
+  });
   fs.closeSync(out);
   const url = `http://127.0.0.1:${s.port}`;
   const stop = async (): Promise<void> => {

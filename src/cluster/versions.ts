@@ -46,10 +46,15 @@ export const PORT_OFFSET_ENV = 'LEDGERLOOP_CLUSTER_PORT_OFFSET';
 
 /** Every port of the local cluster: the deployment's port plus one offset. */
 export function clusterPorts(offset = DEFAULT_PORT_OFFSET): ClusterPorts {
-  const ports = Object.fromEntries(Object.entries(DEPLOYMENT_PORTS).map(([k, p]) => [k, p + offset])) as Record<PortName, number>;
+  const ports = Object.fromEntries(Object.entries(DEPLOYMENT_PORTS).map(([k, p]) => [k, p + offset])) as Record<
+    PortName,
+    number
+  >;
   const values = Object.values(ports);
   if (!Number.isSafeInteger(offset) || Math.min(...values) < 1024 || Math.max(...values) > 65_535) {
-    throw new RangeError(`cluster port offset ${offset} puts a port outside 1024..65535 (ports ${Math.min(...values)}..${Math.max(...values)})`);
+    throw new RangeError(
+      `cluster port offset ${offset} puts a port outside 1024..65535 (ports ${Math.min(...values)}..${Math.max(...values)})`,
+    );
   }
   return ports;
 }
@@ -58,6 +63,7 @@ export function portOffsetFromEnv(env: NodeJS.ProcessEnv = process.env): number 
   const raw = env[PORT_OFFSET_ENV];
   if (raw === undefined || raw === '') return DEFAULT_PORT_OFFSET;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`${PORT_OFFSET_ENV} must be a whole number, not ${raw.slice(0, 20)}`);
+  if (!Number.isSafeInteger(n))
+    throw new RangeError(`${PORT_OFFSET_ENV} must be a whole number, not ${raw.slice(0, 20)}`);
   return n;
 }

@@ -7,7 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { DATA_DIR } from '../server/temporal-binaries';
-import { CODEC_KEY_ID_ENV, CODEC_KEYS_ENV, CODEC_KEYS_FILE_ENV, codecFromEnv, dataConverterFromEnv, generateCodecKeys, parseCodecKeys } from './data-converter';
+import {
+  CODEC_KEY_ID_ENV,
+  CODEC_KEYS_ENV,
+  CODEC_KEYS_FILE_ENV,
+  codecFromEnv,
+  dataConverterFromEnv,
+  generateCodecKeys,
+  parseCodecKeys,
+} from './data-converter';
 
 /** Where the codec keys of a process came from. */
 export type CodecKeySource =
@@ -49,7 +57,11 @@ export const DEMO_KEY_FILE = path.join(DATA_DIR, 'codec-demo-keys');
  * and encodes nothing: what the CLI sends stays plaintext, which the demo's workers accept and a worker without
  * keys can read, while the demo's encrypted results, queries and histories become readable. Else none.
  */
-export function cliDataConverter(note: (line: string) => void, env: NodeJS.ProcessEnv = process.env, demoFile = DEMO_KEY_FILE): DataConverter | undefined {
+export function cliDataConverter(
+  note: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+  demoFile = DEMO_KEY_FILE,
+): DataConverter | undefined {
   const configured = dataConverterFromEnv(env);
   if (configured) return configured;
   if (!fs.existsSync(demoFile)) return undefined;
@@ -72,7 +84,9 @@ export class DecodeOnlyCodec implements PayloadCodec {
     return payloads;
   }
   decode(payloads: Payload[]): Promise<Payload[]> {
-    const encrypted = payloads.some((p) => p.metadata?.['encoding'] !== undefined && Buffer.from(p.metadata['encoding']).toString() === ENCRYPTED);
+    const encrypted = payloads.some(
+      (p) => p.metadata?.['encoding'] !== undefined && Buffer.from(p.metadata['encoding']).toString() === ENCRYPTED,
+    );
     if (encrypted && !this.told) {
       this.told = true;
       this.onDecrypt();

@@ -87,7 +87,11 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
         principal: { id: 'user:alice', tenant },
         goal: 'Charge 12.50 EUR for order 1001',
         strategy: opts.strategy,
-        planner: { kind: 'scripted', scenario: 'wallet-debit', vars: { account, amount: { minor: 1250, currency: 'EUR' } } },
+        planner: {
+          kind: 'scripted',
+          scenario: 'wallet-debit',
+          vars: { account, amount: { minor: 1250, currency: 'EUR' } },
+        },
         deadlineAt: new Date(Date.now() + 120_000).toISOString(),
         caps: { toolAttemptMs: 3_000 },
       },
@@ -102,7 +106,9 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
       return s.businessEffectCount >= 1 ? s : undefined;
     });
     const before = await readLedger(handle);
-    say(`${opts.strategy}: the wallet committed ${operationKey.slice(0, 14)}…; SIGKILL worker ${first.pid} before it reports`);
+    say(
+      `${opts.strategy}: the wallet committed ${operationKey.slice(0, 14)}…; SIGKILL worker ${first.pid} before it reports`,
+    );
     await first.signal('SIGKILL');
     first = undefined;
     await opts.afterWorkerKill?.();

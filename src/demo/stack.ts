@@ -46,7 +46,9 @@ export interface Stack {
    */
   readonly identity: DevIssuer;
   /** Every business service of the stack (always the wallet, plus `StackOptions.services`). */
-  readonly services: Readonly<Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>>;
+  readonly services: Readonly<
+    Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>
+  >;
   /** Base URL per service name: what a worker of this stack needs. */
   readonly serviceUrls: Readonly<Record<string, string>>;
 }
@@ -98,7 +100,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         dbPath: path.join(dataDir, `wallet-${stamp}.db`),
         ...(opts.walletRetentionMs !== undefined ? { retentionMs: opts.walletRetentionMs } : {}),
       }),
-      ...others.map((name) => spawnService(name, { env: capabilityEnv, dbPath: path.join(dataDir, `${name}-${stamp}.db`) })),
+      ...others.map((name) =>
+        spawnService(name, { env: capabilityEnv, dbPath: path.join(dataDir, `${name}-${stamp}.db`) }),
+      ),
     ]);
     wallet = spawned[0]!;
     extra.push(...spawned.slice(1));
@@ -124,7 +128,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       dataDir,
       capabilityKey,
       capabilityTrust,
-      workerEnv: { ...capabilityTrust.workerEnv, [LAB_STRATEGIES_ENV]: '1', [IDENTITY_ISSUERS_ENV]: identity.configPath },
+      workerEnv: {
+        ...capabilityTrust.workerEnv,
+        [LAB_STRATEGIES_ENV]: '1',
+        [IDENTITY_ISSUERS_ENV]: identity.configPath,
+      },
       identity,
       services,
       serviceUrls,

@@ -32,7 +32,11 @@ export function remainingForWork(c: DeadlineClock, reserveMs: number = c.caps.re
 }
 
 /** min(cap, deadline - now - reserve); throws DeadlineTooClose when less than MIN_ATTEMPT_MS is left. */
-export function attemptTimeoutMs(c: DeadlineClock, capMs: number, reserveMs: number = c.caps.recoveryReserveMs): number {
+export function attemptTimeoutMs(
+  c: DeadlineClock,
+  capMs: number,
+  reserveMs: number = c.caps.recoveryReserveMs,
+): number {
   const left = remainingForWork(c, reserveMs);
   if (left < MIN_ATTEMPT_MS) throw new DeadlineTooClose(`only ${left} ms left before the run deadline`);
   return Math.min(capMs, left);
@@ -73,7 +77,10 @@ export function modelCallPreset(c: DeadlineClock, summary: string): ActivityOpti
  * proves nothing about the remote effect.
  */
 export function toolDispatchPreset(c: DeadlineClock, summary: string): ActivityOptions {
-  return { ...bounded(c, c.caps.toolAttemptMs, c.limits.tool, NON_RETRYABLE_DISPATCH, summary), cancellationType: ActivityCancellationType.TRY_CANCEL };
+  return {
+    ...bounded(c, c.caps.toolAttemptMs, c.limits.tool, NON_RETRYABLE_DISPATCH, summary),
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  };
 }
 
 /**

@@ -158,12 +158,17 @@ function attemptIn(value: unknown): number | undefined {
  * the configured limit alone: the attempt number the activity reported in its failure, else Temporal's word that
  * the limit was reached, else the last attempt that heartbeated (a lower bound), else one.
  */
-export function attemptsOf(err: FailureLike, maximumAttempts: number): { readonly attempts: number; readonly exact: boolean } {
+export function attemptsOf(
+  err: FailureLike,
+  maximumAttempts: number,
+): { readonly attempts: number; readonly exact: boolean } {
   const cause = err.cause ?? err;
   const reported = attemptIn(cause.details?.[0]);
   if (reported !== undefined) return { attempts: reported, exact: true };
   if (err.retryState === 'MAXIMUM_ATTEMPTS_REACHED') return { attempts: maximumAttempts, exact: true };
-  const beat = attemptIn(Array.isArray(cause.lastHeartbeatDetails) ? cause.lastHeartbeatDetails[0] : cause.lastHeartbeatDetails);
+  const beat = attemptIn(
+    Array.isArray(cause.lastHeartbeatDetails) ? cause.lastHeartbeatDetails[0] : cause.lastHeartbeatDetails,
+  );
   return { attempts: beat ?? 1, exact: false };
 }
 
@@ -184,7 +189,8 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   // "Unavailable" proves only that the last attempt committed nothing; an earlier attempt's response may have
   // been lost. Only reconciliation can tell, so it stays UNKNOWN.
   if (type === Failure.DispatchUnavailable) return { state: 'UNKNOWN', cause: 'unavailable_after_retries' };
-  if (type === Failure.AuthorizationExpired || type === Failure.AuthorizationStale) return { state: 'REAUTHORIZE', message: cause.message ?? type };
+  if (type === Failure.AuthorizationExpired || type === Failure.AuthorizationStale)
+    return { state: 'REAUTHORIZE', message: cause.message ?? type };
   // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
   if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
   // The signer refused to sign what it was handed: nothing sent by this attempt; an earlier one may have.
@@ -214,7 +220,10 @@ const SAFE_CODE = /^[A-Z][A-Za-z0-9]{0,31}(\.[A-Z][A-Za-z0-9]{0,31}){1,3}$/;
  * the expected shape passes (anything else becomes `Dispatch.Rejected`), and the message is written here, from
  * the code and the service name, never taken from the response.
  */
-export function vetDownstreamFailure(code: unknown, service: string): { readonly code: string; readonly message: string } {
+export function vetDownstreamFailure(
+  code: unknown,
+  service: string,
+): { readonly code: string; readonly message: string } {
   const safe = typeof code === 'string' && code.length <= 96 && SAFE_CODE.test(code) ? code : Failure.DispatchRejected;
   return { code: safe, message: `${service} refused the request (${safe})` };
 }

@@ -54,7 +54,13 @@ export type LedgerEventBody =
        * Absent in runs recorded before identities were verified.
        */
       readonly identity?:
-        | { readonly verified: true; readonly subject: string; readonly issuer: string; readonly tokenDigest: string; readonly roles: readonly string[] }
+        | {
+            readonly verified: true;
+            readonly subject: string;
+            readonly issuer: string;
+            readonly tokenDigest: string;
+            readonly roles: readonly string[];
+          }
         | { readonly verified: false; readonly code: string; readonly reason: string };
     }
   | {
@@ -72,7 +78,12 @@ export type LedgerEventBody =
       readonly final: boolean;
       readonly attempt: number;
       /** The provider's usage figures and their price, when the model reported them. */
-      readonly usage?: { readonly model: string; readonly promptTokens: number; readonly completionTokens: number; readonly costMicros: number };
+      readonly usage?: {
+        readonly model: string;
+        readonly promptTokens: number;
+        readonly completionTokens: number;
+        readonly costMicros: number;
+      };
     }
   | {
       readonly type: 'ToolProposalRecorded';
@@ -135,8 +146,19 @@ export type LedgerEventBody =
       /** The verified approver (absent in runs recorded before approvers were verified). */
       readonly actor?: ActorRecord;
     }
-  | { readonly type: 'ApprovalDenied'; readonly logicalCallId: string; readonly approver: string; readonly reason: string; readonly actor?: ActorRecord }
-  | { readonly type: 'DispatchDeferred'; readonly logicalCallId: string; readonly retryAfterMs: number; readonly reason: string }
+  | {
+      readonly type: 'ApprovalDenied';
+      readonly logicalCallId: string;
+      readonly approver: string;
+      readonly reason: string;
+      readonly actor?: ActorRecord;
+    }
+  | {
+      readonly type: 'DispatchDeferred';
+      readonly logicalCallId: string;
+      readonly retryAfterMs: number;
+      readonly reason: string;
+    }
   | { readonly type: 'DispatchIntentRecorded'; readonly logicalCallId: string; readonly intent: ToolIntent }
   | {
       /**
@@ -215,7 +237,12 @@ export type LedgerEventBody =
       readonly operationKey: string;
       readonly argumentsHash: string;
     }
-  | { readonly type: 'CompensationStarted'; readonly forwardCallId: string; readonly compensationCallId: string; readonly reason: string }
+  | {
+      readonly type: 'CompensationStarted';
+      readonly forwardCallId: string;
+      readonly compensationCallId: string;
+      readonly reason: string;
+    }
   | {
       readonly type: 'CompensationCompleted';
       readonly forwardCallId: string;
@@ -239,7 +266,12 @@ export type LedgerEventBody =
       /** Effects left standing: no compensation exists, the choice was `leave`, or no time was left to offset. */
       readonly left: readonly string[];
     }
-  | { readonly type: 'CancellationRequested'; readonly inFlight: readonly string[]; readonly requestedBy?: ActorRecord; readonly reason?: string }
+  | {
+      readonly type: 'CancellationRequested';
+      readonly inFlight: readonly string[];
+      readonly requestedBy?: ActorRecord;
+      readonly reason?: string;
+    }
   | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }
   | { readonly type: 'RunCompleted'; readonly stopReason: StopReason; readonly detail: string };
 

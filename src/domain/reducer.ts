@@ -65,14 +65,20 @@ function serviceOf(p: Projection, callId: string): string | undefined {
   return p.calls[callId]?.service ?? undefined;
 }
 
-function account(p: Projection, service: string | undefined, patch: (s: DependencyStats) => DependencyStats): Projection {
+function account(
+  p: Projection,
+  service: string | undefined,
+  patch: (s: DependencyStats) => DependencyStats,
+): Projection {
   if (service === undefined) return p;
   return { ...p, dependencies: { ...p.dependencies, [service]: patch(p.dependencies[service] ?? NO_STATS) } };
 }
 
 /** attempts / logical calls per dependency: 1.0 means no retries. */
 export function retryAmplification(p: Projection): Record<string, number> {
-  return Object.fromEntries(Object.entries(p.dependencies).map(([s, d]) => [s, d.logicalCalls === 0 ? 0 : d.attempts / d.logicalCalls]));
+  return Object.fromEntries(
+    Object.entries(p.dependencies).map(([s, d]) => [s, d.logicalCalls === 0 ? 0 : d.attempts / d.logicalCalls]),
+  );
 }
 
 export class UnsupportedReducerVersion extends Error {
@@ -103,7 +109,11 @@ export function emptyProjection(): Projection {
  * Rebuild the projection from events. `initial` is the projection a continued run carried over
  * (continue-as-new); without it, the empty projection.
  */
-export function reduce(events: readonly LedgerEvent[], version: number = REDUCER_VERSION, initial: Projection = emptyProjection()): Projection {
+export function reduce(
+  events: readonly LedgerEvent[],
+  version: number = REDUCER_VERSION,
+  initial: Projection = emptyProjection(),
+): Projection {
   if (version !== REDUCER_VERSION) throw new UnsupportedReducerVersion(`reducer version ${version} is not known`);
   return events.reduce(apply, initial);
 }
@@ -128,9 +138,12 @@ function contradictsEvidence(e: Extract<LedgerEvent, { type: 'ToolEffectReconcil
   const ev = e.evidence;
   if (ev === undefined) return undefined;
   const holdsEffect = ev.lookup === 'found' && ev.status === 'completed';
-  if (e.outcome === 'FAILED' && holdsEffect) return `FAILED while ${ev.service} holds the effect under ${ev.operationKey}`;
-  if (e.outcome === 'SUCCEEDED' && !holdsEffect) return `SUCCEEDED while ${ev.service} holds no effect under ${ev.operationKey}`;
-  if (e.outcome === 'SUCCEEDED' && e.receipt !== undefined && e.receipt !== ev.receipt) return `receipt ${e.receipt} is not the one ${ev.service} holds`;
+  if (e.outcome === 'FAILED' && holdsEffect)
+    return `FAILED while ${ev.service} holds the effect under ${ev.operationKey}`;
+  if (e.outcome === 'SUCCEEDED' && !holdsEffect)
+    return `SUCCEEDED while ${ev.service} holds no effect under ${ev.operationKey}`;
+  if (e.outcome === 'SUCCEEDED' && e.receipt !== undefined && e.receipt !== ev.receipt)
+    return `receipt ${e.receipt} is not the one ${ev.service} holds`;
   return undefined;
 }
 
@@ -145,7 +158,11 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       return { ...p, turns: Math.max(p.turns, e.turn) };
     case 'ModelResponseRecorded':
       return e.usage
-        ? { ...p, tokens: p.tokens + e.usage.promptTokens + e.usage.completionTokens, costMicros: p.costMicros + e.usage.costMicros }
+        ? {
+            ...p,
+            tokens: p.tokens + e.usage.promptTokens + e.usage.completionTokens,
+            costMicros: p.costMicros + e.usage.costMicros,
+          }
         : p;
     case 'ToolProposalRecorded': {
       const existing = p.calls[e.logicalCallId];
@@ -202,33 +219,65 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
       return p;
     case 'DispatchIntentRecorded': {
       const first = p.calls[e.logicalCallId]?.intentRecorded === false;
-      const q = patchCall(p, e.logicalCallId, { state: 'INTENT_RECORDED', intentRecorded: true, policyVersion: e.intent.policyVersion }, e);
+      const q = patchCall(
+        p,
+        e.logicalCallId,
+        { state: 'INTENT_RECORDED', intentRecorded: true, policyVersion: e.intent.policyVersion },
+        e,
+      );
       return first ? { ...q, intents: q.intents + 1 } : q;
     }
     case 'IntentRepeated':
       // The repeat did nothing of its own: it mirrors the earlier call's settled outcome (UNKNOWN leaves it as it is).
       return e.outcome === 'UNKNOWN'
         ? p
-        : patchCall(p, e.logicalCallId, { state: e.outcome, receipt: e.receipt ?? null, errorCode: e.outcome === 'FAILED' ? 'Intent.Repeated' : null, reconciledVia: 'same_intent' }, e);
+        : patchCall(
+            p,
+            e.logicalCallId,
+            {
+              state: e.outcome,
+              receipt: e.receipt ?? null,
+              errorCode: e.outcome === 'FAILED' ? 'Intent.Repeated' : null,
+              reconciledVia: 'same_intent',
+            },
+            e,
+          );
     case 'ToolAttemptStarted': {
       const call = p.calls[e.logicalCallId];
       const intentRecorded = call?.intentRecorded === true;
       const q = intentRecorded
         ? p
-        : { ...p, violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`] };
+        : {
+            ...p,
+            violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`],
+          };
       // A new dispatch is a new activity: its attempts count from zero (`attempts` is the current dispatch's).
-      const r = patchCall(q, e.logicalCallId, { state: 'DISPATCHING', dispatches: (call?.dispatches ?? 0) + 1, attempts: 0, service: e.service ?? call?.service ?? null }, e);
+      const r = patchCall(
+        q,
+        e.logicalCallId,
+        {
+          state: 'DISPATCHING',
+          dispatches: (call?.dispatches ?? 0) + 1,
+          attempts: 0,
+          service: e.service ?? call?.service ?? null,
+        },
+        e,
+      );
       return e.dispatch === 1 ? account(r, e.service, (s) => ({ ...s, logicalCalls: s.logicalCalls + 1 })) : r;
     }
     case 'ToolOutcomeMarkedUnknown': {
       // Attempts are counted once: an event reports all attempts of the current dispatch so far, and only the
       // ones not already counted by an earlier event of the same dispatch are added.
       const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
-      return account(patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: Math.max(seen, e.attempts) }, e), serviceOf(p, e.logicalCallId), (s) => ({
-        ...s,
-        attempts: s.attempts + Math.max(0, e.attempts - seen),
-        unknown: s.unknown + 1,
-      }));
+      return account(
+        patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: Math.max(seen, e.attempts) }, e),
+        serviceOf(p, e.logicalCallId),
+        (s) => ({
+          ...s,
+          attempts: s.attempts + Math.max(0, e.attempts - seen),
+          unknown: s.unknown + 1,
+        }),
+      );
     }
     case 'CircuitOpened':
       return { ...p, circuits: { ...p.circuits, [e.service]: e.until } };
@@ -240,12 +289,24 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
         e,
       );
       const contradiction = contradictsEvidence(e);
-      return contradiction === undefined ? q : { ...q, violations: [...q.violations, `#${e.seq} ${e.logicalCallId}: ${contradiction}`] };
+      return contradiction === undefined
+        ? q
+        : { ...q, violations: [...q.violations, `#${e.seq} ${e.logicalCallId}: ${contradiction}`] };
     }
     case 'ToolResultRecorded': {
       const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
       return account(
-        patchCall(p, e.logicalCallId, { state: e.state, attempts: Math.max(seen, e.attempts), receipt: e.receipt ?? null, errorCode: e.errorCode ?? null }, e),
+        patchCall(
+          p,
+          e.logicalCallId,
+          {
+            state: e.state,
+            attempts: Math.max(seen, e.attempts),
+            receipt: e.receipt ?? null,
+            errorCode: e.errorCode ?? null,
+          },
+          e,
+        ),
         serviceOf(p, e.logicalCallId),
         (s) => ({
           ...s,

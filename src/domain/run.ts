@@ -165,7 +165,13 @@ export const DEFAULT_CAPS: TimeoutCaps = {
   recoveryReserveMs: 2_000,
   abortGraceMs: 15_000,
 };
-export const DEFAULT_BUDGETS: Budgets = { maxTurns: 8, maxToolCalls: 16, maxHistoryEvents: 2_000, noProgressTurns: 2, maxProposalsPerTurn: 8 };
+export const DEFAULT_BUDGETS: Budgets = {
+  maxTurns: 8,
+  maxToolCalls: 16,
+  maxHistoryEvents: 2_000,
+  noProgressTurns: 2,
+  maxProposalsPerTurn: 8,
+};
 
 /**
  * Illustrative list prices (micro-USD per million tokens); configure your own in `AgentRunInput.prices`.

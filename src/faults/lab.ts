@@ -136,7 +136,16 @@ export async function startCaseServices(
     pc.services.map(async (name, i) => {
       const dbPath = path.join(dir, `${name}.db`);
       const proc = await spawnService(name, { dbPath, env, ...(ports[i] !== undefined ? { port: ports[i] } : {}) });
-      return { name, proc, client: spawnedClient(proc, { capabilityKey: lab.capabilityTrust.dispatch, timeoutMs: 5_000, signs: 'lookups' }), dbPath };
+      return {
+        name,
+        proc,
+        client: spawnedClient(proc, {
+          capabilityKey: lab.capabilityTrust.dispatch,
+          timeoutMs: 5_000,
+          signs: 'lookups',
+        }),
+        dbPath,
+      };
     }),
   );
   const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

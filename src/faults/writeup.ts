@@ -85,7 +85,10 @@ function effectSentence(input: WriteUpInput, first: CallRow | undefined): string
     return `The stale worker's request reached the downstream with a lower fence than the retry's and was refused (Fence.Stale x${stale}); effects stayed at ${effects} for ${logical} call(s), stale_dispatch_count ${m.stale_dispatch_count}.`;
   }
   const via = first?.reconciledVia;
-  const perIntent = effects === logical ? `One effect per intent (${effects} for ${logical})` : `${effects} effect(s) for ${logical} logical call(s)`;
+  const perIntent =
+    effects === logical
+      ? `One effect per intent (${effects} for ${logical})`
+      : `${effects} effect(s) for ${logical} logical call(s)`;
   if (via === 'receipt_lookup') {
     return `${perIntent} across ${attempts} attempts: before sending again the retry asked the downstream for key ${short(first?.operationKey)} and found its receipt (ToolEffectReconciled via receipt_lookup).`;
   }
@@ -137,7 +140,8 @@ function unknownSentence(input: WriteUpInput): string {
     input.pc.strategy === 'blind_retry' &&
     Number(input.evidence.metrics.business_effect_count) > Number(input.evidence.metrics.logical_call_count)
   ) {
-    const extra = Number(input.evidence.metrics.business_effect_count) - Number(input.evidence.metrics.logical_call_count);
+    const extra =
+      Number(input.evidence.metrics.business_effect_count) - Number(input.evidence.metrics.logical_call_count);
     return `The extra ${extra === 1 ? 'charge is a real effect' : `${extra} charges are real effects`} that no retry can take back: a refund (a compensation with its own key and authorization) or an operator must repair it.`;
   }
   const marked = events(input.evidence).find((e) => e.type === 'ToolOutcomeMarkedUnknown');

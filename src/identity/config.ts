@@ -39,7 +39,12 @@ export const IssuerConfig = z
     jwks: z.object({ keys: z.array(Jwk).min(1) }).strict(),
     mapping: z.enum(['subjects', 'claims']).default('subjects'),
     subjects: z.record(z.string(), SubjectMapping).default({}),
-    maxLifetimeSec: z.number().int().positive().max(7 * 86_400).default(86_400),
+    maxLifetimeSec: z
+      .number()
+      .int()
+      .positive()
+      .max(7 * 86_400)
+      .default(86_400),
   })
   .strict();
 export type IssuerConfig = z.infer<typeof IssuerConfig>;
@@ -52,10 +57,16 @@ export class IdentityConfigError extends Error {
 
 export function parseIdentityConfig(json: unknown): IdentityConfig {
   // One issuer object, or a list of them.
-  const parsed = Array.isArray(json) ? z.array(IssuerConfig).min(1).safeParse(json) : IssuerConfig.transform((i) => [i]).safeParse(json);
-  if (!parsed.success) throw new IdentityConfigError(`identity issuers invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const parsed = Array.isArray(json)
+    ? z.array(IssuerConfig).min(1).safeParse(json)
+    : IssuerConfig.transform((i) => [i]).safeParse(json);
+  if (!parsed.success)
+    throw new IdentityConfigError(
+      `identity issuers invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   const names = parsed.data.map((i) => i.issuer);
-  if (new Set(names).size !== names.length) throw new IdentityConfigError('identity issuers invalid: two issuers share an `issuer`');
+  if (new Set(names).size !== names.length)
+    throw new IdentityConfigError('identity issuers invalid: two issuers share an `issuer`');
   return parsed.data;
 }
 
@@ -86,7 +97,10 @@ export function identitySourceFromEnv(env: NodeJS.ProcessEnv = process.env): Ide
   const file = env[IDENTITY_ISSUERS_ENV];
   return {
     current() {
-      if (!file) throw new IdentityConfigError(`no identity issuers configured (${IDENTITY_ISSUERS_ENV} is not set): every token is refused`);
+      if (!file)
+        throw new IdentityConfigError(
+          `no identity issuers configured (${IDENTITY_ISSUERS_ENV} is not set): every token is refused`,
+        );
       return loadIdentityConfig(file);
     },
   };

@@ -63,7 +63,12 @@ export interface DevIssuer {
   readonly configPath: string;
   readonly config: IssuerConfig;
   /** A token for a principal of a tenant, with roles; the subject is the principal id. */
-  issue(principal: string, tenant: string, roles?: readonly string[], over?: { ttlSec?: number; iatSec?: number; audience?: string }): Promise<string>;
+  issue(
+    principal: string,
+    tenant: string,
+    roles?: readonly string[],
+    over?: { ttlSec?: number; iatSec?: number; audience?: string },
+  ): Promise<string>;
   readonly options: IssueOptions;
 }
 
@@ -85,7 +90,11 @@ export async function createDevIssuer(dir: string): Promise<DevIssuer> {
   };
   const configPath = path.join(dir, 'issuer.json');
   fs.writeFileSync(configPath, JSON.stringify(config, null, 2));
-  fs.writeFileSync(path.join(dir, 'issuer-key.json'), JSON.stringify({ issuer: DEV_ISSUER, audience: DEV_AUDIENCE, privateJwk }), { mode: 0o600 });
+  fs.writeFileSync(
+    path.join(dir, 'issuer-key.json'),
+    JSON.stringify({ issuer: DEV_ISSUER, audience: DEV_AUDIENCE, privateJwk }),
+    { mode: 0o600 },
+  );
   const options: IssueOptions = { issuer: DEV_ISSUER, audience: DEV_AUDIENCE, kid, privateJwk };
   return {
     configPath,
@@ -94,7 +103,12 @@ export async function createDevIssuer(dir: string): Promise<DevIssuer> {
     issue: (principal, tenant, roles = [], over = {}) =>
       issueIdentityToken(
         { subject: principal, principal, tenant, roles },
-        { ...options, ...(over.audience ? { audience: over.audience } : {}), ...(over.ttlSec !== undefined ? { ttlSec: over.ttlSec } : {}), ...(over.iatSec !== undefined ? { iatSec: over.iatSec } : {}) },
+        {
+          ...options,
+          ...(over.audience ? { audience: over.audience } : {}),
+          ...(over.ttlSec !== undefined ? { ttlSec: over.ttlSec } : {}),
+          ...(over.iatSec !== undefined ? { iatSec: over.iatSec } : {}),
+        },
       ),
   };
 }

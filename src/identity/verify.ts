@@ -27,7 +27,8 @@ export const tokenDigest = (token: string): string => createHash('sha256').updat
 /** Why jose refused, in a sentence that names no secret. */
 function reasonOf(err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'the token has expired';
-  if (err instanceof errors.JWTClaimValidationFailed) return `the token's ${err.claim} claim is not accepted (${err.reason})`;
+  if (err instanceof errors.JWTClaimValidationFailed)
+    return `the token's ${err.claim} claim is not accepted (${err.reason})`;
   if (err instanceof errors.JWKSNoMatchingKey) return 'no key of the issuer matches the token (unknown kid)';
   if (err instanceof errors.JWKSMultipleMatchingKeys) return 'the token names no single key of the issuer';
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'the token signature does not verify';
@@ -37,32 +38,60 @@ function reasonOf(err: unknown): string {
 }
 
 function strings(v: unknown): string[] | undefined {
-  return Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 100) && v.length <= 50 ? (v as string[]) : undefined;
+  return Array.isArray(v) && v.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 100) && v.length <= 50
+    ? (v as string[])
+    : undefined;
 }
 
-function mapSubject(issuer: IssuerConfig, payload: JWTPayload): { principalId: string; tenant: string; roles: string[] } {
+function mapSubject(
+  issuer: IssuerConfig,
+  payload: JWTPayload,
+): { principalId: string; tenant: string; roles: string[] } {
   const sub = payload.sub as string;
   if (issuer.mapping === 'subjects') {
     const m = Object.prototype.hasOwnProperty.call(issuer.subjects, sub) ? issuer.subjects[sub] : undefined;
-    if (!m) throw new IdentityError(Failure.IdentityUnmapped, `subject ${sub.slice(0, 100)} of ${issuer.issuer} maps to no principal`);
+    if (!m)
+      throw new IdentityError(
+        Failure.IdentityUnmapped,
+        `subject ${sub.slice(0, 100)} of ${issuer.issuer} maps to no principal`,
+      );
     return { principalId: m.principal, tenant: m.tenant, roles: [...m.roles] };
   }
   const { principal, tenant } = payload as { principal?: unknown; tenant?: unknown };
   const roles = payload['roles'] === undefined ? [] : strings(payload['roles']);
-  if (typeof principal !== 'string' || principal === '' || principal.length > 200 || typeof tenant !== 'string' || tenant === '' || tenant.length > 200 || roles === undefined) {
-    throw new IdentityError(Failure.IdentityUnmapped, `the token of subject ${sub.slice(0, 100)} carries no valid principal, tenant and roles claims`);
+  if (
+    typeof principal !== 'string' ||
+    principal === '' ||
+    principal.length > 200 ||
+    typeof tenant !== 'string' ||
+    tenant === '' ||
+    tenant.length > 200 ||
+    roles === undefined
+  ) {
+    throw new IdentityError(
+      Failure.IdentityUnmapped,
+      `the token of subject ${sub.slice(0, 100)} carries no valid principal, tenant and roles claims`,
+    );
   }
   return { principalId: principal, tenant, roles };
 }
 
-export async function verifyIdentityToken(source: IdentitySource, token: unknown, nowMs: number = Date.now()): Promise<VerifiedIdentity> {
+export async function verifyIdentityToken(
+  source: IdentitySource,
+  token: unknown,
+  nowMs: number = Date.now(),
+): Promise<VerifiedIdentity> {
   let issuers;
   try {
     issuers = source.current();
   } catch (err) {
-    throw new IdentityError(Failure.IdentityUnconfigured, err instanceof IdentityConfigError ? err.message : 'identity issuers unavailable');
+    throw new IdentityError(
+      Failure.IdentityUnconfigured,
+      err instanceof IdentityConfigError ? err.message : 'identity issuers unavailable',
+    );
   }
-  if (!isTokenShaped(token)) throw new IdentityError(Failure.IdentityInvalid, 'no identity token, or not a compact JWS');
+  if (!isTokenShaped(token))
+    throw new IdentityError(Failure.IdentityInvalid, 'no identity token, or not a compact JWS');
   let iss: unknown;
   try {
     iss = decodeJwt(token).iss;
@@ -87,8 +116,16 @@ export async function verifyIdentityToken(source: IdentitySource, token: unknown
   }
   const exp = payload.exp as number;
   const iat = payload.iat as number;
-  if (exp - iat > issuer.maxLifetimeSec) throw new IdentityError(Failure.IdentityInvalid, `the token is valid longer than ${issuer.maxLifetimeSec} s`);
-  if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 200) throw new IdentityError(Failure.IdentityInvalid, 'the token has no valid subject');
+  if (exp - iat > issuer.maxLifetimeSec)
+    throw new IdentityError(Failure.IdentityInvalid, `the token is valid longer than ${issuer.maxLifetimeSec} s`);
+  if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 200)
+    throw new IdentityError(Failure.IdentityInvalid, 'the token has no valid subject');
   const mapped = mapSubject(issuer, payload);
-  return { subject: payload.sub, issuer: issuer.issuer, ...mapped, tokenDigest: tokenDigest(token), expiresAt: new Date(exp * 1000).toISOString() };
+  return {
+    subject: payload.sub,
+    issuer: issuer.issuer,
+    ...mapped,
+    tokenDigest: tokenDigest(token),
+    expiresAt: new Date(exp * 1000).toISOString(),
+  };
 }

@@ -11,7 +11,9 @@ export interface ScriptedProposal {
   readonly arguments: unknown;
 }
 
-type StaticTurn = { readonly proposals: readonly ScriptedProposal[] } | { readonly final: (observations: readonly Observation[]) => string };
+type StaticTurn =
+  | { readonly proposals: readonly ScriptedProposal[] }
+  | { readonly final: (observations: readonly Observation[]) => string };
 
 /** A turn: canned proposals, a final answer, or a choice between them made on what the model was shown. */
 export type ScriptedTurn = StaticTurn | { readonly decide: (observations: readonly Observation[]) => StaticTurn };
@@ -35,7 +37,11 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
   ],
   /** A debit on another tenant's resource or above the policy limit: denied at dispatch. */
   'over-limit-debit': (vars) => [
-    { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 10_000_000, currency: 'EUR' } } }] },
+    {
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 10_000_000, currency: 'EUR' } } },
+      ],
+    },
     { final: (obs) => `Stopped: ${summarize(obs)}.` },
   ],
   /** Two debits in two turns: the second one (vars.amount2) typically needs a human approval. */
@@ -51,8 +57,14 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
   'cross-tenant': (vars) => [
     {
       proposals: [
-        { name: 'wallet_debit', arguments: { account: vars.foreignAccount, amount: { minor: 500, currency: 'EUR' }, tenant: 'globex' } },
-        { name: 'wallet_debit', arguments: { account: `globex/${String(vars.foreignAccount)}`, amount: { minor: 501, currency: 'EUR' } } },
+        {
+          name: 'wallet_debit',
+          arguments: { account: vars.foreignAccount, amount: { minor: 500, currency: 'EUR' }, tenant: 'globex' },
+        },
+        {
+          name: 'wallet_debit',
+          arguments: { account: `globex/${String(vars.foreignAccount)}`, amount: { minor: 501, currency: 'EUR' } },
+        },
         { name: 'wallet_debit', arguments: { account: vars.foreignAccount, amount: { minor: 502, currency: 'EUR' } } },
       ],
     },
@@ -67,7 +79,14 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     {
       decide: (obs) =>
         JSON.stringify(obs).toLowerCase().includes('refund everything')
-          ? { proposals: [{ name: 'wallet_refund', arguments: { account: vars.account, amount: vars.amount, debitOperationKey: `op_${'0'.repeat(40)}` } }] }
+          ? {
+              proposals: [
+                {
+                  name: 'wallet_refund',
+                  arguments: { account: vars.account, amount: vars.amount, debitOperationKey: `op_${'0'.repeat(40)}` },
+                },
+              ],
+            }
           : { final: (o) => `Done: ${summarize(o)}.` },
     },
     { final: (obs) => `Done: ${summarize(obs)}.` },
@@ -76,14 +95,21 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
   'injected-refund': (vars) => [
     { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } }] },
     {
-      proposals: [{ name: 'wallet_refund', arguments: { account: vars.account, amount: vars.amount, debitOperationKey: `op_${'0'.repeat(40)}` } }],
+      proposals: [
+        {
+          name: 'wallet_refund',
+          arguments: { account: vars.account, amount: vars.amount, debitOperationKey: `op_${'0'.repeat(40)}` },
+        },
+      ],
     },
     { final: (obs) => `Done: ${summarize(obs)}.` },
   ],
   /** A model stuck in a loop: the same debit, turn after turn. No-progress detection ends it. */
   stuck: (vars) =>
     Array.from({ length: 16 }, () => ({
-      proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100, currency: 'EUR' } } }],
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100, currency: 'EUR' } } },
+      ],
     })),
   /**
    * A model that repeats itself: the same debit twice in one turn, again in the next turn, and a deliberate
@@ -117,7 +143,9 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
   /** A model that never stops proposing: ends on the turn budget. */
   'endless-debits': (vars) =>
     Array.from({ length: 64 }, (_, i) => ({
-      proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } }],
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } },
+      ],
     })),
   /**
    * Benchmarks (bench/): `vars.turns` turns of one small debit each (100 + turn minor units of EUR, on
@@ -125,7 +153,9 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
    */
   'n-debits': (vars) => [
     ...Array.from({ length: Math.max(0, Math.floor(Number(vars.turns ?? 1))) }, (_, i) => ({
-      proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } }],
+      proposals: [
+        { name: 'wallet_debit', arguments: { account: vars.account, amount: { minor: 100 + i, currency: 'EUR' } } },
+      ],
     })),
     { final: (obs: readonly Observation[]) => `Done: ${summarize(obs)}.` },
   ],
@@ -150,7 +180,10 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
   'send-email': (vars) => [
     {
       proposals: [
-        { name: 'notifications_send_email', arguments: { to: vars.to, template: vars.template, vars: vars.vars ?? {} } },
+        {
+          name: 'notifications_send_email',
+          arguments: { to: vars.to, template: vars.template, vars: vars.vars ?? {} },
+        },
       ],
     },
     { final: (obs) => `Done: ${summarize(obs)}.` },

@@ -54,7 +54,11 @@ export class PostgresTranscriptStore implements TranscriptStore {
   private ready: Promise<void> | undefined;
 
   constructor(url: string, opts: { readonly max?: number } = {}) {
-    this.pool = new Pool({ connectionString: parseTranscriptUrl(url), max: opts.max ?? 4, connectionTimeoutMillis: 5_000 });
+    this.pool = new Pool({
+      connectionString: parseTranscriptUrl(url),
+      max: opts.max ?? 4,
+      connectionTimeoutMillis: 5_000,
+    });
     // An idle client that loses its server must not crash the worker: the next query gets a new one.
     this.pool.on('error', () => undefined);
   }
@@ -96,7 +100,8 @@ export class PostgresTranscriptStore implements TranscriptStore {
         [runId, turn, stamp.scheduledMs, stamp.attempt, JSON.stringify(message)],
       );
       // A replaced turn (a workflow reset re-planned it) invalidates results recorded for the old calls.
-      if ((res.rowCount ?? 0) > 0) await c.query('DELETE FROM transcript_tool_results WHERE run_id = $1 AND turn = $2', [runId, turn]);
+      if ((res.rowCount ?? 0) > 0)
+        await c.query('DELETE FROM transcript_tool_results WHERE run_id = $1 AND turn = $2', [runId, turn]);
     });
   }
 

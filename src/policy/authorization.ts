@@ -54,7 +54,11 @@ export type AuthorizationDecision =
       readonly rateLimits?: readonly RateLimit[];
     })
   | (DecisionBase & { readonly kind: 'denied'; readonly code: string })
-  | (DecisionBase & { readonly kind: 'approval_required'; readonly approvalTtlMs: number; readonly invalidated?: string })
+  | (DecisionBase & {
+      readonly kind: 'approval_required';
+      readonly approvalTtlMs: number;
+      readonly invalidated?: string;
+    })
   | (DecisionBase & { readonly kind: 'rate_limited'; readonly retryAfterMs: number });
 
 /** The policy a decision was made under, as the authorizer read it: the document and its canonical digest. */
@@ -80,7 +84,10 @@ export interface DispatchAuthorization {
 }
 
 /** The capability claims for exactly one allowed call. Pure: used by the authorizer and by the workflow. */
-export function capabilityClaims(input: AuthorizationInput, decision: { readonly policyVersion: string; readonly expiresAt: string }): CapabilityClaims {
+export function capabilityClaims(
+  input: AuthorizationInput,
+  decision: { readonly policyVersion: string; readonly expiresAt: string },
+): CapabilityClaims {
   return {
     v: 1,
     operationKey: input.operationKey,

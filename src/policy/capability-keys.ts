@@ -11,7 +11,15 @@
  *   may carry `"scopes": [...]`: a token signed with it is accepted for those scopes only (the relay's key).
  * - `LEDGERLOOP_CAPABILITY_SKEW_MS` (services): clock skew allowed on `iat`/`exp`; default 30 s.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { EVENTS_SCOPE } from '../services/events-contract';
 import { MemoryJtiRegistry, type JtiRegistry } from './capability-replay';
@@ -57,23 +65,28 @@ export class CapabilityKeyError extends Error {
 const KID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function checkKid(kid: unknown): string {
-  if (typeof kid !== 'string' || !KID_PATTERN.test(kid)) throw new CapabilityKeyError('a capability key needs a kid of 1-128 characters [A-Za-z0-9._:-]');
+  if (typeof kid !== 'string' || !KID_PATTERN.test(kid))
+    throw new CapabilityKeyError('a capability key needs a kid of 1-128 characters [A-Za-z0-9._:-]');
   return kid;
 }
 
 /** RFC 7638 thumbprint of an Ed25519 public key (base64url SHA-256 of its required members). */
 export function jwkThumbprint(x: string): string {
-  return createHash('sha256').update(JSON.stringify({ crv: 'Ed25519', kty: 'OKP', x })).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify({ crv: 'Ed25519', kty: 'OKP', x }))
+    .digest('base64url');
 }
 
 function publicOf(privateKey: KeyObject, kid: string): CapabilityPublicJwk {
   const jwk = createPublicKey(privateKey).export({ format: 'jwk' });
-  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') throw new CapabilityKeyError('capability keys must be Ed25519');
+  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string')
+    throw new CapabilityKeyError('capability keys must be Ed25519');
   return { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid, alg: 'EdDSA', use: 'sig' };
 }
 
 function signingKeyOf(privateKey: KeyObject, kid: string): CapabilitySigningKey {
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new CapabilityKeyError('capability signing keys must be Ed25519');
+  if (privateKey.asymmetricKeyType !== 'ed25519')
+    throw new CapabilityKeyError('capability signing keys must be Ed25519');
   return { kid: checkKid(kid), privateKey, publicJwk: publicOf(privateKey, kid) };
 }
 
@@ -96,7 +109,8 @@ export function parseSigningKey(text: string, kid?: string): CapabilitySigningKe
   try {
     if (trimmed.startsWith('{')) {
       const jwk = JSON.parse(trimmed) as JsonWebKey & { kid?: unknown };
-      if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string') throw new CapabilityKeyError('the signing key must be a private Ed25519 JWK');
+      if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string')
+        throw new CapabilityKeyError('the signing key must be a private Ed25519 JWK');
       privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
       id ??= typeof jwk.kid === 'string' ? jwk.kid : undefined;
     } else if (trimmed.startsWith('-----BEGIN')) {
@@ -108,7 +122,8 @@ export function parseSigningKey(text: string, kid?: string): CapabilitySigningKe
     if (err instanceof CapabilityKeyError) throw err;
     throw new CapabilityKeyError(`the signing key could not be read: ${(err as Error).message}`);
   }
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new CapabilityKeyError('capability signing keys must be Ed25519');
+  if (privateKey.asymmetricKeyType !== 'ed25519')
+    throw new CapabilityKeyError('capability signing keys must be Ed25519');
   id ??= jwkThumbprint(publicOf(privateKey, 'x').x);
   return signingKeyOf(privateKey, id);
 }
@@ -123,12 +138,17 @@ function inlineOrFile(value: string, name: string): string {
 
 function refuseRetired(env: NodeJS.ProcessEnv): void {
   if (env[RETIRED_HMAC_ENV]) {
-    throw new CapabilityKeyError(`${RETIRED_HMAC_ENV} (a shared HMAC key) is retired: signers take ${SIGNING_KEY_ENV}, services take ${KEY_SET_ENV}`);
+    throw new CapabilityKeyError(
+      `${RETIRED_HMAC_ENV} (a shared HMAC key) is retired: signers take ${SIGNING_KEY_ENV}, services take ${KEY_SET_ENV}`,
+    );
   }
 }
 
 /** The signing key named by `name` in the environment, or undefined when it is unset or empty. */
-export function signingKeyFromEnv(env: NodeJS.ProcessEnv = process.env, name = SIGNING_KEY_ENV): CapabilitySigningKey | undefined {
+export function signingKeyFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  name = SIGNING_KEY_ENV,
+): CapabilitySigningKey | undefined {
   refuseRetired(env);
   const raw = env[name];
   if (!raw) return undefined;
@@ -137,7 +157,10 @@ export function signingKeyFromEnv(env: NodeJS.ProcessEnv = process.env, name = S
 }
 
 /** A public key for a key set; `scopes` restricts what tokens signed with it may be used for. */
-export function publicJwkOf(key: CapabilitySigningKey, opts: { readonly scopes?: readonly string[] } = {}): CapabilityPublicJwk {
+export function publicJwkOf(
+  key: CapabilitySigningKey,
+  opts: { readonly scopes?: readonly string[] } = {},
+): CapabilityPublicJwk {
   return { ...key.publicJwk, ...(opts.scopes ? { scopes: [...opts.scopes] } : {}) };
 }
 
@@ -156,14 +179,21 @@ export class CapabilityKeySet {
   readonly skewMs: number;
   readonly replay: JtiRegistry;
 
-  constructor(keys: readonly CapabilityPublicJwk[], opts: { readonly skewMs?: number; readonly replay?: JtiRegistry } = {}) {
+  constructor(
+    keys: readonly CapabilityPublicJwk[],
+    opts: { readonly skewMs?: number; readonly replay?: JtiRegistry } = {},
+  ) {
     for (const raw of keys) {
       const jwk = checkPublicJwk(raw);
       if (this.byKid.has(jwk.kid)) throw new CapabilityKeyError(`duplicate capability key id ${jwk.kid}`);
-      this.byKid.set(jwk.kid, { jwk, key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }) });
+      this.byKid.set(jwk.kid, {
+        jwk,
+        key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }),
+      });
     }
     const skew = opts.skewMs ?? DEFAULT_SKEW_MS;
-    if (!Number.isSafeInteger(skew) || skew < 0 || skew > 300_000) throw new CapabilityKeyError('capability clock skew must be 0..300000 ms');
+    if (!Number.isSafeInteger(skew) || skew < 0 || skew > 300_000)
+      throw new CapabilityKeyError('capability clock skew must be 0..300000 ms');
     this.skewMs = skew;
     this.replay = opts.replay ?? new MemoryJtiRegistry();
   }
@@ -195,18 +225,35 @@ export class CapabilityKeySet {
 function checkPublicJwk(raw: unknown): CapabilityPublicJwk {
   const j = raw as Partial<CapabilityPublicJwk> & { d?: unknown; kty?: unknown };
   if (typeof j !== 'object' || j === null) throw new CapabilityKeyError('a key set entry must be a JWK object');
-  if (j.d !== undefined) throw new CapabilityKeyError('a capability key set holds public keys only (found a private key)');
-  if (j.kty !== 'OKP' || j.crv !== 'Ed25519' || typeof j.x !== 'string') throw new CapabilityKeyError('capability keys must be Ed25519 (kty OKP, crv Ed25519)');
-  if (j.alg !== undefined && j.alg !== 'EdDSA') throw new CapabilityKeyError(`capability key ${String(j.kid)} has alg ${String(j.alg)}, not EdDSA`);
+  if (j.d !== undefined)
+    throw new CapabilityKeyError('a capability key set holds public keys only (found a private key)');
+  if (j.kty !== 'OKP' || j.crv !== 'Ed25519' || typeof j.x !== 'string')
+    throw new CapabilityKeyError('capability keys must be Ed25519 (kty OKP, crv Ed25519)');
+  if (j.alg !== undefined && j.alg !== 'EdDSA')
+    throw new CapabilityKeyError(`capability key ${String(j.kid)} has alg ${String(j.alg)}, not EdDSA`);
   const scopes = j.scopes;
-  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => typeof s === 'string' && s.length > 0))) {
+  if (
+    scopes !== undefined &&
+    (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => typeof s === 'string' && s.length > 0))
+  ) {
     throw new CapabilityKeyError(`capability key ${String(j.kid)}: scopes must be a non-empty list of strings`);
   }
-  return { kty: 'OKP', crv: 'Ed25519', x: j.x, kid: checkKid(j.kid), alg: 'EdDSA', use: 'sig', ...(scopes ? { scopes: [...scopes] } : {}) };
+  return {
+    kty: 'OKP',
+    crv: 'Ed25519',
+    x: j.x,
+    kid: checkKid(j.kid),
+    alg: 'EdDSA',
+    use: 'sig',
+    ...(scopes ? { scopes: [...scopes] } : {}),
+  };
 }
 
 /** Reads a JWKS (JSON text or object). */
-export function keySetFromJwks(jwks: string | CapabilityJwks, opts: { readonly skewMs?: number; readonly replay?: JtiRegistry } = {}): CapabilityKeySet {
+export function keySetFromJwks(
+  jwks: string | CapabilityJwks,
+  opts: { readonly skewMs?: number; readonly replay?: JtiRegistry } = {},
+): CapabilityKeySet {
   let parsed: unknown;
   try {
     parsed = typeof jwks === 'string' ? JSON.parse(jwks) : jwks;
@@ -214,7 +261,8 @@ export function keySetFromJwks(jwks: string | CapabilityJwks, opts: { readonly s
     throw new CapabilityKeyError(`the capability key set is not JSON: ${(err as Error).message}`);
   }
   const keys = (parsed as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(keys) || keys.length === 0) throw new CapabilityKeyError('the capability key set must be a JWKS with at least one key');
+  if (!Array.isArray(keys) || keys.length === 0)
+    throw new CapabilityKeyError('the capability key set must be a JWKS with at least one key');
   return new CapabilityKeySet(keys as CapabilityPublicJwk[], opts);
 }
 
@@ -249,7 +297,9 @@ export interface CapabilityTrust {
 /** The scope the outbox relay's key may sign (the notifications consumer's event scope). */
 export const RELAY_SCOPES: readonly string[] = [EVENTS_SCOPE];
 
-export function generateCapabilityTrust(opts: { readonly dispatch?: CapabilitySigningKey; readonly relay?: CapabilitySigningKey } = {}): CapabilityTrust {
+export function generateCapabilityTrust(
+  opts: { readonly dispatch?: CapabilitySigningKey; readonly relay?: CapabilitySigningKey } = {},
+): CapabilityTrust {
   const dispatch = opts.dispatch ?? generateSigningKey(`dispatch-${randomBytes(4).toString('hex')}`);
   const relay = opts.relay ?? generateSigningKey(`relay-${randomBytes(4).toString('hex')}`);
   const jwks: CapabilityJwks = { keys: [publicJwkOf(dispatch), publicJwkOf(relay, { scopes: RELAY_SCOPES })] };

@@ -140,7 +140,11 @@ export function signCapability(
   };
   const input = `${b64(JSON.stringify({ alg: 'EdDSA', typ: CAPABILITY_TYP, kid: key.kid }))}.${b64(JSON.stringify(claims))}`;
   const token = `${input}.${edSign(null, Buffer.from(input, 'ascii'), key.privateKey).toString('base64url')}`;
-  return { token, claims, record: { capabilityDigest: capabilityDigest(token), kid: key.kid, jti: claims.jti, aud: claims.aud, exp } };
+  return {
+    token,
+    claims,
+    record: { capabilityDigest: capabilityDigest(token), kid: key.kid, jti: claims.jti, aud: claims.aud, exp },
+  };
 }
 
 /** The request a capability must match. */
@@ -165,7 +169,8 @@ function decodeJson(part: string, what: string): Record<string, unknown> {
   } catch {
     throw new CapabilityError(`malformed capability ${what}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CapabilityError(`malformed capability ${what}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CapabilityError(`malformed capability ${what}`);
   return value as Record<string, unknown>;
 }
 
@@ -177,25 +182,44 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
  * bad signature, a key not allowed the scope, another audience, `iat` in the future or `exp` in the past beyond
  * the skew, a lifetime over 10 minutes, another key, arguments, tenant or scope, and a `jti` already used.
  */
-export function verifyCapability(token: string | undefined, keySet: CapabilityKeySet, req: CapabilityRequest): CapabilityTokenClaims {
+export function verifyCapability(
+  token: string | undefined,
+  keySet: CapabilityKeySet,
+  req: CapabilityRequest,
+): CapabilityTokenClaims {
   if (!token) throw new CapabilityError('a capability is required');
   const parts = token.split('.');
-  if (parts.length !== 3 || !parts.every((p) => B64URL.test(p))) throw new CapabilityError('malformed capability (not a compact JWS)');
+  if (parts.length !== 3 || !parts.every((p) => B64URL.test(p)))
+    throw new CapabilityError('malformed capability (not a compact JWS)');
   const [h, p, s] = parts as [string, string, string];
   const header = decodeJson(h, 'header');
-  if (header.alg !== 'EdDSA') throw new CapabilityError(`capability algorithm ${JSON.stringify(header.alg ?? null)} is refused: EdDSA only`);
+  if (header.alg !== 'EdDSA')
+    throw new CapabilityError(`capability algorithm ${JSON.stringify(header.alg ?? null)} is refused: EdDSA only`);
   if (header.typ !== CAPABILITY_TYP) throw new CapabilityError('not a capability token (typ)');
-  if (header.crit !== undefined || header.jwk !== undefined || header.jku !== undefined || header.x5u !== undefined || header.x5c !== undefined) {
+  if (
+    header.crit !== undefined ||
+    header.jwk !== undefined ||
+    header.jku !== undefined ||
+    header.x5u !== undefined ||
+    header.x5c !== undefined
+  ) {
     throw new CapabilityError('capability header names keys or extensions: refused');
   }
   if (typeof header.kid !== 'string') throw new CapabilityError('capability has no kid');
   const trusted = keySet.get(header.kid);
   if (trusted === undefined) throw new CapabilityError(`capability key ${header.kid.slice(0, 64)} is not trusted here`);
   const sig = Buffer.from(s, 'base64url');
-  if (sig.length !== 64 || !edVerify(null, Buffer.from(`${h}.${p}`, 'ascii'), trusted.key, sig)) throw new CapabilityError('bad capability signature');
+  if (sig.length !== 64 || !edVerify(null, Buffer.from(`${h}.${p}`, 'ascii'), trusted.key, sig))
+    throw new CapabilityError('bad capability signature');
   const c = decodeJson(p, 'claims') as unknown as CapabilityTokenClaims;
   if (c.v !== 2) throw new CapabilityError('unknown capability version');
-  if (typeof c.iat !== 'number' || typeof c.exp !== 'number' || typeof c.jti !== 'string' || c.jti.length < 8 || c.jti.length > 128) {
+  if (
+    typeof c.iat !== 'number' ||
+    typeof c.exp !== 'number' ||
+    typeof c.jti !== 'string' ||
+    c.jti.length < 8 ||
+    c.jti.length > 128
+  ) {
     throw new CapabilityError('capability lacks iat, exp or jti');
   }
   if (trusted.scopes !== undefined && !trusted.scopes.includes(c.scope)) {
@@ -214,7 +238,8 @@ export function verifyCapability(token: string | undefined, keySet: CapabilityKe
   if (c.tenant !== req.tenant) throw new CapabilityError('capability is for another tenant');
   if (c.scope !== req.scope) throw new CapabilityError(`capability is for scope ${String(c.scope)}, not ${req.scope}`);
   // Last, so a refused token is not spent: accepted once, kept until it could no longer pass the expiry check.
-  if (!keySet.replay.consume(`${header.kid}/${c.jti}`, expMs + skew, req.nowMs)) throw new CapabilityError('capability already used (jti replay)');
+  if (!keySet.replay.consume(`${header.kid}/${c.jti}`, expMs + skew, req.nowMs))
+    throw new CapabilityError('capability already used (jti replay)');
   return c;
 }
 

@@ -49,7 +49,10 @@ const RateLimits = z.union([
     .array(RateLimit)
     .min(1)
     .max(3)
-    .refine((ls) => new Set(ls.map((l) => l.per)).size === ls.length, 'at most one rate limit per scope (run, principal, tenant)'),
+    .refine(
+      (ls) => new Set(ls.map((l) => l.per)).size === ls.length,
+      'at most one rate limit per scope (run, principal, tenant)',
+    ),
 ]);
 
 export const PolicyRule = z
@@ -58,7 +61,10 @@ export const PolicyRule = z
     /** Principal ids or prefixes ending in `*`; default: any principal of the tenant. */
     principals: z.array(z.string().min(1)).optional(),
     maxAmountMinor: z.number().int().nonnegative().optional(),
-    currency: z.string().regex(/^[A-Z]{3}$/).optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/)
+      .optional(),
     /** A human must approve calls above this amount. */
     approvalOverMinor: z.number().int().nonnegative().optional(),
     /** `always`: every call of this action needs a human approval. */
@@ -76,7 +82,9 @@ export type PolicyRule = z.infer<typeof PolicyRule>;
 
 export const ApproverRule = z.object({ action: z.string().min(1), roles: z.array(z.string().min(1)).min(1) }).strict();
 export type ApproverRule = z.infer<typeof ApproverRule>;
-export const OperatorRule = z.object({ tools: z.array(z.string().min(1)).min(1), roles: z.array(z.string().min(1)).min(1) }).strict();
+export const OperatorRule = z
+  .object({ tools: z.array(z.string().min(1)).min(1), roles: z.array(z.string().min(1)).min(1) })
+  .strict();
 export type OperatorRule = z.infer<typeof OperatorRule>;
 
 export const Policy = z
@@ -86,7 +94,12 @@ export const Policy = z
     approvalTtlMs: z.number().int().positive().default(600_000),
     rules: z.array(PolicyRule),
     /** The longest validity an approval may be given (default 1 h); `approvalTtlMs` above it is capped to it. */
-    maxApprovalTtlMs: z.number().int().positive().max(7 * 86_400_000).default(3_600_000),
+    maxApprovalTtlMs: z
+      .number()
+      .int()
+      .positive()
+      .max(7 * 86_400_000)
+      .default(3_600_000),
     /** Which verified roles may approve which action (`*`: every action). Default: role `approver`, any action. */
     approvers: z.array(ApproverRule).default([{ action: '*', roles: ['approver'] }]),
     /** Which verified roles may resolve an UNKNOWN call of which tools. Default: role `operator`, every tool. */
@@ -117,7 +130,8 @@ export function rateLimitsOf(rule: PolicyRule): readonly RateLimit[] {
   return Array.isArray(rule.rateLimit) ? rule.rateLimit : [rule.rateLimit];
 }
 
-const hasAny = (roles: readonly string[], allowed: readonly string[]): boolean => roles.some((r) => allowed.includes(r));
+const hasAny = (roles: readonly string[], allowed: readonly string[]): boolean =>
+  roles.some((r) => allowed.includes(r));
 
 /** Whether a verified actor with `roles` may approve `action` under `policy`. */
 export function mayApprove(policy: Policy, action: string, roles: readonly string[]): boolean {

@@ -17,7 +17,11 @@ export interface LookupCapabilityRequest {
 }
 
 /** Throws `CapabilityError` unless `token` grants exactly this lookup (or seal) of `key` for `tenant`. */
-export function verifyLookupCapability(token: string | undefined, keys: CapabilityKeySet, req: LookupCapabilityRequest): void {
+export function verifyLookupCapability(
+  token: string | undefined,
+  keys: CapabilityKeySet,
+  req: LookupCapabilityRequest,
+): void {
   verifyCapability(token, keys, {
     audience: req.service,
     key: req.key,

@@ -74,11 +74,35 @@ export class ToolRegistry {
 export const builtinTools = new ToolRegistry(
   [],
   [
-    { names: ['wallet_debit', 'wallet_refund'], load: sharedModule('wallet', () => (require('./wallet.tool') as typeof import('./wallet.tool')).walletTools) },
-    { names: ['inventory_reserve', 'inventory_release'], load: sharedModule('inventory', () => (require('./inventory.tool') as typeof import('./inventory.tool')).inventoryTools) },
-    { names: ['shipping_schedule', 'shipping_cancel'], load: sharedModule('shipping', () => (require('./shipping.tool') as typeof import('./shipping.tool')).shippingTools) },
-    { names: ['orders_mark_fulfilled'], load: sharedModule('orders', () => (require('./orders.tool') as typeof import('./orders.tool')).ordersTools) },
-    { names: ['notifications_send_email'], load: sharedModule('notifications', () => (require('./notifications.tool') as typeof import('./notifications.tool')).notificationsTools) },
+    {
+      names: ['wallet_debit', 'wallet_refund'],
+      load: sharedModule('wallet', () => (require('./wallet.tool') as typeof import('./wallet.tool')).walletTools),
+    },
+    {
+      names: ['inventory_reserve', 'inventory_release'],
+      load: sharedModule(
+        'inventory',
+        () => (require('./inventory.tool') as typeof import('./inventory.tool')).inventoryTools,
+      ),
+    },
+    {
+      names: ['shipping_schedule', 'shipping_cancel'],
+      load: sharedModule(
+        'shipping',
+        () => (require('./shipping.tool') as typeof import('./shipping.tool')).shippingTools,
+      ),
+    },
+    {
+      names: ['orders_mark_fulfilled'],
+      load: sharedModule('orders', () => (require('./orders.tool') as typeof import('./orders.tool')).ordersTools),
+    },
+    {
+      names: ['notifications_send_email'],
+      load: sharedModule(
+        'notifications',
+        () => (require('./notifications.tool') as typeof import('./notifications.tool')).notificationsTools,
+      ),
+    },
   ],
 );
 /* eslint-enable @typescript-eslint/no-require-imports */

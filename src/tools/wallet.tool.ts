@@ -70,7 +70,13 @@ export const walletRefund = defineTool({
     })
     .strict(),
   result: z
-    .object({ receipt: z.string().min(1).max(128), tenant: z.string(), account: z.string(), amount: Money, balanceAfter: Money })
+    .object({
+      receipt: z.string().min(1).max(128),
+      tenant: z.string(),
+      account: z.string(),
+      amount: Money,
+      balanceAfter: Money,
+    })
     .passthrough(),
   maxArgumentBytes: 4096,
   maxResultBytes: 16384,
@@ -93,7 +99,8 @@ export const walletRefund = defineTool({
   }),
   compensation: { kind: 'none' },
   forwardAbsentReasons: ['Wallet.UnknownDebit'],
-  summary: (args) => `wallet_refund ${args.account} ${formatMoney(args.amount)} for ${args.debitOperationKey.slice(0, 14)}`,
+  summary: (args) =>
+    `wallet_refund ${args.account} ${formatMoney(args.amount)} for ${args.debitOperationKey.slice(0, 14)}`,
   promote: (r) => ({ receipt: r.receipt, account: r.account, amount: r.amount, balanceAfter: r.balanceAfter }),
 });
 

@@ -25,7 +25,10 @@ export interface BundleOptions {
  * source map stays, so workflow stack traces still name our files.
  */
 function hoistModules(config: Configuration): Configuration {
-  return { ...config, optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true } };
+  return {
+    ...config,
+    optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true },
+  };
 }
 
 /** Modules every workflow of a worker shares (src/tools/shared-declarations.ts says why and what is safe). */
@@ -44,7 +47,10 @@ export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ c
 }
 
 /** Bundle the workflows into `file` (default `.data/workflow-bundle.js`) and return its path. */
-export async function writeWorkflowBundle(file = path.join(REPO_ROOT, '.data', 'workflow-bundle.js'), opts: BundleOptions = {}): Promise<string> {
+export async function writeWorkflowBundle(
+  file = path.join(REPO_ROOT, '.data', 'workflow-bundle.js'),
+  opts: BundleOptions = {},
+): Promise<string> {
   const { code } = await buildWorkflowBundle(opts);
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, code);

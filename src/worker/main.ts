@@ -20,7 +20,16 @@ function services(): Record<string, string> {
 }
 
 export async function runWorkerProcess(): Promise<void> {
-  Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => console.error(`[worker] ${m}`), error: (m) => console.error(`[worker] ${m}`) } });
+  Runtime.install({
+    logger: {
+      log() {},
+      trace() {},
+      debug() {},
+      info() {},
+      warn: (m) => console.error(`[worker] ${m}`),
+      error: (m) => console.error(`[worker] ${m}`),
+    },
+  });
   const cached = process.env.LEDGERLOOP_MAX_CACHED_WORKFLOWS;
   const { worker, identity } = await createLedgerloopWorker({
     taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
@@ -29,8 +38,12 @@ export async function runWorkerProcess(): Promise<void> {
     ...(process.env.LEDGERLOOP_WORKFLOW_BUNDLE ? { workflowBundlePath: process.env.LEDGERLOOP_WORKFLOW_BUNDLE } : {}),
     ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),
-    ...(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES ? { maxConcurrentActivities: Number(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES) } : {}),
-    ...(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS ? { stickyTimeoutMs: Number(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS) } : {}),
+    ...(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES
+      ? { maxConcurrentActivities: Number(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES) }
+      : {}),
+    ...(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS
+      ? { stickyTimeoutMs: Number(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS) }
+      : {}),
   });
   const run = worker.run();
   process.stdout.write(`${JSON.stringify({ worker: identity, pid: process.pid })}\n`);

@@ -32,7 +32,10 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** The environment a worker process gets: `inherited` (default this process's), then what `opts` says. */
-export function workerProcessEnv(opts: SpawnWorkerOptions, inherited: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function workerProcessEnv(
+  opts: SpawnWorkerOptions,
+  inherited: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   return {
     ...(inherited as Record<string, string>),
     TEMPORAL_ADDRESS: opts.address,
@@ -40,7 +43,9 @@ export function workerProcessEnv(opts: SpawnWorkerOptions, inherited: NodeJS.Pro
     LEDGERLOOP_SERVICES: JSON.stringify(opts.services),
     ...(opts.workflowBundlePath ? { LEDGERLOOP_WORKFLOW_BUNDLE: opts.workflowBundlePath } : {}),
     ...(opts.plannerLogFile ? { LEDGERLOOP_PLANNER_LOG: opts.plannerLogFile } : {}),
-    ...(opts.maxCachedWorkflows !== undefined ? { LEDGERLOOP_MAX_CACHED_WORKFLOWS: String(opts.maxCachedWorkflows) } : {}),
+    ...(opts.maxCachedWorkflows !== undefined
+      ? { LEDGERLOOP_MAX_CACHED_WORKFLOWS: String(opts.maxCachedWorkflows) }
+      : {}),
     // These workers are killed and paused on purpose: a dead worker's sticky queue must let go of its runs fast.
     LEDGERLOOP_STICKY_TIMEOUT_MS: '2000',
     ...opts.env,
@@ -50,11 +55,15 @@ export function workerProcessEnv(opts: SpawnWorkerOptions, inherited: NodeJS.Pro
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const env = workerProcessEnv(opts);
   // tsx resolved here, so that a worker in a directory of its own still finds it.
-  const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), path.join(REPO_ROOT, 'src', 'worker', 'main.ts')], {
-    cwd: opts.cwd ?? REPO_ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', require.resolve('tsx/cjs'), path.join(REPO_ROOT, 'src', 'worker', 'main.ts')],
+    {
+      cwd: opts.cwd ?? REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);

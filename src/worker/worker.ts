@@ -72,16 +72,24 @@ export interface LedgerloopWorkerOptions {
 
 export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
 
-export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
+export async function createLedgerloopWorker(
+  opts: LedgerloopWorkerOptions,
+): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
   const identity = opts.identity ?? `ledgerloop-worker@${os.hostname()}:${process.pid}`;
   const services = Object.fromEntries(
-    Object.entries(opts.services).map(([name, baseUrl]) => [name, new DownstreamClient({ baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) })]),
+    Object.entries(opts.services).map(([name, baseUrl]) => [
+      name,
+      new DownstreamClient({ baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) }),
+    ]),
   );
   const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
   const capabilityKey = opts.capabilityKey ?? signingKeyFromEnv();
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // Built once per worker, only when the environment names a provider: the key never enters workflow input.
-  const openai = openAIDepsFromEnv(process.env, opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {});
+  const openai = openAIDepsFromEnv(
+    process.env,
+    opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {},
+  );
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (src/server/connection-config.ts).
   const { connection, config } = await connectNative({
     ...(opts.address ? { address: opts.address } : {}),
@@ -90,7 +98,12 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
   const namespace = config.namespace;
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   // The quota activities reach the tenant quota workflows through the worker's own connection; they run here too.
-  const quotaClient = new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}), ...(tracing ? { interceptors: tracing.clientInterceptors } : {}) });
+  const quotaClient = new Client({
+    connection,
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+  });
   const options: WorkerOptions = {
     connection,
     namespace,
@@ -108,10 +121,14 @@ export async function createLedgerloopWorker(opts: LedgerloopWorkerOptions): Pro
       },
       quota: { client: quotaClient, taskQueue },
     }),
-    ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS }),
+    ...(opts.workflowBundlePath
+      ? { workflowBundle: { codePath: opts.workflowBundlePath } }
+      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS }),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
-    ...(opts.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities } : {}),
+    ...(opts.maxConcurrentActivities !== undefined
+      ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
+      : {}),
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { interceptors: tracing.workerInterceptors({ prebuiltBundle: !!opts.workflowBundlePath }) } : {}),
     // FAULT_SINKS serve the fault protocol's workflow crash points; a no-op without LEDGERLOOP_CRASH_AT.

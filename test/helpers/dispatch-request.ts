@@ -7,7 +7,10 @@ import { hashCanonical } from '../../src/domain/canonical';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { deriveOperationKey, type ToolIntent } from '../../src/domain/identity';
 
-export function walletDebitIntent(minor = 100, over: Partial<ToolIntent> = {}): { intent: ToolIntent; body: { tenant: string; account: string; amount: { minor: number; currency: string } } } {
+export function walletDebitIntent(
+  minor = 100,
+  over: Partial<ToolIntent> = {},
+): { intent: ToolIntent; body: { tenant: string; account: string; amount: { minor: number; currency: string } } } {
   const body = { tenant: 'acme', account: 'acct_1', amount: { minor, currency: 'EUR' } };
   const argumentsHash = hashCanonical(body);
   const runId = over.runId ?? 'run-1';
@@ -15,7 +18,14 @@ export function walletDebitIntent(minor = 100, over: Partial<ToolIntent> = {}): 
     runId,
     providerCallId: 'call_1',
     logicalCallId: 'lc_1_abc',
-    operationKey: deriveOperationKey({ tenant: 'acme', runId, toolName: 'wallet_debit', toolVersion: 1, argumentsHash, occurrence: 0 }),
+    operationKey: deriveOperationKey({
+      tenant: 'acme',
+      runId,
+      toolName: 'wallet_debit',
+      toolVersion: 1,
+      argumentsHash,
+      occurrence: 0,
+    }),
     toolName: 'wallet_debit',
     toolVersion: 1,
     argumentsHash,

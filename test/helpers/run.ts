@@ -13,7 +13,12 @@ import { deadlineIn, inProcessWorker, taskQueue } from './stack';
 import type { IdentitySource } from '../../src/identity/config';
 
 /** A token of the stack's development issuer for an approver, operator or canceller (roles as given). */
-export function actorToken(stack: Stack, principal: string, roles: readonly string[], tenant = 'acme'): Promise<string> {
+export function actorToken(
+  stack: Stack,
+  principal: string,
+  roles: readonly string[],
+  tenant = 'acme',
+): Promise<string> {
   return stack.identity.issue(principal, tenant, roles);
 }
 
@@ -25,13 +30,19 @@ export interface RunOutcome {
   readonly handle: WorkflowHandle;
 }
 
-export function input(over: Partial<AgentRunInput> & { vars?: Record<string, unknown>; scenario?: string } = {}): AgentRunInput {
+export function input(
+  over: Partial<AgentRunInput> & { vars?: Record<string, unknown>; scenario?: string } = {},
+): AgentRunInput {
   const { vars, scenario, ...rest } = over;
   return {
     principal: { id: 'user:alice', tenant: 'acme' },
     goal: 'Charge 12.50 EUR for order 1001',
     strategy: 'same_key_replay',
-    planner: { kind: 'scripted', scenario: scenario ?? 'wallet-debit', vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } } },
+    planner: {
+      kind: 'scripted',
+      scenario: scenario ?? 'wallet-debit',
+      vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } },
+    },
     deadlineAt: deadlineIn(60_000),
     caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
     ...rest,
@@ -44,7 +55,13 @@ export async function runAgent(
   name: string,
   runInput: AgentRunInput,
   during?: (handle: WorkflowHandle, worker: Worker) => Promise<void>,
-  opts: { services?: Record<string, string>; policies?: PolicyStore; noCapabilityKey?: boolean; identity?: IdentitySource; identityToken?: string | null } = {},
+  opts: {
+    services?: Record<string, string>;
+    policies?: PolicyStore;
+    noCapabilityKey?: boolean;
+    identity?: IdentitySource;
+    identityToken?: string | null;
+  } = {},
 ): Promise<RunOutcome> {
   const tq = taskQueue(name);
   const worker = await inProcessWorker(stack, tq, opts.services, {
@@ -54,10 +71,20 @@ export async function runAgent(
   });
   // The principal's token from the stack's development issuer, unless the input carries one or the test sets one (null: none).
   const identityToken =
-    opts.identityToken === null ? undefined : (opts.identityToken ?? runInput.identityToken ?? (await stack.identity.issue(runInput.principal.id, runInput.principal.tenant)));
+    opts.identityToken === null
+      ? undefined
+      : (opts.identityToken ??
+        runInput.identityToken ??
+        (await stack.identity.issue(runInput.principal.id, runInput.principal.tenant)));
   const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
   return worker.runUntil(async () => {
-    const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput, allowLabStrategies: true, ...(identityToken !== undefined ? { identityToken } : {}) });
+    const handle = await startAgentRun(stack.client, {
+      workflowId,
+      taskQueue: tq,
+      input: runInput,
+      allowLabStrategies: true,
+      ...(identityToken !== undefined ? { identityToken } : {}),
+    });
     if (during) await during(handle, worker);
     const result = await handle.result();
     const ledger = await readLedger(handle);

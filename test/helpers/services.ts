@@ -8,7 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DownstreamClient } from '../../src/downstream/client';
-import { generateCapabilityTrust, type CapabilitySigningKey, type CapabilityTrust } from '../../src/policy/capability-keys';
+import {
+  generateCapabilityTrust,
+  type CapabilitySigningKey,
+  type CapabilityTrust,
+} from '../../src/policy/capability-keys';
 import {
   spawnedClient,
   spawnService,

@@ -20,7 +20,9 @@ function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+    Runtime.install({
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
+    });
   } catch {
     /* already installed by another helper */
   }
@@ -28,7 +30,12 @@ function quietRuntime(): void {
 
 export async function startTestStack(
   name: string,
-  opts: { walletRetentionMs?: number; dataConverter?: DataConverter; tracing?: Tracing; services?: readonly BusinessService[] } = {},
+  opts: {
+    walletRetentionMs?: number;
+    dataConverter?: DataConverter;
+    tracing?: Tracing;
+    services?: readonly BusinessService[];
+  } = {},
 ): Promise<Stack> {
   quietRuntime();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `ledgerloop-${name}-`));
@@ -49,11 +56,19 @@ export async function inProcessWorker(
   stack: Stack,
   tq: string,
   services: Record<string, string> = { ...stack.serviceUrls },
-  opts: { dataConverter?: DataConverter; policies?: PolicyStore; noCapabilityKey?: boolean; allowLabStrategies?: boolean; identity?: IdentitySource } = {},
+  opts: {
+    dataConverter?: DataConverter;
+    policies?: PolicyStore;
+    noCapabilityKey?: boolean;
+    allowLabStrategies?: boolean;
+    identity?: IdentitySource;
+  } = {},
 ): Promise<Worker> {
   const dataConverter = opts.dataConverter ?? stack.dataConverter;
   const connection = await NativeConnection.connect({ address: stack.server.address });
-  const clients = Object.fromEntries(Object.entries(services).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })]));
+  const clients = Object.fromEntries(
+    Object.entries(services).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })]),
+  );
   return Worker.create({
     connection,
     namespace: stack.server.namespace,
@@ -63,7 +78,10 @@ export async function inProcessWorker(
       services: clients,
       workerIdentity: `test-worker:${process.pid}`,
       allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker
-      authorize: { ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }), ...(opts.policies ? { policies: opts.policies } : {}) },
+      authorize: {
+        ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }),
+        ...(opts.policies ? { policies: opts.policies } : {}),
+      },
       // Cross-run rate limits: the tenant quota workflows run on this worker's queue (use a tenant per test).
       quota: { client: stack.client, taskQueue: tq },
       // The stack's development issuer (public keys only); `opts.identity` replaces it (e.g. none configured).

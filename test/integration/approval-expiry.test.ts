@@ -19,7 +19,12 @@ import { createTimeSkippingEnv } from '../../src/server/time-skipping';
 import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { agentRun } from '../../workflows/agent-run.workflow';
-import { decideApprovalUpdate, ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
+import {
+  decideApprovalUpdate,
+  ledgerQuery,
+  pendingApprovalsQuery,
+  type PendingApproval,
+} from '../../workflows/definitions';
 
 jest.setTimeout(60_000);
 
@@ -33,7 +38,9 @@ let issuer: DevIssuer;
 
 beforeAll(async () => {
   try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+    Runtime.install({
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
+    });
   } catch {
     /* installed */
   }
@@ -55,7 +62,14 @@ afterAll(async () => {
 const policy = Policy.parse({
   version: 'acme-rl/1',
   approvalTtlMs: 10_000,
-  rules: [{ action: 'wallet.debit', maxAmountMinor: 100_000, approvalOverMinor: 50_000, rateLimit: { max: 1, perMs: 60_000, per: 'run' } }],
+  rules: [
+    {
+      action: 'wallet.debit',
+      maxAmountMinor: 100_000,
+      approvalOverMinor: 50_000,
+      rateLimit: { max: 1, perMs: 60_000, per: 'run' },
+    },
+  ],
 });
 
 test('an approval that expires while the call waits forces a new decision; a fresh one dispatches once', async () => {
@@ -81,7 +95,15 @@ test('an approval that expires while the call waits forces a new decision; a fre
           identityToken: await issuer.issue('user:alice', 'acme'),
           goal: 'two debits',
           strategy: 'same_key_replay',
-          planner: { kind: 'scripted', scenario: 'two-debits', vars: { account: 'acct_1', amount: { minor: 1_000, currency: 'EUR' }, amount2: { minor: 60_000, currency: 'EUR' } } },
+          planner: {
+            kind: 'scripted',
+            scenario: 'two-debits',
+            vars: {
+              account: 'acct_1',
+              amount: { minor: 1_000, currency: 'EUR' },
+              amount2: { minor: 60_000, currency: 'EUR' },
+            },
+          },
           deadlineAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
         },
       ],
@@ -99,7 +121,15 @@ test('an approval that expires while the call waits forces a new decision; a fre
     const first = await pending(() => true);
     // Approved for 10 s, but the rate limit (1 debit per 60 s) holds the dispatch for about a minute.
     await handle.executeUpdate(decideApprovalUpdate, {
-      args: [{ logicalCallId: first.logicalCallId, argumentsHash: first.argumentsHash, policyVersion: first.policyVersion, token: await issuer.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
+      args: [
+        {
+          logicalCallId: first.logicalCallId,
+          argumentsHash: first.argumentsHash,
+          policyVersion: first.policyVersion,
+          token: await issuer.issue('manager:carol', 'acme', ['approver']),
+          decision: 'approve',
+        },
+      ],
     });
     await env.sleep(70_000); // virtual time: the deferred dispatch wakes up after its approval lapsed
     const second = await pending(() => true);
@@ -111,7 +141,16 @@ test('an approval that expires while the call waits forces a new decision; a fre
     expect(snap.events.some((e) => e.type === 'DispatchDeferred')).toBe(true);
     expect(requestsBefore).toBe(1); // only the first (small) debit reached the wallet so far
     await handle.executeUpdate(decideApprovalUpdate, {
-      args: [{ logicalCallId: second.logicalCallId, argumentsHash: second.argumentsHash, policyVersion: second.policyVersion, token: await issuer.issue('manager:dave', 'acme', ['approver']), decision: 'approve', ttlMs: 120_000 }],
+      args: [
+        {
+          logicalCallId: second.logicalCallId,
+          argumentsHash: second.argumentsHash,
+          policyVersion: second.policyVersion,
+          token: await issuer.issue('manager:dave', 'acme', ['approver']),
+          decision: 'approve',
+          ttlMs: 120_000,
+        },
+      ],
     });
     const result = await handle.result();
     snap = await handle.query(ledgerQuery);
@@ -119,6 +158,8 @@ test('an approval that expires while the call waits forces a new decision; a fre
     const big = result.calls[1]!;
     expect(big.state).toBe('SUCCEEDED');
     expect((await walletClient.stats(big.operationKey!)).businessEffectCount).toBe(1);
-    expect(snap.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({ chain: ['user:alice', 'approved-by:manager:dave'] });
+    expect(snap.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({
+      chain: ['user:alice', 'approved-by:manager:dave'],
+    });
   });
 });

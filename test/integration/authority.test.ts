@@ -51,7 +51,11 @@ async function waitPending(handle: WorkflowHandle, n = 1): Promise<PendingApprov
 describe('tenant isolation', () => {
   test('a principal of acme never causes an effect on a globex resource, however the model phrases it', async () => {
     const before = await stack.walletClient.balance('globex', 'acct_g1');
-    const out = await runAgent(stack, 'cross-tenant', input({ scenario: 'cross-tenant', vars: { foreignAccount: 'acct_g1' } }));
+    const out = await runAgent(
+      stack,
+      'cross-tenant',
+      input({ scenario: 'cross-tenant', vars: { foreignAccount: 'acct_g1' } }),
+    );
     expect(await stack.walletClient.balance('globex', 'acct_g1')).toEqual(before);
     expect(out.result.calls).toHaveLength(3);
     for (const c of out.result.calls) expect(c.state).toBe('FAILED');
@@ -63,16 +67,26 @@ describe('tenant isolation', () => {
 describe('capabilities at the downstream', () => {
   test('a request without a capability is refused by the wallet and commits nothing', async () => {
     const body = { tenant: 'acme', account: 'acct_1', amount: { minor: 100, currency: 'EUR' } };
-    const sent = await stack.walletClient.send('/v1/debits', body, { intentAt: intentNow(), key: 'op_nocap_1', argumentsHash: hashCanonical(body) });
+    const sent = await stack.walletClient.send('/v1/debits', body, {
+      intentAt: intentNow(),
+      key: 'op_nocap_1',
+      argumentsHash: hashCanonical(body),
+    });
     expect(sent).toMatchObject({ kind: 'rejected', status: 403, code: 'Capability.Invalid' });
     expect(await effectsOf('op_nocap_1')).toBe(0);
   });
 
   test('a worker holding no signing key (ambient credentials only) cannot charge anyone', async () => {
-    const out = await runAgent(stack, 'ambient', input({ vars: { account: 'acct_1', amount: { minor: 700, currency: 'EUR' } } }), undefined, {
-      policies: new FilePolicyStore(writePolicy(DEFAULT_POLICY)),
-      noCapabilityKey: true,
-    });
+    const out = await runAgent(
+      stack,
+      'ambient',
+      input({ vars: { account: 'acct_1', amount: { minor: 700, currency: 'EUR' } } }),
+      undefined,
+      {
+        policies: new FilePolicyStore(writePolicy(DEFAULT_POLICY)),
+        noCapabilityKey: true,
+      },
+    );
     const key = out.result.calls[0]!.operationKey!;
     expect(await effectsOf(key)).toBe(0);
     expect(out.result.calls[0]!.state).toBe('FAILED');
@@ -86,7 +100,11 @@ function writePolicy(policy: object): string {
 }
 
 describe('human approval of one exact call', () => {
-  const vars = { account: 'acct_1', amount: { minor: 1_000, currency: 'EUR' }, amount2: { minor: 60_000, currency: 'EUR' } };
+  const vars = {
+    account: 'acct_1',
+    amount: { minor: 1_000, currency: 'EUR' },
+    amount2: { minor: 60_000, currency: 'EUR' },
+  };
 
   test('a denial becomes a tool result and a ledger event; nothing reaches the wallet for that call', async () => {
     let requestsWhilePending = -1;
@@ -95,30 +113,58 @@ describe('human approval of one exact call', () => {
       expect((await searchAttributesWhen(handle, SA.pendingApprovals, 1)).get(SA.pendingApprovals)).toBe(1);
       requestsWhilePending = await allRequests();
       await handle.executeUpdate(decideApprovalUpdate, {
-        args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'deny', reason: 'too large' }],
+        args: [
+          {
+            logicalCallId: p!.logicalCallId,
+            argumentsHash: p!.argumentsHash,
+            policyVersion: p!.policyVersion,
+            token: await stack.identity.issue('manager:carol', 'acme', ['approver']),
+            decision: 'deny',
+            reason: 'too large',
+          },
+        ],
       });
     });
     expect(await allRequests()).toBe(requestsWhilePending);
     const second = out.result.calls[1]!;
     expect(second.state).toBe('FAILED');
-    expect(out.ledger.events.find((e) => e.type === 'ApprovalDenied')).toMatchObject({ approver: 'manager:carol', actor: { principalId: 'manager:carol' }, reason: 'too large' });
+    expect(out.ledger.events.find((e) => e.type === 'ApprovalDenied')).toMatchObject({
+      approver: 'manager:carol',
+      actor: { principalId: 'manager:carol' },
+      reason: 'too large',
+    });
     expect(out.result.finalText).toContain('FAILED');
   });
 
   test('an approval must name the call’s arguments hash and policy version; the right one dispatches once', async () => {
     const out = await runAgent(stack, 'approve', input({ scenario: 'two-debits', vars }), async (handle) => {
       const [p] = await waitPending(handle);
-      const base = { logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: p!.policyVersion, token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' as const };
-      await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, argumentsHash: '0'.repeat(64) }] })).rejects.toMatchObject(refused(/other arguments/));
-      await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, policyVersion: 'other/9' }] })).rejects.toMatchObject(refused(/policy/));
-      await expect(handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, logicalCallId: 'lc_9_nope' }] })).rejects.toMatchObject(refused(/not waiting/));
+      const base = {
+        logicalCallId: p!.logicalCallId,
+        argumentsHash: p!.argumentsHash,
+        policyVersion: p!.policyVersion,
+        token: await stack.identity.issue('manager:carol', 'acme', ['approver']),
+        decision: 'approve' as const,
+      };
+      await expect(
+        handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, argumentsHash: '0'.repeat(64) }] }),
+      ).rejects.toMatchObject(refused(/other arguments/));
+      await expect(
+        handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, policyVersion: 'other/9' }] }),
+      ).rejects.toMatchObject(refused(/policy/));
+      await expect(
+        handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, logicalCallId: 'lc_9_nope' }] }),
+      ).rejects.toMatchObject(refused(/not waiting/));
       await handle.executeUpdate(decideApprovalUpdate, { args: [base] });
     });
     const second = out.result.calls[1]!;
     expect(second.state).toBe('SUCCEEDED');
     expect(await effectsOf(second.operationKey!)).toBe(1);
     const allowed = out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed').pop();
-    expect(allowed).toMatchObject({ chain: ['user:alice', 'approved-by:manager:carol'], policyVersion: DEFAULT_POLICY.version });
+    expect(allowed).toMatchObject({
+      chain: ['user:alice', 'approved-by:manager:carol'],
+      policyVersion: DEFAULT_POLICY.version,
+    });
   });
 
   test('a policy change between proposal and dispatch forces a new decision under the new version', async () => {
@@ -132,7 +178,15 @@ describe('human approval of one exact call', () => {
         expect(p!.policyVersion).toBe('acme/1');
         writeFileSync(file, JSON.stringify({ ...DEFAULT_POLICY, version: 'acme/2' })); // published while the call waits
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: 'acme/1', token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
+          args: [
+            {
+              logicalCallId: p!.logicalCallId,
+              argumentsHash: p!.argumentsHash,
+              policyVersion: 'acme/1',
+              token: await stack.identity.issue('manager:carol', 'acme', ['approver']),
+              decision: 'approve',
+            },
+          ],
         });
         const end = Date.now() + 30_000;
         let again: PendingApproval | undefined;
@@ -142,7 +196,15 @@ describe('human approval of one exact call', () => {
         }
         expect(again).toBeDefined();
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: again!.logicalCallId, argumentsHash: again!.argumentsHash, policyVersion: 'acme/2', token: await stack.identity.issue('manager:dave', 'acme', ['approver']), decision: 'approve' }],
+          args: [
+            {
+              logicalCallId: again!.logicalCallId,
+              argumentsHash: again!.argumentsHash,
+              policyVersion: 'acme/2',
+              token: await stack.identity.issue('manager:dave', 'acme', ['approver']),
+              decision: 'approve',
+            },
+          ],
         });
       },
       { policies: new FilePolicyStore(file) },
@@ -152,10 +214,15 @@ describe('human approval of one exact call', () => {
     expect(renewed[1]).toMatchObject({ policyVersion: 'acme/2' });
     expect(renewed[1] && 'invalidated' in renewed[1] ? renewed[1].invalidated : '').toContain('acme/2');
     expect(out.result.calls[1]!.state).toBe('SUCCEEDED');
-    expect(out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({ policyVersion: 'acme/2', chain: ['user:alice', 'approved-by:manager:dave'] });    // The run decided under the policy it held (acme/1, with carol's approval); at dispatch the activity saw
+    expect(out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed').pop()).toMatchObject({
+      policyVersion: 'acme/2',
+      chain: ['user:alice', 'approved-by:manager:dave'],
+    }); // The run decided under the policy it held (acme/1, with carol's approval); at dispatch the activity saw
     // acme/2 and sent nothing (Authorization.Stale), so the authorizer decided again.
     const history = await out.handle.fetchHistory();
-    const failureTypes = (history.events ?? []).map((e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type).filter(Boolean);
+    const failureTypes = (history.events ?? [])
+      .map((e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type)
+      .filter(Boolean);
     expect(failureTypes).toContain('Authorization.Stale');
     expect(await effectsOf(out.result.calls[1]!.operationKey!)).toBe(1);
   });
@@ -170,13 +237,23 @@ describe('human approval of one exact call', () => {
         const [p] = await waitPending(handle);
         writeFileSync(file, JSON.stringify({ version: 'acme/3', rules: [] }));
         await handle.executeUpdate(decideApprovalUpdate, {
-          args: [{ logicalCallId: p!.logicalCallId, argumentsHash: p!.argumentsHash, policyVersion: 'acme/1', token: await stack.identity.issue('manager:carol', 'acme', ['approver']), decision: 'approve' }],
+          args: [
+            {
+              logicalCallId: p!.logicalCallId,
+              argumentsHash: p!.argumentsHash,
+              policyVersion: 'acme/1',
+              token: await stack.identity.issue('manager:carol', 'acme', ['approver']),
+              decision: 'approve',
+            },
+          ],
         });
       },
       { policies: new FilePolicyStore(file) },
     );
     expect(out.result.calls[1]!.state).toBe('FAILED');
     expect(await effectsOf(out.result.calls[1]!.operationKey!)).toBe(0);
-    expect(out.ledger.events.filter((e) => e.type === 'AuthorizationDenied').pop()).toMatchObject({ policyVersion: 'acme/3' });
+    expect(out.ledger.events.filter((e) => e.type === 'AuthorizationDenied').pop()).toMatchObject({
+      policyVersion: 'acme/3',
+    });
   });
 });

@@ -49,7 +49,13 @@ describe('stop reasons', () => {
     const out = await runAgent(
       stack,
       'deadline',
-      input({ scenario: 'endless-debits', vars: { account: a }, deadlineAt: deadlineIn(5_000), caps: { recoveryReserveMs: 2_000 }, budgets: { maxTurns: 1000, maxToolCalls: 1000 } }),
+      input({
+        scenario: 'endless-debits',
+        vars: { account: a },
+        deadlineAt: deadlineIn(5_000),
+        caps: { recoveryReserveMs: 2_000 },
+        budgets: { maxTurns: 1000, maxToolCalls: 1000 },
+      }),
     );
     expect(out.result.stopReason).toBe('deadline_exceeded');
   });
@@ -59,10 +65,18 @@ describe('stop reasons', () => {
     try {
       const a = await account();
       const debit = { name: 'wallet_debit', arguments: { account: a, amount: { minor: 100, currency: 'EUR' } } };
-      model.script(reply.toolCalls(debit), reply.toolCalls({ ...debit, arguments: { ...debit.arguments, amount: { minor: 101, currency: "EUR" } } }));
+      model.script(
+        reply.toolCalls(debit),
+        reply.toolCalls({ ...debit, arguments: { ...debit.arguments, amount: { minor: 101, currency: 'EUR' } } }),
+      );
       const client = new OpenAI({ baseURL: model.url, apiKey: 'test-key', maxRetries: 0 });
       const transcriptDb = path.join(mkdtempSync(path.join(os.tmpdir(), 'tx-')), 't.db');
-      const tokens = await runWithModel(stack, 'tokens', input({ planner: { kind: 'openai', model: 'test-model' }, budgets: { maxTokens: 1 } }), { client, transcriptDb });
+      const tokens = await runWithModel(
+        stack,
+        'tokens',
+        input({ planner: { kind: 'openai', model: 'test-model' }, budgets: { maxTokens: 1 } }),
+        { client, transcriptDb },
+      );
       expect(tokens.result.stopReason).toBe('budget_exhausted');
       expect(tokens.result.detail).toMatch(/^tokens: \d+ used of 1$/);
       const recorded = tokens.ledger.events.find((e) => e.type === 'ModelResponseRecorded');
@@ -70,7 +84,11 @@ describe('stop reasons', () => {
       const cost = await runWithModel(
         stack,
         'cost',
-        input({ planner: { kind: 'openai', model: 'test-model' }, budgets: { maxCostMicros: 1 }, prices: { 'test-model': { promptPerMTokMicros: 1_000_000_000, completionPerMTokMicros: 0 } } }),
+        input({
+          planner: { kind: 'openai', model: 'test-model' },
+          budgets: { maxCostMicros: 1 },
+          prices: { 'test-model': { promptPerMTokMicros: 1_000_000_000, completionPerMTokMicros: 0 } },
+        }),
         { client, transcriptDb },
       );
       expect(cost.result.stopReason).toBe('budget_exhausted');
@@ -85,21 +103,36 @@ describe('idempotency key retention', () => {
   test('a same-key retry after the downstream pruned the key is refused and reconciled: one charge', async () => {
     // A wallet of its own that keeps keys for 400 ms (the rest of this file uses the default retention: a
     // downstream refuses any request whose intent is older than its retention, which 400 ms is under load).
-    const wallet = await spawnService('wallet', { dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`), retentionMs: 400, env: { ...stack.capabilityTrust.serviceEnv } });
+    const wallet = await spawnService('wallet', {
+      dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`),
+      retentionMs: 400,
+      env: { ...stack.capabilityTrust.serviceEnv },
+    });
     try {
       const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey, signs: 'lookups' });
       await client.seedAccount({ tenant: 'acme', account: 'acct_r', balanceMinor: 100_000, currency: 'EUR' });
       // The first attempt commits, then its response is held 1 s and lost.
       await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_000, path: '/v1/debits', occurrence: 1 });
       await client.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits', occurrence: 1 });
-      const out = await runAgent(stack, 'retention', input({ strategy: 'same_key_replay', vars: { account: 'acct_r', amount: { minor: 1_250, currency: 'EUR' } } }), undefined, {
-        services: { wallet: wallet.url },
-      });
+      const out = await runAgent(
+        stack,
+        'retention',
+        input({ strategy: 'same_key_replay', vars: { account: 'acct_r', amount: { minor: 1_250, currency: 'EUR' } } }),
+        undefined,
+        {
+          services: { wallet: wallet.url },
+        },
+      );
       const key = out.result.calls[0]!.operationKey!;
       expect((await client.stats(key)).businessEffectCount).toBe(1);
       expect((await client.balance('acme', 'acct_r'))?.minor).toBe(100_000 - 1_250);
-      expect(out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown')).toMatchObject({ cause: 'retention_expired' });
-      expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ via: 'receipt_lookup', outcome: 'SUCCEEDED' });
+      expect(out.ledger.events.find((e) => e.type === 'ToolOutcomeMarkedUnknown')).toMatchObject({
+        cause: 'retention_expired',
+      });
+      expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({
+        via: 'receipt_lookup',
+        outcome: 'SUCCEEDED',
+      });
     } finally {
       await wallet.stop();
     }
@@ -110,13 +143,24 @@ describe('continue-as-new', () => {
   test('a long run continues as new, carrying the ledger projection and its hash, not the transcript', async () => {
     const a = await account();
     let previousHash = '';
-    const out = await runAgent(stack, 'can', input({ scenario: 'endless-debits', vars: { account: a }, onAbort: 'leave', budgets: { maxTurns: 9, maxToolCalls: 20, maxHistoryEvents: 40 } }), async (handle) => {
-      await handle.result();
-      const first = (await readLedger(handle)).events[0];
-      const from = first && 'fromTemporalRunId' in first ? first.fromTemporalRunId : '';
-      // The run before the last continue-as-new, queried while the worker still runs.
-      previousHash = (await stack.client.workflow.getHandle(handle.workflowId, from).query(ledgerQuery)).projectionHash;
-    });
+    const out = await runAgent(
+      stack,
+      'can',
+      input({
+        scenario: 'endless-debits',
+        vars: { account: a },
+        onAbort: 'leave',
+        budgets: { maxTurns: 9, maxToolCalls: 20, maxHistoryEvents: 40 },
+      }),
+      async (handle) => {
+        await handle.result();
+        const first = (await readLedger(handle)).events[0];
+        const from = first && 'fromTemporalRunId' in first ? first.fromTemporalRunId : '';
+        // The run before the last continue-as-new, queried while the worker still runs.
+        previousHash = (await stack.client.workflow.getHandle(handle.workflowId, from).query(ledgerQuery))
+          .projectionHash;
+      },
+    );
     expect(out.result.stopReason).toBe('budget_exhausted');
     expect(out.result.calls).toHaveLength(9); // every call of every continued run is still in the projection
     const carried = out.ledger.events[0];
@@ -125,20 +169,39 @@ describe('continue-as-new', () => {
     expect(previousHash).toMatch(/^[0-9a-f]{64}$/);
     expect(carried && 'projectionHash' in carried ? carried.projectionHash : '').toBe(previousHash);
     expect(out.ledger.eventCount).toBeGreaterThan(out.ledger.events.length);
-    expect((await stack.walletClient.balance('acme', a))?.minor).toBe(100_000 - [100, 101, 102, 103, 104, 105, 106, 107, 108].reduce((x, y) => x + y, 0));
+    expect((await stack.walletClient.balance('acme', a))?.minor).toBe(
+      100_000 - [100, 101, 102, 103, 104, 105, 106, 107, 108].reduce((x, y) => x + y, 0),
+    );
   });
 });
 
 describe('retry accounting and the circuit breaker', () => {
   test('a dependency failing every request: attempts per call from history, then its circuit opens', async () => {
     const a = await account();
-    await stack.walletClient.armFault({ at: 'before_commit', do: 'error_5xx', path: '/v1/debits', occurrence: 1, times: 1_000 });
+    await stack.walletClient.armFault({
+      at: 'before_commit',
+      do: 'error_5xx',
+      path: '/v1/debits',
+      occurrence: 1,
+      times: 1_000,
+    });
     let seenAfterOpen = -1;
-    let acct: { dependencies: Record<string, { logicalCalls: number; attempts: number }>; amplification: Record<string, number> } | undefined;
+    let acct:
+      | {
+          dependencies: Record<string, { logicalCalls: number; attempts: number }>;
+          amplification: Record<string, number>;
+        }
+      | undefined;
     const out = await runAgent(
       stack,
       'breaker',
-      input({ scenario: 'endless-debits', vars: { account: a }, onToolFailure: 'report_to_model', budgets: { maxTurns: 5, maxToolCalls: 10 }, limits: { tool: 2, reconcile: 2 } }),
+      input({
+        scenario: 'endless-debits',
+        vars: { account: a },
+        onToolFailure: 'report_to_model',
+        budgets: { maxTurns: 5, maxToolCalls: 10 },
+        limits: { tool: 2, reconcile: 2 },
+      }),
       async (handle) => {
         for (let i = 0; i < 300; i++) {
           const snap = await readLedger(handle).catch(() => undefined);

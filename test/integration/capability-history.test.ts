@@ -43,7 +43,14 @@ test('a charged run records the capability digest, kid and jti, and no capabilit
   expect(texts.some((t) => t.includes('dispatchTool') || t.includes('wallet_debit'))).toBe(true);
   for (const t of texts) expect(t).not.toContain(TOKEN_MARK);
   const recorded = out.ledger.events.find((e) => e.type === 'ToolResultRecorded');
-  expect(recorded).toMatchObject({ capability: { kid: stack.capabilityKey.kid, aud: 'wallet', capabilityDigest: expect.stringMatching(/^[0-9a-f]{64}$/), jti: expect.any(String) } });
+  expect(recorded).toMatchObject({
+    capability: {
+      kid: stack.capabilityKey.kid,
+      aud: 'wallet',
+      capabilityDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      jti: expect.any(String),
+    },
+  });
   // The digest is recorded, so it is in the history; the token it digests is not.
   const digest = (recorded as { capability: { capabilityDigest: string } }).capability.capabilityDigest;
   expect(texts.some((t) => t.includes(digest))).toBe(true);

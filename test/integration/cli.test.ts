@@ -40,7 +40,10 @@ interface CliRun {
 function cli(args: readonly string[], opts: { server?: boolean } = {}): Promise<CliRun> {
   const conn = opts.server === false ? [] : ['--address', stack.server.address, '--namespace', stack.server.namespace];
   // The run principal's token for `start` comes from the environment (LEDGERLOOP_IDENTITY_TOKEN); actors pass --token.
-  const child = spawn(process.execPath, [BIN, ...args, ...conn], { cwd: REPO, env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! } });
+  const child = spawn(process.execPath, [BIN, ...args, ...conn], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! },
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -297,7 +300,16 @@ describe('human decisions from the command line', () => {
     expect(settled.code).toBe(1);
     expect(settled.err.trim()).toBe(`ledgerloop resolve: refused: call ${first.logicalCallId} is not UNKNOWN`);
 
-    const ok = await cli(['approve', id, pending.logicalCallId, '--token', tokens['manager:carol']!, '--ttl', '10m', '--json']);
+    const ok = await cli([
+      'approve',
+      id,
+      pending.logicalCallId,
+      '--token',
+      tokens['manager:carol']!,
+      '--ttl',
+      '10m',
+      '--json',
+    ]);
     expect(ok.code).toBe(0);
     expect(json<{ outcome: { accepted: boolean; expiresAt: string } }>(ok).outcome).toMatchObject({
       accepted: true,
@@ -317,7 +329,15 @@ describe('human decisions from the command line', () => {
     const noReason = await cli(['deny', id, pending.logicalCallId, '--token', tokens['manager:carol']!]);
     expect(noReason.code).toBe(2);
     expect(noReason.err.trim().split('\n')).toHaveLength(1);
-    const r = await cli(['deny', id, pending.logicalCallId, '--token', tokens['manager:carol']!, '--reason', 'too large']);
+    const r = await cli([
+      'deny',
+      id,
+      pending.logicalCallId,
+      '--token',
+      tokens['manager:carol']!,
+      '--reason',
+      'too large',
+    ]);
     expect(r.code).toBe(0);
     expect(r.out).toContain(`denied ${pending.logicalCallId} as manager:carol: too large`);
     const result = (await handle.result()) as AgentRunResult;
@@ -350,7 +370,10 @@ describe('human decisions from the command line', () => {
 describe('an outcome only an operator can settle', () => {
   test('list --unknown finds the run, resolve records who and why, audit reports the fence nobody reported', async () => {
     // A wallet of its own that commits, then hangs, then dies: nobody can say what happened.
-    const wallet = await spawnService('wallet', { dbPath: path.join(tmp, 'doomed.db'), env: { ...stack.capabilityTrust.serviceEnv } });
+    const wallet = await spawnService('wallet', {
+      dbPath: path.join(tmp, 'doomed.db'),
+      env: { ...stack.capabilityTrust.serviceEnv },
+    });
     let back: Awaited<ReturnType<typeof spawnService>> | undefined;
     try {
       const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey });
@@ -501,13 +524,33 @@ describe('no worker on the queue', () => {
   const idle = taskQueue('cli-nobody');
 
   test('start --wait warns within seconds that no worker polls the queue, naming it', async () => {
-    const child = spawn(process.execPath, [BIN, 'start', '--scenario', 'wallet-debit', ...debitVars, '--task-queue', idle, '--wait', '--address', stack.server.address, '--namespace', stack.server.namespace], {
-      cwd: REPO,
-      env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'start',
+        '--scenario',
+        'wallet-debit',
+        ...debitVars,
+        '--task-queue',
+        idle,
+        '--wait',
+        '--address',
+        stack.server.address,
+        '--namespace',
+        stack.server.namespace,
+      ],
+      {
+        cwd: REPO,
+        env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! },
+      },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const warned = await poll(async () => (err.includes(`no worker is polling task queue ${idle}`) ? true : undefined), 20_000).finally(() => child.kill('SIGTERM'));
+    const warned = await poll(
+      async () => (err.includes(`no worker is polling task queue ${idle}`) ? true : undefined),
+      20_000,
+    ).finally(() => child.kill('SIGTERM'));
     expect(warned).toBe(true);
     expect(err).toContain('npm start');
   });

@@ -23,7 +23,10 @@ afterAll(async () => {
 /** Events between consecutive model-call schedulings: one model call plus the one tool call it proposed. */
 function eventsPerTurn(events: temporal.api.history.v1.IHistoryEvent[]): number[] {
   const starts = events.flatMap((e, i) =>
-    e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === 'planTurn' ? [i] : [],
+    e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+    e.activityTaskScheduledEventAttributes?.activityType?.name === 'planTurn'
+      ? [i]
+      : [],
   );
   return starts.slice(1).map((s, k) => s - starts[k]!);
 }
@@ -42,7 +45,11 @@ test('a normal turn records 12 events and upserts no search attribute; the run s
   // tool call (3) + workflow task (3).
   expect(perTurn[0]).toBe(13);
   expect(perTurn.slice(1)).toEqual(Array(turns - 1).fill(12));
-  const markers = events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED && e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+  const markers = events.filter(
+    (e) =>
+      e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
+      e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  );
   expect(markers).toHaveLength(1);
 
   // Our upserts: only the final status (startAgentRun sets the rest at start), nothing per turn. (The SDK adds

@@ -164,7 +164,10 @@ describe('inventory service (real process)', () => {
     expect((await inv.client.send('/v1/reservations', body, { intentAt: intentNow(), key })).kind).toBe(
       'response_lost',
     );
-    expect(await inv.client.lookup(key, { tenant: T })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(await inv.client.lookup(key, { tenant: T })).toMatchObject({
+      kind: 'found',
+      record: { status: 'completed' },
+    });
     expect(await inv.client.send('/v1/reservations', body, { intentAt: intentNow(), key })).toMatchObject({
       kind: 'ok',
       replayed: true,

@@ -19,7 +19,11 @@ afterAll(async () => {
 async function lostDebit(strategy: RetryStrategy, account: string) {
   await stack.walletClient.seedAccount({ tenant: 'acme', account, balanceMinor: 10_000, currency: 'EUR' });
   await stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits', occurrence: 1 });
-  const out = await runAgent(stack, `lost-${strategy}`, input({ strategy, vars: { account, amount: { minor: 1250, currency: 'EUR' } } }));
+  const out = await runAgent(
+    stack,
+    `lost-${strategy}`,
+    input({ strategy, vars: { account, amount: { minor: 1250, currency: 'EUR' } } }),
+  );
   const key = out.result.calls[0]?.operationKey ?? '';
   const stats = await stack.walletClient.stats(key, { prefix: true });
   const balance = await stack.walletClient.balance('acme', account);
@@ -44,7 +48,10 @@ describe('a lost debit response (committed, connection dropped)', () => {
     const r = await lostDebit('check_receipt', 'acct_check');
     expect(r.stats.businessEffectCount).toBe(1);
     expect(r.stats.dispatchCount).toBe(1);
-    expect(r.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ via: 'receipt_lookup', outcome: 'SUCCEEDED' });
+    expect(r.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({
+      via: 'receipt_lookup',
+      outcome: 'SUCCEEDED',
+    });
     expect(r.result.calls[0]?.state).toBe('SUCCEEDED');
   });
 

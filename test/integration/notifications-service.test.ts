@@ -177,7 +177,10 @@ describe('event deduplication outlives the idempotency retention window', () => 
       kind: 'ok',
     });
     await new Promise((r) => setTimeout(r, 400));
-    expect(await short.client.lookup(evt.eventId, { tenant: T })).toMatchObject({ kind: 'found', record: { pruned: true } });
+    expect(await short.client.lookup(evt.eventId, { tenant: T })).toMatchObject({
+      kind: 'found',
+      record: { pruned: true },
+    });
     const late = await short.client.send('/v1/events', evt, { intentAt: intentNow(), key: evt.eventId });
     expect(late).toMatchObject({ kind: 'rejected', status: 422, reason: 'Notifications.DuplicateEvent' });
     const list = await short.client.request<EmailList>('GET', `/admin/emails?tenant=${T}&orderId=${orderId}`);

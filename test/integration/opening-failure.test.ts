@@ -57,7 +57,9 @@ describe('a worker killed after the downstream commit', () => {
   test('each fetched history replays without a determinism error', async () => {
     for (const row of rows.values()) {
       const history = await stack.client.workflow.getHandle(row.workflowId).fetchHistory();
-      await expect(Worker.runReplayHistory({ workflowBundle: { codePath: stack.bundlePath } }, history, row.workflowId)).resolves.toBeUndefined();
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: { codePath: stack.bundlePath } }, history, row.workflowId),
+      ).resolves.toBeUndefined();
     }
   });
 });

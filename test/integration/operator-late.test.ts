@@ -18,7 +18,11 @@ beforeAll(async () => {
   await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
   const s = stack.services;
   await s.inventory!.client.request('POST', '/admin/stock', { tenant: 'acme', sku: 'SKU-L', onHand: 10 });
-  await s.orders!.client.request('POST', '/admin/orders', { tenant: 'acme', orderId: 'ord-late', customerEmail: 'ada@example.com' });
+  await s.orders!.client.request('POST', '/admin/orders', {
+    tenant: 'acme',
+    orderId: 'ord-late',
+    customerEmail: 'ada@example.com',
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -27,16 +31,32 @@ afterAll(async () => {
 test('a call the operator settles FAILED after the wait: the turn’s standing effects are offset', async () => {
   // A shipping service of our own that is down when the turn dispatches: its call ends UNKNOWN (no lookup answers).
   const dbPath = path.join(stack.dataDir, `late-shipping-${Date.now()}.db`);
-  let shipping: SpawnedService = await spawnService('shipping', { dbPath, env: { ...stack.capabilityTrust.serviceEnv } });
+  let shipping: SpawnedService = await spawnService('shipping', {
+    dbPath,
+    env: { ...stack.capabilityTrust.serviceEnv },
+  });
   const port = Number(new URL(shipping.url).port);
   const url = shipping.url;
   await shipping.stop();
   try {
-    const vars = { sku: 'SKU-L', quantity: 1, account: 'acct_1', amount: { minor: 900, currency: 'EUR' }, orderId: 'ord-late', address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' } };
+    const vars = {
+      sku: 'SKU-L',
+      quantity: 1,
+      account: 'acct_1',
+      amount: { minor: 900, currency: 'EUR' },
+      orderId: 'ord-late',
+      address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' },
+    };
     const out = await runAgent(
       stack,
       'operator-late',
-      input({ scenario: 'order-fulfilment', vars, caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 }, limits: { tool: 2, reconcile: 2 }, deadlineAt: new Date(Date.now() + 120_000).toISOString() }),
+      input({
+        scenario: 'order-fulfilment',
+        vars,
+        caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
+        limits: { tool: 2, reconcile: 2 },
+        deadlineAt: new Date(Date.now() + 120_000).toISOString(),
+      }),
       async (handle) => {
         let snap = await readLedger(handle);
         for (let i = 0; i < 600 && snap.projection.status !== 'waiting_for_operator'; i++) {
@@ -48,7 +68,14 @@ test('a call the operator settles FAILED after the wait: the turn’s standing e
         // The service is back (same port, same database): the operator's claim can be checked.
         shipping = await spawnService('shipping', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
         await handle.executeUpdate(resolveCallUpdate, {
-          args: [{ logicalCallId: unknown!.logicalCallId, outcome: 'FAILED', token: await stack.identity.issue('ops:bob', 'acme', ['operator']), reason: 'the carrier never received the booking' }],
+          args: [
+            {
+              logicalCallId: unknown!.logicalCallId,
+              outcome: 'FAILED',
+              token: await stack.identity.issue('ops:bob', 'acme', ['operator']),
+              reason: 'the carrier never received the booking',
+            },
+          ],
         });
       },
       { services: { ...stack.serviceUrls, shipping: url } },

@@ -24,8 +24,18 @@ describe('rejected proposals never reach the wallet', () => {
   test.each([
     ['malformed JSON arguments', 'malformed-arguments', {}, 'Proposal.Malformed'],
     ['an amount over the policy limit', 'over-limit-debit', { account: 'acct_1' }, 'Authorization.Denied'],
-    ['a float amount (schema violation)', 'wallet-debit', { account: 'acct_1', amount: { minor: 12.5, currency: 'EUR' } }, 'Proposal.SchemaViolation'],
-    ['an account id with a path in it', 'wallet-debit', { account: '../globex/acct_9', amount: { minor: 100, currency: 'EUR' } }, 'Proposal.SchemaViolation'],
+    [
+      'a float amount (schema violation)',
+      'wallet-debit',
+      { account: 'acct_1', amount: { minor: 12.5, currency: 'EUR' } },
+      'Proposal.SchemaViolation',
+    ],
+    [
+      'an account id with a path in it',
+      'wallet-debit',
+      { account: '../globex/acct_9', amount: { minor: 100, currency: 'EUR' } },
+      'Proposal.SchemaViolation',
+    ],
   ])('%s: typed rejection, dispatch_count 0', async (_name, scenario, vars, code) => {
     const before = await totalRequests();
     const out = await runAgent(stack, 'reject', input({ scenario, vars }));
@@ -42,7 +52,11 @@ describe('rejected proposals never reach the wallet', () => {
   });
 
   test('a model that keeps proposing ends on the turn budget with a typed stop reason', async () => {
-    const out = await runAgent(stack, 'budget', input({ scenario: 'endless-debits', vars: { account: 'acct_1' }, budgets: { maxTurns: 3, maxToolCalls: 10 } }));
+    const out = await runAgent(
+      stack,
+      'budget',
+      input({ scenario: 'endless-debits', vars: { account: 'acct_1' }, budgets: { maxTurns: 3, maxToolCalls: 10 } }),
+    );
     expect(out.result.stopReason).toBe('budget_exhausted');
     expect(out.result.detail).toContain('turns');
   });

@@ -29,11 +29,20 @@ async function order(opts: { shippingCapacity: number | null }) {
   await svc('wallet').seedAccount({ tenant: T, account, balanceMinor: 10_000, currency: 'EUR' });
   await svc('orders').request('POST', '/admin/orders', { tenant: T, orderId, customerEmail: 'ada@example.com' });
   await svc('shipping').request('POST', '/admin/capacity', { remaining: opts.shippingCapacity });
-  const vars = { sku, quantity: 2, account, amount: { minor: 2_500, currency: 'EUR' }, orderId, address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' } };
+  const vars = {
+    sku,
+    quantity: 2,
+    account,
+    amount: { minor: 2_500, currency: 'EUR' },
+    orderId,
+    address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' },
+  };
   return { sku, account, orderId, vars };
 }
-const stock = async (sku: string) => svc('inventory').request<{ reserved: number; onHand: number }>('GET', `/v1/stock/${T}/${sku}`);
-const effects = async (service: 'wallet' | 'inventory' | 'shipping', key: string) => (await svc(service).stats(key)).businessEffectCount;
+const stock = async (sku: string) =>
+  svc('inventory').request<{ reserved: number; onHand: number }>('GET', `/v1/stock/${T}/${sku}`);
+const effects = async (service: 'wallet' | 'inventory' | 'shipping', key: string) =>
+  (await svc(service).stats(key)).businessEffectCount;
 
 function callsByTool(out: Awaited<ReturnType<typeof runAgent>>) {
   return Object.fromEntries(out.result.calls.map((c) => [c.toolName, c]));
@@ -59,34 +68,58 @@ describe('partial completion of parallel calls', () => {
     expect((await stack.walletClient.balance(T, o.account))?.minor).toBe(10_000);
     expect((await stock(o.sku)).reserved).toBe(0);
     // compensations were registered before their forward calls were dispatched
-    const types = out.ledger.events.map((e) => `${e.type}:${'logicalCallId' in e ? e.logicalCallId : 'forwardCallId' in e ? e.forwardCallId : ''}`);
+    const types = out.ledger.events.map(
+      (e) => `${e.type}:${'logicalCallId' in e ? e.logicalCallId : 'forwardCallId' in e ? e.forwardCallId : ''}`,
+    );
     const debitId = calls['wallet_debit']!.logicalCallId;
-    expect(types.indexOf(`CompensationRegistered:${debitId}`)).toBeLessThan(types.indexOf(`ToolAttemptStarted:${debitId}`));
+    expect(types.indexOf(`CompensationRegistered:${debitId}`)).toBeLessThan(
+      types.indexOf(`ToolAttemptStarted:${debitId}`),
+    );
     const completed = out.ledger.events.filter((e) => e.type === 'CompensationCompleted');
     expect(completed.map((e) => ('outcome' in e ? e.outcome : ''))).toEqual(['OFFSET', 'OFFSET']);
     // refunds are compensation-only: this one was authorized at dispatch as the saga's own effect
-    expect(out.ledger.events.find((e) => e.type === 'AuthorizationAllowed' && e.action === 'wallet.refund')).toMatchObject({ origin: 'compensation' });
+    expect(
+      out.ledger.events.find((e) => e.type === 'AuthorizationAllowed' && e.action === 'wallet.refund'),
+    ).toMatchObject({ origin: 'compensation' });
   });
 
   test('a compensation whose response is lost is reconciled and still refunds once', async () => {
     const o = await order({ shippingCapacity: 0 });
     await stack.walletClient.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/refunds', occurrence: 1 });
-    const out = await runAgent(stack, 'saga-lost', input({ scenario: 'order-fulfilment', vars: o.vars, strategy: 'check_receipt' }));
+    const out = await runAgent(
+      stack,
+      'saga-lost',
+      input({ scenario: 'order-fulfilment', vars: o.vars, strategy: 'check_receipt' }),
+    );
     await stack.walletClient.clearFaults();
     const calls = callsByTool(out);
     expect(calls['wallet_refund']?.state).toBe('SUCCEEDED');
     expect(await effects('wallet', calls['wallet_refund']!.operationKey!)).toBe(1);
     expect((await stack.walletClient.balance(T, o.account))?.minor).toBe(10_000);
     const refundId = calls['wallet_refund']!.logicalCallId;
-    expect(out.ledger.events.some((e) => e.type === 'ToolOutcomeMarkedUnknown' && e.logicalCallId === refundId)).toBe(true);
-    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled' && e.logicalCallId === refundId)).toMatchObject({ outcome: 'SUCCEEDED' });
+    expect(out.ledger.events.some((e) => e.type === 'ToolOutcomeMarkedUnknown' && e.logicalCallId === refundId)).toBe(
+      true,
+    );
+    expect(
+      out.ledger.events.find((e) => e.type === 'ToolEffectReconciled' && e.logicalCallId === refundId),
+    ).toMatchObject({ outcome: 'SUCCEEDED' });
     expect(out.result.stopReason).toBe('tool_failed');
   });
 
   test('a compensation that cannot be settled stops the run for an operator', async () => {
     const o = await order({ shippingCapacity: 0 });
-    await stack.walletClient.armFault({ at: 'before_commit', do: 'error_5xx', path: '/v1/refunds', occurrence: 1, times: 50 });
-    const out = await runAgent(stack, 'saga-fail', input({ scenario: 'order-fulfilment', vars: o.vars, limits: { compensation: 2 } }));
+    await stack.walletClient.armFault({
+      at: 'before_commit',
+      do: 'error_5xx',
+      path: '/v1/refunds',
+      occurrence: 1,
+      times: 50,
+    });
+    const out = await runAgent(
+      stack,
+      'saga-fail',
+      input({ scenario: 'order-fulfilment', vars: o.vars, limits: { compensation: 2 } }),
+    );
     await stack.walletClient.clearFaults();
     expect(out.result.stopReason).toBe('compensation_failed');
     expect(out.result.detail).toContain('an operator must repair');
@@ -95,7 +128,11 @@ describe('partial completion of parallel calls', () => {
     // the debit stays visible as an effect that was not offset; nothing claims it was rolled back
     expect(await effects('wallet', calls['wallet_debit']!.operationKey!)).toBe(1);
     expect((await stack.walletClient.balance(T, o.account))?.minor).toBe(10_000 - 2_500);
-    expect(out.ledger.events.find((e) => e.type === 'CompensationCompleted' && e.forwardCallId === calls['wallet_debit']!.logicalCallId)).toMatchObject({ outcome: 'FAILED' });
+    expect(
+      out.ledger.events.find(
+        (e) => e.type === 'CompensationCompleted' && e.forwardCallId === calls['wallet_debit']!.logicalCallId,
+      ),
+    ).toMatchObject({ outcome: 'FAILED' });
   });
 
   test('with every step available the order completes: parallel calls, then the fulfilment', async () => {
@@ -103,7 +140,8 @@ describe('partial completion of parallel calls', () => {
     const out = await runAgent(stack, 'saga-ok', input({ scenario: 'order-fulfilment', vars: o.vars }));
     expect(out.result.stopReason).toBe('completed');
     const calls = callsByTool(out);
-    for (const t of ['inventory_reserve', 'wallet_debit', 'shipping_schedule', 'orders_mark_fulfilled']) expect(calls[t]?.state).toBe('SUCCEEDED');
+    for (const t of ['inventory_reserve', 'wallet_debit', 'shipping_schedule', 'orders_mark_fulfilled'])
+      expect(calls[t]?.state).toBe('SUCCEEDED');
     expect(out.ledger.events.some((e) => e.type === 'CompensationStarted')).toBe(false);
   });
 });

@@ -8,7 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { hashCanonical } from '../../src/domain/canonical';
-import { HEADER_ARGS_HASH, HEADER_FENCE, HEADER_INTENT_AT, HEADER_KEY, LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../../src/downstream/protocol';
+import {
+  HEADER_ARGS_HASH,
+  HEADER_FENCE,
+  HEADER_INTENT_AT,
+  HEADER_KEY,
+  LOOKUP_ARGUMENTS_HASH,
+  lookupCapabilityScope,
+} from '../../src/downstream/protocol';
 import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/policy/capability';
 import { generateCapabilityTrust, KEY_SET_ENV } from '../../src/policy/capability-keys';
 import { spawnService, type SpawnedService } from '../../src/services/spawn';
@@ -40,13 +47,20 @@ function claims(over: Partial<Grant>): Grant {
 }
 
 /** A capability from the dispatch key the wallet trusts, for the wallet (a fresh jti each time). */
-const capFor = (over: Partial<Grant>): string => signCapability(claims(over), TRUST.dispatch, { audience: 'wallet', nowMs: Date.now() }).token;
+const capFor = (over: Partial<Grant>): string =>
+  signCapability(claims(over), TRUST.dispatch, { audience: 'wallet', nowMs: Date.now() }).token;
 
 const admin = (p: string, init: RequestInit = {}) =>
-  fetch(`${wallet.adminUrl}${p}`, { ...init, headers: { authorization: `Bearer ${wallet.adminToken}`, 'content-type': 'application/json', ...init.headers } });
+  fetch(`${wallet.adminUrl}${p}`, {
+    ...init,
+    headers: { authorization: `Bearer ${wallet.adminToken}`, 'content-type': 'application/json', ...init.headers },
+  });
 
 async function seed(tenant: string, account: string): Promise<void> {
-  const r = await admin('/admin/accounts', { method: 'POST', body: JSON.stringify({ tenant, account, balanceMinor: 10_000, currency: 'EUR' }) });
+  const r = await admin('/admin/accounts', {
+    method: 'POST',
+    body: JSON.stringify({ tenant, account, balanceMinor: 10_000, currency: 'EUR' }),
+  });
   expect(r.status).toBe(200);
 }
 
@@ -69,7 +83,9 @@ async function debit(tenant: string, account: string, key: string, signed = true
 }
 
 const lookup = (key: string, tenant: string, cap?: string) =>
-  fetch(`${wallet.url}/v1/operations/${encodeURIComponent(key)}?tenant=${tenant}`, { headers: cap ? { [CAPABILITY_HEADER]: cap } : {} });
+  fetch(`${wallet.url}/v1/operations/${encodeURIComponent(key)}?tenant=${tenant}`, {
+    headers: cap ? { [CAPABILITY_HEADER]: cap } : {},
+  });
 
 const requestRows = (): number => {
   const db = new BetterSqlite3(path.join(dir, 'wallet.db'), { readonly: true });
@@ -105,7 +121,10 @@ describe('fail-closed services', () => {
   it('admin routes are not on the public listener', async () => {
     const r = await fetch(`${wallet.url}/admin/stats?key=x`);
     expect(r.status).toBe(404);
-    const f = await fetch(`${wallet.url}/admin/faults`, { method: 'POST', body: '{"at":"before_commit","do":"error_5xx"}' });
+    const f = await fetch(`${wallet.url}/admin/faults`, {
+      method: 'POST',
+      body: '{"at":"before_commit","do":"error_5xx"}',
+    });
     expect(f.status).toBe(404);
   });
 
@@ -114,7 +133,9 @@ describe('fail-closed services', () => {
     const none = await fetch(`${wallet.adminUrl}/admin/stats?key=x`);
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ error: 'Admin.Unauthorized' });
-    const wrong = await fetch(`${wallet.adminUrl}/admin/stats?key=x`, { headers: { authorization: `Bearer ${'x'.repeat(43)}` } });
+    const wrong = await fetch(`${wallet.adminUrl}/admin/stats?key=x`, {
+      headers: { authorization: `Bearer ${'x'.repeat(43)}` },
+    });
     expect(wrong.status).toBe(401);
     expect((await admin('/admin/stats?key=x')).status).toBe(200);
   });
@@ -123,12 +144,18 @@ describe('fail-closed services', () => {
     n += 1;
     const key = `seal-${n}`;
     const cap = capFor({ operationKey: key, scope: lookupCapabilityScope('wallet', true) });
-    const viaGet = await fetch(`${wallet.url}/v1/operations/${key}?seal=true&tenant=acme`, { headers: { [CAPABILITY_HEADER]: cap } });
+    const viaGet = await fetch(`${wallet.url}/v1/operations/${key}?seal=true&tenant=acme`, {
+      headers: { [CAPABILITY_HEADER]: cap },
+    });
     expect(viaGet.status).toBe(405);
     expect(await viaGet.json()).toMatchObject({ error: 'Lookup.SealRequiresPost' });
     const lookCap = capFor({ operationKey: key });
     expect(await (await lookup(key, 'acme', lookCap)).json()).toMatchObject({ error: 'not_found', sealed: false });
-    const noCap = await fetch(`${wallet.url}/v1/operations/${key}/seal`, { method: 'POST', body: JSON.stringify({ tenant: 'acme' }), headers: { 'content-type': 'application/json' } });
+    const noCap = await fetch(`${wallet.url}/v1/operations/${key}/seal`, {
+      method: 'POST',
+      body: JSON.stringify({ tenant: 'acme' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(noCap.status).toBe(403);
     const sealed = await fetch(`${wallet.url}/v1/operations/${key}/seal`, {
       method: 'POST',

@@ -11,9 +11,20 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startAgentRun, readLedger } from '../../src/client/runs';
-import { postgresLayout, startPostgres, stopPostgres, transcriptUrl, type PostgresLayout } from '../../src/cluster/postgres';
+import {
+  postgresLayout,
+  startPostgres,
+  stopPostgres,
+  transcriptUrl,
+  type PostgresLayout,
+} from '../../src/cluster/postgres';
 import type { Stack } from '../../src/demo/stack';
-import { PostgresTranscriptStore, parseTranscriptUrl, TranscriptStoreConfigError, TRANSCRIPT_URL_ENV } from '../../src/planner/transcript-store-pg';
+import {
+  PostgresTranscriptStore,
+  parseTranscriptUrl,
+  TranscriptStoreConfigError,
+  TRANSCRIPT_URL_ENV,
+} from '../../src/planner/transcript-store-pg';
 import type { AssistantTurn } from '../../src/planner/transcript-store';
 import { spawnWorker, type WorkerProcess } from '../../src/worker/spawn-worker';
 import { input } from '../helpers/run';
@@ -51,7 +62,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const said = (id: string): AssistantTurn => ({ content: null, toolCalls: [{ id, name: 'wallet_debit', arguments: '{}' }] });
+const said = (id: string): AssistantTurn => ({
+  content: null,
+  toolCalls: [{ id, name: 'wallet_debit', arguments: '{}' }],
+});
 
 describe('the PostgreSQL transcript store keeps the SQLite store’s rules', () => {
   test('a retried attempt replaces its turn; a slow older attempt never overwrites a newer one', async () => {
@@ -90,7 +104,9 @@ describe('the PostgreSQL transcript store keeps the SQLite store’s rules', () 
     const stores = [0, 1, 2].map(() => new PostgresTranscriptStore(url));
     try {
       const run = `run-shared-${Date.now()}`;
-      await Promise.all(stores.map((s, i) => s.saveAssistantTurn(run, i + 1, said(`t${i + 1}`), { scheduledMs: 100, attempt: 1 })));
+      await Promise.all(
+        stores.map((s, i) => s.saveAssistantTurn(run, i + 1, said(`t${i + 1}`), { scheduledMs: 100, attempt: 1 })),
+      );
       for (const s of stores) expect((await s.loadTurns(run, 4)).map((t) => t.turn)).toEqual([1, 2, 3]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
@@ -158,7 +174,10 @@ describe('an OpenAI-planned run across worker hosts', () => {
     const queue = taskQueue(shared ? 'transcripts-pg' : 'transcripts-sqlite');
     const account = `acct_tr_${shared ? 'pg' : 'sq'}_${Date.now()}`;
     await stack.walletClient.seedAccount({ tenant: 'acme', account, balanceMinor: 10_000, currency: 'EUR' });
-    const debit = (minor: number) => ({ name: 'wallet_debit', arguments: { account, amount: { minor, currency: 'EUR' } } });
+    const debit = (minor: number) => ({
+      name: 'wallet_debit',
+      arguments: { account, amount: { minor, currency: 'EUR' } },
+    });
     model.script(
       reply.toolCalls(debit(100)), // turn 1, host A
       reply.slow(30_000, reply.final('never seen')), // turn 2, attempt 1: A is killed while it waits
@@ -182,7 +201,10 @@ describe('an OpenAI-planned run across worker hosts', () => {
     await until('turn 2 asked of the model by host A', () => model.requests.length >= 2);
     await a.signal('SIGKILL');
     await host('b', queue, shared);
-    await until('turn 3 asked of the model by host B, or the run ended', async () => model.requests.length >= 4 || (await handle.describe()).status.name !== 'RUNNING');
+    await until(
+      'turn 3 asked of the model by host B, or the run ended',
+      async () => model.requests.length >= 4 || (await handle.describe()).status.name !== 'RUNNING',
+    );
     if ((await handle.describe()).status.name === 'RUNNING') {
       await started[started.length - 1]!.signal('SIGKILL');
       await host('c', queue, shared);
@@ -194,7 +216,10 @@ describe('an OpenAI-planned run across worker hosts', () => {
     const planners = (history.events ?? [])
       .filter((e) => e.activityTaskCompletedEventAttributes)
       .map((e) => byId.get(String(e.activityTaskCompletedEventAttributes!.startedEventId)))
-      .map((started) => ({ started, scheduled: byId.get(String(started?.activityTaskStartedEventAttributes?.scheduledEventId)) }))
+      .map((started) => ({
+        started,
+        scheduled: byId.get(String(started?.activityTaskStartedEventAttributes?.scheduledEventId)),
+      }))
       .filter((x) => x.scheduled?.activityTaskScheduledEventAttributes?.activityType?.name === 'planTurn')
       .map((x) => x.started?.activityTaskStartedEventAttributes?.identity ?? '?');
     return { result, planners, ledger: await readLedger(handle) };
@@ -205,7 +230,8 @@ describe('an OpenAI-planned run across worker hosts', () => {
     expect(out.result.stopReason).toBe('completed');
     expect(out.result.finalText).toBe('Charged twice.');
     expect(out.result.calls.map((c) => c.state)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
-    for (const c of out.result.calls) expect((await stack.walletClient.stats(c.operationKey!)).businessEffectCount).toBe(1);
+    for (const c of out.result.calls)
+      expect((await stack.walletClient.stats(c.operationKey!)).businessEffectCount).toBe(1);
     expect(out.planners).toHaveLength(3);
     expect(new Set(out.planners).size).toBe(3); // three different worker processes planned the three turns
     // The conversation the model saw on host C holds both earlier turns, rebuilt from the shared store.
@@ -217,6 +243,8 @@ describe('an OpenAI-planned run across worker hosts', () => {
     const out = await runAcrossHosts(false);
     expect(out.result.stopReason).toBe('model_failed');
     const stopped = out.ledger.events.find((e) => e.type === 'RunCompleted');
-    expect(stopped && 'detail' in stopped ? stopped.detail : '').toMatch(/planning turn 2 .*the transcript store has no turn 1/);
+    expect(stopped && 'detail' in stopped ? stopped.detail : '').toMatch(
+      /planning turn 2 .*the transcript store has no turn 1/,
+    );
   });
 });

@@ -36,7 +36,8 @@ async function doomedWallet(at: 'after_commit' | 'before_commit' = 'after_commit
   await client.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 10_000, currency: 'EUR' });
   await client.armFault({ at, do: 'delay', ms: 60_000, path: '/v1/debits' });
   const port = Number(new URL(wallet.url).port);
-  const restart = (): Promise<SpawnedService> => spawnService('wallet', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
+  const restart = (): Promise<SpawnedService> =>
+    spawnService('wallet', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
   return { wallet, client, restart };
 }
 
@@ -48,7 +49,10 @@ async function refusal(handle: WorkflowHandle, res: unknown): Promise<{ type: st
   );
   if (!(err instanceof WorkflowUpdateFailedError)) throw err;
   const cause = err.cause;
-  return { type: cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined, message: cause?.message ?? '' };
+  return {
+    type: cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined,
+    message: cause?.message ?? '',
+  };
 }
 
 async function waitForOperator(handle: WorkflowHandle) {
@@ -67,7 +71,12 @@ async function operationKey(handle: WorkflowHandle): Promise<string> {
 }
 
 const unknownRun = () =>
-  input({ strategy: 'check_receipt', deadlineAt: deadlineIn(120_000), caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 }, limits: { tool: 2, reconcile: 2 } });
+  input({
+    strategy: 'check_receipt',
+    deadlineAt: deadlineIn(120_000),
+    caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
+    limits: { tool: 2, reconcile: 2 },
+  });
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
@@ -84,50 +93,68 @@ describe('an outcome nobody can establish', () => {
     const { wallet, client, restart } = await doomedWallet();
     let back: SpawnedService | undefined;
     try {
-      const out = await runAgent(stack, 'operator', unknownRun(), async (handle) => {
-        const key = await operationKey(handle);
-        await waitFor(async () => ((await client.stats(key)).businessEffectCount === 1 ? true : undefined));
-        await wallet.stop(); // the effect exists, and now nobody can say so
-        const snap = await waitForOperator(handle);
-        const attrs = await searchAttributesWhen(handle, SA.status, 'waiting_for_operator');
-        expect(attrs.get(SA.unknownCalls)).toBe(1);
-        expect(attrs.get(SA.status)).toBe('waiting_for_operator');
-        const id = Object.keys(snap.projection.calls)[0]!;
-        expect(snap.projection.calls[id]?.state).toBe('UNKNOWN');
-        const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
-        // A resolution without a reason is refused by the validator; nothing is recorded.
-        expect(await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: '' })).toMatchObject({ type: 'Operator.ResolutionInvalid' });
-        // The wallet cannot be asked: the statement is not taken on trust, nothing is recorded (fail closed).
-        const unreachable = await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: 'wallet statement shows the debit', receipt: 'stmt-42' });
-        expect(unreachable.type).toBe('Operator.LookupUnreachable');
-        expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
+      const out = await runAgent(
+        stack,
+        'operator',
+        unknownRun(),
+        async (handle) => {
+          const key = await operationKey(handle);
+          await waitFor(async () => ((await client.stats(key)).businessEffectCount === 1 ? true : undefined));
+          await wallet.stop(); // the effect exists, and now nobody can say so
+          const snap = await waitForOperator(handle);
+          const attrs = await searchAttributesWhen(handle, SA.status, 'waiting_for_operator');
+          expect(attrs.get(SA.unknownCalls)).toBe(1);
+          expect(attrs.get(SA.status)).toBe('waiting_for_operator');
+          const id = Object.keys(snap.projection.calls)[0]!;
+          expect(snap.projection.calls[id]?.state).toBe('UNKNOWN');
+          const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
+          // A resolution without a reason is refused by the validator; nothing is recorded.
+          expect(await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: '' })).toMatchObject({
+            type: 'Operator.ResolutionInvalid',
+          });
+          // The wallet cannot be asked: the statement is not taken on trust, nothing is recorded (fail closed).
+          const unreachable = await refusal(handle, {
+            ...who,
+            outcome: 'SUCCEEDED',
+            reason: 'wallet statement shows the debit',
+            receipt: 'stmt-42',
+          });
+          expect(unreachable.type).toBe('Operator.LookupUnreachable');
+          expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
 
-        back = await restart();
-        const found = await client.lookup(key, { tenant: 'acme' });
-        if (found.kind !== 'found' || found.record.receipt === undefined) throw new Error(`expected the debit, got ${found.kind}`);
-        const receipt = found.record.receipt;
-        // FAILED while the wallet holds the effect: refused, and the message names the receipt to settle with.
-        const failed = await refusal(handle, { ...who, outcome: 'FAILED', reason: 'customer says no charge' });
-        expect(failed.type).toBe('Operator.ResolutionRefused');
-        expect(failed.message).toContain(receipt);
-        // SUCCEEDED with a receipt the wallet does not confirm: refused.
-        expect(await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: 'statement', receipt: 'stmt-42' })).toMatchObject({ type: 'Operator.ResolutionRefused' });
-        // Absurd input never fails a workflow task: each is refused and the run keeps waiting.
-        for (const absurd of [
-          null,
-          'lc',
-          { ...who, outcome: 'BANANA', reason: 'x' },
-          { ...who, logicalCallId: '__proto__', outcome: 'FAILED', reason: 'x' },
-          { ...who, logicalCallId: 'constructor', outcome: 'FAILED', reason: 'x' },
-          { ...who, outcome: 'SUCCEEDED', reason: 'x', receipt: 42 },
-          { ...who, reason: 'x'.repeat(10_000), outcome: 'FAILED' },
-        ]) {
-          expect(await refusal(handle, absurd)).toMatchObject({ type: 'Operator.ResolutionInvalid' });
-        }
-        expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
-        // The receipt the wallet confirms: accepted.
-        await handle.executeUpdate(resolveCallUpdate, { args: [{ ...who, outcome: 'SUCCEEDED', reason: 'wallet statement shows the debit', receipt }] });
-      }, { services: { wallet: wallet.url } });
+          back = await restart();
+          const found = await client.lookup(key, { tenant: 'acme' });
+          if (found.kind !== 'found' || found.record.receipt === undefined)
+            throw new Error(`expected the debit, got ${found.kind}`);
+          const receipt = found.record.receipt;
+          // FAILED while the wallet holds the effect: refused, and the message names the receipt to settle with.
+          const failed = await refusal(handle, { ...who, outcome: 'FAILED', reason: 'customer says no charge' });
+          expect(failed.type).toBe('Operator.ResolutionRefused');
+          expect(failed.message).toContain(receipt);
+          // SUCCEEDED with a receipt the wallet does not confirm: refused.
+          expect(
+            await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: 'statement', receipt: 'stmt-42' }),
+          ).toMatchObject({ type: 'Operator.ResolutionRefused' });
+          // Absurd input never fails a workflow task: each is refused and the run keeps waiting.
+          for (const absurd of [
+            null,
+            'lc',
+            { ...who, outcome: 'BANANA', reason: 'x' },
+            { ...who, logicalCallId: '__proto__', outcome: 'FAILED', reason: 'x' },
+            { ...who, logicalCallId: 'constructor', outcome: 'FAILED', reason: 'x' },
+            { ...who, outcome: 'SUCCEEDED', reason: 'x', receipt: 42 },
+            { ...who, reason: 'x'.repeat(10_000), outcome: 'FAILED' },
+          ]) {
+            expect(await refusal(handle, absurd)).toMatchObject({ type: 'Operator.ResolutionInvalid' });
+          }
+          expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
+          // The receipt the wallet confirms: accepted.
+          await handle.executeUpdate(resolveCallUpdate, {
+            args: [{ ...who, outcome: 'SUCCEEDED', reason: 'wallet statement shows the debit', receipt }],
+          });
+        },
+        { services: { wallet: wallet.url } },
+      );
       expect(out.result.stopReason).toBe('completed');
       const resolved = out.ledger.events.filter((e) => e.type === 'ToolEffectReconciled');
       expect(resolved).toHaveLength(1);
@@ -139,7 +166,9 @@ describe('an outcome nobody can establish', () => {
         evidence: { lookup: 'found', status: 'completed', service: 'wallet', checkedAt: expect.any(String) },
       });
       const r = resolved[0]!;
-      expect(r.type === 'ToolEffectReconciled' && r.evidence?.receipt).toBe(r.type === 'ToolEffectReconciled' && r.receipt);
+      expect(r.type === 'ToolEffectReconciled' && r.evidence?.receipt).toBe(
+        r.type === 'ToolEffectReconciled' && r.receipt,
+      );
       expect(out.ledger.events.map((e) => e.type)).toContain('OperatorWaitStarted');
     } finally {
       await wallet.stop();
@@ -152,23 +181,38 @@ describe('an outcome nobody can establish', () => {
     const { wallet, client, restart } = await doomedWallet('before_commit');
     let back: SpawnedService | undefined;
     try {
-      const out = await runAgent(stack, 'operator-none', unknownRun(), async (handle) => {
-        const key = await operationKey(handle);
-        const snap = await waitForOperator(handle);
-        const id = Object.keys(snap.projection.calls)[0]!;
-        await wallet.stop(); // the held request dies uncommitted
-        back = await restart();
-        // A restarted process has a new admin listener (port and token): ask it through a client of its own.
-        expect(await spawnedClient(back, { capabilityKey: stack.capabilityKey }).stats(key)).toMatchObject({ businessEffectCount: 0 });
-        const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
-        const claimed = await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: 'I think it went through', receipt: 'r_made_up' });
-        expect(claimed.type).toBe('Operator.ResolutionRefused');
-        expect(claimed.message).toMatch(/sealed/);
-        // The refused claim still sealed the key: nothing can commit under it any more.
-        expect(await client.lookup(key, { tenant: 'acme' })).toEqual({ kind: 'not_found', sealed: true });
-        expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
-        await handle.executeUpdate(resolveCallUpdate, { args: [{ ...who, outcome: 'FAILED', reason: 'wallet has no such debit' }] });
-      }, { services: { wallet: wallet.url } });
+      const out = await runAgent(
+        stack,
+        'operator-none',
+        unknownRun(),
+        async (handle) => {
+          const key = await operationKey(handle);
+          const snap = await waitForOperator(handle);
+          const id = Object.keys(snap.projection.calls)[0]!;
+          await wallet.stop(); // the held request dies uncommitted
+          back = await restart();
+          // A restarted process has a new admin listener (port and token): ask it through a client of its own.
+          expect(await spawnedClient(back, { capabilityKey: stack.capabilityKey }).stats(key)).toMatchObject({
+            businessEffectCount: 0,
+          });
+          const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
+          const claimed = await refusal(handle, {
+            ...who,
+            outcome: 'SUCCEEDED',
+            reason: 'I think it went through',
+            receipt: 'r_made_up',
+          });
+          expect(claimed.type).toBe('Operator.ResolutionRefused');
+          expect(claimed.message).toMatch(/sealed/);
+          // The refused claim still sealed the key: nothing can commit under it any more.
+          expect(await client.lookup(key, { tenant: 'acme' })).toEqual({ kind: 'not_found', sealed: true });
+          expect((await readLedger(handle)).projection.calls[id]?.state).toBe('UNKNOWN');
+          await handle.executeUpdate(resolveCallUpdate, {
+            args: [{ ...who, outcome: 'FAILED', reason: 'wallet has no such debit' }],
+          });
+        },
+        { services: { wallet: wallet.url } },
+      );
       const resolved = out.ledger.events.filter((e) => e.type === 'ToolEffectReconciled');
       expect(resolved).toEqual([
         expect.objectContaining({
@@ -191,7 +235,12 @@ describe('an outcome nobody can establish', () => {
       const out = await runAgent(
         stack,
         'deadline',
-        input({ strategy: 'same_key_replay', deadlineAt: deadlineIn(15_000), caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000, recoveryReserveMs: 3_000 }, limits: { tool: 2, reconcile: 2 } }),
+        input({
+          strategy: 'same_key_replay',
+          deadlineAt: deadlineIn(15_000),
+          caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000, recoveryReserveMs: 3_000 },
+          limits: { tool: 2, reconcile: 2 },
+        }),
         async () => {
           await new Promise((r) => setTimeout(r, 1_500));
           await wallet.stop();

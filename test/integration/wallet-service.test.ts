@@ -159,7 +159,10 @@ describe('wallet service (real process)', () => {
     const started = Date.now();
     const slow = client.send('/v1/debits', debit(500), { intentAt: intentNow(), key });
     await waitFor(async () => (await client.lookup(key, { tenant: TENANT })).kind === 'found');
-    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'in_progress' } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({
+      kind: 'found',
+      record: { status: 'in_progress' },
+    });
     expect(await client.send('/v1/debits', debit(500), { intentAt: intentNow(), key })).toEqual({
       kind: 'in_progress',
     });
@@ -175,7 +178,10 @@ describe('wallet service (real process)', () => {
     expect(await impatient.send('/v1/debits', debit(500), { intentAt: intentNow(), key })).toMatchObject({
       kind: 'response_lost',
     });
-    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({
+      kind: 'found',
+      record: { status: 'completed' },
+    });
   });
 
   it('cancelling the caller does not stop the remote effect: response_lost, then the debit commits', async () => {
@@ -190,7 +196,10 @@ describe('wallet service (real process)', () => {
       reason: expect.stringContaining('activity cancelled'),
     });
     await waitFor(async () => (await client.stats(key)).businessEffectCount === 1);
-    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'completed' } });
+    expect(await client.lookup(key, { tenant: TENANT })).toMatchObject({
+      kind: 'found',
+      record: { status: 'completed' },
+    });
   });
 
   it('a fault rule applies to its n-th matching request only', async () => {
@@ -317,7 +326,10 @@ describe('wallet service (real process)', () => {
 /** A raw POST with exactly the given headers (the client always sends `X-Intent-At`). */
 async function rawDebit(body: unknown, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
   // A valid capability for exactly this request, so that only the header under test can be refused.
-  const capability = devCapabilitySigner(CAP_KEY, 'wallet')({
+  const capability = devCapabilitySigner(
+    CAP_KEY,
+    'wallet',
+  )({
     kind: 'mutation',
     path: '/v1/debits',
     key: headers['idempotency-key'] ?? '',
@@ -389,7 +401,10 @@ describe('wallet service retention and restarts', () => {
       expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({ kind: 'found' });
       await new Promise((r) => setTimeout(r, 850));
       // The record is pruned; the effect log still answers by key (receipt only), so reconciliation is never fooled.
-      expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({ kind: 'found', record: { status: 'completed', pruned: true } });
+      expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({
+        kind: 'found',
+        record: { status: 'completed', pruned: true },
+      });
       // The same intent sent again now carries its recorded time: older than the retention, it is refused
       // (409 IntentExpired) instead of being charged a second time under the freed key.
       expect(await c.send('/v1/debits', body, { key: 'short-1', intentAt: sentAt })).toMatchObject({

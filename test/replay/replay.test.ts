@@ -48,7 +48,9 @@ test.each(fixtures)('$name replays with the current workflow code', async ({ fil
 test('a deliberately changed workflow fails with a determinism error', async () => {
   const first = fixtures.find((f) => f.name.includes('opening-failure')) ?? fixtures[0]!;
   const history = historyFromJSON(JSON.parse(readFileSync(first.file, 'utf8')));
-  await expect(Worker.runReplayHistory({ workflowBundle: changed }, history, first.name)).rejects.toBeInstanceOf(DeterminismViolationError);
+  await expect(Worker.runReplayHistory({ workflowBundle: changed }, history, first.name)).rejects.toBeInstanceOf(
+    DeterminismViolationError,
+  );
 });
 
 test('a history round-trips through JSON unchanged', () => {

@@ -1,7 +1,18 @@
-import { attemptTimeoutMs, DeadlineTooClose, modelCallPreset, reconcilePreset, toolDispatchPreset } from '../../src/domain/activity-presets';
+import {
+  attemptTimeoutMs,
+  DeadlineTooClose,
+  modelCallPreset,
+  reconcilePreset,
+  toolDispatchPreset,
+} from '../../src/domain/activity-presets';
 import { DEFAULT_CAPS, DEFAULT_LIMITS } from '../../src/domain/run';
 
-const clock = (leftMs: number) => ({ deadlineAtMs: 1_000_000 + leftMs, nowMs: 1_000_000, caps: DEFAULT_CAPS, limits: DEFAULT_LIMITS });
+const clock = (leftMs: number) => ({
+  deadlineAtMs: 1_000_000 + leftMs,
+  nowMs: 1_000_000,
+  caps: DEFAULT_CAPS,
+  limits: DEFAULT_LIMITS,
+});
 
 describe('activity presets derive from one absolute deadline', () => {
   test('far from the deadline the per-attempt cap applies', () => {

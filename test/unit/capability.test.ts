@@ -37,18 +37,33 @@ const grant: Omit<CapabilityClaims, 'v'> = {
   policyVersion: 'p/1',
   expiresAt: new Date(NOW + 60_000).toISOString(),
 };
-const req: CapabilityRequest = { key: 'op_abc', argumentsHash: 'h1', tenant: 'acme', scope: 'wallet.charge', audience: 'wallet', nowMs: NOW };
+const req: CapabilityRequest = {
+  key: 'op_abc',
+  argumentsHash: 'h1',
+  tenant: 'acme',
+  scope: 'wallet.charge',
+  audience: 'wallet',
+  nowMs: NOW,
+};
 const oldKey = generateSigningKey('k-2025');
 const newKey = generateSigningKey('k-2026');
-const keys = (...k: ReturnType<typeof generateSigningKey>[]): CapabilityKeySet => new CapabilityKeySet(k.map((x) => publicJwkOf(x)));
-const sign = (over: Partial<typeof grant> = {}, key = oldKey, audience = 'wallet', nowMs = NOW) => signCapability({ ...grant, ...over }, key, { audience, nowMs }).token;
+const keys = (...k: ReturnType<typeof generateSigningKey>[]): CapabilityKeySet =>
+  new CapabilityKeySet(k.map((x) => publicJwkOf(x)));
+const sign = (over: Partial<typeof grant> = {}, key = oldKey, audience = 'wallet', nowMs = NOW) =>
+  signCapability({ ...grant, ...over }, key, { audience, nowMs }).token;
 
 describe('capabilities are narrow, short-lived, signed with Ed25519 and accepted once', () => {
   test('a capability verifies for exactly its call and service, and says who, what, when and which token', () => {
     const { token, claims, record } = signCapability(grant, oldKey, { audience: 'wallet', nowMs: NOW });
     expect(verifyCapability(token, keys(oldKey), req)).toEqual(claims);
     expect(claims).toMatchObject({ v: 2, sub: 'user:alice', aud: 'wallet', iat: NOW / 1000, exp: NOW / 1000 + 60 });
-    expect(record).toEqual({ capabilityDigest: createHash('sha256').update(token).digest('hex'), kid: 'k-2025', jti: claims.jti, aud: 'wallet', exp: claims.exp });
+    expect(record).toEqual({
+      capabilityDigest: createHash('sha256').update(token).digest('hex'),
+      kid: 'k-2025',
+      jti: claims.jti,
+      aud: 'wallet',
+      exp: claims.exp,
+    });
     expect(capabilityDigest(token)).toBe(record.capabilityDigest);
   });
 
@@ -72,8 +87,12 @@ describe('capabilities are narrow, short-lived, signed with Ed25519 and accepted
 
   test('a tampered claim breaks the signature', () => {
     const [h, , s] = sign().split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(sign().split('.')[1]!, 'base64url').toString()), tenant: 'globex' })).toString('base64url');
-    expect(() => verifyCapability(`${h}.${forged}.${s}`, keys(oldKey), { ...req, tenant: 'globex' })).toThrow('signature');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(sign().split('.')[1]!, 'base64url').toString()), tenant: 'globex' }),
+    ).toString('base64url');
+    expect(() => verifyCapability(`${h}.${forged}.${s}`, keys(oldKey), { ...req, tenant: 'globex' })).toThrow(
+      'signature',
+    );
   });
 
   test('rotation: old and new kid both verify while both are trusted; with the old one removed, its tokens are refused', () => {
@@ -101,7 +120,11 @@ describe('capabilities are narrow, short-lived, signed with Ed25519 and accepted
   });
 
   test('a token living longer than 10 minutes is refused whatever it says', () => {
-    const long = signCapability({ ...grant, expiresAt: new Date(NOW + 3_600_000).toISOString() }, oldKey, { audience: 'wallet', nowMs: NOW, ttlMs: 3_600_000 }).token;
+    const long = signCapability({ ...grant, expiresAt: new Date(NOW + 3_600_000).toISOString() }, oldKey, {
+      audience: 'wallet',
+      nowMs: NOW,
+      ttlMs: 3_600_000,
+    }).token;
     expect(() => verifyCapability(long, keys(oldKey), req)).toThrow('longer');
   });
 
@@ -125,7 +148,9 @@ describe('capabilities are narrow, short-lived, signed with Ed25519 and accepted
     const db = new BetterSqlite3(':memory:');
     const token = sign();
     verifyCapability(token, keys(oldKey).withReplay(new SqliteJtiRegistry(db)), req);
-    expect(() => verifyCapability(token, keys(oldKey).withReplay(new SqliteJtiRegistry(db)), req)).toThrow('already used');
+    expect(() => verifyCapability(token, keys(oldKey).withReplay(new SqliteJtiRegistry(db)), req)).toThrow(
+      'already used',
+    );
     db.close();
   });
 
@@ -146,11 +171,17 @@ describe('capabilities are narrow, short-lived, signed with Ed25519 and accepted
     const trust = generateCapabilityTrust();
     const set = keySetFromJwks(trust.serviceEnv.LEDGERLOOP_CAPABILITY_KEYS!);
     const evt = { ...req, scope: EVENTS_SCOPE, audience: 'notifications' };
-    expect(verifyCapability(sign({ scope: EVENTS_SCOPE }, trust.relay, 'notifications'), set, evt).scope).toBe(EVENTS_SCOPE);
+    expect(verifyCapability(sign({ scope: EVENTS_SCOPE }, trust.relay, 'notifications'), set, evt).scope).toBe(
+      EVENTS_SCOPE,
+    );
     const email = { ...req, scope: 'notifications.email', audience: 'notifications' };
-    expect(() => verifyCapability(sign({ scope: 'notifications.email' }, trust.relay, 'notifications'), set, email)).toThrow('may not sign scope');
+    expect(() =>
+      verifyCapability(sign({ scope: 'notifications.email' }, trust.relay, 'notifications'), set, email),
+    ).toThrow('may not sign scope');
     // The dispatch key is not restricted to it (and is refused by the relay scope rule nowhere).
-    expect(verifyCapability(sign({ scope: 'notifications.email' }, trust.dispatch, 'notifications'), set, email).scope).toBe('notifications.email');
+    expect(
+      verifyCapability(sign({ scope: 'notifications.email' }, trust.dispatch, 'notifications'), set, email).scope,
+    ).toBe('notifications.email');
   });
 });
 
@@ -171,7 +202,10 @@ describe('capability keys: one module makes, reads and writes them', () => {
     const k = generateSigningKey('k');
     expect(() => keySetFromJwks({ keys: [JSON.parse(serializeSigningKey(k))] })).toThrow('public keys only');
     expect(signingKeyFromEnv({ LEDGERLOOP_CAPABILITY_SIGNING_KEY: serializeSigningKey(k) })?.kid).toBe('k');
-    const set = keySetFromEnv({ LEDGERLOOP_CAPABILITY_KEYS: JSON.stringify({ keys: [publicJwkOf(k)] }), LEDGERLOOP_CAPABILITY_SKEW_MS: '5000' });
+    const set = keySetFromEnv({
+      LEDGERLOOP_CAPABILITY_KEYS: JSON.stringify({ keys: [publicJwkOf(k)] }),
+      LEDGERLOOP_CAPABILITY_SKEW_MS: '5000',
+    });
     expect(set?.kids()).toEqual(['k']);
     expect(set?.skewMs).toBe(5000);
     expect(keySetFromEnv({})).toBeUndefined();
@@ -182,7 +216,11 @@ describe('capability keys: one module makes, reads and writes them', () => {
       const [token, jwk] = process.argv.slice(1);
       const { payload, protectedHeader } = await jose.compactVerify(token, await jose.importJWK(JSON.parse(jwk), 'EdDSA'));
       console.log(JSON.stringify({ header: protectedHeader, claims: JSON.parse(new TextDecoder().decode(payload)) }));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, sign(), JSON.stringify(oldKey.publicJwk)], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', script, sign(), JSON.stringify(oldKey.publicJwk)],
+      { encoding: 'utf8' },
+    );
     const { header, claims } = JSON.parse(out) as { header: object; claims: object };
     expect(header).toMatchObject({ alg: 'EdDSA', kid: 'k-2025', typ: 'ledgerloop-cap+jwt' });
     expect(claims).toMatchObject({ aud: 'wallet', operationKey: 'op_abc' });

@@ -8,7 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
-const FILES = ['docker-compose.yml', 'Dockerfile', 'src/server/search-attributes.ts', 'deploy', 'scripts/check-compose.sh', 'scripts/gen-certs.sh'];
+const FILES = [
+  'docker-compose.yml',
+  'Dockerfile',
+  'src/server/search-attributes.ts',
+  'deploy',
+  'scripts/check-compose.sh',
+  'scripts/gen-certs.sh',
+];
 const hasPyYaml = spawnSync('python3', ['-c', 'import yaml']).status === 0;
 
 function copyRepo(): string {

@@ -18,7 +18,10 @@ describe('cliDataConverter', () => {
     const dc = cliDataConverter((l) => notes.push(l), {}, demo);
     const codec = dc!.payloadCodecs![0]!;
     expect(notes).toHaveLength(0); // said only when an encrypted payload is read
-    const plain = { metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode('{"a":1}') };
+    const plain = {
+      metadata: { encoding: new TextEncoder().encode('json/plain') },
+      data: new TextEncoder().encode('{"a":1}'),
+    };
     // What the CLI sends is left as it is: a worker without keys can read it.
     expect(await codec.encode([plain])).toEqual([plain]);
     // What the demo's workers wrote with the demo key is read back.

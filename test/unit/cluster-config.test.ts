@@ -4,7 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { CLUSTER_DIR, workerHost } from '../../src/cluster/cluster';
 import { serverConfig } from '../../src/cluster/temporal-server';
-import { clusterPorts, DEFAULT_PORT_OFFSET, DEPLOYMENT_PORTS, DEPLOYMENT_TASK_QUEUE, missingEnv, portOffsetFromEnv, REQUIRED_ENV } from '../../src/cluster/versions';
+import {
+  clusterPorts,
+  DEFAULT_PORT_OFFSET,
+  DEPLOYMENT_PORTS,
+  DEPLOYMENT_TASK_QUEUE,
+  missingEnv,
+  portOffsetFromEnv,
+  REQUIRED_ENV,
+} from '../../src/cluster/versions';
 import { CODEC_KEYS_ENV } from '../../src/codec/data-converter';
 import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
@@ -40,19 +48,34 @@ describe('required environment', () => {
 describe('the server configuration', () => {
   const ports = clusterPorts(DEFAULT_PORT_OFFSET);
   const config = serverConfig(ports, 's3cret-pw', '/tmp/dc.yaml') as {
-    persistence: { defaultStore: string; visibilityStore: string; datastores: Record<string, { sql: { pluginName: string; connectAddr: string; password: string; databaseName: string } }> };
+    persistence: {
+      defaultStore: string;
+      visibilityStore: string;
+      datastores: Record<
+        string,
+        { sql: { pluginName: string; connectAddr: string; password: string; databaseName: string } }
+      >;
+    };
     services: Record<string, { rpc: { grpcPort: number; bindOnLocalHost: boolean } }>;
   };
 
   it('puts persistence and visibility on the cluster PostgreSQL', () => {
     const stores = config.persistence.datastores;
-    expect(stores[config.persistence.defaultStore]?.sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal', connectAddr: `127.0.0.1:${ports.postgres}` });
-    expect(stores[config.persistence.visibilityStore]?.sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal_visibility' });
+    expect(stores[config.persistence.defaultStore]?.sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal',
+      connectAddr: `127.0.0.1:${ports.postgres}`,
+    });
+    expect(stores[config.persistence.visibilityStore]?.sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal_visibility',
+    });
   });
 
   it('binds every service to loopback on the cluster ports', () => {
     expect(config.services['frontend']?.rpc).toMatchObject({ grpcPort: ports.frontend, bindOnLocalHost: true });
-    for (const name of ['frontend', 'history', 'matching', 'worker']) expect(config.services[name]?.rpc.bindOnLocalHost).toBe(true);
+    for (const name of ['frontend', 'history', 'matching', 'worker'])
+      expect(config.services[name]?.rpc.bindOnLocalHost).toBe(true);
   });
 });
 
@@ -74,10 +97,21 @@ describe('a worker host', () => {
     fs.rmSync(scratch, { recursive: true, force: true });
   });
   const envOf = (shared: { transcriptUrl?: string }): Record<string, string> => {
-    const stack = { bundlePath, workerEnv: { ...generateCapabilityTrust().workerEnv, [IDENTITY_ISSUERS_ENV]: issuers } };
+    const stack = {
+      bundlePath,
+      workerEnv: { ...generateCapabilityTrust().workerEnv, [IDENTITY_ISSUERS_ENV]: issuers },
+    };
     const host = workerHost(stack, 'unit-required-env', shared);
     // Nothing inherited: the host must be given every variable the deployment lists for a worker.
-    return workerProcessEnv({ address: '127.0.0.1:17233', taskQueue: DEPLOYMENT_TASK_QUEUE, services: { wallet: 'http://127.0.0.1:1' }, ...host }, {});
+    return workerProcessEnv(
+      {
+        address: '127.0.0.1:17233',
+        taskQueue: DEPLOYMENT_TASK_QUEUE,
+        services: { wallet: 'http://127.0.0.1:1' },
+        ...host,
+      },
+      {},
+    );
   };
 
   it('is given every variable deploy/deployment.json lists for a worker, and its own copies of files', () => {

@@ -11,7 +11,14 @@ import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src
 
 const HASH = 'a'.repeat(64);
 const T = 'acme';
-const req = (key: string, scope: string) => ({ tenant: T, key, argumentsHash: HASH, fence: 0, scope, intentAtMs: Date.now() });
+const req = (key: string, scope: string) => ({
+  tenant: T,
+  key,
+  argumentsHash: HASH,
+  fence: 0,
+  scope,
+  intentAtMs: Date.now(),
+});
 const effect: ApplyEffect = () => ({ receipt: 'r1', result: { ok: true } });
 
 describe('compensation by forward key in the idempotency store', () => {

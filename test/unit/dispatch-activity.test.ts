@@ -38,7 +38,14 @@ function recordingDownstream(): { client: DownstreamClient; sent: Sent[]; lookup
 const BODY = { tenant: 'acme', account: 'acct_1', amount: { minor: 1, currency: 'EUR' } };
 const ARGS_HASH = hashCanonical(BODY);
 // A request the signer re-derives as consistent: the key and hash are those of the canonical body.
-const KEY = deriveOperationKey({ tenant: 'acme', runId: 'run-1', toolName: 'wallet_debit', toolVersion: 1, argumentsHash: ARGS_HASH, occurrence: 0 });
+const KEY = deriveOperationKey({
+  tenant: 'acme',
+  runId: 'run-1',
+  toolName: 'wallet_debit',
+  toolVersion: 1,
+  argumentsHash: ARGS_HASH,
+  occurrence: 0,
+});
 function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
   return {
     intent: {
@@ -65,9 +72,19 @@ function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
   };
 }
 
-async function attempt(info: { attempt: number; scheduledAtMs: number }, req: DispatchRequest, downstream = recordingDownstream()) {
-  const { dispatchTool } = createDispatchActivities({ services: { wallet: downstream.client }, workerIdentity: 'unit' });
-  const env = new MockActivityEnvironment({ attempt: info.attempt, currentAttemptScheduledTimestampMs: info.scheduledAtMs });
+async function attempt(
+  info: { attempt: number; scheduledAtMs: number },
+  req: DispatchRequest,
+  downstream = recordingDownstream(),
+) {
+  const { dispatchTool } = createDispatchActivities({
+    services: { wallet: downstream.client },
+    workerIdentity: 'unit',
+  });
+  const env = new MockActivityEnvironment({
+    attempt: info.attempt,
+    currentAttemptScheduledTimestampMs: info.scheduledAtMs,
+  });
   const outcome = await env.run(dispatchTool, req).then(
     (r) => ({ ok: true as const, r }),
     (e: unknown) => ({ ok: false as const, e }),
@@ -101,7 +118,11 @@ describe("a tool's idempotency contract decides what a retry may do", () => {
     const second = await attempt({ attempt: 2, scheduledAtMs: Date.now() }, request({ idempotency: 'none' }));
     expect(second.sent).toHaveLength(0);
     expect(second.outcome.ok).toBe(false);
-    expect(!second.outcome.ok && second.outcome.e).toMatchObject({ type: Failure.DispatchNoResend, nonRetryable: true, details: [{ attempt: 2 }] });
+    expect(!second.outcome.ok && second.outcome.e).toMatchObject({
+      type: Failure.DispatchNoResend,
+      nonRetryable: true,
+      details: [{ attempt: 2 }],
+    });
   });
 
   test('an idempotent tool is resent under the same key', async () => {
@@ -111,7 +132,10 @@ describe("a tool's idempotency contract decides what a retry may do", () => {
   });
 
   test('a re-dispatch under check_receipt looks the key up before sending again', async () => {
-    const again = await attempt({ attempt: 1, scheduledAtMs: Date.now() }, request({ strategy: 'check_receipt', dispatch: 2 }));
+    const again = await attempt(
+      { attempt: 1, scheduledAtMs: Date.now() },
+      request({ strategy: 'check_receipt', dispatch: 2 }),
+    );
     expect(again.lookups).toEqual([KEY]);
   });
 });

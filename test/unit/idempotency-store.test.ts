@@ -64,7 +64,11 @@ describe('IdempotencyStore', () => {
       total: 7,
       mutations: 6,
       lookups: 1,
-      byCode: { other: 5, [DownstreamErrorCode.CapabilityInvalid]: 1, [`lookup:${DownstreamErrorCode.CapabilityInvalid}`]: 1 },
+      byCode: {
+        other: 5,
+        [DownstreamErrorCode.CapabilityInvalid]: 1,
+        [`lookup:${DownstreamErrorCode.CapabilityInvalid}`]: 1,
+      },
     });
   });
 
@@ -191,7 +195,10 @@ describe('IdempotencyStore', () => {
     expect(store.lookup(T, 'k1').kind).toBe('found');
     now += 1;
     // The record is pruned, but the effect log still answers a lookup by key: reconciliation cannot be fooled.
-    expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { status: 'completed', receipt: 'r_1', pruned: true } });
+    expect(store.lookup(T, 'k1')).toMatchObject({
+      kind: 'found',
+      record: { status: 'completed', receipt: 'r_1', pruned: true },
+    });
     expect(store.lookup(T, 'k1', { seal: true })).toMatchObject({ kind: 'found' });
     expect(store.runIdempotent(req('k1', HASH_B), charge(7)).kind).toBe('completed');
     expect(store.stats('k1')).toMatchObject({ dispatchCount: 2, businessEffectCount: 2 });
@@ -265,7 +272,12 @@ describe('IdempotencyStore', () => {
     expect(ledgerRows()).toBe(1);
     // The refused request is counted by code, not logged under the key (refusals never grow the request log).
     expect(store.stats('k1')).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
-    expect(store.refusals()).toEqual({ total: 1, mutations: 1, lookups: 0, byCode: { [DownstreamErrorCode.IntentExpired]: 1 } });
+    expect(store.refusals()).toEqual({
+      total: 1,
+      mutations: 1,
+      lookups: 0,
+      byCode: { [DownstreamErrorCode.IntentExpired]: 1 },
+    });
     // The effect log still answers for the key.
     expect(store.lookup(T, 'k1')).toMatchObject({ kind: 'found', record: { receipt: 'r_1', pruned: true } });
   });

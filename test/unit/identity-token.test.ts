@@ -2,7 +2,13 @@
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { identitySourceFromEnv, loadIdentityConfig, parseIdentityConfig, staticIdentitySource, type IssuerConfig } from '../../src/identity/config';
+import {
+  identitySourceFromEnv,
+  loadIdentityConfig,
+  parseIdentityConfig,
+  staticIdentitySource,
+  type IssuerConfig,
+} from '../../src/identity/config';
 import { createDevIssuer, issueIdentityToken, newIssuerKey, readToken, type DevIssuer } from '../../src/identity/issue';
 import { tokenDigest, verifyIdentityToken } from '../../src/identity/verify';
 
@@ -15,12 +21,22 @@ beforeAll(async () => {
 });
 
 const source = () => staticIdentitySource([dev.config]);
-const refusal = async (token: unknown, src = source()) => verifyIdentityToken(src, token).then(() => 'accepted', (e: { type: string; message: string }) => `${e.type}: ${e.message}`);
+const refusal = async (token: unknown, src = source()) =>
+  verifyIdentityToken(src, token).then(
+    () => 'accepted',
+    (e: { type: string; message: string }) => `${e.type}: ${e.message}`,
+  );
 
 test('a token of the configured issuer maps to its principal, tenant and roles, with the token digest', async () => {
   const token = await dev.issue('manager:carol', 'acme', ['approver']);
   const v = await verifyIdentityToken(source(), token);
-  expect(v).toMatchObject({ subject: 'manager:carol', principalId: 'manager:carol', tenant: 'acme', roles: ['approver'], issuer: dev.config.issuer });
+  expect(v).toMatchObject({
+    subject: 'manager:carol',
+    principalId: 'manager:carol',
+    tenant: 'acme',
+    roles: ['approver'],
+    issuer: dev.config.issuer,
+  });
   expect(v.tokenDigest).toBe(tokenDigest(token));
   expect(JSON.stringify(v)).not.toContain(token);
 });
@@ -28,11 +44,27 @@ test('a token of the configured issuer maps to its principal, tenant and roles, 
 test.each([
   ['no token', async () => undefined, /Identity.Invalid: no identity token/],
   ['not a JWS', async () => 'hello', /Identity.Invalid/],
-  ['forged (another key, same kid)', async () => issueIdentityToken({ subject: 'user:alice', principal: 'user:alice', tenant: 'acme' }, { ...other.options, kid: dev.options.kid }), /signature does not verify/],
+  [
+    'forged (another key, same kid)',
+    async () =>
+      issueIdentityToken(
+        { subject: 'user:alice', principal: 'user:alice', tenant: 'acme' },
+        { ...other.options, kid: dev.options.kid },
+      ),
+    /signature does not verify/,
+  ],
   ['unknown kid', async () => other.issue('user:alice', 'acme').then((t) => t), /Identity.Invalid/],
-  ['expired', async () => dev.issue('user:alice', 'acme', [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }), /expired/],
+  [
+    'expired',
+    async () => dev.issue('user:alice', 'acme', [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }),
+    /expired/,
+  ],
   ['wrong audience', async () => dev.issue('user:alice', 'acme', [], { audience: 'elsewhere' }), /aud/],
-  ['lifetime beyond the issuer maximum', async () => dev.issue('user:alice', 'acme', [], { ttlSec: 2 * 86_400 }), /valid longer/],
+  [
+    'lifetime beyond the issuer maximum',
+    async () => dev.issue('user:alice', 'acme', [], { ttlSec: 2 * 86_400 }),
+    /valid longer/,
+  ],
 ])('refused: %s', async (_name, make, why) => {
   expect(await refusal(await make())).toMatch(why);
 });
@@ -47,15 +79,23 @@ test('with subject mapping, an unlisted subject is refused (Identity.Unmapped) a
   })[0] as IssuerConfig;
   const opts = { issuer: issuer.issuer, audience: issuer.audience, kid: 'k1', privateJwk };
   const src = staticIdentitySource([issuer]);
-  expect(await verifyIdentityToken(src, await issueIdentityToken({ subject: 'alice' }, opts))).toMatchObject({ principalId: 'user:alice', tenant: 'acme', roles: [] });
+  expect(await verifyIdentityToken(src, await issueIdentityToken({ subject: 'alice' }, opts))).toMatchObject({
+    principalId: 'user:alice',
+    tenant: 'acme',
+    roles: [],
+  });
   // Claims in the token do not count under subject mapping.
-  expect(await refusal(await issueIdentityToken({ subject: 'mallory', principal: 'user:alice', tenant: 'acme' }, opts), src)).toMatch(/Identity.Unmapped/);
+  expect(
+    await refusal(await issueIdentityToken({ subject: 'mallory', principal: 'user:alice', tenant: 'acme' }, opts), src),
+  ).toMatch(/Identity.Unmapped/);
 });
 
 test('fail closed: no configuration, an unreadable file, or a key set holding a private key', async () => {
   const token = await dev.issue('user:alice', 'acme');
   expect(await refusal(token, identitySourceFromEnv({}))).toMatch(/Identity.Unconfigured/);
-  expect(await refusal(token, identitySourceFromEnv({ LEDGERLOOP_IDENTITY_ISSUERS: '/nonexistent/issuers.json' }))).toMatch(/Identity.Unconfigured/);
+  expect(
+    await refusal(token, identitySourceFromEnv({ LEDGERLOOP_IDENTITY_ISSUERS: '/nonexistent/issuers.json' })),
+  ).toMatch(/Identity.Unconfigured/);
   const { privateJwk } = await newIssuerKey('k');
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'issuers-')), 'i.json');
   writeFileSync(file, JSON.stringify({ issuer: 'x', audience: 'y', jwks: { keys: [privateJwk] } }));

@@ -38,8 +38,16 @@ describe('operation keys', () => {
 
   test('logical call ids are not array positions: the same proposal in another position keeps its id', () => {
     const h = argsHash({ account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } });
-    const id = deriveLogicalCallId({ runId: 'r', turn: 1, toolName: 'wallet_debit', argumentsHash: h, occurrenceInTurn: 0 });
-    expect(id).toBe(deriveLogicalCallId({ runId: 'r', turn: 1, toolName: 'wallet_debit', argumentsHash: h, occurrenceInTurn: 0 }));
+    const id = deriveLogicalCallId({
+      runId: 'r',
+      turn: 1,
+      toolName: 'wallet_debit',
+      argumentsHash: h,
+      occurrenceInTurn: 0,
+    });
+    expect(id).toBe(
+      deriveLogicalCallId({ runId: 'r', turn: 1, toolName: 'wallet_debit', argumentsHash: h, occurrenceInTurn: 0 }),
+    );
     expect(id).toMatch(/^lc_1_[0-9a-f]{12}$/);
   });
 
@@ -49,13 +57,23 @@ describe('operation keys', () => {
     // both retry levels in one place: a Temporal retry of a re-dispatch gets yet another key
     expect(blindRetryKey('op_x', 1, 2)).toBe('op_x~a2');
     expect(blindRetryKey('op_x', 2, 3)).toBe('op_x~retry2~a3');
-    expect(new Set([blindRetryKey('op_x', 1), blindRetryKey('op_x', 1, 2), blindRetryKey('op_x', 2), blindRetryKey('op_x', 2, 2)]).size).toBe(4);
+    expect(
+      new Set([
+        blindRetryKey('op_x', 1),
+        blindRetryKey('op_x', 1, 2),
+        blindRetryKey('op_x', 2),
+        blindRetryKey('op_x', 2, 2),
+      ]).size,
+    ).toBe(4);
   });
 });
 
 describe('wallet canonicalization is domain work', () => {
   test('money stays integer minor units with an explicit currency, and the tenant is bound in', () => {
-    const body = walletDebit.canonicalize(walletDebit.args.parse({ account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } }), ctx);
+    const body = walletDebit.canonicalize(
+      walletDebit.args.parse({ account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } }),
+      ctx,
+    );
     expect(body).toEqual({ tenant: 'acme', account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } });
   });
 

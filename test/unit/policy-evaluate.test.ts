@@ -3,7 +3,10 @@ import { evaluate } from '../../src/policy/evaluate';
 import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
-function input(over: Partial<AuthorizationInput> = {}, req: Partial<AuthorizationInput['request']> = {}): AuthorizationInput {
+function input(
+  over: Partial<AuthorizationInput> = {},
+  req: Partial<AuthorizationInput['request']> = {},
+): AuthorizationInput {
   return {
     principalId: 'user:alice',
     tenant: 'acme',
@@ -12,7 +15,14 @@ function input(over: Partial<AuthorizationInput> = {}, req: Partial<Authorizatio
     argumentsHash: 'h1',
     toolName: 'wallet_debit',
     scope: 'wallet.charge',
-    request: { action: 'wallet.debit', resource: 'acme/account/acct_1', resourceTenant: 'acme', amountMinor: 1250, currency: 'EUR', ...req },
+    request: {
+      action: 'wallet.debit',
+      resource: 'acme/account/acct_1',
+      resourceTenant: 'acme',
+      amountMinor: 1250,
+      currency: 'EUR',
+      ...req,
+    },
     origin: 'model',
     toolApprovalReason: null,
     recentDispatches: [],
@@ -34,15 +44,31 @@ const grant = (over: object = {}) => ({
 describe('policy evaluation at dispatch', () => {
   test('an in-limit debit in the own tenant is allowed, bound to version and expiry', () => {
     const d = evaluate(DEFAULT_POLICY, input());
-    expect(d).toMatchObject({ kind: 'allowed', policyVersion: DEFAULT_POLICY.version, issuedAt: '2026-01-01T00:00:00.000Z', expiresAt: '2026-01-01T00:01:00.000Z', chain: ['user:alice'] });
+    expect(d).toMatchObject({
+      kind: 'allowed',
+      policyVersion: DEFAULT_POLICY.version,
+      issuedAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2026-01-01T00:01:00.000Z',
+      chain: ['user:alice'],
+    });
   });
 
   test.each<[string, Partial<AuthorizationInput>, Partial<AuthorizationInput['request']>, string]>([
-    ['a resource of another tenant', {}, { resourceTenant: 'globex', resource: 'globex/account/acct_1' }, 'Tenant.Mismatch'],
+    [
+      'a resource of another tenant',
+      {},
+      { resourceTenant: 'globex', resource: 'globex/account/acct_1' },
+      'Tenant.Mismatch',
+    ],
     ['an amount over the limit', {}, { amountMinor: 100_001 }, 'Authorization.Denied'],
     ['another currency', {}, { currency: 'USD' }, 'Authorization.Denied'],
     ['an action no rule names', {}, { action: 'wallet.transfer' }, 'Authorization.Denied'],
-    ['a refund the model proposed (refunds are compensations only)', {}, { action: 'wallet.refund' }, 'Authorization.Denied'],
+    [
+      'a refund the model proposed (refunds are compensations only)',
+      {},
+      { action: 'wallet.refund' },
+      'Authorization.Denied',
+    ],
   ])('%s is denied', (_n, over, req, code) => {
     const d = evaluate(DEFAULT_POLICY, input(over, req));
     expect(d.kind).toBe('denied');
@@ -50,7 +76,9 @@ describe('policy evaluation at dispatch', () => {
   });
 
   test('the same refund as the run’s own compensation is allowed', () => {
-    expect(evaluate(DEFAULT_POLICY, input({ origin: 'compensation' }, { action: 'wallet.refund' })).kind).toBe('allowed');
+    expect(evaluate(DEFAULT_POLICY, input({ origin: 'compensation' }, { action: 'wallet.refund' })).kind).toBe(
+      'allowed',
+    );
   });
 
   test('an amount over the approval threshold needs a human approval of this exact call', () => {
@@ -72,11 +100,16 @@ describe('policy evaluation at dispatch', () => {
   });
 
   test('an irreversible tool needs approval whatever the amount', () => {
-    expect(evaluate(DEFAULT_POLICY, input({ toolApprovalReason: 'an email cannot be unsent' })).kind).toBe('approval_required');
+    expect(evaluate(DEFAULT_POLICY, input({ toolApprovalReason: 'an email cannot be unsent' })).kind).toBe(
+      'approval_required',
+    );
   });
 
   test('a rate limit defers the dispatch until its window opens', () => {
-    const policy = Policy.parse({ version: 'rl/1', rules: [{ action: 'wallet.debit', rateLimit: { max: 1, perMs: 60_000 } }] });
+    const policy = Policy.parse({
+      version: 'rl/1',
+      rules: [{ action: 'wallet.debit', rateLimit: { max: 1, perMs: 60_000 } }],
+    });
     const d = evaluate(policy, input({ recentDispatches: [NOW - 10_000] }));
     expect(d).toMatchObject({ kind: 'rate_limited', retryAfterMs: 50_000 });
     expect(evaluate(policy, input({ recentDispatches: [NOW - 70_000] })).kind).toBe('allowed');

@@ -2,7 +2,12 @@
 import { parseServiceFlags } from '../../src/services/service-main';
 
 test('--db is required; --port, --host and --retention-ms are optional', () => {
-  expect(parseServiceFlags(['--db', 'w.db'])).toEqual({ dbPath: 'w.db', port: 0, extra: new Map(), insecureDev: false });
+  expect(parseServiceFlags(['--db', 'w.db'])).toEqual({
+    dbPath: 'w.db',
+    port: 0,
+    extra: new Map(),
+    insecureDev: false,
+  });
   expect(parseServiceFlags(['--db=w.db', '--port', '4100', '--host', '0.0.0.0', '--retention-ms=500'])).toEqual({
     dbPath: 'w.db',
     port: 4100,
@@ -25,14 +30,18 @@ test.each([
 });
 
 test('service-specific flags are kept apart', () => {
-  expect(parseServiceFlags(['--db', 'o.db', '--target', 'http://x'], ['--target']).extra.get('--target')).toBe('http://x');
+  expect(parseServiceFlags(['--db', 'o.db', '--target', 'http://x'], ['--target']).extra.get('--target')).toBe(
+    'http://x',
+  );
 });
 
 const TOKEN = 't'.repeat(40);
 
 test('the admin listener is off unless --admin-port (or LEDGERLOOP_ADMIN_PORT) enables it; --lab only with it', () => {
   expect(parseServiceFlags(['--db', 'w.db'], [], {}).admin).toBeUndefined();
-  expect(parseServiceFlags(['--db', 'w.db', '--admin-port', '0', '--lab'], [], { LEDGERLOOP_ADMIN_TOKEN: TOKEN }).admin).toEqual({
+  expect(
+    parseServiceFlags(['--db', 'w.db', '--admin-port', '0', '--lab'], [], { LEDGERLOOP_ADMIN_TOKEN: TOKEN }).admin,
+  ).toEqual({
     port: 0,
     token: TOKEN,
     lab: true,

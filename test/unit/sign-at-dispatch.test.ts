@@ -18,7 +18,11 @@ const key = generateSigningKey('dispatch-test');
 const trusted = () => new CapabilityKeySet([publicJwkOf(key)]);
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const OP = `op_${'a'.repeat(40)}`;
-const bodyOf = (minor: number, tenant = 'acme'): Json => ({ tenant, account: 'acct_1', amount: { minor, currency: 'EUR' } });
+const bodyOf = (minor: number, tenant = 'acme'): Json => ({
+  tenant,
+  account: 'acct_1',
+  amount: { minor, currency: 'EUR' },
+});
 
 function inputFor(body: Json, over: Partial<AuthorizationInput> = {}): AuthorizationInput {
   const b = body as { tenant: string; amount: { minor: number; currency: string } };
@@ -30,7 +34,13 @@ function inputFor(body: Json, over: Partial<AuthorizationInput> = {}): Authoriza
     argumentsHash: hashCanonical(body),
     toolName: 'wallet_debit',
     scope: 'wallet.charge',
-    request: { action: 'wallet.debit', resource: `${b.tenant}/account/acct_1`, resourceTenant: b.tenant, amountMinor: b.amount.minor, currency: b.amount.currency },
+    request: {
+      action: 'wallet.debit',
+      resource: `${b.tenant}/account/acct_1`,
+      resourceTenant: b.tenant,
+      amountMinor: b.amount.minor,
+      currency: b.amount.currency,
+    },
     origin: 'model',
     toolApprovalReason: null,
     recentDispatches: [],
@@ -43,10 +53,20 @@ function inputFor(body: Json, over: Partial<AuthorizationInput> = {}): Authoriza
 function decided(policy: Policy, input: AuthorizationInput): DispatchAuthorization {
   const d = evaluate(policy, input);
   if (d.kind !== 'allowed') throw new Error(`expected allowed, got ${d.kind}`);
-  return { claims: capabilityClaims(input, d), policyDigest: policyDigest(policy), chain: d.chain, reason: d.reason, issuedAt: d.issuedAt };
+  return {
+    claims: capabilityClaims(input, d),
+    policyDigest: policyDigest(policy),
+    chain: d.chain,
+    reason: d.reason,
+    issuedAt: d.issuedAt,
+  };
 }
 
-function requestFor(body: Json, authorization: DispatchAuthorization | undefined, over: Partial<DispatchRequest> = {}): DispatchRequest {
+function requestFor(
+  body: Json,
+  authorization: DispatchAuthorization | undefined,
+  over: Partial<DispatchRequest> = {},
+): DispatchRequest {
   return {
     intent: {
       runId: 'run-1',
@@ -73,7 +93,14 @@ function requestFor(body: Json, authorization: DispatchAuthorization | undefined
 }
 
 const deps = (policy: Policy = DEFAULT_POLICY) => ({ policies: new StaticPolicyStore(policy), capabilityKey: key });
-const verifyReq = (body: Json) => ({ key: OP, argumentsHash: hashCanonical(body), tenant: 'acme', scope: 'wallet.charge', audience: 'wallet', nowMs: NOW + 10 });
+const verifyReq = (body: Json) => ({
+  key: OP,
+  argumentsHash: hashCanonical(body),
+  tenant: 'acme',
+  scope: 'wallet.charge',
+  audience: 'wallet',
+  nowMs: NOW + 10,
+});
 const refusedAs = (type: string) => expect.objectContaining({ type, nonRetryable: true });
 
 test('the held policy is still current: a capability is signed for exactly the decided call, for the wallet only', () => {
@@ -81,9 +108,23 @@ test('the held policy is still current: a capability is signed for exactly the d
   const signed = signAtDispatch(deps(), requestFor(body, decided(DEFAULT_POLICY, inputFor(body))), NOW + 10);
   expect(signed).toBeDefined();
   const claims = verifyCapability(signed!.token, trusted(), verifyReq(body));
-  expect(claims).toMatchObject({ policyVersion: DEFAULT_POLICY.version, action: 'wallet.debit', amountMinor: 1250, currency: 'EUR', aud: 'wallet' });
-  expect(signed!.record).toEqual({ capabilityDigest: createHash('sha256').update(signed!.token).digest('hex'), kid: 'dispatch-test', jti: claims.jti, aud: 'wallet', exp: claims.exp });
-  expect(() => verifyCapability(signed!.token, trusted(), { ...verifyReq(body), audience: 'inventory' })).toThrow('not inventory');
+  expect(claims).toMatchObject({
+    policyVersion: DEFAULT_POLICY.version,
+    action: 'wallet.debit',
+    amountMinor: 1250,
+    currency: 'EUR',
+    aud: 'wallet',
+  });
+  expect(signed!.record).toEqual({
+    capabilityDigest: createHash('sha256').update(signed!.token).digest('hex'),
+    kid: 'dispatch-test',
+    jti: claims.jti,
+    aud: 'wallet',
+    exp: claims.exp,
+  });
+  expect(() => verifyCapability(signed!.token, trusted(), { ...verifyReq(body), audience: 'inventory' })).toThrow(
+    'not inventory',
+  );
 });
 
 test('every attempt gets a fresh token (a fresh jti): a same-key retry is not a replay', () => {
@@ -100,25 +141,37 @@ test('every attempt gets a fresh token (a fresh jti): a same-key retry is not a 
 test('a new policy version since the decision: Authorization.Stale, nothing signed', () => {
   const body = bodyOf(1250);
   const now = { ...DEFAULT_POLICY, version: 'acme/next' };
-  expect(() => signAtDispatch(deps(now), requestFor(body, decided(DEFAULT_POLICY, inputFor(body))), NOW + 10)).toThrow(refusedAs('Authorization.Stale'));
+  expect(() => signAtDispatch(deps(now), requestFor(body, decided(DEFAULT_POLICY, inputFor(body))), NOW + 10)).toThrow(
+    refusedAs('Authorization.Stale'),
+  );
 });
 
 test('the same version with other rules (an edit without a bump) is stale too: the digest binds the content', () => {
   const body = bodyOf(1250);
   const edited: Policy = { ...DEFAULT_POLICY, rules: DEFAULT_POLICY.rules.filter((r) => r.action !== 'wallet.debit') };
   expect(edited.version).toBe(DEFAULT_POLICY.version);
-  expect(() => signAtDispatch(deps(edited), requestFor(body, decided(DEFAULT_POLICY, inputFor(body))), NOW + 10)).toThrow(refusedAs('Authorization.Stale'));
+  expect(() =>
+    signAtDispatch(deps(edited), requestFor(body, decided(DEFAULT_POLICY, inputFor(body))), NOW + 10),
+  ).toThrow(refusedAs('Authorization.Stale'));
 });
 
 test('a decision past (or within a second of) its expiry: Authorization.Expired, nothing signed', () => {
   const body = bodyOf(1250);
   const auth = decided(DEFAULT_POLICY, inputFor(body));
-  expect(() => signAtDispatch(deps(), requestFor(body, auth), Date.parse(auth.claims.expiresAt) - 500)).toThrow(refusedAs('Authorization.Expired'));
+  expect(() => signAtDispatch(deps(), requestFor(body, auth), Date.parse(auth.claims.expiresAt) - 500)).toThrow(
+    refusedAs('Authorization.Expired'),
+  );
 });
 
 test('a worker without the signing key signs nothing (the downstream then refuses the call), after the same checks', () => {
   const body = bodyOf(1250);
-  expect(signAtDispatch({ policies: new StaticPolicyStore(DEFAULT_POLICY) }, requestFor(body, decided(DEFAULT_POLICY, inputFor(body))), NOW + 10)).toBeUndefined();
+  expect(
+    signAtDispatch(
+      { policies: new StaticPolicyStore(DEFAULT_POLICY) },
+      requestFor(body, decided(DEFAULT_POLICY, inputFor(body))),
+      NOW + 10,
+    ),
+  ).toBeUndefined();
 });
 
 describe('claims the signer is handed are checked against the call it derives itself: Capability.ClaimsMismatch', () => {
@@ -127,7 +180,9 @@ describe('claims the signer is handed are checked against the call it derives it
 
   test('a body other than the decided one (the intent hash still the decided one)', () => {
     const other = bodyOf(99_000);
-    expect(() => signAtDispatch(deps(), { ...requestFor(other, auth), intent: requestFor(body, auth).intent }, NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
+    expect(() =>
+      signAtDispatch(deps(), { ...requestFor(other, auth), intent: requestFor(body, auth).intent }, NOW + 10),
+    ).toThrow(refusedAs('Capability.ClaimsMismatch'));
   });
 
   test.each<[string, Partial<DispatchAuthorization['claims']>]>([
@@ -139,19 +194,29 @@ describe('claims the signer is handed are checked against the call it derives it
     ['another principal', { principalId: 'user:mallory' }],
     ['a derived key mode on an exact-key run', { keyMode: 'derived' }],
   ])('a decision naming %s', (_, over) => {
-    expect(() => signAtDispatch(deps(), requestFor(body, { ...auth, claims: { ...auth.claims, ...over } }), NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
+    expect(() =>
+      signAtDispatch(deps(), requestFor(body, { ...auth, claims: { ...auth.claims, ...over } }), NOW + 10),
+    ).toThrow(refusedAs('Capability.ClaimsMismatch'));
   });
 
   test('another service or route than the tool declares', () => {
-    expect(() => signAtDispatch(deps(), requestFor(body, auth, { service: 'inventory' }), NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
-    expect(() => signAtDispatch(deps(), requestFor(body, auth, { route: '/v1/refunds' }), NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
+    expect(() => signAtDispatch(deps(), requestFor(body, auth, { service: 'inventory' }), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
+    expect(() => signAtDispatch(deps(), requestFor(body, auth, { route: '/v1/refunds' }), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
   });
 
   test('a body that is not the canonical form of a call of the tool', () => {
     const extra = { ...(body as object), note: 'x' } as Json;
-    expect(() => signAtDispatch(deps(), requestFor(extra, { ...auth, claims: { ...auth.claims, argumentsHash: hashCanonical(extra) } }), NOW + 10)).toThrow(
-      refusedAs('Capability.ClaimsMismatch'),
-    );
+    expect(() =>
+      signAtDispatch(
+        deps(),
+        requestFor(extra, { ...auth, claims: { ...auth.claims, argumentsHash: hashCanonical(extra) } }),
+        NOW + 10,
+      ),
+    ).toThrow(refusedAs('Capability.ClaimsMismatch'));
   });
 });
 
@@ -160,24 +225,66 @@ describe('the signer re-evaluates the policy for the derived call', () => {
     const big = bodyOf(500_000);
     // Claims consistent with the body, as a workflow (or anyone) could compute them, and a forged "allowed".
     const input = inputFor(big);
-    const claims = capabilityClaims(input, { policyVersion: DEFAULT_POLICY.version, expiresAt: new Date(NOW + 60_000).toISOString() });
-    const forged: DispatchAuthorization = { claims, policyDigest: policyDigest(DEFAULT_POLICY), chain: ['user:alice'], reason: 'trust me', issuedAt: new Date(NOW).toISOString() };
+    const claims = capabilityClaims(input, {
+      policyVersion: DEFAULT_POLICY.version,
+      expiresAt: new Date(NOW + 60_000).toISOString(),
+    });
+    const forged: DispatchAuthorization = {
+      claims,
+      policyDigest: policyDigest(DEFAULT_POLICY),
+      chain: ['user:alice'],
+      reason: 'trust me',
+      issuedAt: new Date(NOW).toISOString(),
+    };
     expect(evaluate(DEFAULT_POLICY, input).kind).toBe('denied');
-    expect(() => signAtDispatch(deps(), requestFor(big, forged), NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
+    expect(() => signAtDispatch(deps(), requestFor(big, forged), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
   });
 
   test('a call over the approval threshold signs only with an approver in the decision chain', () => {
     const large = bodyOf(60_000);
     const input = inputFor(large);
-    const claims = capabilityClaims(input, { policyVersion: DEFAULT_POLICY.version, expiresAt: new Date(NOW + 60_000).toISOString() });
-    const base = { claims, policyDigest: policyDigest(DEFAULT_POLICY), reason: 'r', issuedAt: new Date(NOW).toISOString() };
-    expect(() => signAtDispatch(deps(), requestFor(large, { ...base, chain: ['user:alice'] }), NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
-    expect(signAtDispatch(deps(), requestFor(large, { ...base, chain: ['user:alice', 'approved-by:manager:carol'] }), NOW + 10)).toBeDefined();
+    const claims = capabilityClaims(input, {
+      policyVersion: DEFAULT_POLICY.version,
+      expiresAt: new Date(NOW + 60_000).toISOString(),
+    });
+    const base = {
+      claims,
+      policyDigest: policyDigest(DEFAULT_POLICY),
+      reason: 'r',
+      issuedAt: new Date(NOW).toISOString(),
+    };
+    expect(() => signAtDispatch(deps(), requestFor(large, { ...base, chain: ['user:alice'] }), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
+    expect(
+      signAtDispatch(
+        deps(),
+        requestFor(large, { ...base, chain: ['user:alice', 'approved-by:manager:carol'] }),
+        NOW + 10,
+      ),
+    ).toBeDefined();
   });
 
   test('a compensation-only action proposed by the model is refused (the origin comes from the intent)', () => {
-    const body: Json = { tenant: 'acme', account: 'acct_1', amount: { minor: 100, currency: 'EUR' }, debitOperationKey: OP };
-    const over = { toolName: 'wallet_refund', scope: 'wallet.refund', request: { action: 'wallet.refund', resource: 'acme/account/acct_1', resourceTenant: 'acme', amountMinor: 100, currency: 'EUR' } };
+    const body: Json = {
+      tenant: 'acme',
+      account: 'acct_1',
+      amount: { minor: 100, currency: 'EUR' },
+      debitOperationKey: OP,
+    };
+    const over = {
+      toolName: 'wallet_refund',
+      scope: 'wallet.refund',
+      request: {
+        action: 'wallet.refund',
+        resource: 'acme/account/acct_1',
+        resourceTenant: 'acme',
+        amountMinor: 100,
+        currency: 'EUR',
+      },
+    };
     const input = inputFor(body, { ...over, origin: 'compensation' });
     const auth = decided(DEFAULT_POLICY, input);
     const req = requestFor(body, auth, { route: '/v1/refunds' });
@@ -189,7 +296,9 @@ describe('the signer re-evaluates the policy for the derived call', () => {
 
   test('a request without a held-policy decision (a workflow from before it) is derived and evaluated in full', () => {
     expect(signAtDispatch(deps(), requestFor(bodyOf(1250), undefined), NOW + 10)).toBeDefined();
-    expect(() => signAtDispatch(deps(), requestFor(bodyOf(500_000), undefined), NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
+    expect(() => signAtDispatch(deps(), requestFor(bodyOf(500_000), undefined), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
     // A token recorded by such a workflow is never what is sent: the signer signs afresh.
     const legacy = requestFor(bodyOf(1250), undefined, { capability: 'recorded.token.value' });
     expect(signAtDispatch(deps(), legacy, NOW + 10)!.token).not.toBe('recorded.token.value');

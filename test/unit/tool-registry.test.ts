@@ -22,11 +22,15 @@ test('names are known without loading; the module loads once, on the first looku
 
 test('a module that defines other tools than it declares is refused when it loads', () => {
   const reg = new ToolRegistry([], [counted(['wallet_debit', 'wallet_typo'], walletTools)]);
-  expect(() => reg.get('wallet_debit')).toThrow(/declares \[wallet_debit, wallet_typo\] but defines \[wallet_debit, wallet_refund\]/);
+  expect(() => reg.get('wallet_debit')).toThrow(
+    /declares \[wallet_debit, wallet_typo\] but defines \[wallet_debit, wallet_refund\]/,
+  );
 });
 
 test('a name declared twice is refused up front', () => {
-  expect(() => new ToolRegistry([walletTools[0]], [counted(['wallet_debit'], [walletTools[0]])])).toThrow(/duplicate tool name wallet_debit/);
+  expect(() => new ToolRegistry([walletTools[0]], [counted(['wallet_debit'], [walletTools[0]])])).toThrow(
+    /duplicate tool name wallet_debit/,
+  );
 });
 
 test('every built-in tool module declares exactly what it defines', () => {

@@ -9,7 +9,11 @@ import pkg from '../../package.json';
 const ROOT = path.join(__dirname, '..', '..');
 
 test('the version line names the package, the installed SDK and the pinned server', () => {
-  const sdk = (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string }).version;
+  const sdk = (
+    JSON.parse(readFileSync(path.join(ROOT, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
   const line = versionLine();
   expect(line).toContain(`ledgerloop ${pkg.version}`);
   expect(line).toContain(`SDK ${sdk}`);
@@ -18,7 +22,10 @@ test('the version line names the package, the installed SDK and the pinned serve
 
 test('the CLI prints it for --version and -V, and exits 0', () => {
   for (const flag of ['--version', '-V']) {
-    const r = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'src', 'cli', 'main.ts'), flag], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'src', 'cli', 'main.ts'), flag], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe(versionLine());
   }

@@ -29,12 +29,18 @@ let dir: string;
 
 beforeAll(async () => {
   try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) } });
+    Runtime.install({
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
+    });
   } catch {
     /* installed by another file */
   }
   dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-wf-'));
-  [env, bundlePath, issuer] = await Promise.all([createTimeSkippingEnv(), writeWorkflowBundle(path.join(dir, 'bundle.js')), createDevIssuer(path.join(dir, 'identity'))]);
+  [env, bundlePath, issuer] = await Promise.all([
+    createTimeSkippingEnv(),
+    writeWorkflowBundle(path.join(dir, 'bundle.js')),
+    createDevIssuer(path.join(dir, 'identity')),
+  ]);
 });
 afterAll(async () => {
   await env?.teardown();
@@ -50,10 +56,17 @@ interface Outcome {
 let runs = 0;
 
 /** One run of `scenario` on a fresh worker whose downstream is `fake`; counts the authorizer's calls. */
-async function run(fake: FakeDownstream, over: Partial<AgentRunInput> & { scenario?: string; vars?: Record<string, unknown> } = {}): Promise<Outcome> {
+async function run(
+  fake: FakeDownstream,
+  over: Partial<AgentRunInput> & { scenario?: string; vars?: Record<string, unknown> } = {},
+): Promise<Outcome> {
   const { scenario, vars, ...rest } = over;
   const taskQueue = `wf-tier-${process.pid}-${++runs}`;
-  const real = createActivities({ services: {}, workerIdentity: 'wf-tier', identity: { issuers: staticIdentitySource([issuer.config]) } });
+  const real = createActivities({
+    services: {},
+    workerIdentity: 'wf-tier',
+    identity: { issuers: staticIdentitySource([issuer.config]) },
+  });
   let authorizerCalls = 0;
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -73,14 +86,23 @@ async function run(fake: FakeDownstream, over: Partial<AgentRunInput> & { scenar
     principal: { id: 'user:alice', tenant: 'acme' },
     goal: 'charge the customer',
     strategy: 'same_key_replay',
-    planner: { kind: 'scripted', scenario: scenario ?? 'wallet-debit', vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } } },
+    planner: {
+      kind: 'scripted',
+      scenario: scenario ?? 'wallet-debit',
+      vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } },
+    },
     // The test server's clock, not this process's: time skipping moves it ahead between runs.
     deadlineAt: new Date((await env.currentTimeMs()) + 3600_000).toISOString(),
     caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
     ...rest,
   };
   return worker.runUntil(async () => {
-    const handle = await startAgentRun(env.client, { workflowId: `${taskQueue}-run`, taskQueue, input, identityToken: await issuer.issue('user:alice', 'acme') });
+    const handle = await startAgentRun(env.client, {
+      workflowId: `${taskQueue}-run`,
+      taskQueue,
+      input,
+      identityToken: await issuer.issue('user:alice', 'acme'),
+    });
     const result = await handle.result();
     return { result, ledger: await readLedger(handle), authorizerCalls };
   });
@@ -107,7 +129,10 @@ describe('retries, UNKNOWN and reconciliation', () => {
     const out = await run(fake);
     expect(out.result.stopReason).toBe('completed');
     expect(types(out)).toContain('ToolOutcomeMarkedUnknown');
-    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({ via: 'receipt_lookup', outcome: 'SUCCEEDED' });
+    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({
+      via: 'receipt_lookup',
+      outcome: 'SUCCEEDED',
+    });
     expect(debits(out)[0]).toMatchObject({ state: 'SUCCEEDED' });
     expect(fake.lookups).toBe(1);
     expect(fake.effectsOf('wallet_debit')).toHaveLength(1);
@@ -145,17 +170,31 @@ describe('reauthorization', () => {
 describe('budgets and compensation', () => {
   test('a run stopped by its turn budget offsets each standing debit with a governed refund (onAbort: compensate)', async () => {
     const fake = new FakeDownstream();
-    const out = await run(fake, { scenario: 'endless-debits', vars: { account: 'acct_1' }, budgets: { maxTurns: 2, maxToolCalls: 16 } });
+    const out = await run(fake, {
+      scenario: 'endless-debits',
+      vars: { account: 'acct_1' },
+      budgets: { maxTurns: 2, maxToolCalls: 16 },
+    });
     expect(out.result.stopReason).toBe('budget_exhausted');
     expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
     expect(fake.effectsOf('wallet_refund')).toHaveLength(2);
-    for (const c of Object.values(out.ledger.projection.calls).filter((c) => c.origin === 'model')) expect(c.compensation).toBe('OFFSET');
-    expect(out.ledger.events.find((e) => e.type === 'StandingEffectsSettled')).toMatchObject({ choice: 'compensate', stopReason: 'budget_exhausted', left: [] });
+    for (const c of Object.values(out.ledger.projection.calls).filter((c) => c.origin === 'model'))
+      expect(c.compensation).toBe('OFFSET');
+    expect(out.ledger.events.find((e) => e.type === 'StandingEffectsSettled')).toMatchObject({
+      choice: 'compensate',
+      stopReason: 'budget_exhausted',
+      left: [],
+    });
   });
 
   test("onAbort: 'leave' offsets nothing (the refunds above come from the choice, not from the budget)", async () => {
     const fake = new FakeDownstream();
-    const out = await run(fake, { scenario: 'endless-debits', vars: { account: 'acct_1' }, onAbort: 'leave', budgets: { maxTurns: 2, maxToolCalls: 16 } });
+    const out = await run(fake, {
+      scenario: 'endless-debits',
+      vars: { account: 'acct_1' },
+      onAbort: 'leave',
+      budgets: { maxTurns: 2, maxToolCalls: 16 },
+    });
     expect(out.result.stopReason).toBe('budget_exhausted');
     expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
     expect(fake.effectsOf('wallet_refund')).toHaveLength(0);
@@ -163,9 +202,15 @@ describe('budgets and compensation', () => {
 
   test('four debits side by side on a tool-call budget of two: two effects, two typed rejections', async () => {
     const fake = new FakeDownstream();
-    const out = await run(fake, { scenario: 'parallel-debits', vars: { account: 'acct_1', count: 4 }, budgets: { maxToolCalls: 2 } });
+    const out = await run(fake, {
+      scenario: 'parallel-debits',
+      vars: { account: 'acct_1', count: 4 },
+      budgets: { maxToolCalls: 2 },
+    });
     expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
-    expect(out.ledger.events.filter((e) => e.type === 'ProposalRejected' && 'code' in e && e.code === 'Budget.ToolCalls')).toHaveLength(2);
+    expect(
+      out.ledger.events.filter((e) => e.type === 'ProposalRejected' && 'code' in e && e.code === 'Budget.ToolCalls'),
+    ).toHaveLength(2);
   });
 
   test('a downstream rejection is FAILED with its typed code after one attempt, and nothing is charged', async () => {

@@ -4,7 +4,12 @@
  * identity) is the real activity code, on the time-skipping test server: no HTTP, no process.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { DispatchRequest, DispatchResponse, ReconcileRequest, ReconcileResponse } from '../../src/domain/activity-contracts';
+import type {
+  DispatchRequest,
+  DispatchResponse,
+  ReconcileRequest,
+  ReconcileResponse,
+} from '../../src/domain/activity-contracts';
 import { Failure } from '../../src/domain/failures';
 
 /**
@@ -50,24 +55,53 @@ export class FakeDownstream {
   private async dispatch(req: DispatchRequest): Promise<DispatchResponse> {
     const attempt = Context.current().info.attempt;
     const step = this.script.shift() ?? 'ok';
-    if (step === 'stale') throw ApplicationFailure.nonRetryable('the policy changed since the decision', Failure.AuthorizationStale);
+    if (step === 'stale')
+      throw ApplicationFailure.nonRetryable('the policy changed since the decision', Failure.AuthorizationStale);
     this.sent.push(req.keyUsed);
-    if (step === 'unavailable') throw ApplicationFailure.retryable('connection refused, nothing committed', Failure.DispatchUnavailable);
+    if (step === 'unavailable')
+      throw ApplicationFailure.retryable('connection refused, nothing committed', Failure.DispatchUnavailable);
     const base = { attempt, fence: attempt, keyUsed: req.keyUsed, workerIdentity: 'fake-downstream' };
     if (step === 'reject') {
-      return { ...base, outcome: 'rejected', httpStatus: 422, body: { code: 'Wallet.InsufficientFunds' }, replayed: false, errorCode: 'Wallet.InsufficientFunds', errorMessage: 'insufficient funds' };
+      return {
+        ...base,
+        outcome: 'rejected',
+        httpStatus: 422,
+        body: { code: 'Wallet.InsufficientFunds' },
+        replayed: false,
+        errorCode: 'Wallet.InsufficientFunds',
+        errorMessage: 'insufficient funds',
+      };
     }
-    if (this.sealed.has(req.keyUsed)) throw ApplicationFailure.nonRetryable('the key was sealed by a reconciliation', Failure.IdempotencyKeySealed);
+    if (this.sealed.has(req.keyUsed))
+      throw ApplicationFailure.nonRetryable('the key was sealed by a reconciliation', Failure.IdempotencyKeySealed);
     const earlier = this.effects.get(req.keyUsed);
     const effect = earlier ?? this.commit(req);
-    if (step === 'lose') throw ApplicationFailure.retryable('the response was lost after the commit', Failure.DispatchResponseLost);
-    return { ...base, outcome: 'succeeded', httpStatus: earlier ? 200 : 201, body: effect.body, receipt: effect.receipt, replayed: earlier !== undefined };
+    if (step === 'lose')
+      throw ApplicationFailure.retryable('the response was lost after the commit', Failure.DispatchResponseLost);
+    return {
+      ...base,
+      outcome: 'succeeded',
+      httpStatus: earlier ? 200 : 201,
+      body: effect.body,
+      receipt: effect.receipt,
+      replayed: earlier !== undefined,
+    };
   }
 
   private commit(req: DispatchRequest): Effect {
     const args = req.body as { tenant: string; account: string; amount: { minor: number; currency: string } };
     const receipt = `rcpt_${this.effects.size + 1}`;
-    const effect = { toolName: req.intent.toolName, receipt, body: { receipt, tenant: args.tenant, account: args.account, amount: args.amount, balanceAfter: { minor: 1_000_000, currency: args.amount.currency } } };
+    const effect = {
+      toolName: req.intent.toolName,
+      receipt,
+      body: {
+        receipt,
+        tenant: args.tenant,
+        account: args.account,
+        amount: args.amount,
+        balanceAfter: { minor: 1_000_000, currency: args.amount.currency },
+      },
+    };
     this.effects.set(req.keyUsed, effect);
     return effect;
   }

@@ -16,14 +16,19 @@ export const ACTOR_TOKEN_ENV = 'LEDGERLOOP_ACTOR_TOKEN';
 export function actorToken(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const token = readToken(flag, env, ACTOR_TOKEN_ENV);
   if (token === undefined) {
-    throw new CliUsageError(`this command needs your identity token: --token <jws|@file> or ${ACTOR_TOKEN_ENV} (the run verifies it and records who you are)`);
+    throw new CliUsageError(
+      `this command needs your identity token: --token <jws|@file> or ${ACTOR_TOKEN_ENV} (the run verifies it and records who you are)`,
+    );
   }
   return token;
 }
 
 /** `--token`, shared by approve, deny, resolve and cancel. */
 export function addTokenOption(cmd: Command): Command {
-  return cmd.option('--token <jws|@file>', `your identity token (default env ${ACTOR_TOKEN_ENV}); the ledger records its verified principal`);
+  return cmd.option(
+    '--token <jws|@file>',
+    `your identity token (default env ${ACTOR_TOKEN_ENV}); the ledger records its verified principal`,
+  );
 }
 import { arg, configureCommand, type CommandIO } from './shared';
 

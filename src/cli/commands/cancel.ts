@@ -64,7 +64,9 @@ export function registerCancel(program: Command, io: CommandIO): void {
         } catch (err) {
           if (err instanceof WorkflowUpdateFailedError) {
             const cause = err.cause as { type?: string; message?: string } | undefined;
-            throw new OperationRefusedError(`refused (${cause?.type ?? 'update failed'}): ${cause?.message ?? err.message}`);
+            throw new OperationRefusedError(
+              `refused (${cause?.type ?? 'update failed'}): ${cause?.message ?? err.message}`,
+            );
           }
           throw err;
         }

@@ -31,7 +31,12 @@ interface DecideFlags extends ConnectionFlags {
 type Decision = ApprovalDecisionInput['decision'];
 
 /** The decision the update carries: the pending call's hash and policy unless pinned by flags. */
-export function decisionInput(p: PendingApproval, decision: Decision, flags: DecideFlags, token: string): ApprovalDecisionInput {
+export function decisionInput(
+  p: PendingApproval,
+  decision: Decision,
+  flags: DecideFlags,
+  token: string,
+): ApprovalDecisionInput {
   return {
     logicalCallId: p.logicalCallId,
     argumentsHash: flags.argumentsHash ?? p.argumentsHash,

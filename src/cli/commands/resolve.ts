@@ -88,14 +88,27 @@ export function registerResolve(program: Command, io: CommandIO): void {
           const refusal = refusalOf(err);
           if (refusal === undefined) throw err;
           if (flags.json) {
-            printJson(io, { workflowId, before: call, resolution: { ...resolution, token: '(redacted)' }, accepted: false, refusal });
+            printJson(io, {
+              workflowId,
+              before: call,
+              resolution: { ...resolution, token: '(redacted)' },
+              accepted: false,
+              refusal,
+            });
             return EXIT_FAILED;
           }
           throw new OperationRefusedError(describeRefusal(refusal));
         }
         const after = await readRun(s, workflowId, flags.timeout).catch(() => undefined);
         const evidence = after === undefined ? undefined : evidenceOf(after.ledger.events, logicalCallId);
-        if (flags.json) printJson(io, { workflowId, before: call, resolution: { ...resolution, token: '(redacted)' }, accepted: true, evidence });
+        if (flags.json)
+          printJson(io, {
+            workflowId,
+            before: call,
+            resolution: { ...resolution, token: '(redacted)' },
+            accepted: true,
+            evidence,
+          });
         else {
           io.out(`resolved ${logicalCallId} as ${flags.outcome} by ${accepted.operator ?? '?'}: ${flags.reason}\n`);
           if (evidence !== undefined) io.out(`evidence: ${describeEvidence(evidence)}\n`);

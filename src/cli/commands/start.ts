@@ -32,7 +32,10 @@ interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags {
 /** The variable the run principal's token is read from when `--token` is not given. */
 export const IDENTITY_TOKEN_ENV = 'LEDGERLOOP_IDENTITY_TOKEN';
 
-const redacted = <T extends object>(input: T): T => ({ ...input, ...('identityToken' in input ? { identityToken: '(redacted)' } : {}) });
+const redacted = <T extends object>(input: T): T => ({
+  ...input,
+  ...('identityToken' in input ? { identityToken: '(redacted)' } : {}),
+});
 
 /** `run-<tenant>-<time>-<random>`: sortable by start time, unique without coordination. */
 export function newWorkflowId(tenant: string, nowMs: number): string {
@@ -86,7 +89,10 @@ export function registerStart(program: Command, io: CommandIO): void {
       'the run’s workflow id (default run-<tenant>-<time>-<random>)',
       arg((v) => parseNonEmpty(v, '--workflow-id')),
     )
-    .option('--token <jws|@file>', `the principal’s identity token (default env ${IDENTITY_TOKEN_ENV}); without a valid one the run ends authorization_denied`)
+    .option(
+      '--token <jws|@file>',
+      `the principal’s identity token (default env ${IDENTITY_TOKEN_ENV}); without a valid one the run ends authorization_denied`,
+    )
     .option('--wait', 'wait for the run to finish and print its result', false)
     .option('--json', 'print JSON: {workflowId, runId, input} and with --wait the result', false);
   addConnectionOptions(cmd);
@@ -111,7 +117,8 @@ export function registerStart(program: Command, io: CommandIO): void {
       }
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
       const identityToken = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
-      if (identityToken === undefined) io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
+      if (identityToken === undefined)
+        io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
       return withSession(flags, workflowId, async (s) => {
         const handle = await startAgentRun(s.client, {
           workflowId,
