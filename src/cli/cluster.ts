@@ -36,6 +36,7 @@ import {
 import { CODEC_KEYS_FILE_ENV } from '../codec/data-converter';
 import { ensureCodecKeys, type CodecKeySource } from '../codec/demo-key';
 import { DATA_DIR } from '../server/temporal-binaries';
+import { prepareFirstRun, nextCommands } from '../demo/first-run';
 import { runEveryStrategy } from '../demo/opening-failure';
 import { startStack, type Stack } from '../demo/stack';
 import { describeRows, renderTable } from '../demo/table';
@@ -151,37 +152,22 @@ async function up(workers: number): Promise<number> {
       startedAt: new Date().toISOString(),
     });
     // Something to charge and who may act: acme's acct_1, and tokens of the stack's issuer (valid 12 h, mode 0600).
-    await stack.walletClient.seedAccount({
-      tenant: 'acme',
-      account: 'acct_1',
-      balanceMinor: 1_000_000,
-      currency: 'EUR',
-    });
-    const tokens = path.join(CLUSTER_DIR, 'tokens');
-    fs.mkdirSync(tokens, { recursive: true, mode: 0o700 });
-    const ttlSec = 12 * 3600;
-    for (const [file, principal, roles] of [
-      ['alice.jwt', 'user:alice', []],
-      ['carol.jwt', 'manager:carol', ['approver']],
-      ['bob.jwt', 'ops:bob', ['operator']],
-    ] as const) {
-      fs.writeFileSync(path.join(tokens, file), await stack.identity.issue(principal, 'acme', roles, { ttlSec }), {
-        mode: 0o600,
-      });
-    }
-    const rel = path.relative(process.cwd(), tokens) || tokens;
+    const first = await prepareFirstRun(stack, CLUSTER_DIR);
     log(
       `\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; Web UI ${ui.url}; ${workers} worker host(s).`,
-    );
-    log(
-      `Start a run (acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${rel}):`,
     );
     // The CLI decodes results with the same keys: the demo key's file, unless keys were configured.
     const codecEnv =
       keys.kind === 'demo' ? ` ${CODEC_KEYS_FILE_ENV}=${path.relative(process.cwd(), keys.file) || keys.file}` : '';
     log(
-      `  TEMPORAL_ADDRESS=${cluster.address}${codecEnv} npx ledgerloop start --scenario wallet-debit --var account=acct_1 --var amount.minor=1250 --var amount.currency=EUR --token @${rel}/alice.jwt --wait`,
+      `acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${first.tokensDir}.`,
     );
+    for (const line of nextCommands({
+      env: `TEMPORAL_ADDRESS=${cluster.address}${codecEnv} `,
+      tokensDir: first.tokensDir,
+      uiUrl: ui.url,
+    }))
+      log(line);
     log('Ctrl-C or `ledgerloop cluster down` stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());

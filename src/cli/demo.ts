@@ -12,6 +12,9 @@ import { DATA_DIR } from '../server/temporal-binaries';
 import { runEveryStrategy } from '../demo/opening-failure';
 import { startStack } from '../demo/stack';
 import { describeRows, renderTable } from '../demo/table';
+import { nextCommands, prepareFirstRun } from '../demo/first-run';
+import { DEPLOYMENT_TASK_QUEUE } from '../cluster/versions';
+import { spawnWorker, type WorkerProcess } from '../worker/spawn-worker';
 
 export interface DemoOptions {
   readonly once: boolean;
@@ -42,11 +45,13 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     await codecServer?.close();
     throw err;
   });
+  const workers: WorkerProcess[] = [];
   let stopping = false;
   const shutdown = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log('stopping the stack…');
+    await Promise.all(workers.map((w) => w.stop()));
     await stack.stop();
     await codecServer?.close();
     await shutdownTracingFromEnv();
@@ -56,7 +61,8 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       `Temporal at ${stack.server.address}${stack.server.uiUrl ? `, Web UI at ${stack.server.uiUrl}` : ''}; wallet at ${stack.wallet.url}`,
     );
     if (codecServer) log(`codec server at ${codecServer.url} (the Web UI decodes payloads through it)`);
-    const rows = await runEveryStrategy(stack, { prefix: 'demo', onProgress: log });
+    const demoQueue = `demo-opening-failure-${Date.now()}`;
+    const rows = await runEveryStrategy(stack, { prefix: 'demo', taskQueue: demoQueue, onProgress: log });
     const report = describeRows(rows);
     if (opts.json) {
       const keys = [
@@ -81,9 +87,35 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       process.stderr.write(`${banner}\n`);
     }
     if (opts.once) return code;
-    log(
-      `\nThe stack stays up: open ${stack.server.uiUrl ?? 'the Temporal UI'} and look for workflows "opening-failure-*". Ctrl-C stops it.`,
+    // The stack stays up for a first hour: a worker on the default queue for the user's runs, one on the demo's
+    // queue so its runs answer `show`, `audit` and the UI's queries, an account and tokens to act with.
+    const workerOpts = {
+      address: stack.server.address,
+      services: stack.serviceUrls,
+      workflowBundlePath: stack.bundlePath,
+      env: stack.workerEnv,
+    };
+    workers.push(
+      await spawnWorker({ ...workerOpts, taskQueue: DEPLOYMENT_TASK_QUEUE }),
+      await spawnWorker({ ...workerOpts, taskQueue: demoQueue }),
     );
+    const first = await prepareFirstRun(stack, path.join(DATA_DIR, 'demo'));
+    const address = stack.server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${stack.server.address} `;
+    log(
+      `\nThe stack stays up. Workers poll task queues ${DEPLOYMENT_TASK_QUEUE} and ${demoQueue} (the demo's runs); acme's acct_1 is seeded;`,
+    );
+    log(
+      `tokens for alice, carol the approver and bob the operator are in ${first.tokensDir}. Next, in another shell:\n`,
+    );
+    const exampleRun = rows[rows.length - 1]?.workflowId ?? '<run id>';
+    for (const line of nextCommands({
+      env: address,
+      tokensDir: first.tokensDir,
+      ...(stack.server.uiUrl ? { uiUrl: stack.server.uiUrl } : {}),
+      exampleRun,
+    }))
+      log(line);
+    log('\nCtrl-C stops the stack.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
       process.once('SIGTERM', () => resolve());

@@ -142,13 +142,16 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
 }
 
 /**
- * The opening failure once per retry strategy, in order, on task queues and workflow ids named `<prefix>-...`.
+ * The opening failure once per retry strategy, in order, on one task queue and workflow ids named `<prefix>-...`
+ * (each run's workers are gone before the next starts).
  * `perStrategy` adds options for one strategy's run (a cluster's worker hosts and server restart).
  */
 export async function runEveryStrategy(
   stack: Stack,
   opts: {
     readonly prefix: string;
+    /** The one task queue of the three runs (they run one after the other); default `<prefix>-opening-failure-<ms>`. */
+    readonly taskQueue?: string;
     readonly onProgress?: (message: string) => void;
     readonly perStrategy?: (strategy: RetryStrategy) => Pick<OpeningFailureOptions, 'workerHost' | 'afterWorkerKill'>;
   },
@@ -159,7 +162,7 @@ export async function runEveryStrategy(
     rows.push(
       await runOpeningFailure(stack, {
         strategy,
-        taskQueue: `${opts.prefix}-${strategy}-${stamp}`,
+        taskQueue: opts.taskQueue ?? `${opts.prefix}-opening-failure-${stamp}`,
         workflowId: `${opts.prefix === 'demo' ? '' : `${opts.prefix}-`}opening-failure-${strategy}-${stamp}`,
         ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
         ...opts.perStrategy?.(strategy),
