@@ -146,6 +146,41 @@ async function recordOperatorResolution(
   await save('operator-resolved', workflowId);
 }
 
+/**
+ * v6 on (patch `proven-unsent`): a worker that holds no signing key sends a debit the wallet refuses
+ * (`Capability.Rejected`) on the call's only attempt; the call ends FAILED without reconciliation.
+ */
+async function recordProvenUnsent(
+  stack: Stack,
+  base: (over: Partial<AgentRunInput>) => AgentRunInput,
+  save: (name: string, workflowId: string) => Promise<void>,
+  stamp: number,
+): Promise<void> {
+  const tq = `record-unsent-${stamp}`;
+  const worker = await Worker.create({
+    connection: (await connectNative(serverTarget(stack.server))).connection,
+    taskQueue: tq,
+    workflowBundle: { codePath: stack.bundlePath },
+    activities: createActivities({
+      services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url, timeoutMs: 2_000 }) },
+      workerIdentity: 'recorder-without-key',
+      authorize: {},
+      identity: { issuers: staticIdentitySource([stack.identity.config]) },
+    }),
+  });
+  const workflowId = 'record-proven-unsent';
+  await worker.runUntil(async () => {
+    const handle = await startAgentRun(stack.client, {
+      workflowId,
+      taskQueue: tq,
+      input: base({}),
+      identityToken: await stack.identity.issue('user:alice', 'acme'),
+    });
+    await handle.result();
+  });
+  await save('proven-unsent', workflowId);
+}
+
 async function main(): Promise<void> {
   const version = process.argv[2] ?? 'v1';
   const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', version);
@@ -339,6 +374,7 @@ async function main(): Promise<void> {
       }
     });
     await recordOperatorResolution(stack, base, save, stamp);
+    if (version >= 'v6') await recordProvenUnsent(stack, base, save, stamp);
   } finally {
     await stack.stop();
   }
