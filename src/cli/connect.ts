@@ -4,6 +4,7 @@
  * unreachable server and for queries or updates no worker answers.
  */
 import { Client, type Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { cliDataConverter } from '../codec/demo-key';
 import { workflowPollers } from '../client/pollers';
@@ -74,6 +75,8 @@ export interface CliSession {
   readonly connection: Connection;
   readonly address: string;
   readonly namespace: string;
+  /** The payload codecs the client uses (undefined: plain payloads); decode histories with the same. */
+  readonly dataConverter: DataConverter | undefined;
   /**
    * Runs `fn` (a query or an update that a worker must answer) under a deadline; a deadline hit becomes a
    * NoWorkerError naming `what`.
@@ -85,9 +88,6 @@ export interface CliSession {
 
 /** How long a command waits for a worker before it checks for pollers and warns. */
 export const NO_WORKER_WARNING_MS = 3_000;
-
-/** Where the session's commands print warnings (stderr; stdout stays machine-readable). */
-const stderrForWarnings: { write(text: string): unknown } | undefined = process.stderr;
 
 /**
  * After `afterMs`, asks the server for the queue's pollers and warns when there are none (naming the queue and
@@ -134,7 +134,7 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
   const address = validateAddress(flags.address);
   const namespace = flags.namespace.trim();
   if (namespace === '') throw new CliUsageError('--namespace: must not be empty');
-  let dataConverter;
+  let dataConverter: DataConverter | undefined;
   try {
     dataConverter = cliDataConverter((line) => process.stderr.write(`${line}\n`));
   } catch (err) {
@@ -160,13 +160,13 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
     connection,
     address,
     namespace,
+    dataConverter,
     async answered(what, workflowId, ms, fn, taskQueue) {
       const deadline = Date.now() + ms;
       // An update waits for a worker without an error: say so early when none polls the run's queue.
-      const watch =
-        taskQueue && stderrForWarnings
-          ? watchPollers(client, namespace, taskQueue, stderrForWarnings, NO_WORKER_WARNING_MS)
-          : undefined;
+      const watch = taskQueue
+        ? watchPollers(client, namespace, taskQueue, process.stderr, NO_WORKER_WARNING_MS)
+        : undefined;
       try {
         return await connection.withDeadline(deadline, fn);
       } catch (err) {

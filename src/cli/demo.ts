@@ -14,6 +14,7 @@ import { startStack } from '../demo/stack';
 import { describeRows, renderTable } from '../demo/table';
 import { nextCommands, prepareFirstRun } from '../demo/first-run';
 import { DEPLOYMENT_TASK_QUEUE } from '../cluster/versions';
+import { DEFAULT_ADDRESS } from '../server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../worker/spawn-worker';
 
 export interface DemoOptions {
@@ -100,7 +101,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       await spawnWorker({ ...workerOpts, taskQueue: demoQueue }),
     );
     const first = await prepareFirstRun(stack, path.join(DATA_DIR, 'demo'));
-    const address = stack.server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${stack.server.address} `;
+    const address = stack.server.address === DEFAULT_ADDRESS ? '' : `TEMPORAL_ADDRESS=${stack.server.address} `;
     log(
       `\nThe stack stays up. Workers poll task queues ${DEPLOYMENT_TASK_QUEUE} and ${demoQueue} (the demo's runs); acme's acct_1 is seeded;`,
     );

@@ -9,7 +9,6 @@ import type { Command } from 'commander';
 import { auditRun, FIELD_LABELS, type AuditCheck, type AuditReport, type CheckStatus } from '../../client/audit';
 import { historyEvidence } from '../../client/history-evidence';
 import { readLedger } from '../../client/runs';
-import { cliDataConverter } from '../../codec/demo-key';
 import { addConnectionOptions, addTimeoutOption, withSession, type ConnectionFlags } from '../connect';
 import { EXIT_FAILED } from '../errors';
 import { parseNonEmpty } from '../parse';
@@ -80,7 +79,7 @@ export function registerAudit(program: Command, io: CommandIO): void {
               description.taskQueue,
             );
             const history = await handle.fetchHistory();
-            const evidence = await historyEvidence(history, loadDataConverter(cliDataConverter(() => undefined)));
+            const evidence = await historyEvidence(history, loadDataConverter(s.dataConverter));
             return auditRun(ledger.events, evidence, ledger.projection);
           },
           { stream: io.err },
