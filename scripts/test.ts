@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { alive, readState, startCluster } from '../src/cluster/cluster';
+import { startCluster } from '../src/cluster/cluster';
 import { connectOrStart } from '../src/server/dev-server';
 import { DATA_DIR, REPO_ROOT } from '../src/server/temporal-binaries';
 
@@ -45,10 +45,6 @@ interface TestServer {
 
 /** The local cluster's Temporal server on PostgreSQL (no services or workers: the tests bring their own). */
 async function clusterServer(): Promise<TestServer> {
-  const running = readState();
-  if (running && alive(running.pid)) {
-    throw new Error(`a cluster is already up (pid ${running.pid}); stop it with \`ledgerloop cluster down\` first`);
-  }
   const started = Date.now();
   const cluster = await startCluster((line) => process.stderr.write(`test: ${line}\n`));
   return {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { connectClient } from '../../src/server/connection-config';
 import { readFileSync } from 'node:fs';
-import { alive, readState, startCluster } from '../../src/cluster/cluster';
+import { startCluster } from '../../src/cluster/cluster';
 import { startDevServer, type DevServer } from '../../src/server/dev-server';
 import { groupCpuMs, processCpuMs, treeCpuMs } from './proc-cpu';
 import { resolveTemporalCli } from '../../src/server/temporal-binaries';
@@ -152,9 +152,6 @@ function devBenchServer(server: DevServer): BenchServer {
 
 /** The local cluster's Temporal server on PostgreSQL (no services or workers of its own: the bench brings them). */
 async function clusterBenchServer(): Promise<BenchServer> {
-  const running = readState();
-  if (running && alive(running.pid))
-    throw new Error(`a cluster is already up (pid ${running.pid}); stop it with \`ledgerloop cluster down\` first`);
   const t0 = Date.now();
   const cluster = await startCluster();
   const postmaster = (): number =>

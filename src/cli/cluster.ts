@@ -112,13 +112,6 @@ async function once(): Promise<number> {
 }
 
 async function up(workers: number): Promise<number> {
-  const running = readState();
-  if (running && alive(running.pid)) {
-    log(
-      `a cluster is already up (pid ${running.pid}, Temporal ${running.address}); \`ledgerloop cluster down\` stops it`,
-    );
-    return 1;
-  }
   const { cluster, stack, keys } = await bringUp();
   const hosts: { host: string; proc: WorkerProcess }[] = [];
   let ui: ClusterUi | undefined;

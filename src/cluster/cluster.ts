@@ -57,7 +57,18 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** Another `cluster up` (or a run of the tests or the bench on the cluster) holds the cluster's ports and data. */
+export class ClusterBusyError extends Error {
+  override readonly name = 'ClusterBusyError';
+}
+
 export async function startCluster(log: (line: string) => void = () => {}): Promise<RunningCluster> {
+  const running = readState();
+  if (running && alive(running.pid)) {
+    throw new ClusterBusyError(
+      `a cluster is already up (pid ${running.pid}, Temporal ${running.address}); \`ledgerloop cluster down\` stops it`,
+    );
+  }
   const ports = clusterPorts(portOffsetFromEnv());
   fs.mkdirSync(CLUSTER_DIR, { recursive: true });
   let t = Date.now();
