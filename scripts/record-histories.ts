@@ -67,6 +67,26 @@ async function decide(
   });
 }
 
+/** A recorder worker of its own on `tq`, reaching only the wallet at `walletUrl`, signing with `authorize`'s key (if any). */
+async function walletWorker(
+  stack: Stack,
+  tq: string,
+  walletUrl: string,
+  authorize: { capabilityKey?: Stack['capabilityKey'] },
+): Promise<Worker> {
+  return Worker.create({
+    connection: (await connectNative(serverTarget(stack.server))).connection,
+    taskQueue: tq,
+    workflowBundle: { codePath: stack.bundlePath },
+    activities: createActivities({
+      services: { wallet: new DownstreamClient({ baseUrl: walletUrl, timeoutMs: 2_000 }) },
+      workerIdentity: authorize.capabilityKey ? 'recorder' : 'recorder-without-key',
+      authorize,
+      identity: { issuers: staticIdentitySource([stack.identity.config]) },
+    }),
+  });
+}
+
 /**
  * The operator path: a wallet of its own commits the debit and is stopped, so reconciliation cannot answer and
  * the run waits for an operator; the wallet comes back on the same port and database, and the operator's claim
@@ -85,17 +105,7 @@ async function recordOperatorResolution(
   await admin.seedAccount({ tenant: 'acme', account: 'acct_op', balanceMinor: 10_000, currency: 'EUR' });
   await admin.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
   const tq = `record-operator-${stamp}`;
-  const worker = await Worker.create({
-    connection: (await connectNative(serverTarget(stack.server))).connection,
-    taskQueue: tq,
-    workflowBundle: { codePath: stack.bundlePath },
-    activities: createActivities({
-      services: { wallet: new DownstreamClient({ baseUrl: wallet.url, timeoutMs: 2_000 }) },
-      workerIdentity: 'recorder',
-      authorize: { capabilityKey: stack.capabilityKey },
-      identity: { issuers: staticIdentitySource([stack.identity.config]) },
-    }),
-  });
+  const worker = await walletWorker(stack, tq, wallet.url, { capabilityKey: stack.capabilityKey });
   const workflowId = 'record-operator-resolved';
   try {
     await worker.runUntil(async () => {
@@ -157,17 +167,7 @@ async function recordProvenUnsent(
   stamp: number,
 ): Promise<void> {
   const tq = `record-unsent-${stamp}`;
-  const worker = await Worker.create({
-    connection: (await connectNative(serverTarget(stack.server))).connection,
-    taskQueue: tq,
-    workflowBundle: { codePath: stack.bundlePath },
-    activities: createActivities({
-      services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url, timeoutMs: 2_000 }) },
-      workerIdentity: 'recorder-without-key',
-      authorize: {},
-      identity: { issuers: staticIdentitySource([stack.identity.config]) },
-    }),
-  });
+  const worker = await walletWorker(stack, tq, stack.wallet.url, {});
   const workflowId = 'record-proven-unsent';
   await worker.runUntil(async () => {
     const handle = await startAgentRun(stack.client, {

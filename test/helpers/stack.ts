@@ -16,7 +16,8 @@ import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tr
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
 
 let runtimeInstalled = false;
-function quietRuntime(): void {
+/** Installs the SDK runtime with a logger that prints errors only (once per process; another install is tolerated). */
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {

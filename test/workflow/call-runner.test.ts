@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { readLedger, startAgentRun } from '../../src/client/runs';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
@@ -18,6 +18,7 @@ import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { LedgerSnapshot } from '../../workflows/ledger';
+import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
 
 jest.setTimeout(60_000);
@@ -28,13 +29,7 @@ let issuer: DevIssuer;
 let dir: string;
 
 beforeAll(async () => {
-  try {
-    Runtime.install({
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-    });
-  } catch {
-    /* installed by another file */
-  }
+  quietRuntime();
   dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-wf-'));
   [env, bundlePath, issuer] = await Promise.all([
     createTimeSkippingEnv(),
