@@ -14,6 +14,7 @@ import type { DispatchRequest } from '../src/domain/activity-contracts';
 import { hashCanonical } from '../src/domain/canonical';
 import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/protocol';
 import { Failure } from '../src/domain/failures';
+import { keyModeFor } from '../src/domain/retry-contract';
 import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
 import type { ApprovalGrant, AuthorizationInput, AuthorizerResult } from '../src/policy/authorization';
 import {
@@ -97,7 +98,7 @@ function deriveCall(tools: ToolRegistry, req: DispatchRequest): DerivedCall {
     throw mismatch(`the request body is not the canonical form of a ${tool.name} call`);
   const invalid = tool.invariants?.(parsed.data, ctx) ?? null;
   if (invalid !== null) throw mismatch(`the call violates an invariant of ${tool.name}`);
-  const keyMode = req.strategy === 'blind_retry' ? 'derived' : 'exact';
+  const keyMode = keyModeFor(req.strategy);
   const keyOk =
     req.keyUsed === intent.operationKey || (keyMode === 'derived' && req.keyUsed.startsWith(`${intent.operationKey}~`));
   if (!keyOk) throw mismatch('the key to send is not the intent operation key');

@@ -13,6 +13,7 @@ import type {
 import { Failure } from '../src/domain/failures';
 import { blindRetryKey } from '../src/domain/identity';
 import { isLabStrategy } from '../src/domain/run';
+import { keyModeFor } from '../src/domain/retry-contract';
 import type { DownstreamClient } from '../src/downstream/client';
 import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
 import {
@@ -142,7 +143,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
       failure(type, message, retryable, attempt);
     const downstream = client(req.service);
     // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
-    const key = req.strategy === 'blind_retry' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
+    const key = keyModeFor(req.strategy) === 'derived' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
     const base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'> = {

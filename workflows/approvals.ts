@@ -50,25 +50,11 @@ export class Approvals {
     private readonly ledger: Ledger,
     private readonly onChange: () => void,
     private readonly run: { readonly principalId: string; readonly tenant: string },
-  ) {
-    setHandler(pendingApprovalsQuery, () =>
-      [...this.pending.values()].map(({ ttlMs: _ttl, policy: _p, action: _a, ...p }) => p),
-    );
-    setHandler(
-      decideApprovalUpdate,
-      async (d) => {
-        // Versioned change: runs that recorded decisions before approvers were verified replay them as they were.
-        if (!patched(VERIFIED_APPROVERS)) return this.recordUnverified(d);
-        try {
-          return await this.decideVerified(d);
-        } catch (err) {
-          // Only a TemporalFailure fails just the update; any other error would fail the workflow task.
-          if (err instanceof TemporalFailure) throw err;
-          throw invalid(`the decision could not be checked: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      },
-      { validator: (d) => void this.check(d) },
-    );
+  ) {}
+
+  /** The pending requests as the `pendingApprovals` query shows them. */
+  listPending(): PendingApproval[] {
+    return [...this.pending.values()].map(({ ttlMs: _ttl, policy: _p, action: _a, ...p }) => p);
   }
 
   get pendingCount(): number {
@@ -95,7 +81,7 @@ export class Approvals {
   }
 
   /** The validator (and the handler's first step): a well-formed decision on a pending call. Throws typed failures. */
-  private check(d: unknown): {
+  check(d: unknown): {
     readonly input: ApprovalDecisionInput & { readonly token: string };
     readonly waiting: Waiting;
   } {
@@ -132,9 +118,7 @@ export class Approvals {
     return { input: d as ApprovalDecisionInput & { token: string }, waiting };
   }
 
-  private async decideVerified(
-    d: ApprovalDecisionInput,
-  ): Promise<{ accepted: true; expiresAt?: string; approver: string }> {
+  async decideVerified(d: ApprovalDecisionInput): Promise<{ accepted: true; expiresAt?: string; approver: string }> {
     const { input, waiting } = this.check(d); // the same check as the validator, so the handler never relies on it alone
     const id = input.logicalCallId;
     if (this.deciding.has(id)) throw refusedBusy(id);
@@ -205,7 +189,7 @@ export class Approvals {
   }
 
   /** The original handler, kept for histories recorded before `verified-approvers` (a free `approver` string). */
-  private recordUnverified(d: ApprovalDecisionInput): { accepted: true; expiresAt?: string } {
+  recordUnverified(d: ApprovalDecisionInput): { accepted: true; expiresAt?: string } {
     return this.record(d, this.pending.get(d.logicalCallId)!, d.approver ?? '');
   }
 }
@@ -224,4 +208,24 @@ function refusedBusy(id: string): ApplicationFailure {
     nonRetryable: true,
     message: `another decision on call ${id} is being checked; try again`,
   });
+}
+
+/** The `pendingApprovals` query and the `decideApproval` update, over the run's approvals. */
+export function handleApprovalDecisions(approvals: Approvals): void {
+  setHandler(pendingApprovalsQuery, () => approvals.listPending());
+  setHandler(
+    decideApprovalUpdate,
+    async (d) => {
+      // Versioned change: runs that recorded decisions before approvers were verified replay them as they were.
+      if (!patched(VERIFIED_APPROVERS)) return approvals.recordUnverified(d);
+      try {
+        return await approvals.decideVerified(d);
+      } catch (err) {
+        // Only a TemporalFailure fails just the update; any other error would fail the workflow task.
+        if (err instanceof TemporalFailure) throw err;
+        throw invalid(`the decision could not be checked: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    },
+    { validator: (d) => void approvals.check(d) },
+  );
 }

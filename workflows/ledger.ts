@@ -33,10 +33,12 @@ export class Ledger {
     this.baseSeq = carried?.eventCount ?? 0;
   }
 
+  /** Append one event. Fields left undefined are dropped, so callers may pass optional values as they are. */
   append(body: LedgerEventBody): LedgerEvent {
+    const defined = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
     // Date.now() in workflow code is the workflow-task time: deterministic on replay.
     const event = {
-      ...body,
+      ...defined,
       seq: this.baseSeq + this.events.length + 1,
       at: new Date(Date.now()).toISOString(),
     } as LedgerEvent;

@@ -25,12 +25,16 @@ import { DEFAULT_TUNING, type BenchContext } from './common';
 /** Functions whose inclusive time is reported (workflow code, SDK entry points, activities). */
 export const INCLUSIVE_NAMES = [
   'agentRun',
+  'execute',
+  'turns',
+  'callAll',
   'bareLoop',
   'importWorkflows',
   'initRuntime',
   '__webpack_require__',
-  'prepareProposal',
-  'authorizeForDispatch',
+  'prepare',
+  'decide',
+  'recordIntent',
   'runCall',
   'admitResult',
   'publish',

@@ -212,6 +212,44 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   return { state: 'UNKNOWN', cause: `unclassified:${type ?? cause.name ?? 'error'}` };
 }
 
+/** UNKNOWN causes that prove the failing attempt committed nothing (an earlier attempt may have). */
+const ATTEMPT_DID_NOTHING: ReadonlySet<string> = new Set(['capability_rejected', 'capability_claims_mismatch']);
+
+/** A dispatch activity that ended without a result, judged with the attempt evidence it carries. */
+export interface FailedDispatch {
+  readonly verdict: DispatchVerdict;
+  /** Attempts the activity really made (see `attemptsOf`). */
+  readonly attempts: number;
+  /**
+   * Present when the activity reported, by its own attempt number, that its only attempt was refused before
+   * anything could commit (the downstream refused its capability, or the signer refused to sign). Whether that
+   * settles the call FAILED is the call runner's to say: an earlier dispatch of the same call may have sent.
+   */
+  readonly onlyAttemptSentNothing?: { readonly code: string; readonly message: string };
+}
+
+/** Classify a failed dispatch and read its attempt evidence, in one place. */
+export function judgeDispatchFailure(err: FailureLike, maximumAttempts: number): FailedDispatch {
+  const verdict = classifyDispatchFailure(err);
+  const reported = attemptsOf(err, maximumAttempts);
+  if (
+    verdict.state === 'UNKNOWN' &&
+    ATTEMPT_DID_NOTHING.has(verdict.cause) &&
+    reported.exact &&
+    reported.attempts === 1
+  ) {
+    return {
+      verdict,
+      attempts: reported.attempts,
+      onlyAttemptSentNothing: {
+        code: err.cause?.type ?? verdict.cause,
+        message: err.cause?.message ?? verdict.cause,
+      },
+    };
+  }
+  return { verdict, attempts: reported.attempts };
+}
+
 /** A downstream's failure code as the model and the ledger may see it: a dotted code of bounded length, or a generic one. */
 const SAFE_CODE = /^[A-Z][A-Za-z0-9]{0,31}(\.[A-Z][A-Za-z0-9]{0,31}){1,3}$/;
 

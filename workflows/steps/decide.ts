@@ -1,29 +1,30 @@
 /**
- * Steps 6-8 of the pipeline, at the instant of dispatch: the current policy's decision (a local activity that
- * also signs the capability), human approval bound to the exact call, the unresolved-call check and the
- * dispatch budget. Only an allowed decision leads to a recorded intent; nothing else reaches a downstream.
+ * Step 4 of a call, `decide`, at the instant of dispatch (pipeline steps 6-8): the unresolved-call check, the
+ * dependency's circuit, the dispatch budget, then the current policy's decision, human approval bound to the
+ * exact call, rate limits (waiting out a limit, within the deadline) and quotas across runs. Only an allowed
+ * decision leads on, synchronously, to `recordIntent`; nothing else reaches a downstream.
  */
 import { condition, patched, proxyLocalActivities, sleep } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
-import type { Observation } from '../src/domain/activity-contracts';
-import { Failure } from '../src/domain/failures';
-import type { ToolIntent } from '../src/domain/identity';
+import type { Activities } from '../../activities';
+import { DeadlineTooClose, type DeadlineClock } from '../../src/domain/activity-presets';
+import type { Observation } from '../../src/domain/activity-contracts';
+import { Failure } from '../../src/domain/failures';
+import type { ToolIntent } from '../../src/domain/identity';
 import {
-  capabilityClaims,
   type ApprovalGrant,
   type AuthorizationDecision,
   type AuthorizationInput,
   type DispatchAuthorization,
   type HeldPolicy,
-} from '../src/policy/authorization';
-import { evaluate } from '../src/policy/evaluate';
-import type { RetryStrategy } from '../src/domain/run';
-import type { Approvals } from './approvals';
-import type { Ledger } from './ledger';
-import type { ValidatedCall } from './proposals';
-import { QuotaUnavailable, releaseAcrossRuns, reserveAcrossRuns } from './quota-client';
-import { workflowCrashPoint } from '../src/faults/workflow-hook'; // fault-protocol hook
+} from '../../src/policy/authorization';
+import { evaluate } from '../../src/policy/evaluate';
+import type { RetryStrategy } from '../../src/domain/run';
+import type { Approvals } from '../approvals';
+import type { Ledger } from '../ledger';
+import type { ValidatedCall } from './validate';
+import { QuotaUnavailable, releaseAcrossRuns, reserveAcrossRuns } from '../quota-client';
+import { recordIntent } from './record-intent';
+import { keyModeFor } from '../../src/domain/retry-contract';
 
 export interface DispatchGate {
   readonly ledger: Ledger;
@@ -99,13 +100,9 @@ export const ONE_AUTHORIZER_CALL = 'one-authorizer-call';
  * `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version,
  * expiry). A call that took a cross-run rate-limit slot and is then refused gives the slot back.
  */
-export async function authorizeForDispatch(
-  g: DispatchGate,
-  call: ValidatedCall,
-  prior?: ApprovalGrant,
-): Promise<GateResult> {
+export async function decide(g: DispatchGate, call: ValidatedCall, prior?: ApprovalGrant): Promise<GateResult> {
   const quota = { held: false };
-  const result = await decide(g, call, prior, quota);
+  const result = await decideUnderQuota(g, call, prior, quota);
   if (!result.ok && quota.held)
     await releaseAcrossRuns({ tenant: g.tenant, runId: g.runId, logicalCallId: call.logicalCallId, clock: g.clock() });
   return result;
@@ -122,7 +119,7 @@ async function defer(g: DispatchGate, id: string, retryAfterMs: number, reason: 
   await sleep(retryAfterMs);
 }
 
-async function decide(
+async function decideUnderQuota(
   g: DispatchGate,
   call: ValidatedCall,
   prior: ApprovalGrant | undefined,
@@ -181,7 +178,7 @@ async function decide(
       toolApprovalReason: call.tool.approval?.(call.args, who) ?? null,
       ...(approval ? { approval } : {}),
       recentDispatches: g.dispatchTimes.get(authz.action) ?? [],
-      keyMode: g.strategy === 'blind_retry' ? 'derived' : 'exact',
+      keyMode: keyModeFor(g.strategy),
       nowMs: Date.now(),
     };
     let decision: AuthorizationDecision;
@@ -304,42 +301,7 @@ async function decide(
           expiresAt: decision.expiresAt,
           chain: decision.chain,
         });
-        const intent: ToolIntent = {
-          runId: g.runId,
-          providerCallId: call.providerCallId,
-          logicalCallId: id,
-          operationKey: call.operationKey,
-          toolName: call.tool.name,
-          toolVersion: call.tool.version,
-          argumentsHash: call.argumentsHash,
-          principalId: g.principalId,
-          tenant: g.tenant,
-          policyVersion: decision.policyVersion,
-          deadlineAt: g.deadlineAt,
-        };
-        // The intent becomes durable before any dispatch (workflow state, then the activity input in history).
-        workflowCrashPoint('workflow.before_intent'); // fault-protocol hook: no-op unless the fault runner started the run
-        const recorded = ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
-        g.releaseBudget(id); // the reservation is now the recorded intent
-        const times = g.dispatchTimes.get(authz.action) ?? [];
-        g.dispatchTimes.set(authz.action, [...times, Date.now()]);
-        const signLater: DispatchAuthorization | undefined = held
-          ? {
-              claims: capabilityClaims(input, decision),
-              policyDigest: held.digest,
-              chain: decision.chain,
-              reason: decision.reason,
-              issuedAt: decision.issuedAt,
-            }
-          : undefined;
-        return {
-          ok: true,
-          intent,
-          intentRecordedAt: recorded.at,
-          ...(decision.capability ? { capability: decision.capability } : {}),
-          ...(signLater ? { authorization: signLater } : {}),
-          ...(approval ? { approval } : {}),
-        };
+        return recordIntent(g, call, decision, { input, held, approval });
       }
     }
   }

@@ -1,17 +1,19 @@
 /**
- * Saga compensation. A compensation is a new governed effect (its own operation key, a fresh authorization at
+ * Step 8, `compensate`. Saga compensation. A compensation is a new governed effect (its own operation key, a fresh authorization at
  * dispatch, a deadline-bounded retry policy, reconciliation, an outcome in the ledger), never a rollback.
  * It is registered before its forward call is dispatched, so a forward effect left UNKNOWN is still covered:
  * compensations name the forward effect by its operation key, and the downstream refuses, with no effect and
  * a sealed forward key, to offset something that never happened.
  */
-import type { Observation } from '../src/domain/activity-contracts';
-import { hashCanonical, type Json } from '../src/domain/canonical';
-import { deriveOperationKey } from '../src/domain/identity';
-import type { AnyTool, DispatchContext } from '../src/domain/tool';
-import type { ToolRegistry } from '../src/tools/registry';
-import type { Ledger } from './ledger';
-import type { ValidatedCall } from './proposals';
+import type { Observation } from '../../src/domain/activity-contracts';
+import { DeadlineTooClose } from '../../src/domain/activity-presets';
+import type { StopReason } from '../../src/domain/run';
+import { hashCanonical, type Json } from '../../src/domain/canonical';
+import { deriveOperationKey } from '../../src/domain/identity';
+import type { AnyTool, DispatchContext } from '../../src/domain/tool';
+import type { ToolRegistry } from '../../src/tools/registry';
+import type { Ledger } from '../ledger';
+import type { ValidatedCall } from './validate';
 
 interface Registered {
   readonly forward: { readonly logicalCallId: string; readonly toolName: string };
@@ -205,4 +207,57 @@ export class Saga {
     }
     return out;
   }
+}
+
+/**
+ * A stop other than `completed`: every forward effect still standing is offset (`onAbort: 'compensate'`) or left
+ * for an operator (`'leave'`, no compensation declared, or no time left). Records `StandingEffectsSettled` and
+ * returns what the stop detail must name, or '' when nothing stands.
+ */
+export async function settleStanding(
+  s: {
+    readonly ledger: Ledger;
+    readonly saga: Saga;
+    readonly tools: ToolRegistry;
+    readonly onAbort: 'compensate' | 'leave';
+    /** Versioned change: runs recorded before it left standing effects unnamed. */
+    readonly versioned: () => boolean;
+  },
+  reason: StopReason,
+  run: (call: ValidatedCall) => Promise<Observation>,
+): Promise<string> {
+  const { ledger, saga, onAbort } = s;
+  const standing = Object.values(ledger.projection.calls).filter(
+    (c) =>
+      c.origin === 'model' &&
+      c.intentRecorded &&
+      (c.state === 'SUCCEEDED' || c.state === 'UNKNOWN') &&
+      c.compensation !== 'OFFSET' &&
+      c.compensation !== 'NOTHING_TO_OFFSET' &&
+      s.tools.get(c.toolName)?.compensation.kind !== 'none',
+  );
+  if (standing.length === 0 || !s.versioned()) return '';
+  const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
+  if (onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))) {
+    try {
+      const done = await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, run);
+      out.offset.push(...done.offset);
+      out.nothingToOffset.push(...done.nothingToOffset);
+      out.unsettled.push(...done.unsettled);
+    } catch (err) {
+      if (!(err instanceof DeadlineTooClose)) throw err;
+    }
+  }
+  const handled = new Set([...out.offset, ...out.nothingToOffset]);
+  const left = standing.map((c) => c.logicalCallId).filter((id) => !handled.has(id) && !out.unsettled.includes(id));
+  ledger.append({ type: 'StandingEffectsSettled', stopReason: reason, choice: onAbort, ...out, left });
+  const parts = [
+    out.offset.length > 0 ? `offset ${out.offset.join(', ')}` : '',
+    out.nothingToOffset.length > 0 ? `nothing to offset for ${out.nothingToOffset.join(', ')}` : '',
+    out.unsettled.length > 0 ? `compensation did not settle for ${out.unsettled.join(', ')}` : '',
+    left.length > 0
+      ? `left standing for an operator: ${left.map((id) => `${id} (${ledger.projection.calls[id]?.toolName ?? '?'})`).join(', ')}`
+      : '',
+  ].filter((x) => x !== '');
+  return `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}`;
 }

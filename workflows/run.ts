@@ -1,0 +1,432 @@
+/**
+ * `AgentRun`: one run's state, and its turns told in the essay's order. The workflow function
+ * (`agent-run.workflow.ts`) registers the handlers over this state, then calls `execute`.
+ *
+ * A turn: `plan` (the model proposes) → for each proposal `validate` → `key` → `decide` → `recordIntent` →
+ * `dispatch` → `settle`; a failed effect → `compensate`. After each step `nextStop` (stops.ts) says whether the
+ * run ends here, and why.
+ */
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Observation, PlanResponse, ProposedCall } from '../src/domain/activity-contracts';
+import type { ActorRecord } from '../src/identity/types';
+import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
+import { Failure } from '../src/domain/failures';
+import { retryAmplification, unknownCalls, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
+import {
+  DEFAULT_BUDGETS,
+  DEFAULT_CAPS,
+  DEFAULT_LIMITS,
+  type AgentRunInput,
+  type AgentRunResult,
+  type Budgets,
+  type CarriedState,
+} from '../src/domain/run';
+import { builtinTools } from '../src/tools/registry';
+import { Approvals } from './approvals';
+import { proposalSignature } from './budgets';
+import { runCall, type CallRunnerContext } from './call-runner';
+import { CircuitBreakers } from './circuit-breaker';
+import { VERIFIED_IDENTITY, verifyRunIdentity } from './identity';
+import { Ledger } from './ledger';
+import { RunView, runResult } from './run-view';
+import { Saga, settleStanding, type SagaRegistration } from './steps/compensate';
+import { PolicyHolder, type DispatchGate } from './steps/decide';
+import { answerRepeat, earlierIntent, key } from './steps/key';
+import { plan } from './steps/plan';
+import {
+  ProposalRecord,
+  validate,
+  validateBinding,
+  type Prepared,
+  type RunContext,
+  type ValidatedCall,
+} from './steps/validate';
+import {
+  afterCompensation,
+  cancelledStop,
+  deadlineStop,
+  failureSummary,
+  nextStop,
+  SETTLE_STANDING_EFFECTS,
+  settlesStanding,
+  type Moment,
+  type Stop,
+} from './stops';
+
+/** Patch id: search attributes are upserted only when a value changes (fewer history events per turn). */
+export const PUBLISH_ON_CHANGE = 'publish-on-change';
+/** Patch id: the run decides from the policy the authorizer returned; the dispatch activity re-checks and signs. */
+export const DECIDE_FROM_HELD_POLICY = 'decide-from-held-policy';
+
+/** Who asked a verified cancel (from the cancel handler), if anyone did. */
+export type CancelledBy = () => { readonly actor: ActorRecord; readonly reason: string } | undefined;
+
+export class AgentRun {
+  readonly runId = workflowInfo().workflowId;
+  readonly ledger: Ledger;
+  readonly budgets: Budgets;
+  readonly who: { readonly principalId: string; readonly tenant: string };
+  readonly approvals: Approvals;
+  /** Cancelling this scope (`requestCancel`, or Temporal's cancel of the run) stops the turn loop. */
+  readonly scope = new CancellationScope();
+  private readonly carried: CarriedState | undefined;
+  private readonly deadlineAtMs: number;
+  private readonly caps: typeof DEFAULT_CAPS;
+  private readonly limits: typeof DEFAULT_LIMITS;
+  private readonly view: RunView;
+  private readonly proposals: RunContext;
+  private readonly saga: Saga;
+  /** Compensations carried across continue-as-new whose tool this worker no longer knows. */
+  private readonly lostRegistrations: readonly string[];
+  private readonly gate: DispatchGate;
+  private readonly runner: CallRunnerContext;
+  /** Calls holding a place in the tool-call budget while they wait (authorizer, approval, rate limit). */
+  private readonly reservedIntents = new Set<string>();
+  private observations: Observation[];
+  private lastSignature: string | undefined;
+  private repeated: number;
+
+  constructor(readonly input: AgentRunInput) {
+    const carried = (this.carried = input.carried);
+    this.ledger = new Ledger(
+      carried ? { projection: carried.projection as Projection, eventCount: carried.eventCount } : undefined,
+    );
+    this.limits = { ...DEFAULT_LIMITS, ...input.limits };
+    this.caps = { ...DEFAULT_CAPS, ...input.caps };
+    this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
+    this.deadlineAtMs = Date.parse(input.deadlineAt);
+    this.who = { principalId: input.principal.id, tenant: input.principal.tenant };
+    this.proposals = {
+      runId: this.runId,
+      ...this.who,
+      deadlineAt: input.deadlineAt,
+      tools: builtinTools,
+      ledger: this.ledger,
+      occurrences: new Map(carried?.occurrences ?? []),
+    };
+    // Versioned change: runs started before it upserted every search attribute on every publish (replayed as such).
+    this.view = new RunView(this.ledger, this.budgets, patched(PUBLISH_ON_CHANGE));
+    this.saga = new Saga(this.ledger, builtinTools, this.runId, this.who);
+    // Compensations are owed across continue-as-new: the registrations travel with the carried state.
+    this.lostRegistrations = carried?.saga ? this.saga.restore(carried.saga as SagaRegistration[]) : [];
+    const breakers = new CircuitBreakers(this.ledger);
+    this.approvals = new Approvals(this.ledger, this.show, this.who);
+    this.gate = {
+      ledger: this.ledger,
+      approvals: this.approvals,
+      runId: this.runId,
+      ...this.who,
+      deadlineAt: input.deadlineAt,
+      strategy: input.strategy,
+      clock: this.clock,
+      dispatchTimes: new Map(),
+      unresolved: (except) => unknownCalls(this.ledger.projection).filter((c) => c !== except),
+      reserveBudget: (callId) => this.reserve(callId),
+      releaseBudget: (callId) => void this.reservedIntents.delete(callId),
+      circuitOpen: (service) => breakers.openReason(service),
+      // Versioned change: runs started before it asked the authorizer local activity for every call.
+      ...(patched(DECIDE_FROM_HELD_POLICY) ? { held: new PolicyHolder() } : {}),
+    };
+    this.runner = {
+      ledger: this.ledger,
+      strategy: input.strategy,
+      tenant: this.who.tenant,
+      clock: this.clock,
+      gate: this.gate,
+      breakers,
+      beforeDispatch: (c) => this.saga.register(c),
+    };
+    this.observations = (carried?.observations ?? []) as Observation[];
+    this.lastSignature = carried?.lastProposalSignature;
+    this.repeated = carried?.repeatedTurns ?? 0;
+  }
+
+  /** Publish the run's state for the UI (search attributes, current details). */
+  readonly show = (): void => this.view.publish();
+  /** The policy the run decides from now (held), for the checks on approvers, operators and cancellers. */
+  readonly heldPolicy = () => this.gate.held?.current?.document;
+  readonly clock = (): DeadlineClock => ({
+    deadlineAtMs: this.deadlineAtMs,
+    nowMs: Date.now(),
+    caps: this.caps,
+    limits: this.limits,
+  });
+
+  retryAccounting() {
+    const p = this.ledger.projection;
+    return { dependencies: p.dependencies, amplification: retryAmplification(p), circuits: p.circuits };
+  }
+
+  /** The whole run: open it, take turns until a stop, end it. */
+  async execute(cancelledBy: CancelledBy): Promise<AgentRunResult> {
+    const opened = nextStop(this.facts, { at: 'opened', ...(await this.open()) });
+    if (opened) return this.end(opened);
+    try {
+      return await this.scope.run(() => this.turns());
+    } catch (err) {
+      if (err instanceof DeadlineTooClose) return this.end(deadlineStop(err.message));
+      if (!isCancellation(err)) throw err;
+      // Cancelling proves only that we stopped waiting. Calls in flight were marked UNKNOWN and reconciled by
+      // their runners (reconciliation is not cancellable); nothing new is dispatched.
+      const inFlight = Object.values(this.ledger.projection.calls)
+        .filter((c) => c.state === 'UNKNOWN' || c.state === 'DISPATCHING')
+        .map((c) => c.logicalCallId);
+      const by = cancelledBy();
+      this.ledger.append({
+        type: 'CancellationRequested',
+        inFlight,
+        ...(by ? { requestedBy: by.actor, reason: by.reason } : {}),
+      });
+      return this.end(cancelledStop(inFlight, by));
+    }
+  }
+
+  private async turns(): Promise<AgentRunResult> {
+    for (let turn = this.carried?.nextTurn ?? 1; ; turn++) {
+      let stop = this.check({ at: 'turn', turn });
+      if (stop) return this.end(stop);
+      if (workflowInfo().historyLength > this.budgets.maxHistoryEvents || workflowInfo().continueAsNewSuggested)
+        return this.continueAsNew(turn);
+
+      const planned = await plan(this, turn, this.observations);
+      if (!planned.ok) return this.end({ kind: 'stop', reason: 'model_failed', detail: planned.cause });
+      const proposals = planned.plan.kind === 'proposals' ? planned.plan.proposals : [];
+      stop = this.check({ at: 'planned', turn, plan: planned.plan, repeated: this.noteProposals(planned.plan) });
+      if (stop) return this.end(stop);
+
+      let results = await this.callAll(turn, proposals);
+      stop = this.check({ at: 'dispatched', turn, results });
+      if (stop) return this.end(stop);
+
+      const open = unknownCalls(this.ledger.projection);
+      if (open.length > 0) {
+        const settled = await this.waitForOperator(open);
+        results = results.map((o) => {
+          const c = this.ledger.projection.calls[o.logicalCallId];
+          return o.state === 'UNKNOWN' && c ? { ...o, state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED' } : o;
+        });
+        stop = this.check({ at: 'operator_waited', turn, results, open, settled });
+        if (stop) return this.end(stop);
+      }
+      this.observations = results;
+      stop = this.check({ at: 'turn_end', results });
+      if (stop) return this.end(stop);
+    }
+  }
+
+  private get facts() {
+    return { projection: this.ledger.projection, budgets: this.budgets, input: this.input };
+  }
+
+  private check(m: Moment): Stop | null {
+    return nextStop(this.facts, m);
+  }
+
+  /** Record the run's start (identity verified), or take over the state continue-as-new carried. */
+  private async open(): Promise<{ identityRefused?: string }> {
+    const { input, ledger, carried } = this;
+    let refused: string | undefined;
+    if (carried) {
+      // Carried state is the workflow's own, handed over at continue-as-new; a starter that sets it is refused.
+      if (patched(VERIFIED_IDENTITY) && workflowInfo().continuedFromExecutionRunId === undefined) {
+        throw ApplicationFailure.create({
+          type: Failure.IdentityInvalid,
+          nonRetryable: true,
+          message: 'carried state is set only by continue-as-new; nothing was run',
+        });
+      }
+      ledger.append({
+        type: 'LedgerCarriedForward',
+        fromTemporalRunId: carried.fromTemporalRunId,
+        projectionHash: carried.projectionHash,
+        eventCount: carried.eventCount,
+      });
+    } else {
+      // Versioned change: runs started before it took the principal from the input text.
+      const checked = patched(VERIFIED_IDENTITY)
+        ? await verifyRunIdentity(input.identityToken, input.principal)
+        : undefined;
+      const identity =
+        checked === undefined
+          ? undefined
+          : checked.ok
+            ? {
+                verified: true as const,
+                subject: checked.identity.subject,
+                issuer: checked.identity.issuer,
+                tokenDigest: checked.identity.tokenDigest,
+                roles: checked.identity.roles,
+              }
+            : { verified: false as const, code: checked.code, reason: checked.reason };
+      if (checked && !checked.ok) refused = `${checked.code}: ${checked.reason}`;
+      ledger.append({
+        type: 'RunCreated',
+        runId: this.runId,
+        ...this.who,
+        strategy: input.strategy,
+        deadlineAt: input.deadlineAt,
+        budgets: this.budgets,
+        reducerVersion: REDUCER_VERSION,
+        onAbort: this.onAbort,
+        identity,
+      });
+    }
+    this.view.identify({ principal: this.who.principalId, tenant: this.who.tenant, strategy: input.strategy });
+    this.show();
+    return refused === undefined ? {} : { identityRefused: refused };
+  }
+
+  private get onAbort(): 'compensate' | 'leave' {
+    return this.input.onAbort ?? 'compensate';
+  }
+
+  private reserve(callId: string): boolean {
+    if (this.reservedIntents.has(callId)) return true;
+    if (this.ledger.projection.intents + this.reservedIntents.size >= this.budgets.maxToolCalls) return false;
+    this.reservedIntents.add(callId);
+    return true;
+  }
+
+  /** Count turns proposing the same calls as the last (no-progress detection); returns the count. */
+  private noteProposals(planned: PlanResponse): number {
+    if (planned.kind !== 'proposals') return this.repeated;
+    const signature = proposalSignature(planned.proposals);
+    this.repeated = signature === this.lastSignature ? this.repeated + 1 : 1;
+    this.lastSignature = signature;
+    return this.repeated;
+  }
+
+  /** validate → key → validateBinding: a proposal becomes a call the run may decide on, or a typed rejection. */
+  private prepare(turn: number, proposal: ProposedCall, inTurn: Map<string, number>, overCap?: number): Prepared {
+    const record = new ProposalRecord(this.proposals, turn, proposal, inTurn);
+    const shaped = validate(record, overCap);
+    if (!shaped.ok) return shaped;
+    const keyed = key(record, shaped.tool, shaped.args);
+    if (!keyed.ok) return keyed;
+    return validateBinding(record, keyed.call, keyed.occurrenceSlot);
+  }
+
+  /** One turn's calls side by side; each is tracked by its logical call id, never by position. */
+  private async callAll(turn: number, proposals: readonly ProposedCall[]): Promise<Observation[]> {
+    const { ledger } = this;
+    const inTurn = new Map<string, number>();
+    const cap = this.budgets.maxProposalsPerTurn;
+    const prepared = proposals.map((p, i) => this.prepare(turn, p, inTurn, i >= cap ? cap : undefined));
+    this.show();
+    // One intent, one call: a proposal naming an intent already made (this turn or earlier) gets its outcome.
+    const byKey = new Map<string, { readonly id: string; readonly outcome: Promise<Observation> }>();
+    const call = (c: ValidatedCall): Promise<Observation> => {
+      const sameTurn = byKey.get(c.operationKey);
+      if (sameTurn) return sameTurn.outcome.then((o) => answerRepeat(ledger, c, sameTurn.id, o));
+      const earlier = earlierIntent(ledger, c);
+      if (earlier && earlier.state !== 'UNKNOWN') {
+        const settledBefore: Observation = {
+          logicalCallId: earlier.logicalCallId,
+          providerCallId: '',
+          toolName: c.tool.name,
+          state: earlier.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED',
+          ...(earlier.errorCode ? { error: { code: earlier.errorCode, message: earlier.errorCode } } : {}),
+        };
+        return Promise.resolve(answerRepeat(ledger, c, earlier.logicalCallId, settledBefore));
+      }
+      const outcome = runCall(this.runner, c);
+      byKey.set(c.operationKey, { id: c.logicalCallId, outcome });
+      return outcome;
+    };
+    const settled = await Promise.allSettled(
+      prepared.map((p) => (p.ok ? call(p.call) : Promise.resolve(p.observation))),
+    );
+    const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (rejected) throw rejected.reason;
+    this.show();
+    return settled.map((s) => (s as PromiseFulfilledResult<Observation>).value);
+  }
+
+  /** Calls still UNKNOWN after reconciliation: wait, until the deadline, for an operator to settle them. */
+  private async waitForOperator(open: readonly string[]): Promise<boolean> {
+    this.ledger.append({ type: 'OperatorWaitStarted', unknownCalls: [...open] });
+    this.show();
+    return condition(
+      () => unknownCalls(this.ledger.projection).length === 0,
+      Math.max(0, this.deadlineAtMs - Date.now()),
+    );
+  }
+
+  /** Carry the projection and the open work forward, never the transcript (the planner keeps it by reference). */
+  private async continueAsNew(turn: number): Promise<never> {
+    await condition(allHandlersFinished);
+    const snap = this.ledger.snapshot();
+    const next: CarriedState = {
+      fromTemporalRunId: workflowInfo().runId,
+      projection: snap.projection,
+      projectionHash: snap.projectionHash,
+      eventCount: snap.eventCount,
+      nextTurn: turn,
+      observations: this.observations,
+      occurrences: [...this.proposals.occurrences.entries()],
+      ...(this.lastSignature !== undefined ? { lastProposalSignature: this.lastSignature } : {}),
+      repeatedTurns: this.repeated,
+      usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
+      ...(this.saga.size > 0 ? { saga: this.saga.carried() } : {}),
+    };
+    // The identity token is not carried: the continued run starts from the verified projection.
+    const { identityToken: _verifiedAtStart, ...rest } = this.input;
+    return continueAsNew<(input: AgentRunInput) => Promise<AgentRunResult>>({ ...rest, carried: next });
+  }
+
+  /**
+   * End the run. A failed call's turn is compensated first (in the turn's scope, as any step); then, never
+   * interrupted by a cancellation: settle what stands (`onAbort`), record why, publish, and return.
+   */
+  private async end(s: Stop): Promise<AgentRunResult> {
+    let stop = s;
+    if (stop.kind === 'compensate') {
+      const outcome = await this.saga.compensate(stop.turn, failureSummary(stop.failed), (c) =>
+        runCall(this.runner, c),
+      );
+      this.show();
+      stop = afterCompensation(stop.failed, outcome);
+    }
+    const { reason, detail, finalText } = stop as Extract<Stop, { kind: 'stop' }>;
+    return CancellationScope.nonCancellable(async () => {
+      const standing = settlesStanding(reason) ? await this.settleStanding(reason) : '';
+      const lost =
+        this.lostRegistrations.length > 0
+          ? `compensations lost across continue-as-new (unknown tool): ${this.lostRegistrations.join(', ')}`
+          : '';
+      const full = [detail, standing, reason === 'completed' ? '' : lost].filter((x) => x !== '').join('; ');
+      this.ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full });
+      this.show();
+      await condition(allHandlersFinished);
+      return runResult(this.ledger, reason, full, finalText);
+    });
+  }
+
+  private settleStanding(reason: Parameters<typeof settleStanding>[1]): Promise<string> {
+    // Offsetting at a stop may use the grace past the deadline: that is what the grace is kept for.
+    const abortRunner: CallRunnerContext = {
+      ...this.runner,
+      clock: () => ({ ...this.clock(), deadlineAtMs: this.deadlineAtMs + this.caps.abortGraceMs }),
+    };
+    return settleStanding(
+      {
+        ledger: this.ledger,
+        saga: this.saga,
+        tools: builtinTools,
+        onAbort: this.onAbort,
+        versioned: () => patched(SETTLE_STANDING_EFFECTS),
+      },
+      reason,
+      (c) => runCall(abortRunner, c),
+    );
+  }
+}
