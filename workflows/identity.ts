@@ -4,8 +4,8 @@
  * the workflow decides from what it returns: the run's principal must be the token's, an approver must hold a
  * role the held policy allows and not be the run's principal, and so on.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, TemporalFailure } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
+import { activities } from './proxies';
 import { Failure } from '../src/domain/failures';
 import type { Principal } from '../src/domain/run';
 import type { VerifiedIdentity } from '../src/identity/types';
@@ -39,10 +39,11 @@ function refusalOf(err: unknown): { code: string; reason: string } {
 export async function verifyRunIdentity(token: string | undefined, principal: Principal): Promise<RunIdentity> {
   if (token === undefined)
     return { ok: false, code: Failure.IdentityInvalid, reason: 'the run carries no identity token' };
-  const { verifyIdentity } = proxyActivities<Activities>({ ...VERIFY, summary: 'verify run identity' });
   let identity: VerifiedIdentity;
   try {
-    identity = await verifyIdentity({ token });
+    identity = await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: 'verify run identity' }, [
+      { token },
+    ]);
   } catch (err) {
     if (err instanceof TemporalFailure && !(err instanceof ActivityFailure)) throw err; // cancellation
     return { ok: false, ...refusalOf(err) };
@@ -62,9 +63,8 @@ export async function verifyRunIdentity(token: string | undefined, principal: Pr
  * which fails the update only (never the workflow task).
  */
 export async function verifyActor(token: string, purpose: string): Promise<VerifiedIdentity> {
-  const { verifyIdentity } = proxyActivities<Activities>({ ...VERIFY, summary: `verify ${purpose}` });
   try {
-    return await verifyIdentity({ token });
+    return await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: `verify ${purpose}` }, [{ token }]);
   } catch (err) {
     const r = refusalOf(err);
     throw ApplicationFailure.create({

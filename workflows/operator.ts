@@ -12,15 +12,8 @@
  * activity, and the operator must belong to the run's tenant and hold a role the held policy lists for the
  * call's tool (`operators`). A cancel request (`requestCancel`) is verified the same way.
  */
-import {
-  ApplicationFailure,
-  type CancellationScope,
-  patched,
-  proxyActivities,
-  setHandler,
-  TemporalFailure,
-} from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { ApplicationFailure, type CancellationScope, patched, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { activities } from './proxies';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { ToolIntent } from '../src/domain/identity';
@@ -189,10 +182,12 @@ async function recordVerified(
   if (checking.has(id)) throw refused(`another resolution of call ${id} is being checked; try again`);
   checking.add(id);
   try {
-    const { reconcileCall } = proxyActivities<Activities>({ ...OPERATOR_LOOKUP, summary: `operator lookup ${id}` });
     let answer: ReconcileResponse;
     try {
-      answer = await reconcileCall({ intent: intentOf(ledger, call), service, seal: true });
+      answer = await activities.reconcileCall.executeWithOptions(
+        { ...OPERATOR_LOOKUP, summary: `operator lookup ${id}` },
+        [{ intent: intentOf(ledger, call), service, seal: true }],
+      );
     } catch (err) {
       const why = err instanceof TemporalFailure ? (err.cause?.message ?? err.message) : String(err);
       throw ApplicationFailure.create({

@@ -4,8 +4,8 @@
  * before sending. Limits with `per: 'run'` never leave the run (the authorizer counts them from the run's own
  * dispatch times); `principal` and `tenant` limits are counted here, across every run of the tenant.
  */
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ActivityOptions } from '@temporalio/workflow';
+import { activities } from './proxies';
 import { attemptTimeoutMs, type DeadlineClock } from '../src/domain/activity-presets';
 import { Failure } from '../src/domain/failures';
 import type { RateLimit } from '../src/policy/policy-format';
@@ -64,12 +64,12 @@ export async function reserveAcrossRuns(req: AcrossRunsRequest): Promise<AcrossR
   const scopes = quotaScopesFor(req.limits, req, req.action);
   if (scopes.length === 0) return { ok: true };
   const reservationId = reservationIdFor(req.runId, req.logicalCallId);
-  const { reserveQuota } = proxyActivities<Activities>(
-    quotaOptions(req.clock, `quota ${req.action} · ${req.logicalCallId}`),
-  );
+  const options = quotaOptions(req.clock, `quota ${req.action} · ${req.logicalCallId}`);
   let decision;
   try {
-    decision = await reserveQuota({ tenant: req.tenant, reservationId, scopes });
+    decision = await activities.reserveQuota.executeWithOptions(options, [
+      { tenant: req.tenant, reservationId, scopes },
+    ]);
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause;
     throw new QuotaUnavailable(
@@ -88,10 +88,9 @@ export async function releaseAcrossRuns(
   req: Pick<AcrossRunsRequest, 'tenant' | 'runId' | 'logicalCallId' | 'clock'>,
 ): Promise<boolean> {
   try {
-    const { releaseQuota } = proxyActivities<Activities>(
-      quotaOptions(req.clock, `quota release · ${req.logicalCallId}`),
-    );
-    return (await releaseQuota({ tenant: req.tenant, reservationId: reservationIdFor(req.runId, req.logicalCallId) }))
+    const options = quotaOptions(req.clock, `quota release · ${req.logicalCallId}`);
+    const reservationId = reservationIdFor(req.runId, req.logicalCallId);
+    return (await activities.releaseQuota.executeWithOptions(options, [{ tenant: req.tenant, reservationId }]))
       .released;
   } catch {
     return false;

@@ -4,8 +4,8 @@
  * exact call, rate limits (waiting out a limit, within the deadline) and quotas across runs. Only an allowed
  * decision leads on, synchronously, to `recordIntent`; nothing else reaches a downstream.
  */
-import { condition, patched, proxyLocalActivities, sleep } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { condition, patched, sleep } from '@temporalio/workflow';
+import { authorizeCall } from '../proxies';
 import { DeadlineTooClose, type DeadlineClock } from '../../src/domain/activity-presets';
 import type { Observation } from '../../src/domain/activity-contracts';
 import { Failure } from '../../src/domain/failures';
@@ -85,11 +85,6 @@ export type GateResult =
       readonly approval?: ApprovalGrant;
     }
   | { readonly ok: false; readonly observation: Observation };
-
-const { authorizeCall } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '5s',
-  retry: { maximumAttempts: 3, initialInterval: 100, nonRetryableErrorTypes: ['Policy.Invalid'] },
-});
 
 /** Patch id: rate limits counted per principal or tenant are reserved across runs (the tenant quota workflow). */
 export const QUOTA_ACROSS_RUNS = 'quota-across-runs';

@@ -4,17 +4,13 @@
  * Temporal owns the retries of the activity. What comes back is typed: an answer from the downstream, or no
  * answer, judged with its attempt evidence (`judgeDispatchFailure`); `settle` turns either into an outcome.
  */
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
 import type { DispatchResponse } from '../../src/domain/activity-contracts';
 import { compensationPreset, toolDispatchPreset } from '../../src/domain/activity-presets';
 import { judgeDispatchFailure, type FailedDispatch, type FailureLike } from '../../src/domain/failures';
 import type { CallRetry } from '../../src/domain/retry-contract';
 import type { CallRunnerContext, ReadyCall } from '../call-runner';
+import { activities } from '../proxies';
 import type { GateResult } from './decide';
-
-/** One proxy for the run's activities; each call site passes its own options (`executeWithOptions`). */
-export const activities = proxyActivities<Activities>({ startToCloseTimeout: '1m' });
 
 export type Sent =
   /** The downstream answered: it did the effect (or had it already under the key), or refused it. */

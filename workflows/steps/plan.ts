@@ -9,7 +9,7 @@ import type { Observation, PlanResponse } from '../../src/domain/activity-contra
 import { DEFAULT_PRICES, type AgentRunInput } from '../../src/domain/run';
 import { costMicros } from '../budgets';
 import type { Ledger } from '../ledger';
-import { activities } from './dispatch';
+import { activities } from '../proxies';
 
 export type Planned =
   { readonly ok: true; readonly plan: PlanResponse } | { readonly ok: false; readonly cause: string };

@@ -12,7 +12,8 @@ import { reconcilePreset } from '../../src/domain/activity-presets';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure, vetDownstreamFailure, type DispatchVerdict } from '../../src/domain/failures';
 import type { CallRunnerContext, ReadyCall } from '../call-runner';
-import { activities, keyPrefix } from './dispatch';
+import { activities } from '../proxies';
+import { keyPrefix } from './dispatch';
 
 export type CallBase = Omit<Observation, 'state'>;
 
