@@ -8,10 +8,16 @@ import { createDispatchActivities, type DispatchDeps } from './dispatch.activiti
 import { createPlannerActivities, type PlannerDeps } from './planner.activities';
 import { createQuotaActivities, type QuotaDeps } from './quota.activities';
 import type { OpenAIActivityDeps } from '../src/planner/openai-env';
+import { openAIModel, type ModelProvider } from '../src/planner/model';
 
 /** `authorize` (from DispatchDeps): the current policy and the signing key; default the built-in policy, no key. */
 export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
   readonly planner?: PlannerDeps;
+  /**
+   * The models this worker plans with, by `planner.kind` (src/planner/model.ts), e.g. `[scriptedModel()]`. An
+   * OpenAI-compatible model is always added from `openai` unless one is given here.
+   */
+  readonly models?: readonly ModelProvider[];
   /** The real-model planner (`planner.kind: 'openai'`): a client built once per worker and a transcript store. */
   readonly openai?: OpenAIActivityDeps;
   /**
@@ -27,7 +33,9 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
 }
 
 export function createActivities(deps: ActivityDeps) {
-  const { planTurn } = createPlannerActivities(deps.planner, deps.openai);
+  const given = deps.models ?? [];
+  const models = given.some((m) => m.kind === 'openai') ? given : [...given, openAIModel(deps.openai)];
+  const { planTurn } = createPlannerActivities(models, deps.planner);
   // One policy store and one signing key for the authorizer and for signing at dispatch.
   const authorize = resolveAuthorizeDeps(deps.authorize);
   const { dispatchTool, reconcileCall } = createDispatchActivities({

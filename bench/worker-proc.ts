@@ -10,6 +10,7 @@ import { DownstreamClient } from '../src/downstream/client';
 import { DISCARD_WORKFLOW_SPANS } from '../src/observability/tracing';
 import { parseSigningKey } from '../src/policy/capability-keys';
 import { createBareActivities } from './bare.activities';
+import { scriptedModel } from '../src/planner/scripted-model';
 
 export interface WorkerProcConfig {
   readonly address: string;
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
   const capabilityKey = parseSigningKey(cfg.capabilityKey);
   const { connection } = await connectNative({ address: cfg.address });
   const governed = createActivities({
+    models: [scriptedModel()],
     services: { wallet: new DownstreamClient({ baseUrl: cfg.walletUrl, timeoutMs: 5_000 }) },
     workerIdentity: `bench-worker:${process.pid}`,
     allowLabStrategies: true, // a lab tool, like the demo and the fault lab (its runs use same_key_replay today)

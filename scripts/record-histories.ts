@@ -27,6 +27,7 @@ import { spawnedClient, spawnService } from '../src/services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
 import { REPO_ROOT } from '../src/worker/bundle';
+import { scriptedModel } from '../src/planner/scripted-model';
 
 async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
@@ -79,6 +80,7 @@ async function walletWorker(
     taskQueue: tq,
     workflowBundle: { codePath: stack.bundlePath },
     activities: createActivities({
+      models: [scriptedModel()],
       services: { wallet: new DownstreamClient({ baseUrl: walletUrl, timeoutMs: 2_000 }) },
       workerIdentity: authorize.capabilityKey ? 'recorder' : 'recorder-without-key',
       authorize,
@@ -212,6 +214,7 @@ async function main(): Promise<void> {
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
+        models: [scriptedModel()],
         // A short client timeout, so a response the wallet holds back counts as lost (the re-authorization path).
         services: Object.fromEntries(
           Object.entries(stack.serviceUrls).map(([k, url]) => [

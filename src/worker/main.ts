@@ -6,7 +6,9 @@
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
  *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000), LEDGERLOOP_CRASH_AT (the fault protocol's crash plan, src/faults/crash-points.ts),
  *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp),
- *   LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (serve blind_retry runs: the demo and the fault lab only; unset, they are refused).
+ *   LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (serve blind_retry runs: the demo and the fault lab only; unset, they are refused),
+ *   LEDGERLOOP_SCRIPTED_MODEL=1 (plan `planner.kind: 'scripted'` runs with the scripted model; unset, they stop with
+ *   model_failed), OPENAI_API_KEY / OPENAI_BASE_URL (src/planner/openai-env.ts).
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { SCRIPTED_MODEL_ENV } from '../planner/scripted-model';
 import { REPO_ROOT } from './bundle';
 
 export interface WorkerProcess {
@@ -46,6 +47,8 @@ export function workerProcessEnv(
     ...(opts.maxCachedWorkflows !== undefined
       ? { LEDGERLOOP_MAX_CACHED_WORKFLOWS: String(opts.maxCachedWorkflows) }
       : {}),
+    // Lab workers: the demo, the tests and the fault lab plan with the scripted model.
+    [SCRIPTED_MODEL_ENV]: '1',
     // These workers are killed and paused on purpose: a dead worker's sticky queue must let go of its runs fast.
     LEDGERLOOP_STICKY_TIMEOUT_MS: '2000',
     ...opts.env,

@@ -10,6 +10,8 @@ import { dataConverterFromEnv } from '../codec/data-converter';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
+import type { ModelProvider } from '../planner/model';
+import { scriptedModel, SCRIPTED_MODEL_ENV } from '../planner/scripted-model';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
@@ -68,6 +70,16 @@ export interface LedgerloopWorkerOptions {
    * only from LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (the demo and the fault lab spawn their workers with it).
    */
   readonly allowLabStrategies?: boolean;
+  /**
+   * The models this worker plans with (src/planner/model.ts). Default: an OpenAI-compatible model from the
+   * environment, and the scripted model only with LEDGERLOOP_SCRIPTED_MODEL=1 (`modelsFromEnv`).
+   */
+  readonly models?: readonly ModelProvider[];
+}
+
+/** The models a worker process serves: the scripted one only when LEDGERLOOP_SCRIPTED_MODEL is exactly "1". */
+export function modelsFromEnv(env: NodeJS.ProcessEnv): ModelProvider[] {
+  return env[SCRIPTED_MODEL_ENV] === '1' ? [scriptedModel()] : [];
 }
 
 export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
@@ -113,6 +125,7 @@ export async function createLedgerloopWorker(
       services,
       workerIdentity: identity,
       allowLabStrategies: opts.allowLabStrategies === true,
+      models: opts.models ?? modelsFromEnv(process.env),
       planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
       ...(openai ? { openai } : {}),
       authorize: {

@@ -14,6 +14,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tracing';
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
+import { scriptedModel } from '../../src/planner/scripted-model';
 
 let runtimeInstalled = false;
 /** Installs the SDK runtime with a logger that prints errors only (once per process; another install is tolerated). */
@@ -76,6 +77,7 @@ export async function inProcessWorker(
     taskQueue: tq,
     workflowBundle: { codePath: stack.bundlePath },
     activities: createActivities({
+      models: [scriptedModel()],
       services: clients,
       workerIdentity: `test-worker:${process.pid}`,
       allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker

@@ -25,6 +25,7 @@ import {
   pendingApprovalsQuery,
   type PendingApproval,
 } from '../../workflows/definitions';
+import { scriptedModel } from '../../src/planner/scripted-model';
 
 jest.setTimeout(60_000);
 
@@ -79,6 +80,7 @@ test('an approval that expires while the call waits forces a new decision; a fre
     taskQueue,
     workflowBundle: { codePath: bundlePath },
     activities: createActivities({
+      models: [scriptedModel()],
       services: { wallet: new DownstreamClient({ baseUrl: wallet.url }) },
       workerIdentity: 'expiry-test',
       authorize: { policies: new StaticPolicyStore(policy), capabilityKey },

@@ -19,6 +19,7 @@ import { spawnedClient, spawnService } from '../../src/services/spawn';
 import { createLedgerloopWorker } from '../../src/worker/worker';
 import { pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { startTestStack, taskQueue } from '../helpers/stack';
+import { scriptedModel } from '../../src/planner/scripted-model';
 
 jest.setTimeout(180_000);
 
@@ -68,6 +69,7 @@ async function poll<T>(probe: () => Promise<T | undefined>, ms = 30_000): Promis
 
 async function runWorker(queue: string, wallet: string): Promise<void> {
   const { worker } = await createLedgerloopWorker({
+    models: [scriptedModel()],
     address: stack.server.address,
     namespace: stack.server.namespace,
     taskQueue: queue,

@@ -18,6 +18,7 @@ import { quotaWorkflowId, type QuotaDecision, type QuotaScopeRequest } from '../
 import { BUNDLER_OPTIONS } from '../../src/worker/bundle';
 import { quotaStateQuery, tenantQuota } from '../../workflows/tenant-quota.workflow';
 import type { DriverOutcome } from '../support/quota-driver.workflows';
+import { scriptedModel } from '../../src/planner/scripted-model';
 
 jest.setTimeout(120_000);
 
@@ -53,7 +54,12 @@ beforeAll(async () => {
   ]);
   connection = conn;
   client = new Client({ connection, namespace });
-  activities = createActivities({ services: {}, workerIdentity: 'quota-test', quota: { client, taskQueue } });
+  activities = createActivities({
+    services: {},
+    models: [scriptedModel()],
+    workerIdentity: 'quota-test',
+    quota: { client, taskQueue },
+  });
   // maxCachedWorkflows 0: every update to the quota workflow replays its history first.
   worker = await Worker.create({
     connection: native,
@@ -206,7 +212,7 @@ describe('a rate limit holds across runs', () => {
 
 describe('fail closed', () => {
   test('a worker without a quota client refuses (Quota.Unavailable, not retried) instead of allowing', async () => {
-    const bare = createActivities({ services: {}, workerIdentity: 'no-quota' });
+    const bare = createActivities({ services: {}, models: [scriptedModel()], workerIdentity: 'no-quota' });
     const err = await errorOf(
       reserve(bare, newTenant(), 'run-1/lc_1', [
         { scope: 'principal:user:a', action: 'wallet.debit', max: 5, perMs: 1_000 },
@@ -223,7 +229,7 @@ describe('fail closed', () => {
       namespace,
       taskQueue: bareQueue,
       workflowBundle,
-      activities: createActivities({ services: {}, workerIdentity: 'no-quota' }),
+      activities: createActivities({ services: {}, models: [scriptedModel()], workerIdentity: 'no-quota' }),
     });
     const workflowId = `run-bare-${newTenant()}`;
     const outcome = await bare.runUntil(

@@ -16,6 +16,7 @@ import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
 import { SqliteTranscriptStore } from '../../src/planner/transcript-store';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { taskQueue } from '../helpers/stack';
+import { scriptedModel } from '../../src/planner/scripted-model';
 
 export interface ModelRun {
   readonly result: AgentRunResult;
@@ -50,6 +51,7 @@ export async function runWithModel(
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
+        models: [scriptedModel()],
         services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url, timeoutMs: 2_000 }) },
         workerIdentity: `test-worker:${process.pid}`,
         authorize: { capabilityKey: stack.capabilityKey },

@@ -20,6 +20,7 @@ import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
+import { scriptedModel } from '../../src/planner/scripted-model';
 
 jest.setTimeout(60_000);
 
@@ -58,6 +59,7 @@ async function run(
   const { scenario, vars, ...rest } = over;
   const taskQueue = `wf-tier-${process.pid}-${++runs}`;
   const real = createActivities({
+    models: [scriptedModel()],
     services: {},
     workerIdentity: 'wf-tier',
     identity: { issuers: staticIdentitySource([issuer.config]) },
