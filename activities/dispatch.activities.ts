@@ -15,7 +15,6 @@ import { blindRetryKey } from '../src/domain/identity';
 import { isLabStrategy } from '../src/domain/run';
 import { keyModeFor } from '../src/domain/retry-contract';
 import type { DownstreamClient } from '../src/downstream/client';
-import { activityCrashPoint } from '../src/faults/crash-points'; // fault-protocol hook
 import {
   resolveAuthorizeDeps,
   signAtDispatch,
@@ -36,7 +35,15 @@ export interface DispatchDeps {
   readonly authorize?: Partial<AuthorizeDeps>;
   /** Serve lab-only strategies (blind_retry: the demo, the fault lab). Default false: a production worker refuses them. */
   readonly labStrategies?: boolean;
+  /**
+   * Observes each attempt just before it sends and just after the downstream answered. None in production: the
+   * fault lab installs its crash points here (src/faults/crash-points.ts, `crashPointProbe`).
+   */
+  readonly probe?: DispatchProbe;
 }
+
+/** A point of a dispatch attempt an observer may act at (the fault lab kills, pauses or delays the worker there). */
+export type DispatchProbe = (phase: 'before_send' | 'after_response', toolName: string) => Promise<void>;
 
 /** Fences count milliseconds from here, so that they stay safe integers (2^53) for centuries. */
 const FENCE_EPOCH_MS = Date.UTC(2024, 0, 1);
@@ -154,7 +161,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
       queueDelayMs,
     };
     let recoveredVia: DispatchResponse['recoveredVia'];
-    await activityCrashPoint('before_send', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
+    await deps.probe?.('before_send', req.intent.toolName);
 
     if (attempt > 1 && req.idempotency === 'none') {
       // The tool's contract: never sent twice. An earlier attempt may have sent; settle by lookup or an operator.
@@ -233,7 +240,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
       signal: ctx.cancellationSignal,
       ...(capability !== undefined ? { capability } : {}),
     });
-    await activityCrashPoint('after_response', req.intent.toolName); // fault-protocol hook: no-op without LEDGERLOOP_CRASH_AT
+    await deps.probe?.('after_response', req.intent.toolName);
     switch (sent.kind) {
       case 'ok':
         if (attempt > 1 && sent.replayed) recoveredVia = 'same_key_replay';

@@ -11,6 +11,7 @@
 import { writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InjectedSinks } from '@temporalio/worker';
+import type { DispatchProbe } from '../../activities/dispatch.activities';
 import { builtinTools } from '../tools/registry';
 import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
 import type { FaultSinks } from './workflow-hook';
@@ -108,13 +109,24 @@ export function compensatingTools(): ReadonlySet<string> {
 }
 
 /**
- * The dispatch activity's hook: `tool.<phase>` for a forward call, `compensation.<phase>` for a compensating
- * tool, so the saga's dispatches reach their own crash points through the same activity with no further hook.
+ * The dispatch activity's probe, installed by the worker only when a crash plan is set (`crashPointsFromEnv`):
+ * `tool.<phase>` for a forward call, `compensation.<phase>` for a compensating tool, so the saga's dispatches reach
+ * their own crash points through the same activity.
  */
-export function activityCrashPoint(phase: 'before_send' | 'after_response', toolName: string): Promise<void> {
-  if (plan() === null) return Promise.resolve();
+export const crashPointProbe: DispatchProbe = (phase, toolName) => {
   const family = compensatingTools().has(toolName) ? 'compensation' : 'tool';
   return crashPoint(`${family}.${phase}`);
+};
+
+/** The fault lab's workers carry its crash points (`"1"`), with or without a plan that fires. */
+export const CRASH_POINTS_ENV = 'LEDGERLOOP_CRASH_POINTS';
+
+/**
+ * Whether a worker process installs the crash points: with a crash plan (LEDGERLOOP_CRASH_AT) or
+ * LEDGERLOOP_CRASH_POINTS=1. Neither is set for a production worker, which then has no probe and no sink.
+ */
+export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env[CRASH_PLAN_ENV] ?? '').trim() !== '' || env[CRASH_POINTS_ENV] === '1';
 }
 
 /** Sinks a worker registers so `workflowCrashPoint` reaches this process (a no-op without a crash plan). */

@@ -63,7 +63,7 @@ export interface BuiltBundle {
 /** Bundles the workflows into `dataDir` (before any server starts, so a missing feature stops the run early). */
 export async function buildBundle(dataDir: string): Promise<BuiltBundle> {
   mkdirSync(dataDir, { recursive: true });
-  const bundlePath = await writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js'));
+  const bundlePath = await writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js'), { faults: true });
   return { bundlePath, features: bundleFeatures(readFileSync(bundlePath, 'utf8')) };
 }
 

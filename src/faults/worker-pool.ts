@@ -5,7 +5,7 @@
  */
 import { createInterface } from 'node:readline';
 import { spawnWorker, type WorkerProcess } from '../worker/spawn-worker';
-import { CRASH_PLAN_ENV, type CrashPointLine } from './crash-points';
+import { CRASH_PLAN_ENV, CRASH_POINTS_ENV, type CrashPointLine } from './crash-points';
 import type { Timeline } from './timeline';
 
 export interface WorkerPoolOptions {
@@ -107,7 +107,9 @@ export class WorkerPool {
       taskQueue: this.opts.taskQueue,
       services: this.opts.services,
       workflowBundlePath: this.opts.bundlePath,
-      env,
+      // Every worker of the lab carries the crash points (the lab bundle's interceptor calls their sink); only the
+      // first has a plan that fires.
+      env: { [CRASH_POINTS_ENV]: '1', ...env },
     });
     const w: PoolWorker = { proc, role, alive: true, stopped: false };
     this.workers.push(w);

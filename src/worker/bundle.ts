@@ -16,6 +16,19 @@ export interface BundleOptions {
   workflowsPath?: string;
   /** Bundle the OpenTelemetry workflow interceptors (see src/observability/tracing.ts). Default false. */
   tracing?: boolean;
+  /** Bundle the fault lab's workflow interceptor (its crash point; src/faults/workflow-interceptors.ts). Default false. */
+  faults?: boolean;
+}
+
+/** The fault lab's workflow interceptor module: only the lab's bundle has it. */
+export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = path.join(REPO_ROOT, 'src', 'faults', 'workflow-interceptors.ts');
+
+/** The workflow interceptor modules a bundle with these options carries. */
+export function workflowInterceptorModules(opts: Pick<BundleOptions, 'tracing' | 'faults'>): string[] {
+  return [
+    ...(opts.tracing ? [TRACING_WORKFLOW_INTERCEPTORS_MODULE] : []),
+    ...(opts.faults ? [FAULT_WORKFLOW_INTERCEPTORS_MODULE] : []),
+  ];
 }
 
 /**
@@ -41,7 +54,7 @@ export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ c
   return bundleWorkflowCode({
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
     ...BUNDLER_OPTIONS,
-    ...(opts.tracing ? { workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS_MODULE] } : {}),
+    workflowInterceptorModules: workflowInterceptorModules(opts),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
 }

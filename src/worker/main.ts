@@ -12,6 +12,7 @@
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';
+import { crashPointsFromEnv } from '../faults/crash-points';
 import { shutdownTracingFromEnv } from '../observability/tracing';
 import { createLedgerloopWorker, DEFAULT_TASK_QUEUE, labStrategiesFromEnv } from './worker';
 
@@ -37,6 +38,7 @@ export async function runWorkerProcess(): Promise<void> {
     taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     services: services(),
     allowLabStrategies: labStrategiesFromEnv(process.env),
+    crashPoints: crashPointsFromEnv(process.env),
     ...(process.env.LEDGERLOOP_WORKFLOW_BUNDLE ? { workflowBundlePath: process.env.LEDGERLOOP_WORKFLOW_BUNDLE } : {}),
     ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),

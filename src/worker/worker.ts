@@ -5,7 +5,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
-import { FAULT_SINKS } from '../faults/crash-points';
+import { crashPointProbe, FAULT_SINKS, parseCrashPlan, CRASH_PLAN_ENV } from '../faults/crash-points';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
@@ -14,7 +14,7 @@ import type { ModelProvider } from '../planner/model';
 import { scriptedModel, SCRIPTED_MODEL_ENV } from '../planner/scripted-model';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
-import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
+import { BUNDLER_OPTIONS, FAULT_WORKFLOW_INTERCEPTORS_MODULE, WORKFLOWS_PATH } from './bundle';
 
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 /** The worker process serves lab-only strategies only when this variable is exactly "1". */
@@ -75,6 +75,12 @@ export interface LedgerloopWorkerOptions {
    * environment, and the scripted model only with LEDGERLOOP_SCRIPTED_MODEL=1 (`modelsFromEnv`).
    */
   readonly models?: readonly ModelProvider[];
+  /**
+   * Install the fault lab's crash points (LEDGERLOOP_CRASH_AT): the dispatch probe, the sink its workflow
+   * interceptor calls, and (when bundling here) that interceptor. Default false: a production worker has none.
+   * The worker process sets it only when LEDGERLOOP_CRASH_AT is set (the fault runner's workers).
+   */
+  readonly crashPoints?: boolean;
 }
 
 /** The models a worker process serves: the scripted one only when LEDGERLOOP_SCRIPTED_MODEL is exactly "1". */
@@ -116,6 +122,8 @@ export async function createLedgerloopWorker(
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
   });
+  const bundling = opts.workflowBundlePath === undefined;
+  const traced = tracing?.workerInterceptors({ prebuiltBundle: !bundling });
   const options: WorkerOptions = {
     connection,
     namespace,
@@ -126,6 +134,7 @@ export async function createLedgerloopWorker(
       workerIdentity: identity,
       allowLabStrategies: opts.allowLabStrategies === true,
       models: opts.models ?? modelsFromEnv(process.env),
+      ...(opts.crashPoints ? { probe: crashPointProbe } : {}),
       planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
       ...(openai ? { openai } : {}),
       authorize: {
@@ -143,10 +152,17 @@ export async function createLedgerloopWorker(
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
     ...(dataConverter ? { dataConverter } : {}),
-    ...(tracing ? { interceptors: tracing.workerInterceptors({ prebuiltBundle: !!opts.workflowBundlePath }) } : {}),
-    // FAULT_SINKS serve the fault protocol's workflow crash points; a no-op without LEDGERLOOP_CRASH_AT.
-    sinks: { ...(tracing ? tracing.sinks : DISCARD_WORKFLOW_SPANS), ...FAULT_SINKS },
+    interceptors: {
+      ...(traced?.activity ? { activity: traced.activity } : {}),
+      workflowModules: [
+        ...(traced?.workflowModules ?? []),
+        ...(opts.crashPoints && bundling ? [FAULT_WORKFLOW_INTERCEPTORS_MODULE] : []),
+      ],
+    },
+    sinks: { ...(tracing ? tracing.sinks : DISCARD_WORKFLOW_SPANS), ...(opts.crashPoints ? FAULT_SINKS : {}) },
   };
+  // A crash plan that does not parse stops the worker here, not at its first crash point.
+  if (opts.crashPoints) parseCrashPlan(process.env[CRASH_PLAN_ENV] ?? '');
   const worker = await Worker.create(options);
   return { worker, connection, identity };
 }

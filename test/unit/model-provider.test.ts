@@ -25,7 +25,7 @@ const scriptedRequest: PlanRequest = {
 async function plan(models: readonly ModelProvider[] | undefined, req: PlanRequest) {
   const { planTurn } = createActivities({ services: {}, workerIdentity: 'model-test', ...(models ? { models } : {}) });
   return new MockActivityEnvironment({ attempt: 1 }).run(planTurn, req).then(
-    (value: PlanResponse) => ({ value }),
+    (value) => ({ value: value as PlanResponse }),
     (error: unknown) => ({ error: error as { type?: string; nonRetryable?: boolean; message: string } }),
   );
 }

@@ -5,7 +5,6 @@
  * `decide` took becomes this intent, and the dispatch counts toward the action's rate limit.
  */
 import type { ToolIntent } from '../../src/domain/identity';
-import { workflowCrashPoint } from '../../src/faults/workflow-hook'; // fault-protocol hook
 import {
   capabilityClaims,
   type ApprovalGrant,
@@ -44,7 +43,6 @@ export function recordIntent(
     policyVersion: decision.policyVersion,
     deadlineAt: g.deadlineAt,
   };
-  workflowCrashPoint('workflow.before_intent'); // fault-protocol hook: no-op unless the fault runner started the run
   const recorded = g.ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
   g.releaseBudget(id); // the reservation is now the recorded intent
   const action = basis.input.request.action;
