@@ -4,15 +4,21 @@
  * turn, until the model says done, a budget or the deadline ends the run, a failed effect is compensated, or an
  * operator stops it (stops.ts).
  */
-import { setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { Failure } from '../src/domain/failures';
+import { checkRunInput } from '../src/domain/run-input-check';
 import type { AgentRunInput, AgentRunResult } from '../src/domain/run';
 import { handleApprovalDecisions } from './approvals';
 import { ledgerQuery, retryAccountingQuery } from './definitions';
 import { handleCancelRequests, handleOperatorResolutions } from './operator';
 import { AgentRun } from './run';
 
-export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  const run = new AgentRun(input);
+export async function agentRun(raw: AgentRunInput): Promise<AgentRunResult> {
+  // Any input at all may arrive: one that does not fit fails the run, typed, never a workflow task.
+  const checked = checkRunInput(raw);
+  if (!checked.ok)
+    throw ApplicationFailure.create({ type: Failure.RunInputInvalid, nonRetryable: true, message: checked.message });
+  const run = new AgentRun(checked.input);
 
   // Queries: the ledger (events, projection, hash) and the retry accounting per dependency.
   setHandler(ledgerQuery, (upTo?: number) => run.ledger.snapshot(upTo));

@@ -90,6 +90,8 @@ export const Failure = {
   ActorForbidden: 'Actor.Forbidden',
   /** An approval decision that is malformed (decision value, TTL, token shape, note) or names no pending call. */
   ApprovalInvalid: 'Approval.Invalid',
+  /** The run's input does not fit what the workflow reads (a raw client can send anything): nothing was run. */
+  RunInputInvalid: 'Run.InputInvalid',
 } as const;
 export type FailureType = (typeof Failure)[keyof typeof Failure];
 

@@ -219,3 +219,67 @@ describe('budgets and compensation', () => {
     expect(types(out)).not.toContain('ToolOutcomeMarkedUnknown');
   });
 });
+
+describe('absurd input', () => {
+  /** Start agentRun with `args` as a raw client would (no client-side checks), and see how it ends. */
+  async function startRaw(args: unknown): Promise<{ failure: unknown; taskFailures: number }> {
+    const taskQueue = `wf-tier-raw-${process.pid}-${++runs}`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: bundlePath },
+      activities: createActivities({ models: [scriptedModel()], services: {}, workerIdentity: 'wf-tier' }),
+      sinks: DISCARD_WORKFLOW_SPANS,
+    });
+    return worker.runUntil(async () => {
+      const handle = await env.client.workflow.start('agentRun', {
+        workflowId: `${taskQueue}-run`,
+        taskQueue,
+        args: [args],
+        workflowExecutionTimeout: '2 minutes',
+      });
+      const failure = await handle.result().then(
+        () => undefined,
+        (err: unknown) => (err as { cause?: unknown }).cause,
+      );
+      const history = await handle.fetchHistory();
+      const taskFailures = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+      return { failure, taskFailures };
+    });
+  }
+
+  const valid = {
+    principal: { id: 'user:alice', tenant: 'acme' },
+    goal: 'charge the customer',
+    strategy: 'same_key_replay',
+    planner: { kind: 'scripted', scenario: 'wallet-debit', vars: {} },
+    deadlineAt: '2099-01-01T00:00:00.000Z',
+  };
+
+  test.each([
+    { name: 'no input at all', args: undefined, field: 'at input' },
+    { name: 'a number', args: 42, field: 'at input' },
+    { name: 'no principal', args: { ...valid, principal: undefined }, field: 'at principal' },
+    {
+      name: 'a principal without a tenant',
+      args: { ...valid, principal: { id: 'user:alice' } },
+      field: 'principal.tenant',
+    },
+    { name: 'an unknown strategy', args: { ...valid, strategy: 'try_harder' }, field: 'at strategy' },
+    { name: 'a deadline that is not a time', args: { ...valid, deadlineAt: 'tomorrow-ish' }, field: 'at deadlineAt' },
+    { name: 'a planner of no known kind', args: { ...valid, planner: { kind: 'oracle' } }, field: 'at planner' },
+    {
+      name: 'a budget that is not a number',
+      args: { ...valid, budgets: { maxTurns: 'many' } },
+      field: 'budgets.maxTurns',
+    },
+  ])(
+    '$name: the run fails with Run.InputInvalid naming the field, and no workflow task fails',
+    async ({ args, field }) => {
+      const out = await startRaw(args);
+      expect(out.failure).toMatchObject({ type: 'Run.InputInvalid' });
+      expect((out.failure as { message: string }).message).toContain(field);
+      expect(out.taskFailures).toBe(0);
+    },
+  );
+});
