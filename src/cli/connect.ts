@@ -153,7 +153,7 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
     connection,
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
-    ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+    ...(tracing ? { plugins: [tracing.plugin] } : {}),
   });
   return {
     client,

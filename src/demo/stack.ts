@@ -115,7 +115,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       connection,
       namespace: server.namespace,
       ...(dataConverter ? { dataConverter } : {}),
-      ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+      ...(tracing ? { plugins: [tracing.plugin] } : {}),
     });
     const w = wallet;
     return {

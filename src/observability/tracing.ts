@@ -1,5 +1,7 @@
 /**
- * OpenTelemetry tracing of clients, workflows and activities with `@temporalio/interceptors-opentelemetry` 1.24:
+ * OpenTelemetry tracing of clients, workflows and activities with the SDK's `OpenTelemetryPlugin`
+ * (`@temporalio/interceptors-opentelemetry` 1.24), given to clients and workers as a plugin (`plugins: [plugin]`).
+ * What it installs:
  *
  * - client: `OpenTelemetryWorkflowClientInterceptor` (span `StartWorkflow:<type>`, context passed in headers);
  * - worker: `OpenTelemetryActivityInboundInterceptor` (span `RunActivity:<type>`) and the workflow interceptor
@@ -25,15 +27,8 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { ClientInterceptors } from '@temporalio/client';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-  type OpenTelemetrySinks,
-} from '@temporalio/interceptors-opentelemetry';
-import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import { OpenTelemetryPlugin, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import type { InjectedSinks } from '@temporalio/worker';
 import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from './workflow-interceptors';
 
 /** Environment variable that turns tracing on. */
@@ -49,15 +44,13 @@ export interface Tracing {
   readonly tracer: otel.Tracer;
   readonly resource: Resource;
   readonly spanProcessor: SpanProcessor;
-  /** For `new Client({ interceptors })`. */
-  readonly clientInterceptors: ClientInterceptors;
   /**
-   * For `Worker.create({ interceptors })`. Set `prebuiltBundle` when the worker loads a bundle file: the
-   * workflow interceptor module is then already in the bundle (and listing it would only draw a warning).
+   * For `new Client({ plugins })` and `Worker.create({ plugins })`: the client, activity and workflow interceptors
+   * and the sink workflow spans leave the sandbox through. A worker that loads a prebuilt bundle needs the bundle
+   * built with tracing (`buildWorkflowBundle({ tracing: true })`): the plugin adds the workflow interceptor module
+   * only where the worker bundles itself.
    */
-  workerInterceptors(opts: { prebuiltBundle: boolean }): WorkerInterceptors;
-  /** For `Worker.create({ sinks })`: the sink workflow spans are exported through. */
-  readonly sinks: InjectedSinks<OpenTelemetrySinks>;
+  readonly plugin: OpenTelemetryPlugin;
   forceFlush(): Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -123,19 +116,7 @@ export function createTracing(opts: CreateTracingOptions): Tracing {
     tracer,
     resource,
     spanProcessor,
-    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] },
-    workerInterceptors({ prebuiltBundle }) {
-      return {
-        activity: [
-          (ctx) => ({
-            inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
-            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
-          }),
-        ],
-        ...(prebuiltBundle ? {} : { workflowModules: [TRACING_WORKFLOW_INTERCEPTORS_MODULE] }),
-      };
-    },
-    sinks: { exporter: makeWorkflowExporter(spanProcessor, resource) },
+    plugin: new OpenTelemetryPlugin({ tracer, resource, spanProcessor }),
     forceFlush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

@@ -120,10 +120,9 @@ export async function createLedgerloopWorker(
     connection,
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
-    ...(tracing ? { interceptors: tracing.clientInterceptors } : {}),
+    ...(tracing ? { plugins: [tracing.plugin] } : {}),
   });
   const bundling = opts.workflowBundlePath === undefined;
-  const traced = tracing?.workerInterceptors({ prebuiltBundle: !bundling });
   const options: WorkerOptions = {
     connection,
     namespace,
@@ -152,14 +151,13 @@ export async function createLedgerloopWorker(
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
     ...(dataConverter ? { dataConverter } : {}),
-    interceptors: {
-      ...(traced?.activity ? { activity: traced.activity } : {}),
-      workflowModules: [
-        ...(traced?.workflowModules ?? []),
-        ...(opts.crashPoints && bundling ? [FAULT_WORKFLOW_INTERCEPTORS_MODULE] : []),
-      ],
-    },
-    sinks: { ...(tracing ? tracing.sinks : DISCARD_WORKFLOW_SPANS), ...(opts.crashPoints ? FAULT_SINKS : {}) },
+    // The lab's crash points: its workflow interceptor (already in a lab bundle) and the sink it calls.
+    ...(opts.crashPoints && bundling
+      ? { interceptors: { workflowModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] } }
+      : {}),
+    // Tracing (the SDK's OpenTelemetry plugin) brings its own span sink; without it, spans of a traced bundle drop.
+    ...(tracing ? { plugins: [tracing.plugin] } : {}),
+    sinks: { ...(tracing ? {} : DISCARD_WORKFLOW_SPANS), ...(opts.crashPoints ? FAULT_SINKS : {}) },
   };
   // A crash plan that does not parse stops the worker here, not at its first crash point.
   if (opts.crashPoints) parseCrashPlan(process.env[CRASH_PLAN_ENV] ?? '');

@@ -92,8 +92,7 @@ export async function inProcessWorker(
     }),
     maxCachedWorkflows: 0,
     ...(dataConverter ? { dataConverter } : {}),
-    ...(stack.tracing ? { interceptors: stack.tracing.workerInterceptors({ prebuiltBundle: true }) } : {}),
-    sinks: stack.tracing ? stack.tracing.sinks : DISCARD_WORKFLOW_SPANS,
+    ...(stack.tracing ? { plugins: [stack.tracing.plugin] } : { sinks: DISCARD_WORKFLOW_SPANS }),
   });
 }
 

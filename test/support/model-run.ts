@@ -65,8 +65,7 @@ export async function runWithModel(
       }),
       maxCachedWorkflows: 0,
       ...(stack.dataConverter ? { dataConverter: stack.dataConverter } : {}),
-      ...(stack.tracing ? { interceptors: stack.tracing.workerInterceptors({ prebuiltBundle: true }) } : {}),
-      sinks: stack.tracing ? stack.tracing.sinks : DISCARD_WORKFLOW_SPANS,
+      ...(stack.tracing ? { plugins: [stack.tracing.plugin] } : { sinks: DISCARD_WORKFLOW_SPANS }),
     });
     const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
     return await worker.runUntil(async () => {
