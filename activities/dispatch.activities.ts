@@ -11,9 +11,8 @@ import type {
   ReconcileResponse,
 } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { blindRetryKey } from '../src/domain/identity';
 import { isLabStrategy } from '../src/domain/run';
-import { keyModeFor } from '../src/domain/retry-contract';
+import { strategyOf } from '../src/domain/retry-strategies';
 import type { DownstreamClient } from '../src/downstream/client';
 import {
   resolveAuthorizeDeps,
@@ -150,7 +149,8 @@ export function createDispatchActivities(deps: DispatchDeps) {
       failure(type, message, retryable, attempt);
     const downstream = client(req.service);
     // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
-    const key = keyModeFor(req.strategy) === 'derived' ? blindRetryKey(req.keyUsed, 1, attempt) : req.keyUsed;
+    const strategy = strategyOf(req.strategy);
+    const key = strategy.keyFor(req.keyUsed, 1, attempt);
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
     const base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'> = {
@@ -170,7 +170,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
         `${req.intent.toolName} is not idempotent: attempt ${attempt} does not resend`,
       );
     }
-    if ((attempt > 1 || req.dispatch > 1) && req.strategy === 'check_receipt') {
+    if ((attempt > 1 || req.dispatch > 1) && strategy.lookUpBeforeResend) {
       // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
       const found = await downstream.lookup(req.keyUsed, lookupOptions(req.service, req.intent, req.keyUsed, false));
       if (found.kind === 'unreachable') throw fail(Failure.DispatchUnavailable, found.reason, true);
@@ -206,7 +206,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
     }
 
     const intentAt = intentTimeOf(req, ctx.info.scheduledTimestampMs);
-    if (req.strategy === 'same_key_replay' && (attempt > 1 || req.dispatch > 1)) {
+    if (strategy.guardRetention && (attempt > 1 || req.dispatch > 1)) {
       // A pruned key turns a same-key retry into a second charge. Past the declared retention, do not resend:
       // the workflow reconciles by lookup instead (the effect log outlives the idempotency record). The
       // downstream refuses such a request too (`IntentExpired`); this guard spares the request and decides early.

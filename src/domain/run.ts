@@ -1,15 +1,11 @@
 /** What starts a run and what a run ends with: shared by the client, the workflow and the CLI. */
 
-export type RetryStrategy =
-  /** A naive loop: every attempt is a new request under a fresh key. Shown only to prove the double charge. */
-  | 'blind_retry'
-  /** Reconcile by key (ask the downstream for the receipt) before any retry. */
-  | 'check_receipt'
-  /** Retry under the same key; the downstream idempotency record returns the retained result. */
-  | 'same_key_replay';
-export const RETRY_STRATEGIES: readonly RetryStrategy[] = ['blind_retry', 'check_receipt', 'same_key_replay'];
+import { STRATEGIES, type RetryStrategy } from './retry-strategies';
+
+export type { RetryStrategy } from './retry-strategies';
+export const RETRY_STRATEGIES = Object.keys(STRATEGIES) as readonly RetryStrategy[];
 /** Strategies that exist only to show a failure (the demo, the fault lab): production workers refuse them. */
-export const LAB_STRATEGIES: readonly RetryStrategy[] = ['blind_retry'];
+export const LAB_STRATEGIES: readonly RetryStrategy[] = RETRY_STRATEGIES.filter((s) => STRATEGIES[s].lab);
 export const isLabStrategy = (s: RetryStrategy): boolean => LAB_STRATEGIES.includes(s);
 
 export type StopReason =

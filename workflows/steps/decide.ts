@@ -103,6 +103,42 @@ export async function decide(g: DispatchGate, call: ValidatedCall, prior?: Appro
   return result;
 }
 
+/**
+ * A check a model's call must pass before the policy is asked; `null` lets it on. A refusal is recorded as
+ * `ProposalRejected` and returned to the model. Checks run in order, synchronously, and again after every await.
+ */
+export type PreDispatchCheck = (
+  g: DispatchGate,
+  call: ValidatedCall,
+  holdsIntent: boolean,
+) => { readonly code: string; readonly message: string } | null;
+
+/** 7. unresolved-call state: the model may not stack new effects on top of an outcome nobody knows yet. */
+const noUnresolvedCalls: PreDispatchCheck = (g, call) => {
+  const unresolved = g.unresolved(call.logicalCallId);
+  return call.origin === 'model' && unresolved.length > 0
+    ? { code: Failure.UnresolvedCall, message: `calls still UNKNOWN: ${unresolved.join(', ')}` }
+    : null;
+};
+
+/** The dependency's circuit breaker: repeated failures stop new dispatches to it for a while. */
+const circuitClosed: PreDispatchCheck = (g, call) => {
+  const open = g.circuitOpen?.(call.tool.service) ?? null;
+  return open !== null && call.origin === 'model' ? { code: Failure.CircuitOpen, message: open } : null;
+};
+
+/**
+ * 8. dispatch budget, reserved before anything is awaited (last: it takes a place in the budget). A call that
+ * already holds an intent (a new decision for it) is inside the budget already.
+ */
+const withinBudget: PreDispatchCheck = (g, call, holdsIntent) =>
+  call.origin === 'model' && !holdsIntent && !g.reserveBudget(call.logicalCallId)
+    ? { code: Failure.BudgetToolCalls, message: 'the run has no tool-call budget left' }
+    : null;
+
+/** The pre-dispatch checks, in order. A new check goes here (before `withinBudget`, which reserves). */
+export const PRE_DISPATCH_CHECKS: readonly PreDispatchCheck[] = [noUnresolvedCalls, circuitClosed, withinBudget];
+
 /** A rate limit holds the call back: record it, and wait unless the wait would carry the call past the deadline. */
 async function defer(g: DispatchGate, id: string, retryAfterMs: number, reason: string): Promise<void> {
   g.ledger.append({ type: 'DispatchDeferred', logicalCallId: id, retryAfterMs, reason });
@@ -143,21 +179,15 @@ async function decideUnderQuota(
     g.releaseBudget(id);
     return fail(code, message);
   };
-  // A call that already holds an intent (a new decision for it) is inside the budget already.
   const holdsIntent = ledger.projection.calls[id]?.intentRecorded === true;
   let approval: ApprovalGrant | undefined = prior;
 
   for (;;) {
-    // 7. unresolved-call state: the model may not stack new effects on top of an outcome nobody knows yet
-    const unresolved = g.unresolved(id);
-    if (call.origin === 'model' && unresolved.length > 0)
-      return reject(Failure.UnresolvedCall, `calls still UNKNOWN: ${unresolved.join(', ')}`);
-    // The dependency's circuit breaker: repeated failures stop new dispatches to it for a while.
-    const open = g.circuitOpen?.(call.tool.service) ?? null;
-    if (open !== null && call.origin === 'model') return reject(Failure.CircuitOpen, open);
-    // 8. dispatch budget, reserved before anything is awaited
-    if (call.origin === 'model' && !holdsIntent && !g.reserveBudget(id))
-      return reject(Failure.BudgetToolCalls, 'the run has no tool-call budget left');
+    // Checked again each time round: an await (authorizer, approval, rate limit) may have changed the answer.
+    for (const check of PRE_DISPATCH_CHECKS) {
+      const refused = check(g, call, holdsIntent);
+      if (refused !== null) return reject(refused.code, refused.message);
+    }
 
     // 6. authorization and approval, against the policy as it is now
     const input: AuthorizationInput = {
