@@ -145,7 +145,7 @@ export interface CarriedState {
   readonly saga?: readonly SagaRegistrationState[];
 }
 
-/** One carried saga registration (see workflows/saga.ts). */
+/** One carried saga registration (see workflows/steps/compensate.ts). */
 export interface SagaRegistrationState {
   readonly forwardCallId: string;
   readonly forwardToolName: string;

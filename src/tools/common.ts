@@ -16,3 +16,13 @@ export function normalizeText(text: string): string {
 export function shortKey(key: string): string {
   return key.slice(0, 14);
 }
+
+/** A downstream's answer to an effect: its receipt and tenant, and the fields the tool names; more fields pass. */
+export function receiptResult<S extends z.ZodRawShape>(fields: S) {
+  return z.object({ receipt: z.string().min(1).max(128), tenant: z.string(), ...fields }).passthrough();
+}
+
+/** An action on one resource of the caller's tenant (`<tenant>/<kind>/<id>`): what a tool's authorization names. */
+export function onResource(action: string, tenant: string, kind: string, id: string) {
+  return { action, resource: `${tenant}/${kind}/${id}`, resourceTenant: tenant };
+}

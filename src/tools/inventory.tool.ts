@@ -1,7 +1,7 @@
 /** The inventory's tools: reserve stock (a compensable effect) and release a reservation (its compensation). */
 import { z } from 'zod';
 import { defineTool } from '../domain/tool';
-import { OperationKeyRef, shortKey } from './common';
+import { onResource, OperationKeyRef, receiptResult, shortKey } from './common';
 
 const Sku = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'a SKU like SKU-1');
 
@@ -10,15 +10,11 @@ export const inventoryReserve = defineTool({
   version: 1,
   description: 'Reserve a quantity of a SKU in the caller tenant for an order. Holds stock until released.',
   args: z.object({ sku: Sku, quantity: z.number().int().min(1).max(10_000) }).strict(),
-  result: z
-    .object({
-      receipt: z.string().min(1).max(128),
-      tenant: z.string(),
-      sku: z.string(),
-      quantity: z.number().int(),
-      availableAfter: z.number().int(),
-    })
-    .passthrough(),
+  result: receiptResult({
+    sku: z.string(),
+    quantity: z.number().int(),
+    availableAfter: z.number().int(),
+  }),
   maxArgumentBytes: 1024,
   maxResultBytes: 8192,
   service: 'inventory',
@@ -26,11 +22,7 @@ export const inventoryReserve = defineTool({
   effectScope: 'inventory.reserve',
   idempotency: 'idempotent_by_key',
   canonicalize: (args, ctx) => ({ tenant: ctx.tenant, sku: args.sku, quantity: args.quantity }),
-  authorization: (args, ctx) => ({
-    action: 'inventory.reserve',
-    resource: `${ctx.tenant}/sku/${args.sku}`,
-    resourceTenant: ctx.tenant,
-  }),
+  authorization: (args, ctx) => onResource('inventory.reserve', ctx.tenant, 'sku', args.sku),
   // Named by the forward key, so the release is computable before the reservation is sent; the inventory
   // answers `Inventory.UnknownReservation` (no effect, key sealed) when the reservation never committed.
   compensation: {
@@ -47,15 +39,11 @@ export const inventoryRelease = defineTool({
   version: 1,
   description: 'Release a stock reservation, named by its operation key. Used as a compensation.',
   args: z.object({ reservationOperationKey: OperationKeyRef }).strict(),
-  result: z
-    .object({
-      receipt: z.string().min(1).max(128),
-      tenant: z.string(),
-      sku: z.string(),
-      quantity: z.number().int(),
-      availableAfter: z.number().int(),
-    })
-    .passthrough(),
+  result: receiptResult({
+    sku: z.string(),
+    quantity: z.number().int(),
+    availableAfter: z.number().int(),
+  }),
   maxArgumentBytes: 1024,
   maxResultBytes: 8192,
   service: 'inventory',
@@ -63,11 +51,8 @@ export const inventoryRelease = defineTool({
   effectScope: 'inventory.release',
   idempotency: 'idempotent_by_key',
   canonicalize: (args, ctx) => ({ tenant: ctx.tenant, reservationOperationKey: args.reservationOperationKey }),
-  authorization: (args, ctx) => ({
-    action: 'inventory.release',
-    resource: `${ctx.tenant}/reservation/${args.reservationOperationKey}`,
-    resourceTenant: ctx.tenant,
-  }),
+  authorization: (args, ctx) =>
+    onResource('inventory.release', ctx.tenant, 'reservation', args.reservationOperationKey),
   compensation: { kind: 'none' },
   forwardAbsentReasons: ['Inventory.UnknownReservation'],
   summary: (args) => `inventory_release reservation ${shortKey(args.reservationOperationKey)}`,

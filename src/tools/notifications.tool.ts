@@ -1,7 +1,7 @@
 /** The notification service's tool: send one templated email. Irreversible, so always approved by a human. */
 import { z } from 'zod';
 import { defineTool } from '../domain/tool';
-import { normalizeText } from './common';
+import { normalizeText, receiptResult } from './common';
 
 const EmailAddress = z
   .string()
@@ -31,14 +31,10 @@ export const notificationsSendEmail = defineTool({
   args: z
     .object({ to: EmailAddress, template: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/), vars: TemplateVars })
     .strict(),
-  result: z
-    .object({
-      receipt: z.string().min(1).max(128),
-      tenant: z.string(),
-      template: z.string(),
-      status: z.literal('sent'),
-    })
-    .passthrough(),
+  result: receiptResult({
+    template: z.string(),
+    status: z.literal('sent'),
+  }),
   maxArgumentBytes: 16_384,
   maxResultBytes: 4096,
   service: 'notifications',

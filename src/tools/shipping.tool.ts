@@ -1,7 +1,7 @@
 /** The shipping service's tools: schedule a shipment (compensable until dispatch) and cancel it. */
 import { z } from 'zod';
 import { defineTool } from '../domain/tool';
-import { normalizeText, OperationKeyRef, OrderId, shortKey } from './common';
+import { normalizeText, onResource, OperationKeyRef, OrderId, receiptResult, shortKey } from './common';
 
 const Address = z
   .object({
@@ -11,14 +11,10 @@ const Address = z
   })
   .strict();
 
-const ShipmentResult = z
-  .object({
-    receipt: z.string().min(1).max(128),
-    tenant: z.string(),
-    orderId: z.string(),
-    status: z.enum(['scheduled', 'cancelled']),
-  })
-  .passthrough();
+const ShipmentResult = receiptResult({
+  orderId: z.string(),
+  status: z.enum(['scheduled', 'cancelled']),
+});
 
 export const shippingSchedule = defineTool({
   name: 'shipping_schedule',
@@ -42,11 +38,7 @@ export const shippingSchedule = defineTool({
       line1: normalizeText(args.address.line1),
     },
   }),
-  authorization: (args, ctx) => ({
-    action: 'shipping.schedule',
-    resource: `${ctx.tenant}/order/${args.orderId}`,
-    resourceTenant: ctx.tenant,
-  }),
+  authorization: (args, ctx) => onResource('shipping.schedule', ctx.tenant, 'order', args.orderId),
   compensation: {
     kind: 'compensate',
     tool: 'shipping_cancel',
@@ -69,11 +61,7 @@ export const shippingCancel = defineTool({
   effectScope: 'shipping.cancel',
   idempotency: 'idempotent_by_key',
   canonicalize: (args, ctx) => ({ tenant: ctx.tenant, shipmentOperationKey: args.shipmentOperationKey }),
-  authorization: (args, ctx) => ({
-    action: 'shipping.cancel',
-    resource: `${ctx.tenant}/shipment/${args.shipmentOperationKey}`,
-    resourceTenant: ctx.tenant,
-  }),
+  authorization: (args, ctx) => onResource('shipping.cancel', ctx.tenant, 'shipment', args.shipmentOperationKey),
   compensation: { kind: 'none' },
   forwardAbsentReasons: ['Shipping.UnknownShipment'],
   summary: (args) => `shipping_cancel shipment ${shortKey(args.shipmentOperationKey)}`,

@@ -1,6 +1,7 @@
 /** The wallet's tools, declared once: used by the workflow (validation, keys, policy) and by activities. */
 import { z } from 'zod';
 import { defineTool } from '../domain/tool';
+import { receiptResult } from './common';
 import { formatMoney, Money, PositiveMoney } from '../domain/money';
 
 const AccountId = z.string().regex(/^[a-z0-9_-]{1,64}$/i, 'an account id like acct_1');
@@ -17,15 +18,11 @@ export const walletDebit = defineTool({
       memo: z.string().max(200).optional(),
     })
     .strict(),
-  result: z
-    .object({
-      receipt: z.string().min(1).max(128),
-      tenant: z.string(),
-      account: z.string(),
-      amount: Money,
-      balanceAfter: Money,
-    })
-    .passthrough(),
+  result: receiptResult({
+    account: z.string(),
+    amount: Money,
+    balanceAfter: Money,
+  }),
   maxArgumentBytes: 4096,
   maxResultBytes: 16384,
   service: 'wallet',
@@ -69,15 +66,11 @@ export const walletRefund = defineTool({
       debitOperationKey: z.string().regex(/^op_[0-9a-f]{40}$/),
     })
     .strict(),
-  result: z
-    .object({
-      receipt: z.string().min(1).max(128),
-      tenant: z.string(),
-      account: z.string(),
-      amount: Money,
-      balanceAfter: Money,
-    })
-    .passthrough(),
+  result: receiptResult({
+    account: z.string(),
+    amount: Money,
+    balanceAfter: Money,
+  }),
   maxArgumentBytes: 4096,
   maxResultBytes: 16384,
   service: 'wallet',
