@@ -110,6 +110,14 @@ export function parseMutationHeaders(req: http.IncomingMessage): MutationHeaders
   return { key, argumentsHash, fence, intentAtMs: parseIntentAt(single(req.headers[HEADER_INTENT_AT])) };
 }
 
+/** A mutating route's spec with its body type erased, as a service definition lists it (`mutation(spec)`). */
+export type Mutation = MutationSpec<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Declare one idempotent mutating route of a service (see `ServiceDefinition.mutations`); keeps `B` checked. */
+export function mutation<B>(spec: MutationSpec<B>): Mutation {
+  return spec;
+}
+
 /** Builds the handler of an idempotent mutating route. */
 export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B>): Handler {
   const { store } = runtime;

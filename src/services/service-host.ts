@@ -10,9 +10,10 @@ import { KEY_SET_ENV, keySetFromEnv, type CapabilityKeySet } from '../policy/cap
 import { SqliteJtiRegistry } from '../policy/capability-replay';
 import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminListener } from './admin-listener';
 import { FaultInjector } from './faults';
-import { closeServer, createHttpServer, listen, Router } from './http-kit';
+import { DownstreamErrorCode } from '../downstream/protocol';
+import { closeServer, createHttpServer, HttpError, listen, Router, sendJson } from './http-kit';
 import { IdempotencyStore } from './idempotency-store';
-import type { ServiceRuntime } from './idempotent-route';
+import { mutationHandler, type Mutation, type ServiceRuntime } from './idempotent-route';
 import { registerStandardAdminRoutes, registerStandardRoutes } from './standard-routes';
 
 /** Where and how a service runs. */
@@ -47,10 +48,24 @@ export interface ServiceDefinition {
   readonly name: string;
   /** Creates the service's own tables (idempotent: `CREATE TABLE IF NOT EXISTS`). */
   migrate(db: Database): void;
-  /** Registers the business routes on top of the standard ones (public listener). */
-  routes(router: Router, runtime: ServiceRuntime): void;
+  /**
+   * The idempotent mutating routes, by path (`POST`): each gets the whole contract (key, arguments hash, fence,
+   * capability, intent time, the retained outcome) from `mutationHandler`.
+   */
+  readonly mutations?: Readonly<Record<string, Mutation>>;
+  /** Reads of one record by path parameters (`GET`): the value as JSON, or 404 with `notFound` when absent. */
+  readonly reads?: Readonly<Record<string, ReadRoute>>;
+  /** Registers any other business routes on top of the standard ones (public listener). */
+  routes?(router: Router, runtime: ServiceRuntime): void;
   /** Registers the service's admin routes (seeding, evidence; fault routes only when `runtime.faults` exists). */
   adminRoutes?(router: Router, runtime: ServiceRuntime): void;
+}
+
+/** A read of one record by the route's path parameters (missing parameters read as ''). */
+export interface ReadRoute {
+  get(db: Database, params: Readonly<Record<string, string | undefined>>): unknown;
+  /** The 404 message when `get` finds nothing. */
+  readonly notFound: string;
 }
 
 /** A running service. */
@@ -117,7 +132,17 @@ export async function startService(
       ...(capabilityKeys === undefined ? {} : { capabilityKeys }),
     };
     router = registerStandardRoutes(new Router(), definition.name, runtime);
-    definition.routes(router, runtime);
+    for (const [path, spec] of Object.entries(definition.mutations ?? {}))
+      router.on('POST', path, mutationHandler(runtime, spec));
+    for (const [path, read] of Object.entries(definition.reads ?? {})) {
+      const db = runtime.db;
+      router.on('GET', path, ({ res, params }) => {
+        const value = read.get(db, params);
+        if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
+        sendJson(res, 200, value);
+      });
+    }
+    definition.routes?.(router, runtime);
     if (options.admin !== undefined) {
       adminRouter = registerStandardAdminRoutes(new Router(), runtime);
       definition.adminRoutes?.(adminRouter, runtime);

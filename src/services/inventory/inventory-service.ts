@@ -5,10 +5,9 @@
  * Business routes: `POST /v1/reservations`, `POST /v1/releases` (by `reservationOperationKey`),
  * `GET /v1/stock/:tenant/:sku`. Admin listener: `POST /admin/stock` (seed the quantity on hand).
  */
-import { DownstreamErrorCode } from '../../downstream/protocol';
 import { parseAdminBody } from '../body-schemas';
-import { HttpError, sendJson } from '../http-kit';
-import { mutationHandler } from '../idempotent-route';
+import { sendJson } from '../http-kit';
+import { mutation } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyRelease,
@@ -30,24 +29,15 @@ export const INVENTORY_RELEASE_SCOPE = 'inventory.release';
 export const inventoryDefinition: ServiceDefinition = {
   name: 'inventory',
   migrate: migrateInventory,
-  routes(router, runtime) {
-    const { db } = runtime;
-    router
-      .on(
-        'POST',
-        '/v1/reservations',
-        mutationHandler(runtime, { scope: INVENTORY_RESERVE_SCOPE, schema: ReserveBody, apply: applyReserve }),
-      )
-      .on(
-        'POST',
-        '/v1/releases',
-        mutationHandler(runtime, { scope: INVENTORY_RELEASE_SCOPE, schema: ReleaseBody, apply: applyRelease }),
-      )
-      .on('GET', '/v1/stock/:tenant/:sku', ({ res, params }) => {
-        const level = getStock(db, params['tenant'] ?? '', params['sku'] ?? '');
-        if (level === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, 'no such SKU');
-        sendJson(res, 200, level);
-      });
+  mutations: {
+    '/v1/reservations': mutation({ scope: INVENTORY_RESERVE_SCOPE, schema: ReserveBody, apply: applyReserve }),
+    '/v1/releases': mutation({ scope: INVENTORY_RELEASE_SCOPE, schema: ReleaseBody, apply: applyRelease }),
+  },
+  reads: {
+    '/v1/stock/:tenant/:sku': {
+      get: (db, p) => getStock(db, p['tenant'] ?? '', p['sku'] ?? ''),
+      notFound: 'no such SKU',
+    },
   },
   adminRoutes(router, { db }) {
     router.on('POST', '/admin/stock', async ({ req, res }) => {

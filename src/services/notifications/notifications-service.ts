@@ -10,7 +10,7 @@ import { DownstreamErrorCode } from '../../downstream/protocol';
 import { parseAdminBody } from '../body-schemas';
 import { EVENTS_ROUTE, EVENTS_SCOPE } from '../events-contract';
 import { HttpError, sendJson } from '../http-kit';
-import { mutationHandler } from '../idempotent-route';
+import { mutation } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyEvent,
@@ -33,24 +33,15 @@ export const NOTIFICATIONS_EVENT_SCOPE = EVENTS_SCOPE;
 export const notificationsDefinition: ServiceDefinition = {
   name: 'notifications',
   migrate: migrateNotifications,
-  routes(router, runtime) {
-    router
-      .on(
-        'POST',
-        '/v1/emails',
-        mutationHandler(runtime, { scope: NOTIFICATIONS_EMAIL_SCOPE, schema: SendEmailBody, apply: applySendEmail }),
-      )
-      .on(
-        'POST',
-        EVENTS_ROUTE,
-        mutationHandler(runtime, {
-          scope: NOTIFICATIONS_EVENT_SCOPE,
-          schema: EventBody,
-          precondition: (body, request) =>
-            body.eventId === request.key ? undefined : 'Idempotency-Key must be the event id',
-          apply: applyEvent,
-        }),
-      );
+  mutations: {
+    '/v1/emails': mutation({ scope: NOTIFICATIONS_EMAIL_SCOPE, schema: SendEmailBody, apply: applySendEmail }),
+    [EVENTS_ROUTE]: mutation({
+      scope: NOTIFICATIONS_EVENT_SCOPE,
+      schema: EventBody,
+      precondition: (body, request) =>
+        body.eventId === request.key ? undefined : 'Idempotency-Key must be the event id',
+      apply: applyEvent,
+    }),
   },
   adminRoutes(router, { db }) {
     router

@@ -7,7 +7,7 @@
  */
 import { parseAdminBody } from '../body-schemas';
 import { sendJson } from '../http-kit';
-import { mutationHandler } from '../idempotent-route';
+import { mutation } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyCancel,
@@ -32,24 +32,19 @@ export const SHIPPING_CANCEL_SCOPE = 'shipping.cancel';
 export const shippingDefinition: ServiceDefinition = {
   name: 'shipping',
   migrate: migrateShipping,
-  routes(router, runtime) {
-    const { db } = runtime;
-    router
-      .on(
-        'POST',
-        '/v1/shipments',
-        mutationHandler(runtime, { scope: SHIPPING_SCHEDULE_SCOPE, schema: ScheduleBody, apply: applySchedule }),
-      )
-      .on(
-        'POST',
-        '/v1/cancellations',
-        mutationHandler(runtime, { scope: SHIPPING_CANCEL_SCOPE, schema: CancelBody, apply: applyCancel }),
-      )
-      .on('GET', '/v1/shipments/:tenant/:orderId', ({ res, params }) => {
-        const tenant = params['tenant'] ?? '';
-        const orderId = params['orderId'] ?? '';
-        sendJson(res, 200, { tenant, orderId, shipments: listShipments(db, tenant, orderId) });
-      });
+  mutations: {
+    '/v1/shipments': mutation({ scope: SHIPPING_SCHEDULE_SCOPE, schema: ScheduleBody, apply: applySchedule }),
+    '/v1/cancellations': mutation({ scope: SHIPPING_CANCEL_SCOPE, schema: CancelBody, apply: applyCancel }),
+  },
+  reads: {
+    '/v1/shipments/:tenant/:orderId': {
+      get: (db, p) => {
+        const tenant = p['tenant'] ?? '';
+        const orderId = p['orderId'] ?? '';
+        return { tenant, orderId, shipments: listShipments(db, tenant, orderId) };
+      },
+      notFound: 'no such order',
+    },
   },
   adminRoutes(router, { db }) {
     router

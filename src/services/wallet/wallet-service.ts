@@ -8,7 +8,7 @@
  */
 import { DownstreamErrorCode } from '../../downstream/protocol';
 import { HttpError, readJsonBody, sendJson } from '../http-kit';
-import { mutationHandler } from '../idempotent-route';
+import { mutation } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyDebit,
@@ -36,24 +36,15 @@ export type WalletService = Omit<RunningService, 'runtime'>;
 export const walletDefinition: ServiceDefinition = {
   name: 'wallet',
   migrate: migrateWallet,
-  routes(router, runtime) {
-    const { db } = runtime;
-    router
-      .on(
-        'POST',
-        '/v1/debits',
-        mutationHandler(runtime, { scope: WALLET_CHARGE_SCOPE, schema: DebitBody, apply: applyDebit }),
-      )
-      .on(
-        'POST',
-        '/v1/refunds',
-        mutationHandler(runtime, { scope: WALLET_REFUND_SCOPE, schema: RefundBody, apply: applyRefund }),
-      )
-      .on('GET', '/v1/accounts/:tenant/:account', ({ res, params }) => {
-        const balance = getBalance(db, params['tenant'] ?? '', params['account'] ?? '');
-        if (balance === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, 'no such account');
-        sendJson(res, 200, balance);
-      });
+  mutations: {
+    '/v1/debits': mutation({ scope: WALLET_CHARGE_SCOPE, schema: DebitBody, apply: applyDebit }),
+    '/v1/refunds': mutation({ scope: WALLET_REFUND_SCOPE, schema: RefundBody, apply: applyRefund }),
+  },
+  reads: {
+    '/v1/accounts/:tenant/:account': {
+      get: (db, p) => getBalance(db, p['tenant'] ?? '', p['account'] ?? ''),
+      notFound: 'no such account',
+    },
   },
   adminRoutes(router, { db }) {
     router.on('POST', '/admin/accounts', async ({ req, res }) => {
