@@ -15,7 +15,8 @@ const BOUNDARY_FILES = [
   'src/domain/**/*.ts',
   'src/tools/**/*.ts',
   'src/server/search-attributes.ts',
-  'src/faults/workflow-hook.ts',
+  'lab/faults/workflow-hook.ts',
+  'lab/faults/workflow-interceptors.ts',
 ];
 
 const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
@@ -36,7 +37,7 @@ export default defineConfig(
       '.data/**',
       'dist/**',
       'coverage/**',
-      'bench/results/**',
+      'lab/bench/results/**',
       'test/replay/histories/**',
     ],
   },
@@ -83,6 +84,25 @@ export default defineConfig(
               regex: '(^|/)activities(/.*)?$',
               allowTypeImports: true,
               message: 'Import activities as types only (`import type`), then use proxyActivities.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // PACKAGES BY ROLE: the runtime a user depends on (src/, workflows/, activities/) never reaches into the
+    // simulated services, the lab or the CLI; they depend on it, not the other way round.
+    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
+    ignores: BOUNDARY_FILES.filter((f) => f.startsWith('lab/')),
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(services|lab|cli)(/|$)',
+              message: 'The runtime does not import the services, the lab or the CLI (README, "Layout").',
             },
           ],
         },

@@ -36,7 +36,7 @@ export interface DispatchDeps {
   readonly labStrategies?: boolean;
   /**
    * Observes each attempt just before it sends and just after the downstream answered. None in production: the
-   * fault lab installs its crash points here (src/faults/crash-points.ts, `crashPointProbe`).
+   * fault lab installs its crash points here (lab/faults/crash-points.ts, `crashPointProbe`).
    */
   readonly probe?: DispatchProbe;
 }

@@ -127,7 +127,7 @@ check(
     "worker: no codec keys (LEDGERLOOP_CODEC_KEYS or LEDGERLOOP_CODEC_KEYS_FILE)",
 )
 wallet_cmd = as_text(services.get("wallet", {}).get("entrypoint")) + " " + as_text(services.get("wallet", {}).get("command"))
-check("src/services/wallet/main.ts" in wallet_cmd and "/data/wallet.db" in wallet_cmd, "wallet: unexpected command")
+check("services/wallet/main.ts" in wallet_cmd and "/data/wallet.db" in wallet_cmd, "wallet: unexpected command")
 
 # Every project search attribute is created by temporal-setup, with its type.
 with open(sa_path) as f:
@@ -215,7 +215,7 @@ check(not any(k.startswith("LEDGERLOOP_CAPABILITY") for k in env_of(codec)), "co
 check("LEDGERLOOP_CAPABILITY_SIGNING_KEY" not in env_of(services.get("wallet", {})), "wallet: holds the capability signing key (services get public keys only)")
 
 # One source for both deployments (deploy/deployment.json, which the local cluster reads through
-# src/cluster/versions.ts): versions, ports, namespace, task queue, each process's environment, the dynamic config.
+# lab/cluster/versions.ts): versions, ports, namespace, task queue, each process's environment, the dynamic config.
 # Search attributes share src/server/search-attributes.ts (checked above).
 import json
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cluster step of CI: Temporal on PostgreSQL, built from its Go module (src/cluster/), without containers.
+# The cluster step of CI: Temporal on PostgreSQL, built from its Go module (lab/cluster/), without containers.
 #  1. `npm run cluster -- --once`: the opening failure per strategy with a worker host and the Temporal server
 #     process SIGKILLed mid-run; exits 1 unless blind_retry / check_receipt / same_key_replay charge 2 / 1 / 1.
 #  2. The workshop protocol against a cluster brought up with `ledgerloop cluster up` (its server-restart case
@@ -15,20 +15,20 @@ offset="${LEDGERLOOP_CLUSTER_PORT_OFFSET:-10000}"
 frontend="$(node -e "console.log(require('./deploy/deployment.json').ports.frontend)")"
 address="127.0.0.1:$((frontend + offset))"
 
-timeout --kill-after=30s 20m node -r tsx/cjs src/cli/main.ts cluster --once
+timeout --kill-after=30s 20m node -r tsx/cjs cli/main.ts cluster --once
 
-node -r tsx/cjs src/cli/main.ts cluster up --workers 3 > .data/cluster-up.log 2>&1 &
+node -r tsx/cjs cli/main.ts cluster up --workers 3 > .data/cluster-up.log 2>&1 &
 up_pid=$!
-down() { node -r tsx/cjs src/cli/main.ts cluster down || kill "$up_pid" 2>/dev/null || true; }
+down() { node -r tsx/cjs cli/main.ts cluster down || kill "$up_pid" 2>/dev/null || true; }
 trap down EXIT
 for _ in $(seq 1 120); do
-  if node -r tsx/cjs src/cli/main.ts cluster status > /dev/null 2>&1 && grep -q 'cluster up:' .data/cluster-up.log; then break; fi
+  if node -r tsx/cjs cli/main.ts cluster status > /dev/null 2>&1 && grep -q 'cluster up:' .data/cluster-up.log; then break; fi
   if ! kill -0 "$up_pid" 2>/dev/null; then cat .data/cluster-up.log >&2; exit 1; fi
   sleep 2
 done
 grep -q 'cluster up:' .data/cluster-up.log || { echo "cluster-ci: the cluster did not come up" >&2; cat .data/cluster-up.log >&2; exit 1; }
 # The Web UI answers, lists runs through the frontend, and its codec server takes the UI's origin only.
-node -r tsx/cjs src/cli/main.ts cluster status > .data/cluster-status.json || { cat .data/cluster-status.json >&2; exit 1; }
+node -r tsx/cjs cli/main.ts cluster status > .data/cluster-status.json || { cat .data/cluster-status.json >&2; exit 1; }
 # The start command `up` printed, exactly as printed: a debit through the cluster's worker hosts.
 start_cmd="$(grep -m1 'npx ledgerloop start' .data/cluster-up.log | sed 's/^ *//')"
 [[ -n "$start_cmd" ]] || { echo "cluster-ci: up printed no start command" >&2; exit 1; }

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import prettier from 'prettier';
-import { faultProtocolJsonSchema, faultProtocolJsonSchemaText, SCHEMA_FILE } from '../src/faults/json-schema';
+import { faultProtocolJsonSchema, faultProtocolJsonSchemaText, SCHEMA_FILE } from '../lab/faults/json-schema';
 
 if (process.argv.includes('--check')) {
   let current: unknown;

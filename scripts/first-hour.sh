@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p .data
 log=.data/first-hour-demo.log
 work="$(mktemp -d)"
-node -r tsx/cjs src/cli/main.ts demo > .data/first-hour-demo.out 2> "$log" &
+node -r tsx/cjs cli/main.ts demo > .data/first-hour-demo.out 2> "$log" &
 demo=$!
 stop() { kill -INT "$demo" 2>/dev/null || true; wait "$demo" 2>/dev/null || true; rm -rf "$work"; }
 trap stop EXIT

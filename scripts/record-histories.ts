@@ -21,9 +21,9 @@ import {
   type PendingApproval,
 } from '../workflows/definitions';
 import { staticIdentitySource } from '../src/identity/config';
-import { runOpeningFailure } from '../src/demo/opening-failure';
-import { startStack, type Stack } from '../src/demo/stack';
-import { spawnedClient, spawnService } from '../src/services/spawn';
+import { runOpeningFailure } from '../lab/demo/opening-failure';
+import { startStack, type Stack } from '../lab/demo/stack';
+import { spawnedClient, spawnService } from '../services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
 import { REPO_ROOT } from '../src/worker/bundle';

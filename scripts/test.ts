@@ -2,7 +2,7 @@
  * `npm test`: starts a Temporal dev server (or uses TEMPORAL_ADDRESS), runs jest against it with
  * TEMPORAL_ADDRESS exported, stops the server, and prints one closing line `N passed, M failed[, K skipped]`.
  * With `LEDGERLOOP_TARGET=cluster` it brings up the local cluster's Temporal on PostgreSQL instead
- * (src/cluster/: the server built from its Go module) and stops it afterwards.
+ * (lab/cluster/: the server built from its Go module) and stops it afterwards.
  *
  *   node -r tsx/cjs scripts/test.ts [jest args...]
  *   LEDGERLOOP_TARGET=cluster node -r tsx/cjs scripts/test.ts --selectProjects integration
@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startCluster } from '../src/cluster/cluster';
+import { startCluster } from '../lab/cluster/cluster';
 import { connectOrStart } from '../src/server/dev-server';
 import { DATA_DIR, REPO_ROOT } from '../src/server/temporal-binaries';
 

@@ -15,7 +15,7 @@ import { capabilityClaims, type AuthorizationInput, type DispatchAuthorization }
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { policyDigest, StaticPolicyStore } from '../../src/policy/policy-store';
-import { spawnedClient, spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';

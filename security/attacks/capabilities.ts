@@ -15,7 +15,7 @@ import {
   KEY_SET_ENV,
   type CapabilitySigningKey,
 } from '../../src/policy/capability-keys';
-import { spawnedClient, spawnService } from '../../src/services/spawn';
+import { spawnedClient, spawnService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';

@@ -16,8 +16,8 @@ import {
   KEY_SET_ENV,
   RELAY_SIGNING_KEY_ENV,
 } from '../../src/policy/capability-keys';
-import { devCapabilitySigner } from '../../src/services/dev-signer';
-import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
+import { devCapabilitySigner } from '../../services/dev-signer';
+import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const ACME = 'acme';

@@ -11,7 +11,7 @@ export interface StartRunOptions {
   readonly workflowId: string;
   readonly taskQueue: string;
   readonly input: AgentRunInput;
-  /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (src/faults/workflow-hook.ts). */
+  /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (lab/faults/workflow-hook.ts). */
   readonly memo?: Record<string, unknown>;
   /**
    * Start runs with a lab-only strategy (`blind_retry`, the naive loop that double-charges). Default false: such a

@@ -148,7 +148,7 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
       ],
     })),
   /**
-   * Benchmarks (bench/): `vars.turns` turns of one small debit each (100 + turn minor units of EUR, on
+   * Benchmarks (lab/bench/): `vars.turns` turns of one small debit each (100 + turn minor units of EUR, on
    * `vars.account`), then a final answer. Each turn is one model call plus one tool call.
    */
   'n-debits': (vars) => [

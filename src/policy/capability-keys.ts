@@ -21,7 +21,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { EVENTS_SCOPE } from '../services/events-contract';
+import { EVENTS_SCOPE } from '../downstream/events-contract';
 import { MemoryJtiRegistry, type JtiRegistry } from './capability-replay';
 
 export const SIGNING_KEY_ENV = 'LEDGERLOOP_CAPABILITY_SIGNING_KEY';

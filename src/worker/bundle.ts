@@ -16,19 +16,13 @@ export interface BundleOptions {
   workflowsPath?: string;
   /** Bundle the OpenTelemetry workflow interceptors (see src/observability/tracing.ts). Default false. */
   tracing?: boolean;
-  /** Bundle the fault lab's workflow interceptor (its crash point; src/faults/workflow-interceptors.ts). Default false. */
-  faults?: boolean;
+  /** More workflow interceptor modules to bundle (the fault lab adds its crash point this way). */
+  interceptorModules?: readonly string[];
 }
 
-/** The fault lab's workflow interceptor module: only the lab's bundle has it. */
-export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = path.join(REPO_ROOT, 'src', 'faults', 'workflow-interceptors.ts');
-
 /** The workflow interceptor modules a bundle with these options carries. */
-export function workflowInterceptorModules(opts: Pick<BundleOptions, 'tracing' | 'faults'>): string[] {
-  return [
-    ...(opts.tracing ? [TRACING_WORKFLOW_INTERCEPTORS_MODULE] : []),
-    ...(opts.faults ? [FAULT_WORKFLOW_INTERCEPTORS_MODULE] : []),
-  ];
+export function workflowInterceptorModules(opts: Pick<BundleOptions, 'tracing' | 'interceptorModules'>): string[] {
+  return [...(opts.tracing ? [TRACING_WORKFLOW_INTERCEPTORS_MODULE] : []), ...(opts.interceptorModules ?? [])];
 }
 
 /**

@@ -4,7 +4,7 @@
  *   TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE; TEMPORAL_API_KEY; TEMPORAL_TLS_*: src/server/connection-config.ts), LEDGERLOOP_TASK_QUEUE,
  *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
- *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000), LEDGERLOOP_CRASH_AT (the fault protocol's crash plan, src/faults/crash-points.ts),
+ *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000),
  *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp),
  *   LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (serve blind_retry runs: the demo and the fault lab only; unset, they are refused),
  *   LEDGERLOOP_SCRIPTED_MODEL=1 (plan `planner.kind: 'scripted'` runs with the scripted model; unset, they stop with
@@ -12,9 +12,13 @@
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';
-import { crashPointsFromEnv } from '../faults/crash-points';
 import { shutdownTracingFromEnv } from '../observability/tracing';
-import { createLedgerloopWorker, DEFAULT_TASK_QUEUE, labStrategiesFromEnv } from './worker';
+import {
+  createLedgerloopWorker,
+  DEFAULT_TASK_QUEUE,
+  labStrategiesFromEnv,
+  type LedgerloopWorkerOptions,
+} from './worker';
 
 function services(): Record<string, string> {
   if (process.env.LEDGERLOOP_SERVICES) return JSON.parse(process.env.LEDGERLOOP_SERVICES) as Record<string, string>;
@@ -22,7 +26,8 @@ function services(): Record<string, string> {
   throw new Error('set LEDGERLOOP_SERVICES or LEDGERLOOP_WALLET_URL');
 }
 
-export async function runWorkerProcess(): Promise<void> {
+/** Runs a worker process; `extra` is what an entry outside the runtime adds (lab/worker-main.ts: crash points). */
+export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> = {}): Promise<void> {
   Runtime.install({
     logger: {
       log() {},
@@ -35,10 +40,10 @@ export async function runWorkerProcess(): Promise<void> {
   });
   const cached = process.env.LEDGERLOOP_MAX_CACHED_WORKFLOWS;
   const { worker, identity } = await createLedgerloopWorker({
+    ...extra,
     taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     services: services(),
     allowLabStrategies: labStrategiesFromEnv(process.env),
-    crashPoints: crashPointsFromEnv(process.env),
     ...(process.env.LEDGERLOOP_WORKFLOW_BUNDLE ? { workflowBundlePath: process.env.LEDGERLOOP_WORKFLOW_BUNDLE } : {}),
     ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),

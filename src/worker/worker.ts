@@ -1,11 +1,11 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
 import { Client } from '@temporalio/client';
-import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type InjectedSinks, type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Sinks } from '@temporalio/workflow';
 import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
-import { crashPointProbe, FAULT_SINKS, parseCrashPlan, CRASH_PLAN_ENV } from '../faults/crash-points';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
@@ -14,7 +14,8 @@ import type { ModelProvider } from '../planner/model';
 import { scriptedModel, SCRIPTED_MODEL_ENV } from '../planner/scripted-model';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
-import { BUNDLER_OPTIONS, FAULT_WORKFLOW_INTERCEPTORS_MODULE, WORKFLOWS_PATH } from './bundle';
+import type { DispatchProbe } from '../../activities/dispatch.activities';
+import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
 
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 /** The worker process serves lab-only strategies only when this variable is exactly "1". */
@@ -76,11 +77,19 @@ export interface LedgerloopWorkerOptions {
    */
   readonly models?: readonly ModelProvider[];
   /**
-   * Install the fault lab's crash points (LEDGERLOOP_CRASH_AT): the dispatch probe, the sink its workflow
-   * interceptor calls, and (when bundling here) that interceptor. Default false: a production worker has none.
-   * The worker process sets it only when LEDGERLOOP_CRASH_AT is set (the fault runner's workers).
+   * Instrumentation plugged in from outside the runtime: none in production. The fault lab's worker entry
+   * (lab/worker-main.ts) installs its crash points this way.
    */
-  readonly crashPoints?: boolean;
+  readonly instrument?: WorkerInstrumentation;
+}
+
+export interface WorkerInstrumentation {
+  /** Observes every dispatch attempt just before it sends and just after the downstream answered. */
+  readonly probe?: DispatchProbe;
+  /** Sinks the workflow interceptors of the bundle call. */
+  readonly sinks?: InjectedSinks<Sinks>;
+  /** Workflow interceptor modules (a prebuilt bundle must already carry them: `interceptorModules`). */
+  readonly workflowModules?: readonly string[];
 }
 
 /** The models a worker process serves: the scripted one only when LEDGERLOOP_SCRIPTED_MODEL is exactly "1". */
@@ -133,7 +142,7 @@ export async function createLedgerloopWorker(
       workerIdentity: identity,
       allowLabStrategies: opts.allowLabStrategies === true,
       models: opts.models ?? modelsFromEnv(process.env),
-      ...(opts.crashPoints ? { probe: crashPointProbe } : {}),
+      ...(opts.instrument?.probe ? { probe: opts.instrument.probe } : {}),
       planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
       ...(openai ? { openai } : {}),
       authorize: {
@@ -151,16 +160,13 @@ export async function createLedgerloopWorker(
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
     ...(dataConverter ? { dataConverter } : {}),
-    // The lab's crash points: its workflow interceptor (already in a lab bundle) and the sink it calls.
-    ...(opts.crashPoints && bundling
-      ? { interceptors: { workflowModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] } }
+    ...(opts.instrument?.workflowModules && bundling
+      ? { interceptors: { workflowModules: [...opts.instrument.workflowModules] } }
       : {}),
     // Tracing (the SDK's OpenTelemetry plugin) brings its own span sink; without it, spans of a traced bundle drop.
     ...(tracing ? { plugins: [tracing.plugin] } : {}),
-    sinks: { ...(tracing ? {} : DISCARD_WORKFLOW_SPANS), ...(opts.crashPoints ? FAULT_SINKS : {}) },
+    sinks: { ...(tracing ? {} : DISCARD_WORKFLOW_SPANS), ...opts.instrument?.sinks },
   };
-  // A crash plan that does not parse stops the worker here, not at its first crash point.
-  if (opts.crashPoints) parseCrashPlan(process.env[CRASH_PLAN_ENV] ?? '');
   const worker = await Worker.create(options);
   return { worker, connection, identity };
 }

@@ -19,7 +19,7 @@ import {
   type ServiceName,
   type SpawnedService,
   type SpawnServiceOptions,
-} from '../../src/services/spawn';
+} from '../../services/spawn';
 
 /** A spawned service and a client for it. */
 export interface ServiceUnderTest {

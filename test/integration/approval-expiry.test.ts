@@ -16,7 +16,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
-import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import {

@@ -6,8 +6,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runProtocol } from '../../src/faults/runner';
-import type { ProtocolReport } from '../../src/faults/report';
+import { runProtocol } from '../../lab/faults/runner';
+import type { ProtocolReport } from '../../lab/faults/report';
 
 jest.setTimeout(300_000);
 

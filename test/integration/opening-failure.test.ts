@@ -3,8 +3,8 @@
  * worker process is SIGKILLed before the activity reports, a new worker process takes over.
  */
 import { Worker } from '@temporalio/worker';
-import { runOpeningFailure, type DemoRow } from '../../src/demo/opening-failure';
-import type { Stack } from '../../src/demo/stack';
+import { runOpeningFailure, type DemoRow } from '../../lab/demo/opening-failure';
+import type { Stack } from '../../lab/demo/stack';
 import { startTestStack, taskQueue } from '../helpers/stack';
 
 jest.setTimeout(180_000);

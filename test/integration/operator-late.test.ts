@@ -4,9 +4,9 @@
  * offset as for any failed call (issue #11, defect 2).
  */
 import path from 'node:path';
-import type { Stack } from '../../src/demo/stack';
+import type { Stack } from '../../lab/demo/stack';
 import { readLedger } from '../../src/client/runs';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnService, type SpawnedService } from '../../services/spawn';
 import { resolveCallUpdate } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

@@ -7,9 +7,9 @@
  */
 import { generateCapabilityTrust, RELAY_SIGNING_KEY_ENV } from '../../src/policy/capability-keys';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
-import { ORDER_FULFILLED } from '../../src/services/orders/orders';
-import { deriveEventId, type OutboxStats } from '../../src/services/orders/outbox';
-import { RELAY_CRASH_ENV } from '../../src/services/orders/relay-main';
+import { ORDER_FULFILLED } from '../../services/orders/orders';
+import { deriveEventId, type OutboxStats } from '../../services/orders/outbox';
+import { RELAY_CRASH_ENV } from '../../services/orders/relay-main';
 import { intentNow, exited, ServiceSandbox, unique, waitFor, type ServiceUnderTest } from '../helpers/services';
 
 jest.setTimeout(60_000);

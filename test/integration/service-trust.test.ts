@@ -18,7 +18,7 @@ import {
 } from '../../src/downstream/protocol';
 import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/policy/capability';
 import { generateCapabilityTrust, KEY_SET_ENV } from '../../src/policy/capability-keys';
-import { spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnService, type SpawnedService } from '../../services/spawn';
 
 jest.setTimeout(60_000);
 

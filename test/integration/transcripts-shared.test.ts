@@ -1,6 +1,6 @@
 /**
  * Stateless worker hosts for model-planned runs: the transcript store on PostgreSQL (LEDGERLOOP_TRANSCRIPT_URL),
- * on a private PostgreSQL this file starts (src/cluster/postgres.ts). First the store's rules, as the SQLite store
+ * on a private PostgreSQL this file starts (lab/cluster/postgres.ts). First the store's rules, as the SQLite store
  * keeps them; then an OpenAI-planned run (the real `openai` client over HTTP to a scripted server) whose turns are
  * planned by three worker processes, each in a directory of its own, two of them SIGKILLed while waiting on the
  * model. With a SQLite file per host instead, the same run fails with Planner.TranscriptMissing: the shared store
@@ -17,8 +17,8 @@ import {
   stopPostgres,
   transcriptUrl,
   type PostgresLayout,
-} from '../../src/cluster/postgres';
-import type { Stack } from '../../src/demo/stack';
+} from '../../lab/cluster/postgres';
+import type { Stack } from '../../lab/demo/stack';
 import {
   PostgresTranscriptStore,
   parseTranscriptUrl,
@@ -26,7 +26,7 @@ import {
   TRANSCRIPT_URL_ENV,
 } from '../../src/planner/transcript-store-pg';
 import type { AssistantTurn } from '../../src/planner/transcript-store';
-import { spawnWorker, type WorkerProcess } from '../../src/worker/spawn-worker';
+import { spawnWorker, type WorkerProcess } from '../../lab/spawn-worker';
 import { input } from '../helpers/run';
 import { startTestStack, taskQueue } from '../helpers/stack';
 import { reply, startOpenAICompatibleServer, type OpenAICompatibleServer } from '../support/openai-compatible-server';

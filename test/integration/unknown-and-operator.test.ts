@@ -5,12 +5,12 @@
  * and the lookup's evidence when it agrees. A run whose deadline passes first stops with `outcome_unknown`.
  */
 import path from 'node:path';
-import type { Stack } from '../../src/demo/stack';
+import type { Stack } from '../../lab/demo/stack';
 import { readLedger } from '../../src/client/runs';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { resolveCallUpdate, type OperatorResolution } from '../../workflows/definitions';
-import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
 import { SA } from '../../src/server/search-attributes';
 import { deadlineIn } from '../helpers/stack';
 import { input, runAgent, searchAttributesWhen } from '../helpers/run';

@@ -9,9 +9,9 @@ import path from 'node:path';
 import { DownstreamClient } from '../../src/downstream/client';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { hashCanonical } from '../../src/domain/canonical';
-import { spawnedClient, spawnService, type SpawnedService } from '../../src/services/spawn';
+import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
-import { devCapabilitySigner } from '../../src/services/dev-signer';
+import { devCapabilitySigner } from '../../services/dev-signer';
 import { walletDebit, walletRefund } from '../../src/tools/wallet.tool';
 import { intentNow } from '../helpers/services';
 

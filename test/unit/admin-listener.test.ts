@@ -1,5 +1,5 @@
 /** The admin listener's guards: the bearer token (constant-time, at least 32 characters) and loopback peers. */
-import { bearerMatches, checkAdminToken, isLoopback } from '../../src/services/admin-listener';
+import { bearerMatches, checkAdminToken, isLoopback } from '../../services/admin-listener';
 
 const TOKEN = 'k'.repeat(43);
 

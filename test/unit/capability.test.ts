@@ -22,7 +22,7 @@ import {
   signingKeyFromEnv,
 } from '../../src/policy/capability-keys';
 import { SqliteJtiRegistry } from '../../src/policy/capability-replay';
-import { EVENTS_SCOPE } from '../../src/services/events-contract';
+import { EVENTS_SCOPE } from '../../src/downstream/events-contract';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const grant: Omit<CapabilityClaims, 'v'> = {

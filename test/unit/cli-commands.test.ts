@@ -3,7 +3,7 @@
  * arguments end in one line on stderr and exit code 2, --help in exit 0; nothing here reaches a server.
  */
 import { Command } from 'commander';
-import { registerRunCommands, type CommandIO } from '../../src/cli/commands';
+import { registerRunCommands, type CommandIO } from '../../cli/commands';
 
 class Exit extends Error {
   constructor(readonly code: number) {

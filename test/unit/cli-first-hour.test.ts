@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NoWorkerError, isNoPollerError, withCodecHint } from '../../src/cli/errors';
+import { NoWorkerError, isNoPollerError, withCodecHint } from '../../cli/errors';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import { cliDataConverter } from '../../src/codec/demo-key';
 

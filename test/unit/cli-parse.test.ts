@@ -2,8 +2,8 @@
  * The CLI's pure parts: flag values, the run input built from a file and flags, the visibility query, and the
  * rendering helpers. Every bad value is a CliUsageError (exit code 2) whose message names the flag.
  */
-import { CliUsageError, EXIT_FAILED, EXIT_USAGE, RunNotFoundError, toCliError } from '../../src/cli/errors';
-import { buildListQuery, filterWarnings } from '../../src/cli/list-query';
+import { CliUsageError, EXIT_FAILED, EXIT_USAGE, RunNotFoundError, toCliError } from '../../cli/errors';
+import { buildListQuery, filterWarnings } from '../../cli/list-query';
 import {
   parseDeadline,
   parseDuration,
@@ -13,11 +13,11 @@ import {
   parseStrategy,
   parseTenant,
   parseVars,
-} from '../../src/cli/parse';
-import { formatElapsed, startProgress } from '../../src/cli/progress';
-import { buildRunInput, type StartInputFlags } from '../../src/cli/run-input';
-import { briefly, replayLine } from '../../src/cli/commands/replay';
-import { eventLine, renderTable } from '../../src/cli/format';
+} from '../../cli/parse';
+import { formatElapsed, startProgress } from '../../cli/progress';
+import { buildRunInput, type StartInputFlags } from '../../cli/run-input';
+import { briefly, replayLine } from '../../cli/commands/replay';
+import { eventLine, renderTable } from '../../cli/format';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { LedgerEvent } from '../../src/domain/ledger-events';
 

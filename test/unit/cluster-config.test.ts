@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLUSTER_DIR, workerHost } from '../../src/cluster/cluster';
-import { serverConfig } from '../../src/cluster/temporal-server';
+import { CLUSTER_DIR, workerHost } from '../../lab/cluster/cluster';
+import { serverConfig } from '../../lab/cluster/temporal-server';
 import {
   clusterPorts,
   DEFAULT_PORT_OFFSET,
@@ -12,11 +12,11 @@ import {
   missingEnv,
   portOffsetFromEnv,
   REQUIRED_ENV,
-} from '../../src/cluster/versions';
+} from '../../lab/cluster/versions';
 import { CODEC_KEYS_ENV } from '../../src/codec/data-converter';
 import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
-import { workerProcessEnv } from '../../src/worker/spawn-worker';
+import { workerProcessEnv } from '../../lab/spawn-worker';
 
 describe('cluster ports', () => {
   it("are the deployment's ports plus one offset, and never collide", () => {

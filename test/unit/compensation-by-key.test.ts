@@ -5,9 +5,9 @@
  */
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
-import { refuseMissingForward } from '../../src/services/compensation';
-import { HttpError } from '../../src/services/http-kit';
-import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src/services/idempotency-store';
+import { refuseMissingForward } from '../../services/compensation';
+import { HttpError } from '../../services/http-kit';
+import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../services/idempotency-store';
 
 const HASH = 'a'.repeat(64);
 const T = 'acme';

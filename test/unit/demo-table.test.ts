@@ -3,8 +3,8 @@
  * called a double charge, a safe strategy that charged twice is reported loudly (and fails the demo), a projection
  * hash that changed across the restart is not called stable.
  */
-import type { DemoRow } from '../../src/demo/opening-failure';
-import { describeRows, renderTable } from '../../src/demo/table';
+import type { DemoRow } from '../../lab/demo/opening-failure';
+import { describeRows, renderTable } from '../../lab/demo/table';
 
 const H1 = 'a'.repeat(64);
 const H2 = 'b'.repeat(64);

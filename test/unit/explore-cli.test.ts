@@ -1,7 +1,7 @@
 /** `ledgerloop faults --explore`: bad usage exits 2 and runs nothing. */
 import { Command } from 'commander';
-import { registerFaultsCommand } from '../../src/faults/cli';
-import { ExploreUsageError, parseExploreFlags, runExploreCommand } from '../../src/faults/explore';
+import { registerFaultsCommand } from '../../lab/faults/cli';
+import { ExploreUsageError, parseExploreFlags, runExploreCommand } from '../../lab/faults/explore';
 
 function captureStderr(): { text: () => string; restore: () => void } {
   const written: string[] = [];

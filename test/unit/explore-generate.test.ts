@@ -1,5 +1,5 @@
 /** The explorer's generator: deterministic per seed, valid protocol cases, safe strategies only, weighted mix. */
-import { contractOf, failureProtocol, planExploration } from '../../src/faults/explore';
+import { contractOf, failureProtocol, planExploration } from '../../lab/faults/explore';
 import {
   allowedStrategies,
   explorationProtocol,
@@ -7,10 +7,10 @@ import {
   generateCases,
   SCENARIO_ROTATION,
   SCENARIO_TEMPLATES,
-} from '../../src/faults/explore-generate';
+} from '../../lab/faults/explore-generate';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadProtocol, parseProtocol } from '../../src/faults/protocol-format';
+import { loadProtocol, parseProtocol } from '../../lab/faults/protocol-format';
 import { scenarios } from '../../src/planner/scenarios';
 import { builtinTools } from '../../src/tools/registry';
 

@@ -12,7 +12,7 @@ import {
   type InvariantId,
   type RequestEntry,
   type RunRecords,
-} from '../../src/faults/explore-invariants';
+} from '../../lab/faults/explore-invariants';
 
 let seq = 0;
 const ev = (body: LedgerEventBody): LedgerEvent =>

@@ -4,7 +4,7 @@ import {
   progressLine,
   renderExploreSummary,
   type ExploredCase,
-} from '../../src/faults/explore-report';
+} from '../../lab/faults/explore-report';
 
 const ok: ExploredCase = {
   index: 0,

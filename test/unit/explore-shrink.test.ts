@@ -1,6 +1,6 @@
 /** Shrinking: fewer faults first, then earlier occurrences, until nothing smaller still fails. */
-import type { GenCase } from '../../src/faults/explore-generate';
-import { caseSize, shrink, shrinkCandidates } from '../../src/faults/explore-shrink';
+import type { GenCase } from '../../lab/faults/explore-generate';
+import { caseSize, shrink, shrinkCandidates } from '../../lab/faults/explore-shrink';
 
 const base: GenCase = {
   name: 'c',

@@ -1,6 +1,6 @@
 /** Assertions are data: a metric, a comparison and a value, evaluated against observed metrics. */
-import { compare, evaluateExpectations } from '../../src/faults/assertions';
-import type { Expectation } from '../../src/faults/protocol-format';
+import { compare, evaluateExpectations } from '../../lab/faults/assertions';
+import type { Expectation } from '../../lab/faults/protocol-format';
 
 describe('compare', () => {
   test.each([

@@ -1,14 +1,14 @@
 /** The seeded plan: the same seed gives the same plan and fault schedule; the crash plan reaches the worker intact. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CRASH_POINT_NAMES, CRASH_POINTS } from '../../src/faults/catalog';
-import { compensatingTools, parseCrashPlan, CrashPlanError } from '../../src/faults/crash-points';
-import { bundleFeatures } from '../../src/faults/lab';
-import { crashPlanOf, formatPlan, planProtocol } from '../../src/faults/plan';
-import { createPrng, hash32 } from '../../src/faults/prng';
-import { parseProtocol } from '../../src/faults/protocol-format';
-import { summarizeRequests } from '../../src/faults/request-log';
-import { checkFeatures, FeatureUnavailableError } from '../../src/faults/runner';
+import { CRASH_POINT_NAMES, CRASH_POINTS } from '../../lab/faults/catalog';
+import { compensatingTools, parseCrashPlan, CrashPlanError } from '../../lab/faults/crash-points';
+import { bundleFeatures } from '../../lab/faults/lab';
+import { crashPlanOf, formatPlan, planProtocol } from '../../lab/faults/plan';
+import { createPrng, hash32 } from '../../lab/faults/prng';
+import { parseProtocol } from '../../lab/faults/protocol-format';
+import { summarizeRequests } from '../../lab/faults/request-log';
+import { checkFeatures, FeatureUnavailableError } from '../../lab/faults/runner';
 
 const workshop = (): unknown =>
   JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'protocols', 'workshop.json'), 'utf8'));

@@ -2,10 +2,10 @@
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { faultProtocolJsonSchema, SCHEMA_FILE } from '../../src/faults/json-schema';
-import { CRASH_POINT_NAMES, FAULT_KINDS } from '../../src/faults/catalog';
-import { METRIC_NAMES } from '../../src/faults/metrics';
-import { runFaultsCommand } from '../../src/faults/runner';
+import { faultProtocolJsonSchema, SCHEMA_FILE } from '../../lab/faults/json-schema';
+import { CRASH_POINT_NAMES, FAULT_KINDS } from '../../lab/faults/catalog';
+import { METRIC_NAMES } from '../../lab/faults/metrics';
+import { runFaultsCommand } from '../../lab/faults/runner';
 import {
   Approver,
   Case,
@@ -15,7 +15,7 @@ import {
   loadProtocol,
   parseProtocol,
   ProtocolFormatError,
-} from '../../src/faults/protocol-format';
+} from '../../lab/faults/protocol-format';
 
 /** The example of issue #3, verbatim: it must keep working as the format grows. */
 const ISSUE_EXAMPLE = `{ "format": "ledgerloop.fault-protocol/1", "seed": 7, "runDeadlineMs": 60000,

@@ -1,6 +1,6 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
-import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../src/services/idempotency-store';
+import { BusinessRejection, IdempotencyStore, type ApplyEffect } from '../../services/idempotency-store';
 
 const HASH_A = 'a'.repeat(64);
 const HASH_B = 'b'.repeat(64);

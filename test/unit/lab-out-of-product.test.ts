@@ -3,12 +3,15 @@
  * (its workflow interceptor), and a worker process installs the crash points only when the lab configures it.
  */
 import { buildWorkflowBundle } from '../../src/worker/bundle';
-import { crashPointsFromEnv } from '../../src/faults/crash-points';
+import { crashPointsFromEnv, FAULT_WORKFLOW_INTERCEPTORS_MODULE } from '../../lab/faults/crash-points';
 
 jest.setTimeout(60_000);
 
 test('only the lab bundle carries the workflow crash point', async () => {
-  const [product, lab] = await Promise.all([buildWorkflowBundle(), buildWorkflowBundle({ faults: true })]);
+  const [product, lab] = await Promise.all([
+    buildWorkflowBundle(),
+    buildWorkflowBundle({ interceptorModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] }),
+  ]);
   expect(product.code).not.toContain('workflow.before_intent');
   expect(product.code).not.toContain('ledgerloopFaults');
   expect(lab.code).toContain('workflow.before_intent');

@@ -8,7 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { createActivities } from '../../activities';
-import { registerRunCommands, type CommandIO } from '../../src/cli/commands';
+import { registerRunCommands, type CommandIO } from '../../cli/commands';
 import { startAgentRun, StrategyForbiddenError } from '../../src/client/runs';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { classifyDispatchFailure, Failure, NON_RETRYABLE_DISPATCH } from '../../src/domain/failures';

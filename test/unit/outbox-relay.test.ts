@@ -5,9 +5,9 @@
  */
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { DownstreamClient, SendOutcome } from '../../src/downstream/client';
-import { applyFulfilment, migrateOrders, seedOrder } from '../../src/services/orders/orders';
-import { outboxStats } from '../../src/services/orders/outbox';
-import { decideDelivery, OutboxRelay } from '../../src/services/orders/relay';
+import { applyFulfilment, migrateOrders, seedOrder } from '../../services/orders/orders';
+import { outboxStats } from '../../services/orders/outbox';
+import { decideDelivery, OutboxRelay } from '../../services/orders/relay';
 
 describe('decideDelivery', () => {
   const rejected = (status: number, code: string, reason?: string): SendOutcome => ({

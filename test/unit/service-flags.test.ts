@@ -1,5 +1,5 @@
 /** The flags every service process takes: what they parse to, and what they refuse before anything starts. */
-import { parseServiceFlags } from '../../src/services/service-main';
+import { parseServiceFlags } from '../../services/service-main';
 
 test('--db is required; --port, --host and --retention-ms are optional', () => {
   expect(parseServiceFlags(['--db', 'w.db'])).toEqual({

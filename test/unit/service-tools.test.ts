@@ -7,11 +7,11 @@
 import { canonicalJson } from '../../src/domain/canonical';
 import type { AnyTool } from '../../src/domain/tool';
 import { argumentsJsonSchema } from '../../src/planner/tool-schemas';
-import { INVENTORY_RELEASE_SCOPE, INVENTORY_RESERVE_SCOPE } from '../../src/services/inventory/inventory-service';
-import { NOTIFICATIONS_EMAIL_SCOPE } from '../../src/services/notifications/notifications-service';
-import { ORDERS_FULFIL_SCOPE } from '../../src/services/orders/orders-service';
-import { SHIPPING_CANCEL_SCOPE, SHIPPING_SCHEDULE_SCOPE } from '../../src/services/shipping/shipping-service';
-import { WALLET_CHARGE_SCOPE, WALLET_REFUND_SCOPE } from '../../src/services/wallet/wallet-service';
+import { INVENTORY_RELEASE_SCOPE, INVENTORY_RESERVE_SCOPE } from '../../services/inventory/inventory-service';
+import { NOTIFICATIONS_EMAIL_SCOPE } from '../../services/notifications/notifications-service';
+import { ORDERS_FULFIL_SCOPE } from '../../services/orders/orders-service';
+import { SHIPPING_CANCEL_SCOPE, SHIPPING_SCHEDULE_SCOPE } from '../../services/shipping/shipping-service';
+import { WALLET_CHARGE_SCOPE, WALLET_REFUND_SCOPE } from '../../services/wallet/wallet-service';
 import { inventoryRelease, inventoryReserve } from '../../src/tools/inventory.tool';
 import { notificationsSendEmail } from '../../src/tools/notifications.tool';
 import { ordersMarkFulfilled } from '../../src/tools/orders.tool';

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { versionLine } from '../../src/cli/version';
+import { versionLine } from '../../cli/version';
 import deployment from '../../deploy/deployment.json';
 import pkg from '../../package.json';
 
@@ -22,7 +22,7 @@ test('the version line names the package, the installed SDK and the pinned serve
 
 test('the CLI prints it for --version and -V, and exits 0', () => {
   for (const flag of ['--version', '-V']) {
-    const r = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'src', 'cli', 'main.ts'), flag], {
+    const r = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'cli', 'main.ts'), flag], {
       cwd: ROOT,
       encoding: 'utf8',
     });

@@ -1,0 +1,153 @@
+/**
+ * `ledgerloop replay`: replays every history JSON it is given (files, or folders searched recursively) against a
+ * freshly built workflow bundle. One line per file; exits 1 on any determinism error or unreadable fixture. This is
+ * what CI runs on test/replay/histories.
+ */
+import { workflowIdOfHistory } from '../../src/client/history-workflow-id';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+import { Runtime, Worker } from '@temporalio/worker';
+import type { Command } from 'commander';
+import { cliDataConverter } from '../../src/codec/demo-key';
+import { buildWorkflowBundle, WORKFLOWS_PATH } from '../../src/worker/bundle';
+import { CliUsageError, EXIT_FAILED, withCodecHint } from '../errors';
+import { formatElapsed, withProgress } from '../progress';
+import { configureCommand, printJson, runAction, type CommandIO } from './shared';
+
+interface ReplayFlags {
+  readonly workflows?: string;
+  readonly json: boolean;
+}
+
+export interface ReplayOutcome {
+  readonly file: string;
+  readonly ok: boolean;
+  readonly events?: number;
+  readonly ms: number;
+  /** The error class (DeterminismViolationError, ReplayError, SyntaxError, ...). */
+  readonly error?: string;
+  readonly message?: string;
+}
+
+function jsonFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((d) => {
+      const p = path.join(dir, d.name);
+      if (d.isDirectory()) return jsonFilesUnder(p);
+      return d.isFile() && d.name.endsWith('.json') ? [p] : [];
+    });
+}
+
+/** The history files named by `paths`: files as given, folders searched recursively for `*.json`. */
+export function collectHistoryFiles(paths: readonly string[]): string[] {
+  const files: string[] = [];
+  for (const p of paths) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch {
+      throw new CliUsageError(`no such file or folder: ${p}`);
+    }
+    const found = isDir ? jsonFilesUnder(p) : [p];
+    if (found.length === 0) throw new CliUsageError(`no history JSON files under ${p}`);
+    files.push(...found);
+  }
+  return [...new Set(files)];
+}
+
+function quietRuntime(): void {
+  try {
+    // Core's own logs go to the (silent) TS logger too: the outcome lines already say what failed.
+    Runtime.install({
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    });
+  } catch {
+    /* a runtime is installed already */
+  }
+}
+
+/** The core's nondeterminism message is buried in a Rust debug dump: keep its `message: "..."` part. */
+export function briefly(message: string): string {
+  const inner = /message: "([^"]+)"/.exec(message)?.[1];
+  return (inner ?? message).split('\n')[0]!;
+}
+
+async function replayOne(file: string, workflowBundle: { code: string }): Promise<ReplayOutcome> {
+  const started = Date.now();
+  const label = path.relative(process.cwd(), file) || file;
+  const fail = (error: string, message: string, events?: number): ReplayOutcome => ({
+    file: label,
+    ok: false,
+    ms: Date.now() - started,
+    error,
+    message: briefly(message),
+    ...(events !== undefined ? { events } : {}),
+  });
+  let history: temporal.api.history.v1.IHistory;
+  try {
+    history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
+  } catch (err) {
+    return fail((err as Error).name, `not a history JSON file: ${(err as Error).message}`);
+  }
+  const events = history.events?.length ?? 0;
+  try {
+    const dataConverter = cliDataConverter(() => undefined);
+    // Replay under the id the run had: its logical call ids and keys derive from it.
+    const workflowId = (await workflowIdOfHistory(history, dataConverter)) ?? label;
+    await Worker.runReplayHistory(
+      { workflowBundle, ...(dataConverter ? { dataConverter } : {}), replayName: 'ledgerloop-replay' },
+      history,
+      workflowId,
+    );
+  } catch (err) {
+    return fail((err as Error).name || 'Error', withCodecHint((err as Error).message), events);
+  }
+  return { file: label, ok: true, events, ms: Date.now() - started };
+}
+
+/** `✓ test/replay/histories/v1/turn-budget.json  (53 events, 180ms)` or `✗ file  DeterminismViolationError: …`. */
+export function replayLine(o: ReplayOutcome): string {
+  if (o.ok) return `✓ ${o.file}  (${o.events} events, ${formatElapsed(o.ms)})`;
+  return `✗ ${o.file}  ${o.error}: ${o.message}`;
+}
+
+export function registerReplay(program: Command, io: CommandIO): void {
+  const cmd = program
+    .command('replay')
+    .description(
+      'replay history JSON files (or every *.json under folders) against a fresh workflow bundle; exit 1 on any failure',
+    )
+    .argument('<paths...>', 'history files or folders')
+    .option('--workflows <file>', 'the workflows entry to bundle (default workflows/index.ts)')
+    .option('--json', 'print a JSON array of outcomes', false);
+  configureCommand(cmd, io);
+  cmd.action((paths: string[], flags: ReplayFlags) =>
+    runAction(cmd, io, async () => {
+      const files = collectHistoryFiles(paths);
+      const workflowsPath = flags.workflows !== undefined ? path.resolve(flags.workflows) : WORKFLOWS_PATH;
+      try {
+        statSync(workflowsPath);
+      } catch {
+        throw new CliUsageError(`--workflows: no such file: ${flags.workflows}`);
+      }
+      quietRuntime();
+      const bundle = await withProgress('bundling the workflow code', () => buildWorkflowBundle({ workflowsPath }), {
+        stream: io.err,
+      });
+      const outcomes: ReplayOutcome[] = [];
+      for (const file of files) {
+        const o = await replayOne(file, bundle);
+        outcomes.push(o);
+        if (!flags.json) io.out(`${replayLine(o)}\n`);
+      }
+      const failed = outcomes.filter((o) => !o.ok).length;
+      if (flags.json) printJson(io, outcomes);
+      else io.out(`${outcomes.length - failed} replayed, ${failed} failed\n`);
+      return failed > 0 ? EXIT_FAILED : 0;
+    }),
+  );
+}

@@ -1,0 +1,163 @@
+/** `ledgerloop start`: start an agent run (scripted or OpenAI) and print its workflow id, or its result with --wait. */
+import { readToken } from '../../src/identity/issue';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { Command } from 'commander';
+import { startAgentRun } from '../../src/client/runs';
+import { isLabStrategy, type AgentRunResult } from '../../src/domain/run';
+import { scenarios } from '../../src/planner/scenarios';
+import { DEFAULT_TASK_QUEUE } from '../../src/worker/worker';
+import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
+import { CliUsageError, OperationRefusedError } from '../errors';
+import { renderTable } from '../format';
+import { collect, parseNonEmpty } from '../parse';
+import { withProgress } from '../progress';
+import { buildRunInput, START_DEFAULTS, type StartInputFlags } from '../run-input';
+import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+
+interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags {
+  /** The repeatable `--var` (commander names it after the flag). */
+  readonly var: readonly string[];
+  readonly taskQueue: string;
+  readonly workflowId?: string;
+  readonly wait: boolean;
+  readonly json: boolean;
+  /** Allow a lab-only strategy (blind_retry). */
+  readonly lab: boolean;
+  /** The principal's identity token (`--token <jws|@file>`, else LEDGERLOOP_IDENTITY_TOKEN). */
+  readonly token?: string;
+}
+
+/** The variable the run principal's token is read from when `--token` is not given. */
+export const IDENTITY_TOKEN_ENV = 'LEDGERLOOP_IDENTITY_TOKEN';
+
+const redacted = <T extends object>(input: T): T => ({
+  ...input,
+  ...('identityToken' in input ? { identityToken: '(redacted)' } : {}),
+});
+
+/** `run-<tenant>-<time>-<random>`: sortable by start time, unique without coordination. */
+export function newWorkflowId(tenant: string, nowMs: number): string {
+  return `run-${tenant}-${nowMs.toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+function printResult(io: CommandIO, workflowId: string, r: AgentRunResult): void {
+  io.out(`${workflowId}: ${r.stopReason} (${r.detail})\n`);
+  if (r.finalText) io.out(`final: ${r.finalText}\n`);
+  io.out(`projection hash ${r.projectionHash} · ${r.eventCount} ledger events\n`);
+  if (r.calls.length > 0) {
+    const rows = r.calls.map((c) => [c.logicalCallId, c.toolName, c.state, c.operationKey ?? '', c.receipt ?? '']);
+    io.out(`\n${renderTable(['CALL', 'TOOL', 'STATE', 'OPERATION KEY', 'RECEIPT'], rows)}\n`);
+  }
+}
+
+export function registerStart(program: Command, io: CommandIO): void {
+  const cmd = program
+    .command('start')
+    .description(
+      'start an agent run: a scripted scenario (--scenario), a real model (--openai) or a run file (--input)',
+    )
+    .option('--scenario <name>', `a scenario of the scripted model (${Object.keys(scenarios).join(', ')})`)
+    .option('--var <key=value>', 'a scenario variable; JSON values allowed, dotted keys nest (repeatable)', collect, [])
+    .option('--input <file>', 'a JSON file in the AgentRunInput shape; flags override its fields')
+    .option('--openai', 'plan with a real model through the worker’s OpenAI-compatible API', false)
+    .option('--model <name>', 'model for --openai (default: the worker’s LEDGERLOOP_OPENAI_MODEL)')
+    .option('--goal <text>', 'what the run should achieve (required with --openai)')
+    .option(
+      '--strategy <name>',
+      `retry strategy: check_receipt, same_key_replay, or blind_retry with --lab (default ${START_DEFAULTS.strategy})`,
+    )
+    .option(
+      '--lab',
+      'allow the lab-only strategy blind_retry (it double-charges on a lost response; served only by workers with LEDGERLOOP_ALLOW_LAB_STRATEGIES=1)',
+      false,
+    )
+    .option('--principal <kind:name>', `who the run acts for (default ${START_DEFAULTS.principal})`)
+    .option('--tenant <id>', `the principal’s tenant (default ${START_DEFAULTS.tenant})`)
+    .option(
+      '--deadline <duration|time>',
+      `run deadline: a duration from now (60s, 10m) or an ISO time (default ${START_DEFAULTS.deadline})`,
+    )
+    .option(
+      '--task-queue <name>',
+      'task queue the workers poll (env LEDGERLOOP_TASK_QUEUE)',
+      process.env.LEDGERLOOP_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    )
+    .option(
+      '--workflow-id <id>',
+      'the run’s workflow id (default run-<tenant>-<time>-<random>)',
+      arg((v) => parseNonEmpty(v, '--workflow-id')),
+    )
+    .option(
+      '--token <jws|@file>',
+      `the principal’s identity token (default env ${IDENTITY_TOKEN_ENV}); without a valid one the run ends authorization_denied`,
+    )
+    .option('--wait', 'wait for the run to finish and print its result', false)
+    .option('--json', 'print JSON: {workflowId, runId, input} and with --wait the result', false);
+  addConnectionOptions(cmd);
+  configureCommand(cmd, io);
+  cmd.action((flags: StartFlags) =>
+    runAction(cmd, io, async () => {
+      const nowMs = Date.now();
+      const built = buildRunInput(
+        { ...flags, vars: flags.var },
+        {
+          readFile: (f) => readFileSync(f, 'utf8'),
+          nowMs,
+          knownScenarios: Object.keys(scenarios),
+        },
+      );
+      for (const w of built.warnings) io.err.write(`${w}\n`);
+      const { input } = built;
+      if (isLabStrategy(input.strategy) && !flags.lab) {
+        throw new CliUsageError(
+          `strategy ${input.strategy} is lab-only (it charges again on every lost response): pass --lab to start it on lab workers (LEDGERLOOP_ALLOW_LAB_STRATEGIES=1)`,
+        );
+      }
+      const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
+      const identityToken = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
+      if (identityToken === undefined)
+        io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
+      return withSession(flags, workflowId, async (s) => {
+        const handle = await startAgentRun(s.client, {
+          workflowId,
+          taskQueue: flags.taskQueue,
+          input,
+          allowLabStrategies: flags.lab,
+          ...(identityToken !== undefined ? { identityToken } : {}),
+        });
+        const started = {
+          workflowId,
+          runId: handle.firstExecutionRunId,
+          taskQueue: flags.taskQueue,
+          namespace: s.namespace,
+        };
+        if (!flags.wait) {
+          if (flags.json) printJson(io, { ...started, input: redacted(input) });
+          else io.out(`${workflowId}\n`);
+          return 0;
+        }
+        if (!flags.json) io.err.write(`started ${workflowId} on task queue ${flags.taskQueue}\n`);
+        let result: AgentRunResult;
+        // No worker on the queue means waiting forever: say so within a few seconds, naming the queue.
+        const watch = s.watchForWorker(flags.taskQueue, io.err);
+        try {
+          result = await withProgress(`waiting for ${workflowId}`, () => handle.result(), { stream: io.err });
+        } catch (err) {
+          if (err instanceof WorkflowFailedError) {
+            throw new OperationRefusedError(
+              `run ${workflowId} did not return a result: ${err.cause?.message ?? err.message}`,
+            );
+          }
+          throw err;
+        } finally {
+          watch.stop();
+        }
+        if (flags.json) printJson(io, { ...started, input: redacted(input), result });
+        else printResult(io, workflowId, result);
+        return 0;
+      });
+    }),
+  );
+}

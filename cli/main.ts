@@ -1,0 +1,96 @@
+/**
+ * The `ledgerloop` command line. Subcommands are imported statically: under `node -r tsx/cjs` a dynamic `import()`
+ * goes through Node's ESM loader, which does not resolve extensionless TypeScript paths.
+ */
+import { Command } from 'commander';
+import { runCodecServerProcess } from '../src/codec/serve';
+import { runWorkerProcess } from '../src/worker/main';
+import { runDemo } from './demo';
+import { runCluster } from './cluster';
+import { registerFaultsCommand } from '../lab/faults/cli';
+import { registerRunCommands } from './commands';
+import { versionLine } from './version';
+
+const program = new Command('ledgerloop')
+  .description('Governed LLM agent loops on Temporal')
+  .version(
+    versionLine(),
+    '-V, --version',
+    'print the version of ledgerloop, of the Temporal SDK it runs on, and of the server it deploys',
+  )
+  .showHelpAfterError();
+
+program
+  .command('demo')
+  .description('run the opening-failure demo once per retry strategy on a local dev server (what `npm start` runs)')
+  .option('--once', 'exit after printing the table instead of keeping the stack up for the Web UI', false)
+  .option('--json', 'print the rows as one JSON array', false)
+  .action(async (o: { once: boolean; json: boolean }) => {
+    process.exitCode = await runDemo({ once: o.once, json: o.json });
+  });
+
+program
+  .command('cluster')
+  .description(
+    'Temporal on PostgreSQL with worker hosts on this machine (npm run cluster): up (default), down or status',
+  )
+  .argument('[action]', 'up, down or status', 'up')
+  .option('--workers <n>', 'worker hosts for `up`', '3')
+  .option(
+    '--once',
+    'run the opening failure against the cluster, killing a worker host and the server mid-run; then stop',
+    false,
+  )
+  .action(async (action: string, o: { workers: string; once: boolean }) => {
+    process.exitCode = await runCluster(action, { workers: Number(o.workers), once: o.once });
+  });
+
+program
+  .command('worker')
+  .description('run a worker process (configured by TEMPORAL_ADDRESS, LEDGERLOOP_SERVICES, LEDGERLOOP_TASK_QUEUE)')
+  .action(async () => {
+    await runWorkerProcess();
+  });
+
+program
+  .command('codec-server')
+  .description(
+    'serve /decode (and, if enabled, /encode) for the Temporal Web UI and CLI; needs LEDGERLOOP_CODEC_KEYS and LEDGERLOOP_CODEC_TOKEN',
+  )
+  .option('--port <port>', 'port to listen on', '8888')
+  .option('--host <host>', 'address to bind (0.0.0.0 in a container)', '127.0.0.1')
+  .option('--origins <list>', 'browser origins allowed, comma-separated (default: the UI on port 8233)')
+  .option(
+    '--allowed-hosts <list>',
+    'Host header values accepted, comma-separated (default: loopback names with the port)',
+  )
+  .option('--enable-encode', 'serve POST /encode (off by default)', false)
+  .option('--insecure-dev', 'serve without a bearer token (loopback only; development)', false)
+  .action(
+    async (o: {
+      port: string;
+      host: string;
+      origins?: string;
+      allowedHosts?: string;
+      enableEncode: boolean;
+      insecureDev: boolean;
+    }) => {
+      await runCodecServerProcess({
+        port: Number(o.port),
+        host: o.host,
+        ...(o.origins ? { origins: o.origins } : {}),
+        ...(o.allowedHosts ? { allowedHosts: o.allowedHosts } : {}),
+        ...(o.enableEncode ? { enableEncode: true } : {}),
+        insecureDev: o.insecureDev,
+      });
+    },
+  );
+
+registerRunCommands(program);
+
+registerFaultsCommand(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);
+  process.exit(1);
+});

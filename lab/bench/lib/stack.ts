@@ -1,0 +1,244 @@
+/**
+ * The benchmark's one stack: ONE Temporal server, ONE wallet process, ONE workflow bundle holding agentRun and
+ * bareLoop, one capability key. Governed and bare runs share all of it. The server is a headless dev server on a
+ * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/).
+ */
+import {
+  generateCapabilityTrust,
+  serializeSigningKey,
+  type CapabilitySigningKey,
+} from '../../../src/policy/capability-keys';
+import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, type Connection } from '@temporalio/client';
+import { connectClient } from '../../../src/server/connection-config';
+import { readFileSync } from 'node:fs';
+import { startCluster } from '../../cluster/cluster';
+import { startDevServer, type DevServer } from '../../../src/server/dev-server';
+import { groupCpuMs, processCpuMs, treeCpuMs } from './proc-cpu';
+import { resolveTemporalCli } from '../../../src/server/temporal-binaries';
+import { spawnedClient, spawnService, type SpawnedService } from '../../../services/spawn';
+import { type DownstreamClient } from '../../../src/downstream/client';
+import { writeWorkflowBundle } from '../../../src/worker/bundle';
+import { IDENTITY_ISSUERS_ENV } from '../../../src/identity/config';
+import { createDevIssuer } from '../../../src/identity/issue';
+import { useBenchIdentityToken } from './runs';
+import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
+
+export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare-index.ts');
+
+/**
+ * Which workflow bundle a worker loads. `governed`: the production bundle (workflows/index.ts, built by
+ * src/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone.
+ */
+export type BundleKind = 'governed' | 'bare';
+
+async function writeBundle(kind: BundleKind, file: string): Promise<string> {
+  return kind === 'governed'
+    ? writeWorkflowBundle(file)
+    : writeWorkflowBundle(file, { workflowsPath: BARE_WORKFLOWS_PATH });
+}
+export const TENANT = 'acme';
+export const PRINCIPAL = 'user:bench';
+export const ACCOUNTS = 16;
+
+export type BenchTarget = 'dev' | 'cluster';
+
+/** The Temporal server the runs go through, whichever it is. */
+export interface BenchServer {
+  readonly address: string;
+  readonly namespace: string;
+  /** What it is, for the report. */
+  readonly label: string;
+  readonly startupMs: number;
+  /** CPU time so far of the server's processes (the cluster: the Temporal server and PostgreSQL). */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+export interface BenchStack {
+  readonly dir: string;
+  readonly target: BenchTarget;
+  readonly server: BenchServer;
+  readonly wallet: SpawnedService;
+  readonly walletClient: DownstreamClient;
+  readonly connection: Connection;
+  readonly client: Client;
+  readonly bundles: Readonly<Record<BundleKind, string>>;
+  readonly capabilityKey: CapabilitySigningKey;
+  readonly setupMs: { readonly server: number; readonly bundle: number; readonly wallet: number };
+  workerConfig(taskQueue: string, tuning: WorkerTuning, bundle: BundleKind): WorkerProcConfig;
+  stop(): Promise<void>;
+}
+
+/**
+ * Where the temp databases go. Default: /dev/shm (RAM) when it exists, so the figures measure CPU work and
+ * round trips rather than this VM's fsync latency (about 2 ms per fsync on its disk; the dev server's SQLite
+ * syncs on every transaction). `--db-on-disk` (BENCH_DB_ON_DISK=1) puts them under os.tmpdir() instead.
+ */
+export function benchTmpRoot(onDisk: boolean): string {
+  if (onDisk) return os.tmpdir();
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return os.tmpdir();
+  }
+}
+
+export function account(i: number): string {
+  return `acct_b${i % ACCOUNTS}`;
+}
+
+/**
+ * The server suggests continue-as-new at 4,096 events by default, and agentRun follows the suggestion, so no
+ * single history could reach the 10k events the replay figure needs. The benchmark's server suggests it later.
+ */
+export const SUGGEST_CONTINUE_AS_NEW_AT = 50_000;
+
+/**
+ * startDevServer has no option for dynamic config; it runs the CLI named by TEMPORAL_CLI. This wrapper (in a
+ * directory of its own, since /dev/shm may be mounted noexec) adds one `--dynamic-config-value` to
+ * `server start-dev` and passes everything else through unchanged.
+ */
+function cliWrapper(): { file: string; dir: string } {
+  const real = resolveTemporalCli();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-bench-cli-'));
+  const file = path.join(dir, 'temporal');
+  const flag = `--dynamic-config-value limit.historyCount.suggestContinueAsNew=${SUGGEST_CONTINUE_AS_NEW_AT}`;
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `if [ "$1" = server ] && [ "$2" = start-dev ]; then exec '${real}' "$@" ${flag}; fi`,
+      `exec '${real}' "$@"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+  return { file, dir };
+}
+
+async function startDev(dir: string): Promise<DevServer> {
+  const wrapper = cliWrapper();
+  const previous = process.env.TEMPORAL_CLI;
+  process.env.TEMPORAL_CLI = wrapper.file;
+  try {
+    return await startDevServer({
+      headless: true,
+      ephemeral: true,
+      dbFile: path.join(dir, 'temporal.db'),
+      logFile: path.join(dir, 'temporal.log'),
+    });
+  } finally {
+    if (previous === undefined) delete process.env.TEMPORAL_CLI;
+    else process.env.TEMPORAL_CLI = previous;
+    // The CLI binary was exec'ed by the wrapper: the wrapper file is no longer needed once the server runs.
+    rmSync(wrapper.dir, { recursive: true, force: true });
+  }
+}
+
+function devBenchServer(server: DevServer): BenchServer {
+  return {
+    address: server.address,
+    namespace: server.namespace,
+    label: 'dev server (SQLite)',
+    startupMs: server.startupMs,
+    cpuMs: () => groupCpuMs(server.pid),
+    stop: () => server.stop(),
+  };
+}
+
+/** The local cluster's Temporal server on PostgreSQL (no services or workers of its own: the bench brings them). */
+async function clusterBenchServer(): Promise<BenchServer> {
+  const t0 = Date.now();
+  const cluster = await startCluster();
+  const postmaster = (): number =>
+    Number(readFileSync(path.join(cluster.pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    address: cluster.address,
+    namespace: 'default',
+    label: 'cluster (Temporal on PostgreSQL)',
+    startupMs: Date.now() - t0,
+    cpuMs: () => processCpuMs(cluster.serverPid() ?? -1) + treeCpuMs(postmaster()),
+    stop: () => cluster.stop(),
+  };
+}
+
+async function startServer(dir: string, target: BenchTarget): Promise<BenchServer> {
+  return target === 'cluster' ? clusterBenchServer() : devBenchServer(await startDev(dir));
+}
+
+export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: BenchTarget } = {}): Promise<BenchStack> {
+  const target = opts.target ?? 'dev';
+  const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
+  const trust = generateCapabilityTrust();
+  const capabilityKey = trust.dispatch;
+  // Governed runs verify their principal's identity token before the first model call: a development issuer
+  // for the bench, its public keys handed to every worker process (they inherit this environment), one token
+  // for the bench principal used by every governed run.
+  const identity = await createDevIssuer(path.join(dir, 'identity'));
+  process.env[IDENTITY_ISSUERS_ENV] = identity.configPath;
+  useBenchIdentityToken(await identity.issue(PRINCIPAL, TENANT, [], { ttlSec: 12 * 3600 }));
+  const t0 = Date.now();
+  let bundleMs = 0;
+  let walletMs = 0;
+  const kinds: BundleKind[] = ['governed', 'bare'];
+  const [server, bundleList, wallet] = await Promise.all([
+    startServer(dir, target),
+    (async () => {
+      const out: string[] = [];
+      // One after the other: webpack runs on this thread either way.
+      for (const k of kinds) out.push(await writeBundle(k, path.join(dir, `bundle-${k}.js`)));
+      bundleMs = Date.now() - t0;
+      return out;
+    })(),
+    spawnService('wallet', {
+      dbPath: path.join(dir, 'wallet.db'),
+      env: { ...trust.serviceEnv },
+    }).then((w) => {
+      walletMs = Date.now() - t0;
+      return w;
+    }),
+  ]);
+  const walletClient = spawnedClient(wallet, { capabilityKey, timeoutMs: 30_000, signs: 'lookups' });
+  for (let i = 0; i < ACCOUNTS; i++) {
+    await walletClient.seedAccount({
+      tenant: TENANT,
+      account: account(i),
+      balanceMinor: 1_000_000_000_000,
+      currency: 'EUR',
+    });
+  }
+  const bundles = Object.fromEntries(kinds.map((k, i) => [k, bundleList[i]!])) as Record<BundleKind, string>;
+  const { connection } = await connectClient({ address: server.address, namespace: server.namespace });
+  const client = new Client({ connection, namespace: server.namespace });
+  return {
+    dir,
+    target,
+    server,
+    wallet,
+    walletClient,
+    connection,
+    client,
+    bundles,
+    capabilityKey,
+    setupMs: { server: server.startupMs, bundle: bundleMs, wallet: walletMs },
+    workerConfig: (taskQueue, tuning, bundle) => ({
+      address: server.address,
+      namespace: server.namespace,
+      taskQueue,
+      bundlePath: bundles[bundle],
+      walletUrl: wallet.url,
+      capabilityKey: serializeSigningKey(capabilityKey),
+      tuning,
+    }),
+    async stop() {
+      await connection.close().catch(() => undefined);
+      await wallet.stop();
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

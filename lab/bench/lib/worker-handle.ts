@@ -1,0 +1,57 @@
+/** Parent side of lab/bench/worker-proc.ts: fork a worker process, ask it for RSS figures, stop it. */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { FromWorker, RssReport, ToWorker, WorkerProcConfig } from '../worker-proc';
+
+export interface WorkerHandle {
+  readonly pid: number;
+  readonly startupMs: number;
+  readonly readyRssMb: number;
+  resetRss(): void;
+  rss(): Promise<RssReport>;
+  stop(): Promise<void>;
+}
+
+const ENTRY = path.join(__dirname, '..', 'worker-proc.ts');
+
+export async function startWorker(cfg: WorkerProcConfig, opts: { cpuProfDir?: string } = {}): Promise<WorkerHandle> {
+  const started = Date.now();
+  const execArgv = ['-r', 'tsx/cjs', ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [])];
+  const child: ChildProcess = fork(ENTRY, [], {
+    execArgv,
+    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const waiters: Array<(m: RssReport) => void> = [];
+  const ready = new Promise<number>((resolve, reject) => {
+    child.on('message', (m: FromWorker) => {
+      if (m.type === 'ready') resolve(m.rssMb);
+      else if (m.type === 'error') reject(new Error(`bench worker failed: ${m.message}`));
+      else if (m.type === 'rss') waiters.shift()?.(m);
+    });
+    child.once('exit', (code) => reject(new Error(`bench worker exited (code ${code}) before it was ready`)));
+  });
+  const readyRssMb = await ready;
+  const send = (m: ToWorker): void => {
+    child.send(m);
+  };
+  return {
+    pid: child.pid ?? -1,
+    startupMs: Date.now() - started,
+    readyRssMb,
+    resetRss: () => send({ type: 'rss-reset' }),
+    rss: () =>
+      new Promise<RssReport>((resolve) => {
+        waiters.push(resolve);
+        send({ type: 'rss' });
+      }),
+    async stop() {
+      if (child.exitCode !== null) return;
+      send({ type: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

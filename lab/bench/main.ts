@@ -1,0 +1,186 @@
+/**
+ * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,retries,profile] [-- --db-on-disk]`
+ * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
+ * PostgreSQL, lab/cluster/): latency, and throughput with 1 worker host and with 3 (lab/bench/results/latest-cluster.*).
+ *
+ * Measures what Ledgerloop's governance costs, side by side with a bare Temporal loop doing the same downstream
+ * work, in ONE run on ONE dev server and ONE wallet process. Prints every figure with its target and writes
+ * lab/bench/results/latest.json and latest.md (latest-quick.* with --quick, *-partial.* with --only, so a partial run
+ * never replaces the figures of a complete one). A missed target is a finding, not a
+ * failure: the exit code is non-zero only when the benchmark itself could not run. `npm test` never runs it.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Runtime } from '@temporalio/worker';
+import { startBenchStack, type BenchTarget } from './lib/stack';
+import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
+import type { BenchContext } from './sections/common';
+import { measureHistoryCost } from './sections/history-cost';
+import { measureLatency } from './sections/latency';
+import { measureProfile, type ProfileFigures } from './sections/profile';
+import { measureReplay } from './sections/replay';
+import { measureRetries } from './sections/retries';
+import { measureThroughput, type ThroughputFigures } from './sections/throughput';
+import type { History } from './lib/history';
+
+const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'retries', 'profile'] as const;
+type Section = (typeof SECTIONS)[number];
+
+interface Args {
+  readonly quick: boolean;
+  readonly only: ReadonlySet<Section>;
+  readonly dbOnDisk: boolean;
+  readonly target: BenchTarget;
+  /** Worker hosts per throughput cell; each value is a full throughput pass. */
+  readonly hosts: readonly number[];
+}
+
+function flagValue(argv: readonly string[], name: string): string | undefined {
+  const i = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  return i < 0 ? undefined : argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const quick = argv.includes('--quick');
+  const dbOnDisk = argv.includes('--db-on-disk') || process.env.BENCH_DB_ON_DISK === '1';
+  const target = flagValue(argv, '--target') ?? 'dev';
+  if (target !== 'dev' && target !== 'cluster') throw new Error(`--target must be dev or cluster, not ${target}`);
+  const value = flagValue(argv, '--only');
+  // The cluster target measures what the server changes: latency and throughput (replay and history are the
+  // worker's and the workflow's, the same on any server).
+  const only = new Set<Section>(
+    value ? (value.split(',') as Section[]) : target === 'cluster' ? ['latency', 'throughput'] : SECTIONS,
+  );
+  for (const s of only)
+    if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; known: ${SECTIONS.join(', ')}`);
+  const hosts = (flagValue(argv, '--hosts') ?? (target === 'cluster' ? '1,3' : '1')).split(',').map(Number);
+  for (const h of hosts)
+    if (!Number.isSafeInteger(h) || h < 1 || h > 8)
+      throw new Error(`--hosts takes whole numbers from 1 to 8, not ${h}`);
+  return { quick, only, dbOnDisk, target, hosts };
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const args = parseArgs(process.argv.slice(2));
+  Runtime.install({
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
+  });
+  const log = (line: string): void => {
+    process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
+  };
+  const loadAtStart = os.loadavg();
+  log(
+    `mode ${args.quick ? 'quick' : 'full'}; sections ${[...args.only].join(', ')}; ${os.cpus().length} cpu(s); load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`,
+  );
+  const stack = await startBenchStack({ dbOnDisk: args.dbOnDisk, target: args.target });
+  // Ctrl-C or a kill: stop the dev server and the wallet (workers exit when this process goes away).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping the stack`);
+      void stack.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+  log(
+    `stack up in ${stack.dir}: ${stack.server.label} ${stack.server.address} (${stack.setupMs.server} ms), wallet ${stack.wallet.url}, bundle ${stack.setupMs.bundle} ms`,
+  );
+  const ctx: BenchContext = { stack, quick: args.quick, stamp: Date.now().toString(36), log };
+  const figures: AllFigures = {};
+  let profile: ProfileFigures | undefined;
+  const sectionSeconds: Record<string, number> = {};
+  const timed = async <T>(name: Section, f: () => Promise<T>): Promise<T | undefined> => {
+    if (!args.only.has(name)) return undefined;
+    const t0 = Date.now();
+    try {
+      return await f();
+    } finally {
+      sectionSeconds[name] = Math.round((Date.now() - t0) / 100) / 10;
+    }
+  };
+  let longHistory: History | undefined;
+  try {
+    figures.latency = await timed('latency', () => measureLatency(ctx));
+    const passes = await timed('throughput', async () => {
+      const out: ThroughputFigures[] = [];
+      for (const hosts of args.hosts) out.push(await measureThroughput(ctx, { hosts }));
+      return out;
+    });
+    if (passes) {
+      figures.throughput = passes[0];
+      if (passes.length > 1) figures.throughputByHosts = passes;
+    }
+    figures.history = await timed('history', () => measureHistoryCost(ctx));
+    figures.replay = await timed('replay', async () => {
+      // Turn shape from the history figures when measured, else a conservative guess (sizes are re-measured).
+      const shape = figures.history
+        ? {
+            governed: {
+              eventsPerTurn: figures.history.governed.eventsPerTurn,
+              fixedEvents: figures.history.governed.fixedEvents,
+            },
+            bare: { eventsPerTurn: figures.history.bare.eventsPerTurn, fixedEvents: figures.history.bare.fixedEvents },
+          }
+        : { governed: { eventsPerTurn: 20, fixedEvents: 20 }, bare: { eventsPerTurn: 11, fixedEvents: 10 } };
+      const r = await measureReplay(ctx, shape);
+      longHistory = r.longest;
+      return r.figures;
+    });
+    figures.retries = await timed('retries', () => measureRetries(ctx));
+    profile = await timed('profile', () => measureProfile(ctx, longHistory));
+  } finally {
+    await stack.stop();
+  }
+  const totalSeconds = (Date.now() - started) / 1000;
+  const rows = figureRows(figures, totalSeconds, args.quick);
+  const table = markdownTable(rows);
+  process.stdout.write(`\n${table}\n\n`);
+  const out = {
+    mode: args.quick ? 'quick' : 'full',
+    target: args.target,
+    server: stack.server.label,
+    at: new Date().toISOString(),
+    totalSeconds: Math.round(totalSeconds),
+    sectionSeconds,
+    machine: machine(),
+    loadAverage: { atStart: loadAtStart, atEnd: os.loadavg() },
+    tmpRoot: path.dirname(stack.dir),
+    setupMs: stack.setupMs,
+    rows,
+    figures,
+    ...(profile ? { profile } : {}),
+  };
+  const dir = path.join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  // A partial run (--only) never overwrites the figures of a complete one.
+  const partial =
+    args.target === 'cluster'
+      ? !(args.only.has('latency') && args.only.has('throughput'))
+      : args.only.size < SECTIONS.length;
+  const base = path.join(
+    dir,
+    `latest${args.target === 'cluster' ? '-cluster' : ''}${args.quick ? '-quick' : ''}${partial ? '-partial' : ''}`,
+  );
+  writeFileSync(`${base}.json`, `${JSON.stringify(out, null, 2)}\n`);
+  writeFileSync(
+    `${base}.md`,
+    `# Benchmark figures (${out.mode}, ${stack.server.label}, ${out.at}, ${out.totalSeconds} s, load average at start ${loadAtStart.map((l) => l.toFixed(1)).join(' ')})\n\n${table}\n\n${detailTables(figures, profile)}\n`,
+  );
+  log(`done in ${totalSeconds.toFixed(1)} s; wrote ${path.relative(process.cwd(), base)}.json and .md`);
+}
+
+function machine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+/**
+ * The bare baseline of the benchmarks: the same agent-shaped loop as agentRun (one model call, then one tool
+ * call, per turn) with every governance step taken out. No validation, no canonical hashing, no authorization,
+ * no recorded intent, no ledger, no search attributes, no result validation: the workflow parses the proposal,
+ * builds the wallet body and hands it to one activity under a fresh key. The downstream work (one signed debit
+ * per call) is the same as the governed path's.
+ */
+import { proxyActivities, proxyLocalActivities, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
+import { SA } from '../../../src/server/search-attributes';
+import type { BareActivities, BareCallResult } from '../bare.activities';
+
+export interface BareLoopInput {
+  readonly tenant: string;
+  readonly principalId: string;
+  readonly account: string;
+  /** Debit turns before the final answer (the `n-debits` scenario's `turns`). */
+  readonly turns: number;
+  /** `single`: one HTTP request per activity attempt. `stacked`: an SDK-style client retrying inside it. */
+  readonly clientRetries: 'single' | 'stacked';
+  /** Deadline of the whole loop, ISO 8601 (sets the activity timeouts as the governed presets do). */
+  readonly deadlineAt: string;
+  /**
+   * Ablations (lab/bench/sections/profile.ts): add ONE of the governed path's costs to the bare loop, to price it
+   * alone. `upsertsPerCall`: search-attribute upserts around each call (agentRun publishes twice per turn).
+   * `localActivityPerCall`: a no-op local activity before each call (agentRun authorizes in one).
+   */
+  readonly upsertsPerCall?: number;
+  readonly localActivityPerCall?: boolean;
+}
+
+export interface BareLoopResult {
+  readonly turns: number;
+  readonly calls: readonly BareCallResult[];
+}
+
+// The same retry shape as the governed presets (src/domain/activity-presets.ts): 3 attempts, 200 ms doubling.
+const retry = { maximumAttempts: 3, initialInterval: 200, backoffCoefficient: 2, maximumInterval: 2_000 };
+
+export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
+  const { barePlan } = proxyActivities<BareActivities>({ startToCloseTimeout: '30s', retry });
+  const { bareDebit } = proxyActivities<BareActivities>({
+    startToCloseTimeout: '10s',
+    retry: { ...retry, nonRetryableErrorTypes: ['Bare.Rejected'] },
+  });
+  const { bareCheck } = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '5s' });
+  const upsert = (): void => {
+    upsertSearchAttributes([
+      { key: SA.status, value: 'running' },
+      { key: SA.unknownCalls, value: 0 },
+      { key: SA.pendingApprovals, value: 0 },
+    ]);
+  };
+  const upserts = input.upsertsPerCall ?? 0;
+  const calls: BareCallResult[] = [];
+  for (let turn = 1; ; turn++) {
+    const plan = await barePlan({ turn, account: input.account, turns: input.turns });
+    if (plan.kind === 'final') return { turns: turn - 1, calls };
+    for (const p of plan.proposals) {
+      const args = JSON.parse(p.argumentsJson) as { account: string; amount: { minor: number; currency: string } };
+      const body = { tenant: input.tenant, account: args.account, amount: args.amount };
+      const key = `bare_${uuid4()}`;
+      if (upserts > 0) upsert();
+      if (input.localActivityPerCall) await bareCheck({ key });
+      try {
+        calls.push(await bareDebit({ key, body, principalId: input.principalId, clientRetries: input.clientRetries }));
+      } catch {
+        calls.push({ ok: false, key });
+      }
+      for (let i = 1; i < upserts; i++) upsert();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The Temporal server and `temporal-sql-tool`, built once from their Go module into
+ * `.tools/temporal-server-<version>/` (with the module's PostgreSQL schemas copied beside them), and the Web UI
+ * server, built from its module into `.tools/temporal-ui-<version>/`. A second call
+ * finds them and builds nothing; a fresh clone reuses the machine's Go module and build caches, so a rebuild is
+ * mostly linking. Needs `go` on PATH (or in /usr/local/go/bin) and the Go module proxy.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { findExecutable, REPO_ROOT } from '../../src/server/temporal-binaries';
+import {
+  POSTGRES_SCHEMA_DIR,
+  TEMPORAL_SERVER_MODULE,
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_MODULE,
+  TEMPORAL_UI_VERSION,
+} from './versions';
+
+const run = promisify(execFile);
+
+export class ClusterBuildError extends Error {
+  override readonly name = 'ClusterBuildError';
+}
+
+export interface TemporalBuild {
+  readonly server: string;
+  readonly sqlTool: string;
+  /** `schema/postgresql/v12` of the module: `temporal/versioned` and `visibility/versioned`. */
+  readonly schemaDir: string;
+  /** Whether this call built them (false: found from an earlier build). */
+  readonly built: boolean;
+  readonly ms: number;
+}
+
+export const BUILD_DIR = path.join(REPO_ROOT, '.tools', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+
+function goBinary(): string {
+  const go = findExecutable('go', ['/usr/local/go/bin']);
+  if (go === undefined)
+    throw new ClusterBuildError(
+      'go is not installed (looked on PATH and in /usr/local/go/bin): the cluster builds the Temporal server from its Go module',
+    );
+  return go;
+}
+
+function makeWritable(dir: string): void {
+  fs.chmodSync(dir, 0o755);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) makeWritable(p);
+    else fs.chmodSync(p, 0o644);
+  }
+}
+
+/** A Go module at a pinned version and the commands to build from it, into `dir/bin`. */
+interface GoBuild {
+  readonly dir: string;
+  readonly module: string;
+  readonly version: string;
+  /** Package path → binary name. */
+  readonly commands: Readonly<Record<string, string>>;
+}
+
+/**
+ * Builds the commands of a pinned Go module in a scratch module of its own (`dir/module`), reusing the machine's
+ * Go module and build caches. Returns the module's directory in the module cache.
+ */
+async function goBuild(target: GoBuild, log: (line: string) => void): Promise<string> {
+  const go = goBinary();
+  const moduleDir = path.join(target.dir, 'module');
+  fs.mkdirSync(moduleDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(moduleDir, 'go.mod'),
+    `module ledgerloop.local/build\n\ngo 1.24\n\nrequire ${target.module} v${target.version}\n`,
+  );
+  const imports = Object.keys(target.commands)
+    .map((pkg) => `\t_ "${pkg}"\n`)
+    .join('');
+  fs.writeFileSync(
+    path.join(moduleDir, 'tools.go'),
+    `//go:build tools\n\n// Package tools pins the commands of the build.\npackage tools\n\nimport (\n${imports})\n`,
+  );
+  const env = { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' };
+  const go$ = async (args: string[], what: string): Promise<string> => {
+    try {
+      const { stdout } = await run(go, args, { cwd: moduleDir, env, maxBuffer: 64 * 1024 * 1024 });
+      return stdout;
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      throw new ClusterBuildError(`${what} failed: ${(e.stderr ?? e.message).trim().split('\n').slice(-8).join('\n')}`);
+    }
+  };
+  log(
+    `cluster: building ${Object.values(target.commands).join(', ')} from ${target.module} v${target.version} (first time only)`,
+  );
+  await go$(['mod', 'tidy'], `go mod tidy (${target.module})`);
+  for (const [pkg, name] of Object.entries(target.commands))
+    await go$(['build', '-o', path.join(target.dir, 'bin', name), pkg], `go build (${name})`);
+  return (await go$(['list', '-m', '-f', '{{.Dir}}', target.module], 'go list')).trim();
+}
+
+/** The built binaries, building them first when they are missing. */
+export async function ensureTemporalBuild(log: (line: string) => void = () => {}): Promise<TemporalBuild> {
+  const started = Date.now();
+  const server = path.join(BUILD_DIR, 'bin', 'temporal-server');
+  const sqlTool = path.join(BUILD_DIR, 'bin', 'temporal-sql-tool');
+  const schemaDir = path.join(BUILD_DIR, 'schema', POSTGRES_SCHEMA_DIR);
+  const complete = [
+    server,
+    sqlTool,
+    path.join(schemaDir, 'temporal', 'versioned'),
+    path.join(schemaDir, 'visibility', 'versioned'),
+  ].every((p) => fs.existsSync(p));
+  if (complete) return { server, sqlTool, schemaDir, built: false, ms: Date.now() - started };
+  const moduleRoot = await goBuild(
+    {
+      dir: BUILD_DIR,
+      module: TEMPORAL_SERVER_MODULE,
+      version: TEMPORAL_SERVER_VERSION,
+      commands: {
+        [`${TEMPORAL_SERVER_MODULE}/cmd/server`]: 'temporal-server',
+        [`${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`]: 'temporal-sql-tool',
+      },
+    },
+    log,
+  );
+  fs.rmSync(path.join(BUILD_DIR, 'schema'), { recursive: true, force: true });
+  fs.cpSync(path.join(moduleRoot, 'schema', POSTGRES_SCHEMA_DIR), schemaDir, { recursive: true });
+  // The module cache is read-only: make the copy writable so a later rebuild can replace it.
+  makeWritable(path.join(BUILD_DIR, 'schema'));
+  log(`cluster: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { server, sqlTool, schemaDir, built: true, ms: Date.now() - started };
+}
+
+export const UI_BUILD_DIR = path.join(REPO_ROOT, '.tools', `temporal-ui-${TEMPORAL_UI_VERSION}`);
+
+/** The Temporal Web UI server (its web assets are embedded in the binary), building it first when missing. */
+export async function ensureUiBuild(
+  log: (line: string) => void = () => {},
+): Promise<{ readonly uiServer: string; readonly built: boolean; readonly ms: number }> {
+  const started = Date.now();
+  const uiServer = path.join(UI_BUILD_DIR, 'bin', 'temporal-ui-server');
+  if (fs.existsSync(uiServer)) return { uiServer, built: false, ms: Date.now() - started };
+  await goBuild(
+    {
+      dir: UI_BUILD_DIR,
+      module: TEMPORAL_UI_MODULE,
+      version: TEMPORAL_UI_VERSION,
+      commands: { [`${TEMPORAL_UI_MODULE}/cmd/server`]: 'temporal-ui-server' },
+    },
+    log,
+  );
+  log(`cluster: Web UI server built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { uiServer, built: true, ms: Date.now() - started };
+}

@@ -1,0 +1,290 @@
+/**
+ * Runs one planned case against fresh processes: its own downstream services (fresh databases), its own worker
+ * processes (the first carries the crash plan), a task queue of its own, and for a server-restart case a Temporal
+ * dev server of its own. Drivers act while the run is in flight; afterwards every metric is read from durable
+ * records (evidence.ts), the assertions are evaluated, and the write-up is generated.
+ */
+import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { startAgentRun } from '../../src/client/runs';
+import type { AgentRunResult } from '../../src/domain/run';
+import { DEFAULT_POLICY } from '../../src/policy/policy-format';
+import { getFreePorts, type DevServer } from '../../src/server/dev-server';
+import { LAB_STRATEGIES_ENV } from '../../src/worker/worker';
+import { evaluateExpectations, type AssertionFailure } from './assertions';
+import { CRASH_POINTS } from './catalog';
+import { approver } from './approver';
+import {
+  armDownstream,
+  downstreamKill,
+  inFlightHold,
+  pauseAndResume,
+  serverRestart,
+  type DriverContext,
+} from './drivers';
+import { LedgerWatch } from './ledger-watch';
+import { withDeadline } from './waits';
+import { collectEvidence, type CallRow } from './evidence';
+import type { InvariantViolation } from './explore-invariants';
+import { publishPolicy, startCaseServices, startOwnServer, type CaseServices, type Lab, type ServerLink } from './lab';
+import type { CaseMetrics } from './metrics';
+import { describeFault, inProcessPointOf, type Plan, type PlannedCase, type PlannedFault } from './plan';
+import { startNetHold, type NetHold } from './net-hold';
+import { runProbe, type ProbeResult } from './probe';
+import { Timeline, type TimelineEvent } from './timeline';
+import { WorkerPool } from './worker-pool';
+import { FAULTS_MEMO_KEY } from './workflow-hook';
+import { labWriteUp } from './writeup';
+
+export interface CaseResult {
+  readonly name: string;
+  readonly passed: boolean;
+  readonly metrics: Partial<CaseMetrics>;
+  readonly failures: readonly AssertionFailure[];
+  readonly writeup: readonly string[];
+  readonly faults: readonly string[];
+  readonly calls: readonly CallRow[];
+  /** The universal invariants the run's records violate (explore-invariants.ts); empty when they all held. */
+  readonly invariants?: readonly InvariantViolation[];
+  readonly timeline: readonly TimelineEvent[];
+  readonly workflowId?: string;
+  readonly durationMs: number;
+  /** The runner itself failed (a process did not start, the server could not be read). */
+  readonly error?: string;
+}
+
+/** Extra time past the run deadline before the case gives up on the run and terminates it. */
+const GRACE_MS = 20_000;
+
+async function awaitResult(
+  link: ServerLink,
+  handle: WorkflowHandle,
+  untilMs: number,
+): Promise<{ result?: AgentRunResult; completed: boolean; note?: string }> {
+  while (Date.now() < untilMs) {
+    try {
+      const result = (await withDeadline(link, Math.max(1_000, untilMs - Date.now()), () =>
+        handle.result(),
+      )) as AgentRunResult;
+      return { result, completed: true };
+    } catch (err) {
+      if (err instanceof WorkflowFailedError)
+        return { completed: false, note: `the workflow failed: ${err.cause?.message ?? err.message}` };
+      await sleep(500); // the server may be restarting
+    }
+  }
+  return { completed: false, note: 'the run did not finish before its deadline plus grace' };
+}
+
+/** How many planned faults observably happened, from the timeline and the services' own counts. */
+async function countFired(
+  pc: PlannedCase,
+  timeline: Timeline,
+  services: CaseServices,
+): Promise<{ fired: number; missed: PlannedFault[] }> {
+  const missed: PlannedFault[] = [];
+  for (const f of pc.faults) {
+    const point = inProcessPointOf(f);
+    let fired: boolean;
+    if (point !== undefined) {
+      fired = timeline.events.some((e) => e.kind === 'crash_point' && e.point === point && e.hit === f.occurrence);
+    } else if (CRASH_POINTS[f.at].site === 'downstream' && f.do !== 'kill') {
+      const stats = await services.byName.get(f.service)?.client.stats('', { prefix: true });
+      fired = (stats?.dispatchCount ?? 0) >= f.occurrence;
+    } else {
+      fired = timeline.events.some((e) => e.kind === 'fault_fired' && e.point === f.at);
+    }
+    if (!fired) missed.push(f);
+  }
+  return { fired: pc.faults.length - missed.length, missed };
+}
+
+const QUIET: ReadonlySet<string> = new Set(['crash_point_hit', 'fault_armed']);
+
+/** Runs one case; never throws (a runner failure is a failed case with `error`). */
+export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: string) => void): Promise<CaseResult> {
+  const started = Date.now();
+  const dir = path.join(lab.dataDir, 'cases', `${pc.index + 1}-${pc.slug}`);
+  mkdirSync(dir, { recursive: true });
+  let ledger: LedgerWatch | undefined;
+  const timeline = new Timeline((e) => {
+    if (!QUIET.has(e.kind)) say(`      ${(e.t / 1000).toFixed(1).padStart(5)}s ${e.text}`);
+    if (e.kind === 'crash_point' && (e.action === 'kill' || e.action === 'pause')) ledger?.freezeLatest();
+  });
+  const faults = pc.faults.map(describeFault);
+  const done = new AbortController();
+  let own: (ServerLink & { server: DevServer }) | undefined;
+  let restarted: DevServer | undefined;
+  let services: CaseServices | undefined;
+  let pool: WorkerPool | undefined;
+  let workflowId: string | undefined;
+  const holds = new Map<PlannedFault, NetHold>();
+  try {
+    own = pc.ownServer ? await startOwnServer(lab, dir) : undefined;
+    const link = own ?? lab.shared;
+    // Ports picked up front, so the services and the first worker (which must know their URLs) start together.
+    const ports = await getFreePorts(pc.services.length);
+    const urls: Record<string, string> = Object.fromEntries(
+      pc.services.map((name, i) => [name, `http://127.0.0.1:${ports[i]}`]),
+    );
+    const needsPolicyFile = pc.policy !== undefined || pc.faults.some((f) => f.do === 'publish_policy');
+    const policyFile = needsPolicyFile ? path.join(dir, 'policy.json') : undefined;
+    if (policyFile) publishPolicy(policyFile, pc.policy ?? DEFAULT_POLICY);
+    const workerUrls: Record<string, string> = { ...urls };
+    for (const f of pc.faults.filter((x) => x.at === 'tool.in_flight')) {
+      const target = urls[f.service];
+      if (!target) throw new Error(`case "${pc.name}": tool.in_flight names ${f.service}, which the case does not run`);
+      const hold = await startNetHold(target, { occurrence: f.occurrence, ...(f.path ? { path: f.path } : {}) });
+      holds.set(f, hold);
+      workerUrls[f.service] = hold.url;
+    }
+    const taskQueue = `faults-${pc.index + 1}-${pc.slug}-${Date.now().toString(36)}`;
+    pool = new WorkerPool({
+      address: link.server.address,
+      taskQueue,
+      services: workerUrls,
+      bundlePath: lab.bundlePath,
+      env: {
+        ...lab.capabilityTrust.workerEnv,
+        [IDENTITY_ISSUERS_ENV]: lab.identity.configPath,
+        [LAB_STRATEGIES_ENV]: '1', // the lab runs blind_retry on purpose
+        ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
+      },
+      timeline,
+    });
+    const [svc, first] = await Promise.allSettled([
+      startCaseServices(lab, pc, dir, ports),
+      pool.startFirst(pc.crashPlan, pc.singleActivitySlot),
+    ]);
+    if (svc.status === 'rejected') throw svc.reason;
+    const caseServices = svc.value;
+    services = caseServices;
+    if (first.status === 'rejected') throw first.reason;
+    await armDownstream({ pc, services: caseServices, timeline });
+    workflowId = `faults-${plan.seed}-${pc.index + 1}-${pc.slug}-${Date.now().toString(36)}`;
+    const handle = await startAgentRun(link.client, {
+      workflowId,
+      taskQueue,
+      memo: { [FAULTS_MEMO_KEY]: true },
+      allowLabStrategies: true, // the lab runs blind_retry on purpose
+      identityToken: await lab.identity.issue(pc.principal, pc.tenant),
+      input: {
+        principal: { id: pc.principal, tenant: pc.tenant },
+        goal: pc.goal,
+        strategy: pc.strategy,
+        planner: { kind: 'scripted', scenario: pc.scenario, vars: pc.vars },
+        deadlineAt: new Date(Date.now() + plan.runDeadlineMs).toISOString(),
+        limits: plan.limits,
+        caps: plan.caps,
+      },
+    });
+    ledger = new LedgerWatch(link, handle);
+    const ctx: DriverContext = {
+      pc,
+      link,
+      handle,
+      services: caseServices,
+      pool,
+      timeline,
+      ledger,
+      approverToken: () => lab.identity.issue('faults:approver', pc.tenant, ['approver']),
+      ...(policyFile ? { policyFile } : {}),
+      done: done.signal,
+      onServerRestarted: (s) => (restarted = s),
+    };
+    const drivers: Promise<void>[] = [ledger.poll(done.signal), approver(ctx)];
+    for (const f of pc.faults) {
+      if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream') drivers.push(downstreamKill(ctx, f));
+      if (f.do === 'restart_server') drivers.push(serverRestart(ctx, f));
+      const hold = holds.get(f);
+      if (hold) drivers.push(inFlightHold(ctx, f, hold));
+      else if (f.do === 'pause') drivers.push(pauseAndResume(ctx, f));
+    }
+    const outcome = await awaitResult(link, handle, Date.now() + plan.runDeadlineMs + GRACE_MS);
+    if (outcome.note) timeline.push({ kind: 'note', text: outcome.note });
+    if (!outcome.completed)
+      await handle.terminate('fault protocol: the case gave up on this run').catch(() => undefined);
+    await ledger.freezeNow(); // without a fault: the final ledger as the original worker holds it
+    done.abort();
+    await Promise.race([Promise.allSettled(drivers), sleep(30_000, undefined, { ref: false })]);
+    let probe: ProbeResult | undefined;
+    if (pc.probe) {
+      probe = await runProbe(lab, link, handle, caseServices, pc.probe);
+      timeline.push({ kind: 'probe_sent', text: `probe: ${probe.text}` });
+    }
+    await pool.stopAll();
+    const fired = await countFired(pc, timeline, caseServices);
+    const evidence = await collectEvidence({
+      lab,
+      link,
+      taskQueue,
+      handle,
+      services: caseServices,
+      ...(ledger.frozen ? { before: ledger.frozen } : {}),
+      ...(outcome.result ? { result: outcome.result } : {}),
+      completed: outcome.completed,
+      faultsFired: fired.fired,
+      probeOutcome: probe?.outcome ?? '',
+      strategy: pc.strategy,
+    });
+    const failures = evaluateExpectations(pc.name, pc.expect, evidence.metrics);
+    for (const f of fired.missed) {
+      failures.push({
+        metric: 'faults_fired',
+        op: '==',
+        expected: pc.faults.length,
+        observed: fired.fired,
+        message: `case "${pc.name}": the planned fault ${describeFault(f)} never fired (the run never reached that point), so the case proves nothing about it`,
+      });
+    }
+    if (evidence.replayError) timeline.push({ kind: 'note', text: `replay: ${evidence.replayError}` });
+    const writeup = labWriteUp({ pc, evidence, timeline, failures, ...(probe ? { probe } : {}) });
+    return {
+      name: pc.name,
+      passed: failures.length === 0,
+      metrics: evidence.metrics,
+      failures,
+      writeup,
+      faults,
+      calls: evidence.calls,
+      invariants: evidence.invariants,
+      timeline: timeline.events,
+      workflowId,
+      durationMs: Date.now() - started,
+    };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    const failure: AssertionFailure = {
+      metric: 'completed',
+      op: '==',
+      expected: true,
+      observed: null,
+      message: `case "${pc.name}": the runner failed: ${error}`,
+    };
+    return {
+      name: pc.name,
+      passed: false,
+      metrics: {},
+      failures: [failure],
+      writeup: [failure.message],
+      faults,
+      calls: [],
+      timeline: timeline.events,
+      ...(workflowId ? { workflowId } : {}),
+      durationMs: Date.now() - started,
+      error,
+    };
+  } finally {
+    done.abort();
+    await pool?.stopAll().catch(() => undefined);
+    await services?.stop().catch(() => undefined);
+    for (const h of holds.values()) await h.close().catch(() => undefined);
+    if (own) {
+      await own.connection.close().catch(() => undefined);
+      await (restarted ?? own.server).stop().catch(() => undefined);
+    }
+  }
+}

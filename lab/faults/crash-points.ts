@@ -1,0 +1,150 @@
+/**
+ * In-process crash points. A worker process reads its crash plan from LEDGERLOOP_CRASH_AT, e.g.
+ *
+ *   LEDGERLOOP_CRASH_AT=tool.before_send:1:pause:30000,tool.after_response:2:kill:0
+ *
+ * (point:occurrence:action:ms, comma-separated), counts the hits of every named point, and on the planned hit
+ * acts on ITSELF with a real signal: `kill` is SIGKILL, `pause` is SIGSTOP (the fault runner sends SIGCONT),
+ * `delay` sleeps `ms`. Before acting it writes one JSON line to stdout, so the runner knows what happened; with a
+ * plan set, every hit is reported the same way. Without the variable every hook is a no-op.
+ */
+import { writeSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import path from 'node:path';
+import type { InjectedSinks } from '@temporalio/worker';
+import type { WorkerInstrumentation } from '../../src/worker/worker';
+import type { DispatchProbe } from '../../activities/dispatch.activities';
+import { builtinTools } from '../../src/tools/registry';
+import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
+import type { FaultSinks } from './workflow-hook';
+
+export const CRASH_PLAN_ENV = 'LEDGERLOOP_CRASH_AT';
+
+export type InProcessAction = 'kill' | 'pause' | 'delay';
+
+export interface CrashRule {
+  readonly point: InProcessPoint;
+  readonly occurrence: number;
+  readonly action: InProcessAction;
+  readonly ms: number;
+}
+
+/** What a worker process writes to stdout at a crash point (one JSON object per line). */
+export type CrashPointLine =
+  | { readonly crashPointHit: InProcessPoint; readonly hit: number; readonly pid: number }
+  | { readonly crashPoint: InProcessPoint; readonly do: InProcessAction; readonly hit: number; readonly pid: number }
+  | { readonly crashPointResumed: InProcessPoint; readonly hit: number; readonly pid: number };
+
+export class CrashPlanError extends Error {
+  override readonly name = 'CrashPlan.Invalid';
+}
+
+/** Parses the LEDGERLOOP_CRASH_AT form; throws CrashPlanError naming the bad entry. */
+export function parseCrashPlan(text: string): CrashRule[] {
+  if (text.trim() === '') return [];
+  return text.split(',').map((entry) => {
+    const [point, occurrence, action, ms] = entry.trim().split(':');
+    if (!IN_PROCESS_POINTS.includes(point as InProcessPoint)) {
+      throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": unknown point; known: ${IN_PROCESS_POINTS.join(', ')}`);
+    }
+    const n = Number(occurrence);
+    const wait = Number(ms ?? '0');
+    if (!Number.isInteger(n) || n < 1) throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": bad occurrence`);
+    if (action !== 'kill' && action !== 'pause' && action !== 'delay') {
+      throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": action must be kill, pause or delay`);
+    }
+    if (!Number.isInteger(wait) || wait < 0) throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": bad ms`);
+    return { point: point as InProcessPoint, occurrence: n, action, ms: wait };
+  });
+}
+
+let loaded: { rules: readonly CrashRule[]; hits: Map<InProcessPoint, number> } | null | undefined;
+
+function plan(): { rules: readonly CrashRule[]; hits: Map<InProcessPoint, number> } | null {
+  if (loaded === undefined) {
+    const text = process.env[CRASH_PLAN_ENV];
+    loaded = text === undefined || text.trim() === '' ? null : { rules: parseCrashPlan(text), hits: new Map() };
+  }
+  return loaded;
+}
+
+function announce(line: CrashPointLine): void {
+  writeSync(1, `${JSON.stringify(line)}\n`);
+}
+
+/** Passes the named point: counts the hit and, when the plan says so, kills, stops or delays this process. */
+export async function crashPoint(point: InProcessPoint): Promise<void> {
+  const p = plan();
+  if (p === null) return;
+  const hit = (p.hits.get(point) ?? 0) + 1;
+  p.hits.set(point, hit);
+  const pid = process.pid;
+  announce({ crashPointHit: point, hit, pid });
+  for (const rule of p.rules) {
+    if (rule.point !== point || rule.occurrence !== hit) continue;
+    announce({ crashPoint: point, do: rule.action, hit, pid });
+    if (rule.action === 'kill') {
+      process.kill(pid, 'SIGKILL');
+      await new Promise<never>(() => undefined);
+    } else if (rule.action === 'pause') {
+      process.kill(pid, 'SIGSTOP'); // the whole process stops here, until the runner sends SIGCONT
+      announce({ crashPointResumed: point, hit, pid });
+    } else {
+      await sleep(rule.ms);
+    }
+  }
+}
+
+let compensating: ReadonlySet<string> | undefined;
+
+/** Tools that some other tool names as its compensation (wallet_refund, inventory_release, shipping_cancel). */
+export function compensatingTools(): ReadonlySet<string> {
+  if (compensating === undefined) {
+    const names = new Set<string>();
+    for (const name of builtinTools.names()) {
+      const comp = builtinTools.get(name)?.compensation;
+      if (comp?.kind === 'compensate') names.add(comp.tool);
+    }
+    compensating = names;
+  }
+  return compensating;
+}
+
+/**
+ * The dispatch activity's probe, installed by the worker only when a crash plan is set (`crashPointsFromEnv`):
+ * `tool.<phase>` for a forward call, `compensation.<phase>` for a compensating tool, so the saga's dispatches reach
+ * their own crash points through the same activity.
+ */
+export const crashPointProbe: DispatchProbe = (phase, toolName) => {
+  const family = compensatingTools().has(toolName) ? 'compensation' : 'tool';
+  return crashPoint(`${family}.${phase}`);
+};
+
+/** The fault lab's workers carry its crash points (`"1"`), with or without a plan that fires. */
+export const CRASH_POINTS_ENV = 'LEDGERLOOP_CRASH_POINTS';
+
+/**
+ * Whether a worker process installs the crash points: with a crash plan (LEDGERLOOP_CRASH_AT) or
+ * LEDGERLOOP_CRASH_POINTS=1. Neither is set for a production worker, which then has no probe and no sink.
+ */
+export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env[CRASH_PLAN_ENV] ?? '').trim() !== '' || env[CRASH_POINTS_ENV] === '1';
+}
+
+/** The lab's workflow interceptor module (the `workflow.before_intent` crash point): only the lab's bundle has it. */
+export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = path.join(__dirname, 'workflow-interceptors.ts');
+
+/**
+ * What a lab worker installs (lab/worker-main.ts): the dispatch probe, the sink the lab bundle's workflow
+ * interceptor calls, and that interceptor when the worker bundles in process. A crash plan that does not parse
+ * stops the worker here, not at its first crash point.
+ */
+export function crashPointInstrumentation(env: NodeJS.ProcessEnv = process.env): WorkerInstrumentation {
+  parseCrashPlan(env[CRASH_PLAN_ENV] ?? '');
+  return { probe: crashPointProbe, sinks: FAULT_SINKS, workflowModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] };
+}
+
+/** Sinks a worker registers so `workflowCrashPoint` reaches this process (a no-op without a crash plan). */
+export const FAULT_SINKS: InjectedSinks<FaultSinks> = {
+  ledgerloopFaults: { crashPoint: { fn: (_info, point) => crashPoint(point) } },
+};

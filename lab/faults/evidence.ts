@@ -1,0 +1,211 @@
+/**
+ * After a case: read every metric from a durable record. The history is fetched from the server; the ledger is
+ * rebuilt by a NEW in-process worker (no cache) that replays that history to answer `ledger(upTo)`; the same
+ * history goes through Worker.runReplayHistory (a determinism check: it compares commands, not results); the
+ * downstream counts come from the services' own databases.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { connectNative, serverTarget } from '../../src/server/connection-config';
+import { attemptCount } from '../../src/client/history-metrics';
+import type { AgentRunResult, RetryStrategy } from '../../src/domain/run';
+import type { CallView } from '../../src/domain/reducer';
+import { ledgerQuery } from '../../workflows/definitions';
+import type { LedgerSnapshot } from '../../workflows/ledger';
+import { FAULT_SINKS } from './crash-points';
+import { checkInvariants, type EffectRow, type InvariantViolation, type RequestEntry } from './explore-invariants';
+import { readEffectLog, readRequestEntries } from './explore-records';
+import type { CaseServices, Lab, ServerLink } from './lab';
+import type { CaseMetrics } from './metrics';
+import {
+  mergeSummaries,
+  readRefusalCounts,
+  readRequestLog,
+  summarizeRequests,
+  withRefusals,
+  type RequestLogSummary,
+} from './request-log';
+
+export interface CallRow {
+  readonly logicalCallId: string;
+  readonly toolName: string;
+  readonly state: string;
+  readonly operationKey: string | null;
+  readonly attempts: number;
+  readonly errorCode: string | null;
+  readonly reconciledVia: string | null;
+  readonly receipt: string | null;
+  readonly origin: string;
+}
+
+export interface Evidence {
+  readonly metrics: CaseMetrics;
+  readonly calls: readonly CallRow[];
+  readonly requestLog: RequestLogSummary;
+  /** The explorer's universal invariants checked on this run's records (explore-invariants.ts). */
+  readonly invariants: readonly InvariantViolation[];
+  readonly replayError?: string;
+  /** The ledger as the new worker rebuilt it (the write-up reads its events). */
+  readonly rebuilt?: LedgerSnapshot;
+  readonly historyEvents: number;
+}
+
+export interface EvidenceInput {
+  readonly lab: Lab;
+  readonly link: ServerLink;
+  readonly taskQueue: string;
+  readonly handle: WorkflowHandle;
+  readonly services: CaseServices;
+  readonly before?: LedgerSnapshot;
+  readonly result?: AgentRunResult;
+  readonly completed: boolean;
+  readonly faultsFired: number;
+  readonly probeOutcome: string;
+  /** The run's retry strategy (the at-most-one-effect invariants hold under the safe ones only). */
+  readonly strategy?: RetryStrategy;
+}
+
+/** The ledger, first `upTo` events and all of them, as a brand-new worker rebuilds it from the history. */
+async function rebuildOnNewWorker(
+  input: EvidenceInput,
+  upTo: number | undefined,
+): Promise<[LedgerSnapshot, LedgerSnapshot]> {
+  const { connection } = await connectNative(serverTarget(input.link.server));
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: input.link.server.namespace,
+      taskQueue: input.taskQueue,
+      identity: `ledgerloop-faults-verifier@${process.pid}`,
+      workflowBundle: { codePath: input.lab.bundlePath },
+      maxCachedWorkflows: 0,
+      sinks: FAULT_SINKS,
+      ...(input.lab.dataConverter ? { dataConverter: input.lab.dataConverter } : {}),
+    });
+    return await worker.runUntil(async () => {
+      const deadline =
+        (ms: number) =>
+        <T>(fn: () => Promise<T>) =>
+          input.link.connection.withDeadline(Date.now() + ms, fn);
+      const full = await deadline(30_000)(() => input.handle.query(ledgerQuery));
+      const partial = upTo === undefined ? full : await deadline(30_000)(() => input.handle.query(ledgerQuery, upTo));
+      return [partial, full] as [LedgerSnapshot, LedgerSnapshot];
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
+function row(c: CallView): CallRow {
+  const origin = (c as { origin?: string }).origin ?? 'model';
+  return {
+    logicalCallId: c.logicalCallId,
+    toolName: c.toolName,
+    state: c.state,
+    operationKey: c.operationKey,
+    attempts: c.attempts,
+    errorCode: c.errorCode,
+    reconciledVia: c.reconciledVia,
+    receipt: c.receipt,
+    origin,
+  };
+}
+
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+/** Collects the case's metrics. Throws only when the server itself cannot be read. */
+export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
+  const workflowId = input.handle.workflowId;
+  const history = await input.handle.fetchHistory();
+  let replayError: string | undefined;
+  try {
+    await Worker.runReplayHistory(
+      {
+        workflowBundle: { codePath: input.lab.bundlePath },
+        ...(input.lab.dataConverter ? { dataConverter: input.lab.dataConverter } : {}),
+      },
+      history,
+      workflowId,
+    );
+  } catch (err) {
+    replayError = `${(err as Error).name}: ${(err as Error).message}`;
+  }
+
+  let rebuilt: LedgerSnapshot | undefined;
+  let after: LedgerSnapshot | undefined;
+  try {
+    [after, rebuilt] = await rebuildOnNewWorker(input, input.before?.eventCount);
+  } catch (err) {
+    replayError ??= `the new worker could not rebuild the ledger: ${(err as Error).message}`;
+  }
+
+  let dispatches = 0;
+  let effects = 0;
+  const logs: RequestLogSummary[] = [];
+  const effectRows: EffectRow[] = [];
+  const requestRows: RequestEntry[] = [];
+  for (const svc of input.services.byName.values()) {
+    const s = await svc.client.stats('', { prefix: true });
+    dispatches += s.dispatchCount;
+    effects += s.businessEffectCount;
+    logs.push(withRefusals(summarizeRequests(readRequestLog(svc.dbPath)), readRefusalCounts(svc.dbPath)));
+    effectRows.push(...readEffectLog(svc.dbPath, svc.name));
+    requestRows.push(...readRequestEntries(svc.dbPath, svc.name));
+  }
+  const requestLog = mergeSummaries(logs);
+
+  const calls = rebuilt ? Object.values(rebuilt.projection.calls).map(row) : [];
+  const first = calls[0];
+  const logical = calls.filter((c) => rebuilt?.projection.calls[c.logicalCallId]?.intentRecorded).length;
+  const attempts = attemptCount(history, 'dispatchTool');
+  const compensations = (rebuilt?.events ?? []).flatMap((e) => (e.type === 'CompensationCompleted' ? [e.outcome] : []));
+  const before = input.before?.projectionHash ?? '';
+  const afterHash = after?.projectionHash ?? '';
+  const invariants = checkInvariants({
+    strategy: input.strategy ?? 'same_key_replay',
+    events: rebuilt?.events ?? [],
+    ...(rebuilt ? { projection: rebuilt.projection } : {}),
+    effects: effectRows,
+    requests: requestRows,
+    hashBefore: before,
+    hashAfter: afterHash,
+    ...(replayError !== undefined ? { replayError } : {}),
+    completed: input.completed,
+  });
+  const metrics: CaseMetrics = {
+    attempt_count: attempts,
+    logical_call_count: logical,
+    proposal_count: rebuilt ? rebuilt.events.filter((e) => e.type === 'ToolProposalRecorded').length : 0,
+    retry_amplification: logical > 0 ? round2(attempts / logical) : 0,
+    dispatch_count: dispatches,
+    business_effect_count: effects,
+    refused_dispatch_count: requestLog.refused,
+    stale_dispatch_count: requestLog.staleAdmitted,
+    mismatched_dispatch_count: requestLog.mismatchedAdmitted,
+    projection_hash_before: before,
+    projection_hash_after: afterHash,
+    projection_hash_stable: before !== '' && before === afterHash,
+    replay_ok: replayError === undefined,
+    final_state: first?.state ?? 'NONE',
+    final_states: calls.map((c) => c.state).join(','),
+    error_code: first?.errorCode ?? '',
+    unknown_call_count: calls.filter((c) => c.state === 'UNKNOWN').length,
+    violation_count: rebuilt?.projection.violations.length ?? 0,
+    offset_count: compensations.filter((o) => o === 'OFFSET').length,
+    unsettled_compensation_count: compensations.filter((o) => o === 'FAILED' || o === 'UNKNOWN').length,
+    stop_reason: input.result?.stopReason ?? rebuilt?.projection.stopReason ?? '',
+    completed: input.completed,
+    faults_fired: input.faultsFired,
+    probe_outcome: input.probeOutcome,
+    invariant_violations: invariants.length,
+  };
+  return {
+    metrics,
+    calls,
+    requestLog,
+    invariants,
+    ...(replayError !== undefined ? { replayError } : {}),
+    ...(rebuilt ? { rebuilt } : {}),
+    historyEvents: history.events?.length ?? 0,
+  };
+}

@@ -1,0 +1,322 @@
+/**
+ * The explorer's universal invariants: what must hold on the durable records of EVERY run, whatever its case
+ * expected. Pure: it takes the records (the ledger a fresh worker rebuilt, the downstreams' effect and request
+ * logs, the replay and hash checks) and returns every violation it finds, each naming its invariant, the key or
+ * call it concerns, and what the records say. docs/fault-protocol.md ("The explorer") lists them.
+ *
+ *   (a) under a safe strategy, at most one business effect per intent, and every effect in a downstream's
+ *       effect log matches exactly one intent (`DispatchIntentRecorded`): no orphan effect, no unknown key;
+ *   (b) every forward effect still standing when a run stops other than `completed` is compensated (and the
+ *       compensating effect exists downstream), or named in the stop detail for an operator;
+ *   (c) no call FAILED while a downstream holds an effect under its key; no dispatch before its intent; no
+ *       request admitted under a stale fence or with other arguments than its key was first used with;
+ *   (d) a fresh worker rebuilds the same projection hash, replay raises no determinism error, and the run
+ *       closes before its deadline plus the grace period.
+ */
+import type { LedgerEvent } from '../../src/domain/ledger-events';
+import type { CallView, Projection } from '../../src/domain/reducer';
+import type { RetryStrategy } from '../../src/domain/run';
+import { REFUSED_OUTCOMES } from './request-log';
+
+/** One committed business effect, as a downstream's `idem_effects` table records it. */
+export interface EffectRow {
+  readonly service: string;
+  readonly operationKey: string;
+  readonly receipt: string;
+  readonly kind: string;
+}
+
+/** One mutating request, as a downstream's `idem_requests` table records it (arrival order by `id`). */
+export interface RequestEntry {
+  readonly service: string;
+  readonly id: number;
+  readonly operationKey: string;
+  readonly argumentsHash: string;
+  readonly fence: number;
+  readonly outcome: string;
+}
+
+/** Everything the checker reads about one run. */
+export interface RunRecords {
+  readonly strategy: RetryStrategy;
+  /** The run's ledger events as a fresh worker rebuilt them (empty when it could not). */
+  readonly events: readonly LedgerEvent[];
+  /** The rebuilt projection; undefined when no worker could rebuild the run. */
+  readonly projection?: Projection;
+  readonly effects: readonly EffectRow[];
+  readonly requests: readonly RequestEntry[];
+  /** The hash the original worker answered (at the fault, or at the end); '' when it was never measured. */
+  readonly hashBefore: string;
+  /** The hash a new worker rebuilt for the same number of events; '' when it could not. */
+  readonly hashAfter: string;
+  /** Set when Worker.runReplayHistory raised (a determinism error) or no worker could rebuild the ledger. */
+  readonly replayError?: string;
+  /** The run closed with a result before its deadline plus the grace period. */
+  readonly completed: boolean;
+}
+
+export const INVARIANTS = {
+  one_effect_per_intent: { group: 'a', text: 'at most one business effect per intent (safe strategies)' },
+  effect_matches_intent: {
+    group: 'a',
+    text: 'every effect in a downstream effect log matches exactly one DispatchIntentRecorded (safe strategies)',
+  },
+  standing_effect_settled: {
+    group: 'b',
+    text: 'a forward effect standing at a stop other than completed is compensated or named in the stop detail',
+  },
+  failed_means_no_effect: { group: 'c', text: 'no call is FAILED while a downstream holds an effect under its key' },
+  intent_before_dispatch: { group: 'c', text: 'no dispatch precedes its intent (reducer violations are empty)' },
+  fence_and_arguments: {
+    group: 'c',
+    text: 'no request is admitted under a stale fence or with other arguments than its key was first used with',
+  },
+  projection_rebuilt: { group: 'd', text: 'a fresh worker rebuilds the same projection hash' },
+  replay_deterministic: { group: 'd', text: 'replay of the history raises no determinism error' },
+  closed_before_deadline: { group: 'd', text: 'the run closes before its deadline plus the grace period' },
+} as const satisfies Record<string, { group: 'a' | 'b' | 'c' | 'd'; text: string }>;
+
+export type InvariantId = keyof typeof INVARIANTS;
+export const INVARIANT_IDS = Object.keys(INVARIANTS) as InvariantId[];
+
+export interface InvariantViolation {
+  readonly invariant: InvariantId;
+  /** One sentence: what the records say. */
+  readonly message: string;
+  /** The operation key or logical call id concerned, when there is one. */
+  readonly subject?: string;
+}
+
+/** The strategies whose retries reuse the intent's key; `blind_retry` is the lab's demonstration of the bug. */
+export const SAFE_STRATEGIES: readonly RetryStrategy[] = ['same_key_replay', 'check_receipt'];
+
+interface IntentInfo {
+  readonly toolName: string;
+  readonly argumentsHashes: Set<string>;
+  readonly calls: Set<string>;
+}
+
+/** Intents by operation key: every DispatchIntentRecorded, plus calls a continued run carried in its projection. */
+function intentsByKey(events: readonly LedgerEvent[], projection: Projection | undefined): Map<string, IntentInfo> {
+  const out = new Map<string, IntentInfo>();
+  const add = (key: string, toolName: string, argumentsHash: string, call: string): void => {
+    const info = out.get(key) ?? { toolName, argumentsHashes: new Set<string>(), calls: new Set<string>() };
+    info.argumentsHashes.add(`${toolName}|${argumentsHash}`);
+    info.calls.add(call);
+    out.set(key, info);
+  };
+  for (const e of events) {
+    if (e.type === 'DispatchIntentRecorded')
+      add(e.intent.operationKey, e.intent.toolName, e.intent.argumentsHash, e.logicalCallId);
+  }
+  for (const c of Object.values(projection?.calls ?? {})) {
+    if (c.intentRecorded && c.operationKey && !out.has(c.operationKey))
+      add(c.operationKey, c.toolName, c.argumentsHash ?? '', c.logicalCallId);
+  }
+  return out;
+}
+
+/** Every key a call's attempts used (the intent's key, and any other key an attempt sent). */
+function keysOfCalls(events: readonly LedgerEvent[], calls: readonly CallView[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const add = (call: string, key: string | null | undefined): void => {
+    if (!key) return;
+    const set = out.get(call) ?? new Set<string>();
+    set.add(key);
+    out.set(call, set);
+  };
+  for (const c of calls) add(c.logicalCallId, c.operationKey);
+  for (const e of events) {
+    if (e.type === 'DispatchIntentRecorded') add(e.logicalCallId, e.intent.operationKey);
+    if (e.type === 'ToolAttemptStarted') add(e.logicalCallId, e.keyUsed);
+  }
+  return out;
+}
+
+function countBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const i of items) out.set(key(i), [...(out.get(key(i)) ?? []), i]);
+  return out;
+}
+
+function checkEffectsMatchIntents(r: RunRecords, intents: Map<string, IntentInfo>): InvariantViolation[] {
+  if (!SAFE_STRATEGIES.includes(r.strategy)) return [];
+  const out: InvariantViolation[] = [];
+  const byKey = countBy(r.effects, (e) => `${e.service}|${e.operationKey}`);
+  for (const [, rows] of byKey) {
+    const { service, operationKey } = rows[0]!;
+    if (rows.length > 1) {
+      out.push({
+        invariant: 'one_effect_per_intent',
+        subject: operationKey,
+        message: `${service} committed ${rows.length} effects under ${operationKey} (receipts ${rows.map((e) => e.receipt).join(', ')})`,
+      });
+    }
+    const intent = intents.get(operationKey);
+    if (!intent) {
+      out.push({
+        invariant: 'effect_matches_intent',
+        subject: operationKey,
+        message: `${service} holds a ${rows[0]!.kind} effect (receipt ${rows[0]!.receipt}) under ${operationKey}, which no DispatchIntentRecorded names: an orphan effect`,
+      });
+    } else if (intent.argumentsHashes.size > 1) {
+      out.push({
+        invariant: 'effect_matches_intent',
+        subject: operationKey,
+        message: `the effect under ${operationKey} on ${service} matches ${intent.argumentsHashes.size} different intents (calls ${[...intent.calls].join(', ')}): the key names more than one intent`,
+      });
+    }
+  }
+  // One business intent (tool and canonical arguments) must not take effect under two keys either.
+  const effectiveKeys = new Set(r.effects.map((e) => e.operationKey));
+  const byIntent = new Map<string, string[]>();
+  for (const [key, info] of intents) {
+    if (!effectiveKeys.has(key)) continue;
+    for (const ti of info.argumentsHashes) byIntent.set(ti, [...(byIntent.get(ti) ?? []), key]);
+  }
+  for (const [ti, keys] of byIntent) {
+    if (keys.length < 2) continue;
+    out.push({
+      invariant: 'one_effect_per_intent',
+      subject: keys.join(','),
+      message: `one business intent (${ti.split('|')[0]} with arguments ${ti.split('|')[1]?.slice(0, 12)}…) took effect ${keys.length} times, under keys ${keys.join(', ')}`,
+    });
+  }
+  return out;
+}
+
+function lastStop(
+  events: readonly LedgerEvent[],
+  projection: Projection | undefined,
+): { reason: string; detail: string } | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === 'RunCompleted') return { reason: e.stopReason, detail: e.detail };
+  }
+  return projection?.stopReason ? { reason: projection.stopReason, detail: '' } : undefined;
+}
+
+function checkStandingEffects(r: RunRecords, callKeys: Map<string, Set<string>>): InvariantViolation[] {
+  const stop = lastStop(r.events, r.projection);
+  if (!stop || stop.reason === 'completed' || !r.projection) return [];
+  const effectKeys = new Set(r.effects.map((e) => e.operationKey));
+  const calls = r.projection.calls;
+  const registeredKey = new Map<string, string>();
+  for (const e of r.events) if (e.type === 'CompensationRegistered') registeredKey.set(e.forwardCallId, e.operationKey);
+  const out: InvariantViolation[] = [];
+  for (const c of Object.values(calls)) {
+    if (c.origin !== 'model') continue;
+    const held = [...(callKeys.get(c.logicalCallId) ?? [])].filter((k) => effectKeys.has(k));
+    if (held.length === 0) continue;
+    const compKey =
+      registeredKey.get(c.logicalCallId) ??
+      (c.compensationCallId ? (calls[c.compensationCallId]?.operationKey ?? undefined) : undefined);
+    if (c.compensation === 'OFFSET') {
+      if (compKey !== undefined && effectKeys.has(compKey)) continue;
+      out.push({
+        invariant: 'standing_effect_settled',
+        subject: c.logicalCallId,
+        message: `the ledger says ${c.logicalCallId} (${c.toolName}) was offset, but no downstream holds an effect under its compensation key ${compKey ?? '(none registered)'}`,
+      });
+      continue;
+    }
+    const named = [c.logicalCallId, ...held].some((id) => stop.detail.includes(id));
+    if (named) continue;
+    out.push({
+      invariant: 'standing_effect_settled',
+      subject: c.logicalCallId,
+      message: `the run stopped ${stop.reason} while ${c.logicalCallId} (${c.toolName}, ${c.state}) has an effect under ${held.join(', ')}; it was ${c.compensation ? `compensated ${c.compensation}` : 'not compensated'} and the stop detail does not name it: ${JSON.stringify(stop.detail.slice(0, 160))}`,
+    });
+  }
+  return out;
+}
+
+function checkFailedCalls(r: RunRecords, callKeys: Map<string, Set<string>>): InvariantViolation[] {
+  if (!r.projection) return [];
+  const effectKeys = new Map(r.effects.map((e) => [e.operationKey, e] as const));
+  const out: InvariantViolation[] = [];
+  for (const c of Object.values(r.projection.calls)) {
+    if (c.state !== 'FAILED') continue;
+    for (const key of callKeys.get(c.logicalCallId) ?? []) {
+      const effect = effectKeys.get(key);
+      if (!effect) continue;
+      out.push({
+        invariant: 'failed_means_no_effect',
+        subject: c.logicalCallId,
+        message: `${c.logicalCallId} (${c.toolName}) is FAILED${c.errorCode ? ` (${c.errorCode})` : ''} but ${effect.service} holds its effect under ${key} (receipt ${effect.receipt})`,
+      });
+    }
+  }
+  return out;
+}
+
+function checkRequestLog(requests: readonly RequestEntry[]): InvariantViolation[] {
+  const out: InvariantViolation[] = [];
+  const maxFence = new Map<string, number>();
+  const firstHash = new Map<string, string>();
+  for (const q of [...requests].sort((a, b) =>
+    a.service === b.service ? a.id - b.id : a.service < b.service ? -1 : 1,
+  )) {
+    if (REFUSED_OUTCOMES.has(q.outcome)) continue;
+    const k = `${q.service}|${q.operationKey}`;
+    const highest = maxFence.get(k);
+    if (highest !== undefined && q.fence < highest) {
+      out.push({
+        invariant: 'fence_and_arguments',
+        subject: q.operationKey,
+        message: `${q.service} admitted request #${q.id} under ${q.operationKey} with fence ${q.fence}, below the fence ${highest} it had already admitted (outcome ${q.outcome})`,
+      });
+    }
+    maxFence.set(k, Math.max(highest ?? q.fence, q.fence));
+    const first = firstHash.get(k);
+    if (first === undefined) firstHash.set(k, q.argumentsHash);
+    else if (first !== q.argumentsHash) {
+      out.push({
+        invariant: 'fence_and_arguments',
+        subject: q.operationKey,
+        message: `${q.service} admitted request #${q.id} under ${q.operationKey} with other arguments than the key was first used with (outcome ${q.outcome})`,
+      });
+    }
+  }
+  return out;
+}
+
+function checkRebuild(r: RunRecords): InvariantViolation[] {
+  const out: InvariantViolation[] = [];
+  if (!r.projection || r.hashAfter === '') {
+    out.push({ invariant: 'projection_rebuilt', message: 'no fresh worker could rebuild the run\u2019s projection' });
+  } else if (r.hashBefore !== '' && r.hashBefore !== r.hashAfter) {
+    out.push({
+      invariant: 'projection_rebuilt',
+      message: `the original worker answered projection hash ${r.hashBefore.slice(0, 16)}…, a fresh worker rebuilt ${r.hashAfter.slice(0, 16)}… for the same events`,
+    });
+  }
+  if (r.replayError !== undefined) out.push({ invariant: 'replay_deterministic', message: r.replayError });
+  if (!r.completed)
+    out.push({
+      invariant: 'closed_before_deadline',
+      message: 'the run did not close with a result before its deadline plus the grace period',
+    });
+  return out;
+}
+
+/** Checks every universal invariant on one run's records; returns the violations (empty: all held). */
+export function checkInvariants(r: RunRecords): InvariantViolation[] {
+  const calls = Object.values(r.projection?.calls ?? {});
+  const intents = intentsByKey(r.events, r.projection);
+  const callKeys = keysOfCalls(r.events, calls);
+  const out: InvariantViolation[] = [];
+  if (r.projection) out.push(...checkEffectsMatchIntents(r, intents));
+  out.push(...checkStandingEffects(r, callKeys));
+  out.push(...checkFailedCalls(r, callKeys));
+  for (const v of r.projection?.violations ?? [])
+    out.push({ invariant: 'intent_before_dispatch', message: `the reducer recorded: ${v}` });
+  out.push(...checkRequestLog(r.requests));
+  out.push(...checkRebuild(r));
+  return out;
+}
+
+/** `a`, `b`, ... of the invariants violated, sorted, for the progress line and the table. */
+export function violatedGroups(violations: readonly InvariantViolation[]): string {
+  return [...new Set(violations.map((v) => INVARIANTS[v.invariant].group))].sort().join('');
+}

@@ -1,0 +1,205 @@
+/**
+ * The scenarios the explorer generates cases for: per scenario of the scripted model, its weight in the mix, the
+ * tools it proposes (whose declared contracts decide the strategies), the services it needs, whether its calls can
+ * need an approval, whether it registers compensations, and how to fill its variables. Plus the seeded draw helpers
+ * and the policies the generator writes. Pure.
+ */
+import type { RetryStrategy } from '../../src/domain/run';
+import type { IdempotencyContract } from '../../src/domain/tool';
+import { DEFAULT_POLICY, type Policy, type PolicyRule } from '../../src/policy/policy-format';
+import type { GenCase } from './explore-generate';
+import type { Prng } from './prng';
+import type { CaseService } from './protocol-format';
+
+/** A scenario as the generator knows it: the tools it proposes and how to fill its variables. */
+export interface ScenarioTemplate {
+  readonly weight: number;
+  /** The tools the scenario's model proposes (their contracts decide the strategies). */
+  readonly tools: readonly string[];
+  readonly services: readonly CaseService[];
+  /** Whether a call of it can need a human approval (then approval faults make sense). */
+  readonly approvals: 'never' | 'maybe' | 'always';
+  /** Whether it registers compensations (then compensation crash points can fire). */
+  readonly compensable: boolean;
+  /**
+   * Where the issue's path lies, for a scenario with an approved call: the service and the matching request number
+   * of that call's first send (whose response is dropped), and the in-process send hit of its retry (delayed
+   * past the approval's expiry).
+   */
+  readonly approvalPath?: { readonly service: CaseService; readonly request: number; readonly retrySend: number };
+  vars(prng: Prng, ctx: { approval: boolean }): Record<string, unknown>;
+  setup?(prng: Prng): NonNullable<GenCase['setup']>;
+}
+
+const eur = (minor: number): { minor: number; currency: string } => ({ minor, currency: 'EUR' });
+/** Under the built-in policy a debit above 50,000 needs an approval, above 100,000 is denied. */
+const debitAmount = (prng: Prng, approval: boolean): number =>
+  approval ? prng.int(50_001, 99_000) : prng.int(100, 49_000);
+
+export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
+  'wallet-debit': {
+    weight: 30,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'maybe',
+    compensable: false,
+    approvalPath: { service: 'wallet', request: 1, retrySend: 2 },
+    vars: (p, c) => ({ account: 'acct_1', amount: eur(debitAmount(p, c.approval)) }),
+  },
+  'two-debits': {
+    weight: 10,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'maybe',
+    compensable: false,
+    approvalPath: { service: 'wallet', request: 2, retrySend: 3 },
+    vars: (p, c) => {
+      const first = p.int(100, 20_000);
+      const second = debitAmount(p, c.approval) + 1;
+      // two deliberate debits: other amounts, so they are two intents (identical ones would be one, by design)
+      return { account: 'acct_1', amount: eur(first), amount2: eur(second === first ? second + 1 : second) };
+    },
+  },
+  'order-fulfilment': {
+    weight: 14,
+    tools: ['inventory_reserve', 'wallet_debit', 'shipping_schedule', 'orders_mark_fulfilled'],
+    services: ['inventory', 'wallet', 'shipping', 'orders'],
+    approvals: 'maybe',
+    compensable: true,
+    // three parallel first sends (inventory, wallet, shipping), then the wallet's retry
+    approvalPath: { service: 'wallet', request: 1, retrySend: 4 },
+    vars: (p, c) => ({
+      sku: 'SKU-1',
+      quantity: p.int(1, 3),
+      account: 'acct_1',
+      amount: eur(debitAmount(p, c.approval)),
+      orderId: 'ord-1',
+      address: { country: 'DE', postalCode: '10115', line1: 'Invalidenstr. 1' },
+    }),
+    // Half the time shipping has no capacity: the run fails a call and its saga must offset the others.
+    setup: (p) => [
+      { service: 'inventory', path: '/admin/stock', body: { tenant: 'acme', sku: 'SKU-1', onHand: 10 } },
+      {
+        service: 'orders',
+        path: '/admin/orders',
+        body: { tenant: 'acme', orderId: 'ord-1', customerEmail: 'ada@example.com' },
+      },
+      { service: 'shipping', path: '/admin/capacity', body: { remaining: p.next() < 0.5 ? 0 : 5 } },
+    ],
+  },
+  'send-email': {
+    weight: 6,
+    tools: ['notifications_send_email'],
+    services: ['notifications'],
+    approvals: 'always',
+    compensable: false,
+    approvalPath: { service: 'notifications', request: 1, retrySend: 2 },
+    vars: (p) => ({ to: 'ada@example.com', template: p.next() < 0.5 ? 'welcome' : 'receipt' }),
+  },
+  'injected-refund': {
+    weight: 3,
+    tools: ['wallet_debit', 'wallet_refund'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
+  },
+  'n-debits': {
+    weight: 3,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: (p) => ({ account: 'acct_1', turns: p.int(2, 3) }),
+  },
+  gullible: {
+    weight: 2,
+    tools: ['wallet_debit', 'wallet_refund'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
+  },
+  stuck: {
+    weight: 2,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: () => ({ account: 'acct_1' }),
+  },
+  'over-limit-debit': {
+    weight: 2,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: () => ({ account: 'acct_1' }),
+  },
+  'malformed-arguments': {
+    weight: 2,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: () => ({ account: 'acct_1' }),
+  },
+  'cross-tenant': {
+    weight: 2,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: () => ({ foreignAccount: 'acct_globex' }),
+  },
+  'endless-debits': {
+    weight: 1,
+    tools: ['wallet_debit'],
+    services: ['wallet'],
+    approvals: 'never',
+    compensable: false,
+    vars: () => ({ account: 'acct_1' }),
+  },
+};
+
+/** The rotation that guarantees coverage: every scenario the generator knows, in a fixed order. */
+export const SCENARIO_ROTATION = Object.keys(SCENARIO_TEMPLATES);
+
+/**
+ * The strategies a tool's declared contract allows. `blind_retry` is never among them: it is the lab's
+ * demonstration of the double charge, and the at-most-one-effect invariant does not hold under it.
+ */
+export function strategiesFor(contract: IdempotencyContract): RetryStrategy[] {
+  return contract === 'idempotent_by_key' ? ['same_key_replay', 'check_receipt'] : ['check_receipt'];
+}
+
+/** The strategies every one of `contracts` allows (at least `check_receipt`). */
+export function allowedStrategies(contracts: readonly IdempotencyContract[]): RetryStrategy[] {
+  const all: RetryStrategy[] = ['same_key_replay', 'check_receipt'];
+  const allowed = all.filter((s) => contracts.every((c) => strategiesFor(c).includes(s)));
+  return allowed.length > 0 ? allowed : ['check_receipt'];
+}
+
+export function pick<T>(prng: Prng, items: readonly T[]): T {
+  return items[prng.int(0, items.length - 1)]!;
+}
+
+export function weighted<T>(prng: Prng, items: readonly (readonly [T, number])[]): T {
+  const total = items.reduce((n, [, w]) => n + w, 0);
+  let r = prng.next() * total;
+  for (const [item, w] of items) {
+    if (r < w) return item;
+    r -= w;
+  }
+  return items[items.length - 1]![0];
+}
+
+/** The built-in policy's rules with the debit rule replaced (compensating refunds stay allowed). */
+export function policyWith(version: string, debit: Partial<PolicyRule>, approvalTtlMs?: number): Policy {
+  return {
+    ...DEFAULT_POLICY,
+    version,
+    ...(approvalTtlMs !== undefined ? { approvalTtlMs } : {}),
+    rules: DEFAULT_POLICY.rules.map((r) => (r.action === 'wallet.debit' ? { ...r, ...debit } : r)),
+  };
+}

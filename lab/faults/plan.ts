@@ -1,0 +1,218 @@
+/**
+ * From a validated protocol to a concrete plan: every default filled in, every range drawn from the seeded PRNG
+ * (one stream per case, so adding a case does not shift the others), and the worker crash plan spelled out. The
+ * same seed gives the same plan, byte for byte; the runner prints it before anything runs.
+ */
+import { createHash } from 'node:crypto';
+import { DEFAULT_LIMITS, type AttemptLimits, type RetryStrategy } from '../../src/domain/run';
+import type { Policy } from '../../src/policy/policy-format';
+import { CRASH_POINTS, FAULT_KIND_SHORT, type CrashPointName, type FaultKind, type InProcessPoint } from './catalog';
+import type { Approver, Case, CaseService, Expectation, FaultProtocol, Probe, SetupRequest } from './protocol-format';
+import { createPrng, type Prng } from './prng';
+
+/** One fault with everything resolved. */
+export interface PlannedFault {
+  readonly at: CrashPointName;
+  readonly do: FaultKind;
+  readonly occurrence: number;
+  readonly ms: number;
+  readonly times: number;
+  readonly service: CaseService;
+  readonly path?: string;
+  readonly policy?: Policy;
+}
+
+export interface PlannedAccount {
+  readonly tenant: string;
+  readonly account: string;
+  readonly balanceMinor: number;
+  readonly currency: string;
+}
+
+export interface PlannedCase {
+  readonly index: number;
+  readonly name: string;
+  /** File- and id-safe form of the name. */
+  readonly slug: string;
+  readonly description?: string;
+  readonly scenario: string;
+  readonly strategy: RetryStrategy;
+  readonly principal: string;
+  readonly tenant: string;
+  readonly goal: string;
+  /** The scenario's variables: the case input without principal and tenant. */
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly services: readonly CaseService[];
+  readonly accounts: readonly PlannedAccount[];
+  /** Admin requests sent to the fresh services before the run. */
+  readonly setup: readonly SetupRequest[];
+  readonly policy?: Policy;
+  readonly approver: Approver;
+  readonly faults: readonly PlannedFault[];
+  readonly probe?: Probe;
+  readonly expect: readonly Expectation[];
+  /** The case restarts the Temporal server, so it gets a dev server of its own. */
+  readonly ownServer: boolean;
+  /** LEDGERLOOP_CRASH_AT of the case's first worker process ('' when nothing fires in process). */
+  readonly crashPlan: string;
+  /** The first worker runs one activity at a time, so a paused process holds no extra activity polls. */
+  readonly singleActivitySlot: boolean;
+}
+
+export interface Plan {
+  readonly seed: number;
+  readonly runDeadlineMs: number;
+  readonly limits: AttemptLimits;
+  readonly caps: {
+    readonly modelAttemptMs: number;
+    readonly toolAttemptMs: number;
+    readonly reconcileAttemptMs: number;
+  };
+  readonly cases: readonly PlannedCase[];
+  /** SHA-256 (first 16 hex) of the plan: equal seeds and files give equal fingerprints. */
+  readonly fingerprint: string;
+}
+
+/** The services each scenario needs when the case does not say. */
+export const SCENARIO_SERVICES: Readonly<Record<string, readonly CaseService[]>> = {
+  'order-fulfilment': ['inventory', 'wallet', 'shipping', 'orders'],
+  'send-email': ['notifications'],
+};
+
+/** Default `ms` per fault kind and site, documented in docs/fault-protocol.md. */
+function defaultMs(at: CrashPointName, kind: FaultKind): number {
+  if (at === 'approval.expiry') return 4_000;
+  if (kind === 'pause') return 30_000;
+  if (kind === 'kill' && at === 'downstream.before_commit') return 2_000;
+  if (kind === 'kill' && at === 'downstream.after_commit') return 30_000;
+  if (kind === 'restart_server') return 3_000;
+  if (kind === 'delay') return 2_000;
+  return 0;
+}
+
+function draw(v: number | { min: number; max: number } | undefined, fallback: number, prng: Prng): number {
+  if (v === undefined) return fallback;
+  return typeof v === 'number' ? v : prng.int(v.min, v.max);
+}
+
+/** The point a worker process fires for a fault, when it fires in process. */
+export function inProcessPointOf(f: Pick<PlannedFault, 'at' | 'do'>): InProcessPoint | undefined {
+  if (f.at === 'approval.expiry') return 'tool.before_send';
+  const site = CRASH_POINTS[f.at].site;
+  return site === 'workflow' || site === 'activity' ? (f.at as InProcessPoint) : undefined;
+}
+
+/** `tool.before_send:1:kill:0,...`: the LEDGERLOOP_CRASH_AT form the worker's crash-points module reads. */
+export function crashPlanOf(faults: readonly PlannedFault[]): string {
+  return faults
+    .map((f) => {
+      const point = inProcessPointOf(f);
+      return point === undefined ? undefined : `${point}:${f.occurrence}:${f.do}:${f.ms}`;
+    })
+    .filter((s): s is string => s !== undefined)
+    .join(',');
+}
+
+function slugOf(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 48) || 'case'
+  );
+}
+
+function defaultAccounts(c: Case, services: readonly CaseService[]): PlannedAccount[] {
+  if (!services.includes('wallet')) return [];
+  const currency = (c.input['amount'] as { currency?: unknown } | undefined)?.currency;
+  const base = { balanceMinor: 1_000_000, currency: typeof currency === 'string' ? currency : 'EUR' };
+  const out: PlannedAccount[] = [];
+  if (typeof c.input['account'] === 'string')
+    out.push({ tenant: c.input.tenant, account: c.input['account'], ...base });
+  const foreign = c.input['foreignAccount'];
+  if (typeof foreign === 'string') out.push({ tenant: 'globex', account: foreign, ...base });
+  return out;
+}
+
+function planCase(p: FaultProtocol, c: Case, index: number): PlannedCase {
+  const prng = createPrng(p.seed, `case:${c.name}`);
+  const faults: PlannedFault[] = c.faults.map((f) => {
+    const at = f.at as CrashPointName;
+    const kind = f.do;
+    return {
+      at,
+      do: kind,
+      occurrence: draw(f.occurrence, 1, prng),
+      ms: draw(f.ms, defaultMs(at, kind), prng),
+      times: f.times ?? 1,
+      service: f.service ?? 'wallet',
+      ...(f.path !== undefined ? { path: f.path } : {}),
+      ...(f.policy !== undefined ? { policy: f.policy } : {}),
+    };
+  });
+  const services = c.services ?? SCENARIO_SERVICES[c.scenario] ?? ['wallet'];
+  const { principal, tenant, ...vars } = c.input;
+  return {
+    index,
+    name: c.name,
+    slug: slugOf(c.name),
+    ...(c.description !== undefined ? { description: c.description } : {}),
+    scenario: c.scenario,
+    strategy: c.strategy,
+    principal,
+    tenant,
+    goal: c.goal ?? `fault protocol case: ${c.name}`,
+    vars,
+    services,
+    accounts: c.accounts ?? defaultAccounts(c, services),
+    setup: c.setup,
+    ...(c.policy !== undefined ? { policy: c.policy } : {}),
+    approver: c.approver ?? { decision: 'approve', renew: false, afterMs: 0 },
+    faults,
+    ...(c.probe !== undefined ? { probe: c.probe } : {}),
+    expect: c.expect,
+    ownServer: faults.some((f) => f.do === 'restart_server'),
+    crashPlan: crashPlanOf(faults),
+    singleActivitySlot: faults.some((f) => f.do === 'pause'),
+  };
+}
+
+/** Resolves a validated protocol into the plan the runner executes. Deterministic in (file, seed). */
+export function planProtocol(p: FaultProtocol): Plan {
+  const limits: AttemptLimits = { ...DEFAULT_LIMITS, ...p.attemptLimits };
+  const caps = {
+    modelAttemptMs: p.attemptTimeoutsMs?.model ?? 30_000,
+    toolAttemptMs: p.attemptTimeoutsMs?.tool ?? 3_000,
+    reconcileAttemptMs: p.attemptTimeoutsMs?.reconcile ?? 2_000,
+  };
+  const cases = p.cases.map((c, i) => planCase(p, c, i));
+  const body = { seed: p.seed, runDeadlineMs: p.runDeadlineMs, limits, caps, cases };
+  const fingerprint = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 16);
+  return { ...body, fingerprint };
+}
+
+/** One line per fault, as the printed plan shows it. */
+export function describeFault(f: PlannedFault): string {
+  const site = CRASH_POINTS[f.at].site;
+  const where = site === 'downstream' || site === 'network' ? ` on ${f.service}${f.path ?? ''}` : '';
+  const ms = f.ms > 0 ? `, ${f.ms} ms` : '';
+  const times = f.times > 1 ? ` x${f.times}` : '';
+  const policy = f.policy ? ` -> ${f.policy.version}` : '';
+  return `${f.at} -> ${f.do}${where} (hit ${f.occurrence}${times}${ms}${policy})`;
+}
+
+/** The plan as text: what runs, in which order, with which faults. */
+export function formatPlan(plan: Plan): string {
+  const lines = [
+    `plan ${plan.fingerprint} · seed ${plan.seed} · run deadline ${plan.runDeadlineMs} ms · attempts model ${plan.limits.model}, tool ${plan.limits.tool}, reconcile ${plan.limits.reconcile}, compensation ${plan.limits.compensation}`,
+  ];
+  for (const c of plan.cases) {
+    const server = c.ownServer ? ' · own Temporal server' : '';
+    lines.push(`  ${c.index + 1}. ${c.name} · ${c.scenario} · ${c.strategy} · ${c.services.join('+')}${server}`);
+    if (c.faults.length === 0) lines.push('       no injected fault');
+    for (const f of c.faults) lines.push(`       ${describeFault(f)}: ${FAULT_KIND_SHORT[f.do]}`);
+    if (c.probe) lines.push(`       probe: ${c.probe.kind} ${JSON.stringify(c.probe.changes)}`);
+  }
+  return lines.join('\n');
+}

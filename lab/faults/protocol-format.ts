@@ -1,0 +1,285 @@
+/**
+ * The fault protocol file, `ledgerloop.fault-protocol/1`: versioned JSON validated with zod. The JSON Schema in
+ * docs/fault-protocol.schema.json is generated from `FaultProtocol` (scripts/fault-schema.ts); docs/fault-protocol.md
+ * explains every field. A file that does not validate is a `ProtocolFormatError` naming each bad field, and the
+ * runner starts nothing.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { RETRY_STRATEGIES } from '../../src/domain/run';
+import { scenarios } from '../../src/planner/scenarios';
+import { Policy } from '../../src/policy/policy-format';
+import { CRASH_POINT_NAMES, CRASH_POINTS, FAULT_KINDS } from './catalog';
+import { COMPARISONS, METRIC_NAMES, METRICS, ORDERED_COMPARISONS } from './metrics';
+
+export const PROTOCOL_FORMAT = 'ledgerloop.fault-protocol/1';
+
+/** Services a case can run beside (or instead of) the wallet; each is a fresh process and database per case. */
+export const CASE_SERVICES = ['wallet', 'inventory', 'shipping', 'orders', 'notifications'] as const;
+export type CaseService = (typeof CASE_SERVICES)[number];
+
+const SCENARIO_NAMES = Object.keys(scenarios);
+const list = (names: readonly string[]): string => names.join(', ');
+
+/** A whole number of milliseconds, or a range the seeded PRNG picks from. */
+const IntOrRange = (min: number, max: number) =>
+  z.union([
+    z.number().int().min(min).max(max),
+    z
+      .strictObject({ min: z.number().int().min(min).max(max), max: z.number().int().min(min).max(max) })
+      .refine((r) => r.min <= r.max, { message: 'min must not exceed max', path: ['max'] }),
+  ]);
+
+export const Fault = z
+  .strictObject({
+    at: z.enum(CRASH_POINT_NAMES as [string, ...string[]], {
+      error: (i) => `unknown crash point ${JSON.stringify(i.input)}; known: ${list(CRASH_POINT_NAMES)}`,
+    }),
+    do: z.enum(FAULT_KINDS, {
+      error: (i) => `unknown fault kind ${JSON.stringify(i.input)}; known: ${list(FAULT_KINDS)}`,
+    }),
+    occurrence: IntOrRange(1, 100)
+      .optional()
+      .describe('Which hit of the point (or matching downstream request) suffers the fault; default 1'),
+    ms: IntOrRange(0, 600_000)
+      .optional()
+      .describe('delay: how long; pause: longest hold; kill at a downstream: how long the request is held'),
+    times: z.number().int().min(1).max(100).optional().describe('downstream points: how many matching requests'),
+    service: z.enum(CASE_SERVICES).optional().describe('downstream and network points: which service; default wallet'),
+    path: z
+      .string()
+      .startsWith('/')
+      .optional()
+      .describe('downstream and network points: only this route, e.g. /v1/debits'),
+    policy: Policy.optional().describe('publish_policy: the policy version to publish'),
+  })
+  .superRefine((f, ctx) => {
+    const spec = CRASH_POINTS[f.at as keyof typeof CRASH_POINTS];
+    if (spec && !(spec.kinds as readonly string[]).includes(f.do)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['do'],
+        message: `"${f.do}" cannot happen at "${f.at}" (allowed there: ${list(spec.kinds)})`,
+      });
+    }
+    if (f.do === 'publish_policy' && f.policy === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['policy'], message: 'publish_policy needs the policy to publish' });
+    }
+    const keys =
+      spec?.site === 'downstream'
+        ? []
+        : spec?.site === 'network'
+          ? (['times'] as const)
+          : (['times', 'service', 'path'] as const);
+    for (const k of keys) {
+      if (f[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `${k} does not apply at ${f.at}` });
+    }
+  });
+export type Fault = z.infer<typeof Fault>;
+
+export const Expectation = z
+  .strictObject({
+    metric: z.enum(METRIC_NAMES as [string, ...string[]], {
+      error: (i) => `unknown metric ${JSON.stringify(i.input)}; known: ${list(METRIC_NAMES)}`,
+    }),
+    op: z.enum(COMPARISONS, {
+      error: (i) => `unknown comparison ${JSON.stringify(i.input)}; use one of ${list(COMPARISONS)}`,
+    }),
+    value: z.union([z.number(), z.boolean(), z.string()]),
+  })
+  .superRefine((e, ctx) => {
+    const spec = METRICS[e.metric as keyof typeof METRICS];
+    if (!spec) return;
+    if (typeof e.value !== spec.type) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: `${e.metric} is a ${spec.type}, not a ${typeof e.value}`,
+      });
+    }
+    if (ORDERED_COMPARISONS.includes(e.op as (typeof ORDERED_COMPARISONS)[number]) && spec.type !== 'number') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['op'],
+        message: `${e.op} needs a number metric; ${e.metric} is a ${spec.type}`,
+      });
+    }
+  });
+export type Expectation = z.infer<typeof Expectation>;
+
+export const CaseInput = z
+  .looseObject({
+    principal: z.string().min(1).describe('who the run acts for, e.g. user:alice'),
+    tenant: z.string().min(1).describe('the principal\u2019s tenant, e.g. acme'),
+  })
+  .describe('The principal and tenant, plus the scenario\u2019s variables (account, amount, ...)');
+
+export const Approver = z.strictObject({
+  decision: z.enum(['approve', 'deny']).default('approve').describe('what the scripted human decides first'),
+  ttlMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('validity of an approval; default the policy\u2019s approvalTtlMs'),
+  renew: z.boolean().default(false).describe('approve a call again when it comes back (expired or invalidated)'),
+  afterMs: z.number().int().min(0).max(60_000).default(0).describe('how long the human takes to decide'),
+});
+export type Approver = z.infer<typeof Approver>;
+
+export const Probe = z.strictObject({
+  kind: z.literal('reuse_key_with_other_arguments'),
+  changes: z
+    .record(z.string(), z.unknown())
+    .describe('fields merged into the first call\u2019s canonical arguments before resending under its key'),
+});
+export type Probe = z.infer<typeof Probe>;
+
+export const Account = z.strictObject({
+  tenant: z.string().min(1),
+  account: z.string().min(1),
+  balanceMinor: z.number().int().nonnegative(),
+  currency: z.string().regex(/^[A-Z]{3}$/),
+});
+
+export const SetupRequest = z.strictObject({
+  service: z.enum(CASE_SERVICES),
+  method: z.enum(['POST', 'PUT', 'DELETE']).default('POST'),
+  path: z.string().startsWith('/admin/').describe('an admin route of the service, e.g. /admin/stock'),
+  body: z.unknown().optional(),
+});
+export type SetupRequest = z.infer<typeof SetupRequest>;
+
+export const Case = z
+  .strictObject({
+    name: z.string().min(1).max(120),
+    description: z.string().optional(),
+    // A string in the JSON Schema (scenarios come and go); checked against the scripted model's list here.
+    scenario: z
+      .string()
+      .min(1)
+      .refine((s) => SCENARIO_NAMES.includes(s), {
+        error: (i) => `unknown scenario ${JSON.stringify(i.input)}; known: ${list(SCENARIO_NAMES)}`,
+      })
+      .describe('a scenario of the scripted model (src/planner/scenarios.ts), e.g. wallet-debit'),
+    input: CaseInput,
+    goal: z.string().optional(),
+    strategy: z
+      .enum(RETRY_STRATEGIES as ['blind_retry', 'check_receipt', 'same_key_replay'])
+      .default('same_key_replay'),
+    services: z.array(z.enum(CASE_SERVICES)).min(1).optional().describe('default: what the scenario needs'),
+    accounts: z.array(Account).optional().describe('wallet accounts to seed; default input.account with 1,000,000'),
+    setup: z
+      .array(SetupRequest)
+      .default([])
+      .describe('admin requests sent to the fresh services before the run (stock, orders, capacity)'),
+    policy: Policy.optional().describe('the policy the workers start with; default the built-in policy'),
+    approver: Approver.optional().describe('the scripted human; default approve once, never renew'),
+    faults: z.array(Fault).default([]),
+    probe: Probe.optional(),
+    expect: z.array(Expectation).min(1),
+  })
+  .superRefine((c, ctx) => {
+    const held = c.faults.map((f, i) => [f, i] as const).filter(([f]) => f.at === 'tool.in_flight');
+    for (const [, i] of held.slice(1)) {
+      ctx.addIssue({ code: 'custom', path: ['faults', i, 'at'], message: 'one tool.in_flight fault per case' });
+    }
+  });
+export type Case = z.infer<typeof Case>;
+
+const Limit = z.number().int().min(1).max(20);
+
+export const FaultProtocol = z
+  .strictObject({
+    format: z.literal(PROTOCOL_FORMAT, {
+      error: (i) => `unsupported format ${JSON.stringify(i.input)}; this runner reads "${PROTOCOL_FORMAT}"`,
+    }),
+    description: z.string().optional(),
+    seed: z.number().int().min(0).max(0xffff_ffff).describe('seeds the PRNG: same seed, same plan'),
+    runDeadlineMs: z.number().int().min(5_000).max(600_000).describe('each run\u2019s one absolute deadline'),
+    attemptLimits: z
+      .strictObject({
+        model: Limit.optional(),
+        tool: Limit.optional(),
+        reconcile: Limit.optional(),
+        compensation: Limit.optional(),
+      })
+      .default({}),
+    attemptTimeoutsMs: z
+      .strictObject({
+        model: z.number().int().min(500).optional(),
+        tool: z.number().int().min(500).optional(),
+        reconcile: z.number().int().min(500).optional(),
+      })
+      .optional()
+      .describe('per-attempt caps; default model 30000, tool 3000, reconcile 2000'),
+    cases: z.array(Case).min(1),
+  })
+  .superRefine((p, ctx) => {
+    const seen = new Map<string, number>();
+    p.cases.forEach((c, i) => {
+      const first = seen.get(c.name);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cases', i, 'name'],
+          message: `duplicate case name (also cases[${first}])`,
+        });
+      }
+      seen.set(c.name, i);
+    });
+  });
+export type FaultProtocol = z.infer<typeof FaultProtocol>;
+
+export interface FormatIssue {
+  /** e.g. `cases[0].faults[1].do` */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** The protocol file is not JSON or does not validate. Nothing has run. */
+export class ProtocolFormatError extends Error {
+  override readonly name = 'FaultProtocol.Invalid';
+  constructor(
+    readonly source: string,
+    readonly issues: readonly FormatIssue[],
+  ) {
+    super(`${source} is not a valid fault protocol:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`);
+  }
+}
+
+/** `['cases', 0, 'faults', 1, 'do']` -> `cases[0].faults[1].do` */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : `${out ? '.' : ''}${String(seg)}`;
+  return out || '(root)';
+}
+
+/** Validates parsed JSON; throws ProtocolFormatError naming every bad field. */
+export function parseProtocol(raw: unknown, source = 'protocol'): FaultProtocol {
+  const parsed = FaultProtocol.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => {
+    const keys = i.code === 'unrecognized_keys' ? i.keys : [];
+    const path = formatPath(keys.length === 1 ? [...i.path, keys[0] as string] : i.path);
+    return { path, message: i.message };
+  });
+  throw new ProtocolFormatError(source, issues);
+}
+
+/** Reads and validates a protocol file. */
+export function loadProtocol(file: string): FaultProtocol {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ProtocolFormatError(file, [{ path: '(file)', message: (err as Error).message }]);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ProtocolFormatError(file, [{ path: '(root)', message: `not JSON: ${(err as Error).message}` }]);
+  }
+  return parseProtocol(raw, file);
+}

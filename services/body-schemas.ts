@@ -1,0 +1,18 @@
+/** Request-body helpers shared by the services: common zod pieces and admin-body parsing. */
+import type http from 'node:http';
+import { z } from 'zod';
+import { DownstreamErrorCode } from '../src/downstream/protocol';
+import { HttpError, readJsonBody } from './http-kit';
+
+/** A tenant or resource id: 1-128 characters. */
+export const Id = z.string().min(1).max(128);
+
+/** Reads the JSON body of an admin request and parses it with `schema`, or throws a 400 `Request.Invalid`. */
+export async function parseAdminBody<T>(req: http.IncomingMessage, schema: z.ZodType<T>): Promise<T> {
+  const parsed = schema.safeParse(await readJsonBody(req));
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+    throw new HttpError(400, DownstreamErrorCode.BadRequest, 'admin body is invalid', { issues });
+  }
+  return parsed.data;
+}

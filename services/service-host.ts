@@ -1,0 +1,181 @@
+/**
+ * The process shell every Ledgerloop downstream service shares: refuse to start without the verification key
+ * (unless `insecureDev`), open the SQLite database (WAL, full sync), migrate, build the idempotency runtime,
+ * release orphaned in-progress keys, register the standard routes and the service's own routes on the public
+ * listener, and (only when enabled) the admin routes on a loopback admin listener guarded by a token; listen, and
+ * close. A service is then only its schemas, its synchronous `apply` functions and its route callbacks.
+ */
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { KEY_SET_ENV, keySetFromEnv, type CapabilityKeySet } from '../src/policy/capability-keys';
+import { SqliteJtiRegistry } from '../src/policy/capability-replay';
+import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminListener } from './admin-listener';
+import { FaultInjector } from './faults';
+import { DownstreamErrorCode } from '../src/downstream/protocol';
+import { closeServer, createHttpServer, HttpError, listen, Router, sendJson } from './http-kit';
+import { IdempotencyStore } from './idempotency-store';
+import { mutationHandler, type Mutation, type ServiceRuntime } from './idempotent-route';
+import { registerStandardAdminRoutes, registerStandardRoutes } from './standard-routes';
+
+/** Where and how a service runs. */
+export interface ServiceHostOptions {
+  /** SQLite database file (created if missing). */
+  readonly dbPath: string;
+  /** Idempotency-key retention; default 24 h. */
+  readonly retentionMs?: number;
+  /** TCP port; 0 (default) picks a free one. */
+  readonly port?: number;
+  /** Interface to bind; default 127.0.0.1. */
+  readonly host?: string;
+  /**
+   * The public keys capabilities are verified with, by kid; default `LEDGERLOOP_CAPABILITY_KEYS` (a JWKS or a
+   * path to one). Every mutating, lookup and seal request must carry a capability for exactly this service, its
+   * key, arguments, tenant and scope (else 403); used token ids are kept in the service's database. Without keys
+   * the service refuses to start (`Service.KeysMissing`) unless `insecureDev`.
+   */
+  readonly capabilityKeys?: CapabilityKeySet;
+  /** Run without a verification key, accepting every request (`--insecure-dev`). Default false: fail closed. */
+  readonly insecureDev?: boolean;
+  /**
+   * The admin listener (seeding, evidence, and with `lab` fault injection) on 127.0.0.1, guarded by a bearer
+   * token. Default none: a production start serves no admin route and has no fault injector.
+   */
+  readonly admin?: AdminConfig;
+}
+
+/** What makes one service: its name, its tables and its business routes. */
+export interface ServiceDefinition {
+  /** The name in the ready line and `GET /v1/contract`, e.g. `inventory`. */
+  readonly name: string;
+  /** Creates the service's own tables (idempotent: `CREATE TABLE IF NOT EXISTS`). */
+  migrate(db: Database): void;
+  /**
+   * The idempotent mutating routes, by path (`POST`): each gets the whole contract (key, arguments hash, fence,
+   * capability, intent time, the retained outcome) from `mutationHandler`.
+   */
+  readonly mutations?: Readonly<Record<string, Mutation>>;
+  /** Reads of one record by path parameters (`GET`): the value as JSON, or 404 with `notFound` when absent. */
+  readonly reads?: Readonly<Record<string, ReadRoute>>;
+  /** Registers any other business routes on top of the standard ones (public listener). */
+  routes?(router: Router, runtime: ServiceRuntime): void;
+  /** Registers the service's admin routes (seeding, evidence; fault routes only when `runtime.faults` exists). */
+  adminRoutes?(router: Router, runtime: ServiceRuntime): void;
+}
+
+/** A read of one record by the route's path parameters (missing parameters read as ''). */
+export interface ReadRoute {
+  get(db: Database, params: Readonly<Record<string, string | undefined>>): unknown;
+  /** The 404 message when `get` finds nothing. */
+  readonly notFound: string;
+}
+
+/** A running service. */
+export interface RunningService {
+  readonly url: string;
+  readonly port: number;
+  readonly runtime: ServiceRuntime;
+  /** The admin listener's URL (always 127.0.0.1), when enabled. */
+  readonly adminUrl?: string;
+  /** The admin socket's bound address as the OS reports it, when enabled. */
+  readonly adminBoundAddress?: string;
+  /** Stops the server (dropping open connections) and closes the database. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Opens a service database with the pragmas every service uses (several processes may share the file). */
+export function openServiceDatabase(dbPath: string): Database {
+  const db = new BetterSqlite3(dbPath);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Opens the database, migrates, registers the routes and starts listening. */
+export async function startService(
+  definition: ServiceDefinition,
+  options: ServiceHostOptions,
+): Promise<RunningService> {
+  // Fail closed: without its verification keys a service would accept every request.
+  const keys = options.capabilityKeys ?? keySetFromEnv();
+  if (keys === undefined && options.insecureDev !== true) {
+    throw new ServiceConfigError(
+      'Service.KeysMissing',
+      `${definition.name} has no capability verification keys (${KEY_SET_ENV}); refusing to start (pass --insecure-dev to run unverified on a development machine)`,
+    );
+  }
+  const db = openServiceDatabase(options.dbPath);
+  let runtime: ServiceRuntime;
+  let router: Router;
+  let adminRouter: Router | undefined;
+  try {
+    definition.migrate(db);
+    const store = new IdempotencyStore({
+      db,
+      ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    });
+    // A record still in progress at start belongs to a process that died before its commit: no effect exists.
+    store.recoverOrphans();
+    // A token is accepted once, across restarts: the used ids live in this service's database.
+    const capabilityKeys = keys?.withReplay(new SqliteJtiRegistry(db));
+    runtime = {
+      db,
+      store,
+      serviceName: definition.name,
+      // The fault injector exists only in a lab start: nothing else can arm a fault.
+      ...(options.admin?.lab === true ? { faults: new FaultInjector() } : {}),
+      ...(capabilityKeys === undefined ? {} : { capabilityKeys }),
+    };
+    router = registerStandardRoutes(new Router(), definition.name, runtime);
+    for (const [path, spec] of Object.entries(definition.mutations ?? {}))
+      router.on('POST', path, mutationHandler(runtime, spec));
+    for (const [path, read] of Object.entries(definition.reads ?? {})) {
+      const db = runtime.db;
+      router.on('GET', path, ({ res, params }) => {
+        const value = read.get(db, params);
+        if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
+        sendJson(res, 200, value);
+      });
+    }
+    definition.routes?.(router, runtime);
+    if (options.admin !== undefined) {
+      adminRouter = registerStandardAdminRoutes(new Router(), runtime);
+      definition.adminRoutes?.(adminRouter, runtime);
+    }
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const server = createHttpServer(router);
+  const host = options.host ?? '127.0.0.1';
+  let port: number;
+  let admin: AdminListener | undefined;
+  try {
+    port = await listen(server, options.port ?? 0, host);
+    if (adminRouter !== undefined && options.admin !== undefined) {
+      admin = await startAdminListener(adminRouter, options.admin);
+    }
+  } catch (err) {
+    await closeServer(server);
+    db.close();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    runtime,
+    ...(admin === undefined ? {} : { adminUrl: admin.url, adminBoundAddress: admin.boundAddress }),
+    close: () => {
+      closing ??= Promise.all([closeServer(server), admin?.close()]).then(() => {
+        db.close();
+      });
+      return closing;
+    },
+  };
+}

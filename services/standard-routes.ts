@@ -1,0 +1,126 @@
+/**
+ * The routes every downstream service exposes besides its business endpoints. Public listener: health, the
+ * declared contract, and reconciliation by operation key (lookup, seal), each with a capability for that key and
+ * tenant. Admin listener (loopback, admin token): evidence (stats, refusal counters) and, in a lab start only,
+ * fault injection.
+ */
+import type http from 'node:http';
+import { z } from 'zod';
+import { DownstreamErrorCode, type FaultRule, type ServiceContract } from '../src/downstream/protocol';
+import { CAPABILITY_HEADER } from '../src/policy/capability';
+import { Id } from './body-schemas';
+import { FaultRuleSchema } from './faults';
+import { HttpError, readJsonBody, sendJson, type Router } from './http-kit';
+import type { ServiceRuntime } from './idempotent-route';
+import { verifyLookupCapability } from './lookup-capability';
+
+const SealBody = z.strictObject({ tenant: Id });
+
+/**
+ * Registers `GET /health`, `GET /v1/contract`, `GET /v1/operations/:key?tenant=T` and
+ * `POST /v1/operations/:key/seal` (`{ "tenant": T }`) on the public `router`. A lookup or seal without a
+ * capability for exactly that key, tenant and `lookup:`/`seal:<service>` scope is 403 `Capability.Invalid`;
+ * `GET ...?seal=` is 405 `Lookup.SealRequiresPost` (a GET never changes state). Both count their refusals.
+ */
+export function registerStandardRoutes(router: Router, service: string, runtime: ServiceRuntime): Router {
+  const { store } = runtime;
+  const authorize = (req: http.IncomingMessage, key: string, tenant: string, seal: boolean): void => {
+    if (runtime.capabilityKeys === undefined) return; // --insecure-dev only
+    try {
+      verifyLookupCapability(single(req.headers[CAPABILITY_HEADER]), runtime.capabilityKeys, {
+        service,
+        key,
+        tenant,
+        seal,
+      });
+    } catch (err) {
+      store.countRefusal(DownstreamErrorCode.CapabilityInvalid, 'lookup');
+      const message = err instanceof Error ? err.message : String(err);
+      throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
+    }
+  };
+  const answer = (res: http.ServerResponse, tenant: string, key: string, seal: boolean): void => {
+    const found = store.lookup(tenant, key, { seal });
+    if (found.kind === 'found') {
+      sendJson(res, 200, found.record);
+      return;
+    }
+    const message = found.sealed ? `no effect under ${key}; the key is sealed` : `no record under ${key}`;
+    sendJson(res, 404, { error: DownstreamErrorCode.NotFound, message, sealed: found.sealed });
+  };
+  return router
+    .on('GET', '/health', ({ res }) => sendJson(res, 200, { service, status: 'ok' }))
+    .on('GET', '/v1/contract', ({ res }) => {
+      const contract: ServiceContract = { service, idempotencyRetentionMs: store.retentionMs };
+      sendJson(res, 200, contract);
+    })
+    .on('GET', '/v1/operations/:key', ({ req, res, params, query }) => {
+      const key = params['key'] ?? '';
+      if (query.has('seal')) {
+        store.countRefusal(DownstreamErrorCode.SealRequiresPost, 'lookup');
+        throw new HttpError(405, DownstreamErrorCode.SealRequiresPost, `seal with POST /v1/operations/${key}/seal`);
+      }
+      const tenant = query.get('tenant') ?? '';
+      if (!Id.safeParse(tenant).success) {
+        store.countRefusal(DownstreamErrorCode.BadRequest, 'lookup');
+        throw new HttpError(400, DownstreamErrorCode.BadRequest, 'tenant is required (?tenant=)');
+      }
+      authorize(req, key, tenant, false);
+      answer(res, tenant, key, false);
+    })
+    .on('POST', '/v1/operations/:key/seal', async ({ req, res, params }) => {
+      const key = params['key'] ?? '';
+      const parsed = SealBody.safeParse(await readJsonBody(req, runtime.bodyLimitBytes));
+      if (!parsed.success) {
+        store.countRefusal(DownstreamErrorCode.BadRequest, 'lookup');
+        throw new HttpError(400, DownstreamErrorCode.BadRequest, 'body must be { "tenant": "..." }');
+      }
+      authorize(req, key, parsed.data.tenant, true);
+      answer(res, parsed.data.tenant, key, true);
+    });
+}
+
+/**
+ * Registers the admin routes every service shares on the admin `router`: `GET /admin/stats?key=&prefix=true`,
+ * `GET /admin/refusals`, and, only when the runtime has a fault injector (a lab start), `POST|DELETE /admin/faults`.
+ */
+export function registerStandardAdminRoutes(router: Router, runtime: ServiceRuntime): Router {
+  const { store, faults } = runtime;
+  router
+    .on('GET', '/admin/stats', ({ res, query }) => {
+      const key = query.get('key');
+      const prefix = isTrue(query.get('prefix'));
+      // An empty key is allowed as a prefix: it counts every key of the service.
+      if (key === null || (key === '' && !prefix)) {
+        throw new HttpError(
+          400,
+          DownstreamErrorCode.BadRequest,
+          'key is required (may be empty only with prefix=true)',
+        );
+      }
+      sendJson(res, 200, store.stats(key, prefix));
+    })
+    .on('GET', '/admin/refusals', ({ res }) => sendJson(res, 200, store.refusals()));
+  if (faults === undefined) return router;
+  return router
+    .on('POST', '/admin/faults', async ({ req, res }) => {
+      const parsed = FaultRuleSchema.safeParse(await readJsonBody(req, runtime.bodyLimitBytes));
+      if (!parsed.success) {
+        throw new HttpError(400, DownstreamErrorCode.BadRequest, `invalid fault rule: ${parsed.error.message}`);
+      }
+      const rule: FaultRule = parsed.data;
+      sendJson(res, 201, { id: faults.arm(rule) });
+    })
+    .on('DELETE', '/admin/faults', ({ res }) => {
+      faults.clear();
+      sendJson(res, 200, { cleared: true });
+    });
+}
+
+function isTrue(value: string | null): boolean {
+  return value === 'true' || value === '1';
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
