@@ -16,7 +16,7 @@
 import { patched } from '@temporalio/workflow';
 import type { Observation } from '../src/domain/activity-contracts';
 import type { DeadlineClock } from '../src/domain/activity-presets';
-import { Failure } from '../src/domain/failures';
+import { Failure, failureMessage } from '../src/domain/failures';
 import type { ToolIntent } from '../src/domain/identity';
 import { retryFor } from '../src/domain/retry-contract';
 import type { RetryStrategy } from '../src/domain/run';
@@ -133,7 +133,7 @@ export async function runCall(ctx: CallRunnerContext, validated: ValidatedCall):
       case 'UNKNOWN': {
         if (verdict.cause === 'fence_stale' && !patched(SETTLE_BY_EVIDENCE)) {
           // Runs recorded before the fence was read as "maybe": a stale fence ended the call FAILED.
-          const message = sent.failure.cause?.message ?? Failure.FenceStale;
+          const message = failureMessage(sent.failure) ?? Failure.FenceStale;
           return settleUnsent(ctx, base, Failure.FenceStale, message, 0);
         }
         // This call's only attempt, by the attempt number the activity reported, committed nothing.

@@ -2,6 +2,8 @@
  * One closed family of failure types with stable names. Activities throw them as ApplicationFailure `type`s;
  * the workflow classifies what comes back in one place (`classifyDispatchFailure`).
  */
+import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure } from '@temporalio/common';
+
 export const Failure = {
   ProposalMalformed: 'Proposal.Malformed',
   ProposalTooLarge: 'Proposal.TooLarge',
@@ -135,19 +137,9 @@ const PROVEN_NO_EFFECT: readonly string[] = [
   Failure.StrategyForbidden,
 ];
 
-/** Shape of the failures the workflow sees, kept structural so this module stays free of SDK imports. */
-export interface FailureLike {
-  readonly name?: string;
-  readonly message?: string;
-  readonly type?: string | null;
-  readonly timeoutType?: unknown;
-  readonly cause?: FailureLike | undefined;
-  /** ApplicationFailure details: the dispatch activity puts `{ attempt }` first. */
-  readonly details?: readonly unknown[] | undefined;
-  /** TimeoutFailure: what the last attempt heartbeated (the dispatch activity heartbeats `{ attempt }`). */
-  readonly lastHeartbeatDetails?: unknown;
-  /** ActivityFailure: why Temporal stopped retrying. */
-  readonly retryState?: string | undefined;
+/** What a failed activity call failed with: the `ActivityFailure`'s cause, or the error itself. */
+function causeOf(err: unknown): unknown {
+  return err instanceof ActivityFailure && err.cause !== undefined ? err.cause : err;
 }
 
 function attemptIn(value: unknown): number | undefined {
@@ -161,38 +153,42 @@ function attemptIn(value: unknown): number | undefined {
  * the limit was reached, else the last attempt that heartbeated (a lower bound), else one.
  */
 export function attemptsOf(
-  err: FailureLike,
+  err: unknown,
   maximumAttempts: number,
 ): { readonly attempts: number; readonly exact: boolean } {
-  const cause = err.cause ?? err;
-  const reported = attemptIn(cause.details?.[0]);
+  const cause = causeOf(err);
+  const reported = cause instanceof ApplicationFailure ? attemptIn(cause.details?.[0]) : undefined;
   if (reported !== undefined) return { attempts: reported, exact: true };
-  if (err.retryState === 'MAXIMUM_ATTEMPTS_REACHED') return { attempts: maximumAttempts, exact: true };
-  const beat = attemptIn(
-    Array.isArray(cause.lastHeartbeatDetails) ? cause.lastHeartbeatDetails[0] : cause.lastHeartbeatDetails,
-  );
+  if (err instanceof ActivityFailure && err.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED)
+    return { attempts: maximumAttempts, exact: true };
+  const heartbeat = cause instanceof TimeoutFailure ? cause.lastHeartbeatDetails : undefined;
+  const beat = attemptIn(Array.isArray(heartbeat) ? heartbeat[0] : heartbeat);
   return { attempts: beat ?? 1, exact: false };
 }
 
 /**
- * Decide UNKNOWN versus FAILED for a dispatch that ended without a result. Only failures that prove no effect
- * (a contract rejection: other arguments under the key, a sealed key, a stale fence, a business refusal)
- * become FAILED; a timeout, a lost response, an unavailable downstream and anything unrecognised stay UNKNOWN
- * and go to reconciliation. "Do not guess."
+ * Decide UNKNOWN versus FAILED for a dispatch that ended without a result, by the SDK's failure classes. Only
+ * failures that prove no effect (a contract rejection: other arguments under the key, a sealed key, a business
+ * refusal) become FAILED; a timeout, a lost response, an unavailable downstream, a stale fence and anything
+ * unrecognised stay UNKNOWN and go to reconciliation. "Do not guess."
  */
-export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
-  const cause = err.cause ?? err;
-  if (cause.name === 'TimeoutFailure' || cause.timeoutType !== undefined) {
+export function classifyDispatchFailure(err: unknown): DispatchVerdict {
+  const cause = causeOf(err);
+  if (cause instanceof TimeoutFailure) {
     const timeoutClass = String(cause.timeoutType ?? 'unknown');
     return { state: 'UNKNOWN', cause: `timeout:${timeoutClass}`, timeoutClass };
   }
-  if (cause.name === 'CancelledFailure') return { state: 'UNKNOWN', cause: 'cancelled_while_in_flight' };
+  if (cause instanceof CancelledFailure) return { state: 'UNKNOWN', cause: 'cancelled_while_in_flight' };
+  if (!(cause instanceof ApplicationFailure)) {
+    const name = cause instanceof Error ? cause.name : 'error';
+    return { state: 'UNKNOWN', cause: `unclassified:${name}` };
+  }
   const type = cause.type ?? undefined;
   // "Unavailable" proves only that the last attempt committed nothing; an earlier attempt's response may have
   // been lost. Only reconciliation can tell, so it stays UNKNOWN.
   if (type === Failure.DispatchUnavailable) return { state: 'UNKNOWN', cause: 'unavailable_after_retries' };
   if (type === Failure.AuthorizationExpired || type === Failure.AuthorizationStale)
-    return { state: 'REAUTHORIZE', message: cause.message ?? type };
+    return { state: 'REAUTHORIZE', message: cause.message };
   // The downstream refused this attempt's capability: this attempt did nothing, an earlier one may have.
   if (type === Failure.CapabilityRejected) return { state: 'UNKNOWN', cause: 'capability_rejected' };
   // The signer refused to sign what it was handed: nothing sent by this attempt; an earlier one may have.
@@ -208,10 +204,16 @@ export function classifyDispatchFailure(err: FailureLike): DispatchVerdict {
   if (type === Failure.IntentTimeMissing) return { state: 'UNKNOWN', cause: 'intent_time_missing' };
   if (type === Failure.ContractUnreadable) return { state: 'UNKNOWN', cause: 'contract_unreadable' };
   if (type !== undefined && PROVEN_NO_EFFECT.includes(type)) {
-    return { state: 'FAILED', code: type, message: cause.message ?? type };
+    return { state: 'FAILED', code: type, message: cause.message };
   }
   if (type === Failure.DispatchResponseLost) return { state: 'UNKNOWN', cause: 'response_lost' };
-  return { state: 'UNKNOWN', cause: `unclassified:${type ?? cause.name ?? 'error'}` };
+  return { state: 'UNKNOWN', cause: `unclassified:${type ?? cause.name}` };
+}
+
+/** The message of what a failed activity call failed with (never the downstream's text: activities write it). */
+export function failureMessage(err: unknown): string | undefined {
+  const cause = causeOf(err);
+  return cause instanceof Error && cause.message !== '' ? cause.message : undefined;
 }
 
 /** UNKNOWN causes that prove the failing attempt committed nothing (an earlier attempt may have). */
@@ -231,7 +233,7 @@ export interface FailedDispatch {
 }
 
 /** Classify a failed dispatch and read its attempt evidence, in one place. */
-export function judgeDispatchFailure(err: FailureLike, maximumAttempts: number): FailedDispatch {
+export function judgeDispatchFailure(err: unknown, maximumAttempts: number): FailedDispatch {
   const verdict = classifyDispatchFailure(err);
   const reported = attemptsOf(err, maximumAttempts);
   if (
@@ -244,8 +246,10 @@ export function judgeDispatchFailure(err: FailureLike, maximumAttempts: number):
       verdict,
       attempts: reported.attempts,
       onlyAttemptSentNothing: {
-        code: err.cause?.type ?? verdict.cause,
-        message: err.cause?.message ?? verdict.cause,
+        code:
+          (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type) ||
+          verdict.cause,
+        message: err instanceof ActivityFailure && err.cause ? err.cause.message : verdict.cause,
       },
     };
   }

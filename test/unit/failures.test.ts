@@ -1,19 +1,40 @@
 import {
-  attemptsOf,
-  classifyDispatchFailure,
-  Failure,
-  vetDownstreamFailure,
-  type FailureLike,
-} from '../../src/domain/failures';
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  RetryState,
+  TimeoutFailure,
+  type TimeoutType,
+} from '@temporalio/common';
+import { attemptsOf, classifyDispatchFailure, Failure, vetDownstreamFailure } from '../../src/domain/failures';
 
-const activityFailure = (cause: FailureLike): FailureLike => ({
-  name: 'ActivityFailure',
-  message: 'activity failed',
-  cause,
-});
+/** What an activity failed with, as the SDK's failure classes carry it into the workflow. */
+type Cause =
+  | { readonly name: 'TimeoutFailure'; readonly timeoutType: TimeoutType; readonly lastHeartbeatDetails?: unknown }
+  | {
+      readonly name: 'ApplicationFailure';
+      readonly type: string;
+      readonly message?: string;
+      readonly details?: unknown[];
+    }
+  | { readonly name: 'CancelledFailure' };
+
+function sdkFailure(c: Cause): Error {
+  switch (c.name) {
+    case 'TimeoutFailure':
+      return new TimeoutFailure('timed out', c.lastHeartbeatDetails, c.timeoutType);
+    case 'ApplicationFailure':
+      return ApplicationFailure.create({ type: c.type, message: c.message ?? c.type, details: c.details ?? [] });
+    case 'CancelledFailure':
+      return new CancelledFailure('cancelled');
+  }
+}
+
+const activityFailure = (cause: Cause, retryState: RetryState = RetryState.NON_RETRYABLE_FAILURE): ActivityFailure =>
+  new ActivityFailure('activity failed', 'dispatchTool', '1', retryState, 'test-worker', sdkFailure(cause));
 
 describe('dispatch failure classification: UNKNOWN unless no effect is proven', () => {
-  test.each<[string, FailureLike, string]>([
+  test.each<[string, ActivityFailure, string]>([
     ['start-to-close timeout', activityFailure({ name: 'TimeoutFailure', timeoutType: 'START_TO_CLOSE' }), 'UNKNOWN'],
     [
       'schedule-to-close timeout',
@@ -60,40 +81,33 @@ describe('dispatch failure classification: UNKNOWN unless no effect is proven', 
 });
 
 describe('attempts come from what happened, not from the configured limit (#11.6)', () => {
-  const withRetry = (f: FailureLike, retryState: string): FailureLike => ({ ...f, retryState });
   test('the attempt number the activity reported in its failure', () => {
-    const err = withRetry(
-      activityFailure({ name: 'ApplicationFailure', type: Failure.DispatchResponseLost, details: [{ attempt: 2 }] }),
-      'NON_RETRYABLE_FAILURE',
+    const err = activityFailure(
+      { name: 'ApplicationFailure', type: Failure.DispatchResponseLost, details: [{ attempt: 2 }] },
+      RetryState.NON_RETRYABLE_FAILURE,
     );
     expect(attemptsOf(err, 5)).toEqual({ attempts: 2, exact: true });
   });
   test('the limit only when Temporal says it was reached', () => {
     expect(
       attemptsOf(
-        withRetry(
-          activityFailure({ name: 'TimeoutFailure', timeoutType: 'START_TO_CLOSE' }),
-          'MAXIMUM_ATTEMPTS_REACHED',
-        ),
+        activityFailure({ name: 'TimeoutFailure', timeoutType: 'START_TO_CLOSE' }, RetryState.MAXIMUM_ATTEMPTS_REACHED),
         3,
       ),
     ).toEqual({ attempts: 3, exact: true });
   });
   test('a deadline that cut the retries short: the last heartbeat, as a lower bound', () => {
-    const err = withRetry(
-      activityFailure({
+    const err = activityFailure(
+      {
         name: 'TimeoutFailure',
         timeoutType: 'SCHEDULE_TO_CLOSE',
         lastHeartbeatDetails: { attempt: 2 },
-      }),
-      'TIMEOUT',
+      },
+      RetryState.TIMEOUT,
     );
     expect(attemptsOf(err, 3)).toEqual({ attempts: 2, exact: false });
     expect(
-      attemptsOf(
-        withRetry(activityFailure({ name: 'TimeoutFailure', timeoutType: 'SCHEDULE_TO_CLOSE' }), 'TIMEOUT'),
-        3,
-      ),
+      attemptsOf(activityFailure({ name: 'TimeoutFailure', timeoutType: 'SCHEDULE_TO_CLOSE' }, RetryState.TIMEOUT), 3),
     ).toEqual({ attempts: 1, exact: false });
   });
   test('nonsense in the details is ignored', () => {
@@ -125,25 +139,20 @@ describe('downstream failure text is untrusted (#11.10)', () => {
 
 describe('capabilities at dispatch', () => {
   test('an expired capability asks for a new decision instead of failing the call', () => {
-    const v = classifyDispatchFailure({
-      name: 'ActivityFailure',
-      cause: { name: 'ApplicationFailure', type: 'Authorization.Expired', message: 'expired' },
-    });
+    const v = classifyDispatchFailure(
+      activityFailure({ name: 'ApplicationFailure', type: 'Authorization.Expired', message: 'expired' }),
+    );
     expect(v.state).toBe('REAUTHORIZE');
   });
   test('a capability the downstream refused leaves the outcome UNKNOWN (an earlier attempt may have committed)', () => {
-    const v = classifyDispatchFailure({
-      name: 'ActivityFailure',
-      cause: { name: 'ApplicationFailure', type: 'Capability.Rejected' },
-    });
+    const v = classifyDispatchFailure(activityFailure({ name: 'ApplicationFailure', type: 'Capability.Rejected' }));
     expect(v.state).toBe('UNKNOWN');
   });
 });
 
 test('a same-key resend refused past the retention window goes to reconciliation (UNKNOWN)', () => {
-  const v = classifyDispatchFailure({
-    name: 'ActivityFailure',
-    cause: { name: 'ApplicationFailure', type: 'Idempotency.RetentionExpired' },
-  });
+  const v = classifyDispatchFailure(
+    activityFailure({ name: 'ApplicationFailure', type: 'Idempotency.RetentionExpired' }),
+  );
   expect(v).toEqual({ state: 'UNKNOWN', cause: 'retention_expired' });
 });

@@ -4,6 +4,7 @@
  * refuses it without --lab.
  */
 import { walletDebitRequest } from '../helpers/dispatch-request';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
@@ -86,10 +87,16 @@ test('a lab worker (the demo, the fault lab, the tests) serves blind_retry: a re
 
 test('the workflow reads Strategy.Forbidden as proven no effect (FAILED), and Temporal does not retry it', () => {
   expect(NON_RETRYABLE_DISPATCH).toContain(Failure.StrategyForbidden);
-  const v = classifyDispatchFailure({
-    name: 'ActivityFailure',
-    cause: { name: 'ApplicationFailure', type: Failure.StrategyForbidden },
-  });
+  const v = classifyDispatchFailure(
+    new ActivityFailure(
+      'activity failed',
+      'dispatchTool',
+      '1',
+      RetryState.NON_RETRYABLE_FAILURE,
+      'lab-test',
+      ApplicationFailure.create({ type: Failure.StrategyForbidden, message: 'lab-only' }),
+    ),
+  );
   expect(v).toMatchObject({ state: 'FAILED', code: Failure.StrategyForbidden });
 });
 

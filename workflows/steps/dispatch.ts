@@ -6,7 +6,7 @@
  */
 import type { DispatchResponse } from '../../src/domain/activity-contracts';
 import { compensationPreset, toolDispatchPreset } from '../../src/domain/activity-presets';
-import { judgeDispatchFailure, type FailedDispatch, type FailureLike } from '../../src/domain/failures';
+import { judgeDispatchFailure, type FailedDispatch } from '../../src/domain/failures';
 import type { CallRetry } from '../../src/domain/retry-contract';
 import type { CallRunnerContext, ReadyCall } from '../call-runner';
 import { activities } from '../proxies';
@@ -16,7 +16,7 @@ export type Sent =
   /** The downstream answered: it did the effect (or had it already under the key), or refused it. */
   | { readonly kind: 'answered'; readonly response: DispatchResponse }
   /** No answer: the activity failed, timed out or was cancelled. */
-  | { readonly kind: 'no_answer'; readonly failed: FailedDispatch; readonly failure: FailureLike };
+  | { readonly kind: 'no_answer'; readonly failed: FailedDispatch; readonly failure: unknown };
 
 export function keyPrefix(key: string): string {
   return key.slice(0, 14);
@@ -61,7 +61,6 @@ export async function dispatch(
     ]);
     return { kind: 'answered', response };
   } catch (err) {
-    const failure = err as FailureLike;
-    return { kind: 'no_answer', failure, failed: judgeDispatchFailure(failure, options.retry?.maximumAttempts ?? 1) };
+    return { kind: 'no_answer', failure: err, failed: judgeDispatchFailure(err, options.retry?.maximumAttempts ?? 1) };
   }
 }
