@@ -13,18 +13,3 @@
 import type { AnyTool } from '../domain/tool';
 
 export const sharedToolModules = new Map<string, readonly AnyTool[]>();
-
-const sharedSchemas = new Map<string, unknown>();
-
-/**
- * A schema built once per worker and shared by every run, for the same reason as the tool declarations: a zod
- * schema built at a module's top level would be built again by every run. `build` must be pure.
- */
-export function sharedSchema<T>(name: string, build: () => T): T {
-  let schema = sharedSchemas.get(name) as T | undefined;
-  if (schema === undefined) {
-    schema = build();
-    sharedSchemas.set(name, schema);
-  }
-  return schema;
-}
