@@ -4,8 +4,8 @@
  * an input that does not fit fails the run at once with `Run.InputInvalid`, naming the first field that is wrong.
  * The check is lenient where the workflow is: fields it does not read pass through untouched.
  *
- * Written by hand rather than with zod: this module is evaluated by every run, and importing zod here would make
- * every run evaluate zod itself (about 13 ms of worker CPU per run, measured by the bench's profile).
+ * Written by hand rather than with zod: this module is evaluated by every run, so a zod schema here would be built
+ * by every run, and would load zod into runs that otherwise reach it only through the shared tool declarations.
  */
 import { RETRY_STRATEGIES, type AgentRunInput } from './run';
 
