@@ -67,6 +67,10 @@ export const Failure = {
   QuotaInvalidRequest: 'Quota.InvalidRequest',
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',
+  /** The model's reply was cut off at its output limit (`finish_reason: 'length'`) with no tool call: no answer. */
+  PlannerTruncated: 'Planner.Truncated',
+  /** The model refused (a `refusal`, or `finish_reason: 'content_filter'`) with no tool call: no answer. */
+  PlannerRefused: 'Planner.Refused',
   PlannerUnavailable: 'Planner.Unavailable',
   /** The model provider failed transiently (429, 408, 409, 5xx, connection): Temporal retries, honouring retry-after. */
   PlannerProviderRetryable: 'Planner.ProviderRetryable',
@@ -113,6 +117,8 @@ export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
 export const NON_RETRYABLE_PLANNER: readonly FailureType[] = [
   Failure.PlannerScriptExhausted,
   Failure.PlannerMalformed,
+  Failure.PlannerTruncated,
+  Failure.PlannerRefused,
   Failure.PlannerProviderRejected,
   Failure.PlannerTranscriptMissing,
 ];

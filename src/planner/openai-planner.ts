@@ -175,7 +175,24 @@ export function createOpenAIPlanner(deps: OpenAIPlannerDeps) {
     const usage = usageOf(completion);
     const extra = { attempt: at.attempt, ...(usage ? { usage } : {}) };
     if (toolCalls.length === 0) {
-      return { kind: 'final', text: choice.message.content ?? choice.message.refusal ?? '', ...extra };
+      // Only a reply the model finished is a final answer; a cut-off or refused one ends the run as model_failed.
+      // The refusal text is the model's (untrusted): it stays in the transcript, out of the run's detail.
+      if (choice.finish_reason === 'length') {
+        throw ApplicationFailure.create({
+          type: Failure.PlannerTruncated,
+          nonRetryable: true,
+          message:
+            'the model reply was cut off at the output limit (finish_reason length) before any tool call or answer',
+        });
+      }
+      if ((choice.message.refusal ?? '') !== '' || choice.finish_reason === 'content_filter') {
+        throw ApplicationFailure.create({
+          type: Failure.PlannerRefused,
+          nonRetryable: true,
+          message: `the model refused (finish_reason ${choice.finish_reason}); its text is in the run's transcript`,
+        });
+      }
+      return { kind: 'final', text: choice.message.content ?? '', ...extra };
     }
     return {
       kind: 'proposals',

@@ -106,7 +106,7 @@ export async function startOpenAICompatibleServer(
     const message = {
       role: 'assistant',
       content,
-      refusal: null,
+      refusal: step.kind === 'final' ? (step.refusal ?? null) : null,
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
     };
     const prompt = approxTokens(JSON.stringify(rec.body?.messages ?? []));
@@ -116,7 +116,15 @@ export async function startOpenAICompatibleServer(
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: rec.body?.model ?? 'test-model',
-      choices: [{ index: 0, message, logprobs: null, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message,
+          logprobs: null,
+          finish_reason:
+            toolCalls.length > 0 ? 'tool_calls' : step.kind === 'final' ? (step.finishReason ?? 'stop') : 'stop',
+        },
+      ],
       usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
     };
   }

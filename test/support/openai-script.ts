@@ -17,7 +17,15 @@ export type ScriptStep =
       readonly content?: string | null;
       readonly delayMs?: number;
     }
-  | { readonly kind: 'final'; readonly text: string; readonly delayMs?: number }
+  | {
+      readonly kind: 'final';
+      readonly text: string | null;
+      readonly delayMs?: number;
+      /** Default `stop`; `length` is a reply cut off at the output limit. */
+      readonly finishReason?: 'stop' | 'length' | 'content_filter';
+      /** The model's refusal text (its `content` is then null). */
+      readonly refusal?: string;
+    }
   | {
       readonly kind: 'error';
       readonly status: number;
@@ -35,6 +43,10 @@ export const reply = {
     kind: 'tool_calls',
     calls: [{ name, arguments: rawArguments }],
   }),
+  /** A reply cut off at the output limit: some text, no tool call, `finish_reason: 'length'`. */
+  truncated: (text: string): ScriptStep => ({ kind: 'final', text, finishReason: 'length' }),
+  /** A refusal: `content` null, `refusal` set, no tool call. */
+  refusal: (text: string): ScriptStep => ({ kind: 'final', text: null, refusal: text }),
   /** Any step, answered only after `delayMs` (past an attempt timeout, the client has given up by then). */
   slow: (delayMs: number, step: ScriptStep): ScriptStep => ({ ...step, delayMs }),
 };
