@@ -12,6 +12,11 @@ import type { AgentRunInput, Budgets, StopReason } from '../src/domain/run';
 import { spentBudget } from './budgets';
 import type { SagaOutcome } from './steps/compensate';
 
+/**
+ * Patch id: a run with a token or cost budget stops when the model reports no usage (fail closed: a budget that
+ * cannot be measured is not a budget). Runs before it went on, counting nothing.
+ */
+export const BUDGET_NEEDS_USAGE = 'budget-needs-usage';
 /** Patch id: a stop other than `completed` settles standing effects by the run's `onAbort` choice. */
 export const SETTLE_STANDING_EFFECTS = 'settle-standing-effects';
 
@@ -85,6 +90,12 @@ export function nextStop(run: StopView, m: Moment): Stop | null {
       if (m.plan.kind === 'final') return stop('completed', `the model finished after ${m.turn} turn(s)`, m.plan.text);
       const spent = spentBudget(run.projection, budgets);
       if (spent !== null) return stop('budget_exhausted', spent);
+      const metered = budgets.maxTokens !== undefined || budgets.maxCostMicros !== undefined;
+      if (metered && m.plan.usage === undefined && patched(BUDGET_NEEDS_USAGE))
+        return stop(
+          'budget_exhausted',
+          'the model reported no usage: the token and cost budgets cannot be enforced, so nothing more is dispatched',
+        );
       if (m.repeated >= budgets.noProgressTurns)
         return stop('budget_exhausted', `no progress: the same proposal ${m.repeated} turns in a row`);
       return null;

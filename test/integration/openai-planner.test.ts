@@ -234,3 +234,109 @@ describe('the OpenAI planner over HTTP, with Temporal as the only retry owner', 
     expect(model.requests).toHaveLength(1);
   });
 });
+
+describe('the variations real OpenAI-compatible servers show: each a typed outcome, never a crash or a stuck run', () => {
+  test('the same call with reordered keys and extra whitespace is the same intent: one key, one effect', async () => {
+    const account = await seeded('acct_oa_reorder');
+    model.script(
+      reply.toolCalls({
+        name: 'wallet_debit',
+        arguments: `{"account":"${account}","amount":{"minor":1250,"currency":"EUR"}}`,
+      }),
+      reply.toolCalls({
+        name: 'wallet_debit',
+        arguments: ` {  "amount" : { "currency" : "EUR" ,\n "minor" : 1250 } , "account" : "${account}" } `,
+      }),
+      reply.final('Charged once.'),
+    );
+    // The same call two turns in a row is also "no progress" (budgets.noProgressTurns, default 2): allow a third turn.
+    const out = await runWithModel('oa-reorder', openaiInput({ budgets: { noProgressTurns: 3 } }));
+
+    expect(out.result.stopReason).toBe('completed');
+    const keys = out.ledger.events.flatMap((e) => (e.type === 'ArgumentsCanonicalized' ? [e.operationKey] : []));
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(out.ledger.events.some((e) => e.type === 'IntentRepeated')).toBe(true);
+    expect((await stack.walletClient.stats(keys[0]!)).businessEffectCount).toBe(1);
+    expect((await stack.walletClient.balance('acme', account))?.minor).toBe(10_000 - 1250);
+  });
+
+  test('parallel tool calls in one reply: each call tracked by its own id, both effects once', async () => {
+    const [a, b] = [await seeded('acct_oa_par_a'), await seeded('acct_oa_par_b')];
+    model.script(reply.toolCalls(debit(a), debit(b)), reply.final('Both charged.'));
+    const out = await runWithModel('oa-parallel', openaiInput());
+
+    expect(out.result.stopReason).toBe('completed');
+    expect(out.result.calls.map((c) => c.state)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    for (const acct of [a, b]) expect((await stack.walletClient.balance('acme', acct))?.minor).toBe(10_000 - 1250);
+    const results = toolMessages(model.requests[1]?.body?.messages);
+    expect(results.map((m) => m.tool_call_id).sort()).toEqual([...(model.requests[0]?.toolCallIds ?? [])].sort());
+  });
+
+  test('a tool the run did not offer: Proposal.UnknownTool back to the model, nothing dispatched', async () => {
+    model.script(
+      reply.toolCalls({ name: 'wallet_transfer', arguments: { from: 'acct_1', to: 'acct_9', minor: 100 } }),
+      reply.final('I could not transfer.'),
+    );
+    const out = await runWithModel('oa-unknown-tool', openaiInput());
+
+    expect(out.result.stopReason).toBe('completed');
+    expect(out.ledger.events.filter((e) => e.type === 'DispatchIntentRecorded')).toHaveLength(0);
+    const [rejected] = out.ledger.events.filter((e) => e.type === 'ProposalRejected');
+    expect(rejected).toMatchObject({ code: 'Proposal.UnknownTool' });
+    const [result] = toolMessages(model.requests[1]?.body?.messages);
+    expect(JSON.parse(String(result?.content))).toMatchObject({
+      state: 'FAILED',
+      error: { code: 'Proposal.UnknownTool' },
+    });
+  });
+
+  test('an empty tool_calls array with text is the final answer', async () => {
+    model.script({ kind: 'final', text: 'Nothing to charge.', emptyToolCalls: true });
+    const out = await runWithModel('oa-empty-calls', openaiInput());
+
+    expect(out.result.stopReason).toBe('completed');
+    expect(out.result.finalText).toBe('Nothing to charge.');
+    expect(out.ledger.events.filter((e) => e.type === 'ToolProposalRecorded')).toHaveLength(0);
+  });
+
+  test('a response without usage, no spend budget: recorded without usage, the run goes on', async () => {
+    const account = await seeded('acct_oa_nousage');
+    model.script(
+      { kind: 'tool_calls', calls: [debit(account)], omitUsage: true },
+      { kind: 'final', text: 'Charged.', omitUsage: true },
+    );
+    const out = await runWithModel('oa-no-usage', openaiInput());
+
+    expect(out.result.stopReason).toBe('completed');
+    const responses = out.ledger.events.filter((e) => e.type === 'ModelResponseRecorded');
+    expect(responses).toHaveLength(2);
+    expect(responses.every((e) => !('usage' in e))).toBe(true);
+    expect(out.ledger.projection.tokens).toBe(0);
+  });
+
+  test('a response without usage under a token budget fails closed: budget_exhausted before any dispatch', async () => {
+    const account = await seeded('acct_oa_nousage_budget');
+    model.script({ kind: 'tool_calls', calls: [debit(account)], omitUsage: true });
+    const out = await runWithModel('oa-no-usage-budget', openaiInput({ budgets: { maxTokens: 50_000 } }));
+
+    expect(out.result.stopReason).toBe('budget_exhausted');
+    expect(out.result.detail).toMatch(/no usage/);
+    expect(out.ledger.events.filter((e) => e.type === 'DispatchIntentRecorded')).toHaveLength(0);
+    expect((await stack.walletClient.balance('acme', account))?.minor).toBe(10_000);
+  });
+
+  test('text alongside tool calls: the calls are dispatched, the text stays in the transcript', async () => {
+    const account = await seeded('acct_oa_text');
+    model.script(
+      { kind: 'tool_calls', calls: [debit(account)], content: 'Let me charge that now.' },
+      reply.final('Charged.'),
+    );
+    const out = await runWithModel('oa-text-and-calls', openaiInput());
+
+    expect(out.result.stopReason).toBe('completed');
+    expect(out.result.calls.map((c) => c.state)).toEqual(['SUCCEEDED']);
+    const assistant = model.requests[1]?.body?.messages.find((m) => m.role === 'assistant');
+    expect(assistant?.content).toBe('Let me charge that now.');
+  });
+});

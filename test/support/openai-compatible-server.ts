@@ -107,7 +107,7 @@ export async function startOpenAICompatibleServer(
       role: 'assistant',
       content,
       refusal: step.kind === 'final' ? (step.refusal ?? null) : null,
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      ...(toolCalls.length > 0 || (step.kind === 'final' && step.emptyToolCalls) ? { tool_calls: toolCalls } : {}),
     };
     const prompt = approxTokens(JSON.stringify(rec.body?.messages ?? []));
     const completion = approxTokens(JSON.stringify(message));
@@ -125,7 +125,9 @@ export async function startOpenAICompatibleServer(
             toolCalls.length > 0 ? 'tool_calls' : step.kind === 'final' ? (step.finishReason ?? 'stop') : 'stop',
         },
       ],
-      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+      ...(step.omitUsage
+        ? {}
+        : { usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }),
     };
   }
 

@@ -16,6 +16,8 @@ export type ScriptStep =
       readonly calls: readonly ToolCallSpec[];
       readonly content?: string | null;
       readonly delayMs?: number;
+      /** Answer without a `usage` object, as some compatible servers do. */
+      readonly omitUsage?: boolean;
     }
   | {
       readonly kind: 'final';
@@ -25,6 +27,9 @@ export type ScriptStep =
       readonly finishReason?: 'stop' | 'length' | 'content_filter';
       /** The model's refusal text (its `content` is then null). */
       readonly refusal?: string;
+      readonly omitUsage?: boolean;
+      /** Send `tool_calls: []` rather than leaving the field out. */
+      readonly emptyToolCalls?: boolean;
     }
   | {
       readonly kind: 'error';
