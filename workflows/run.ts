@@ -198,7 +198,7 @@ export class AgentRun {
         return this.continueAsNew(turn);
 
       const planned = await plan(this, turn, this.observations);
-      if (!planned.ok) return this.end({ kind: 'stop', reason: 'model_failed', detail: planned.cause });
+      if (!planned.ok) return this.end(this.check({ at: 'model_failed', cause: planned.cause })!);
       const proposals = planned.plan.kind === 'proposals' ? planned.plan.proposals : [];
       stop = this.check({ at: 'planned', turn, plan: planned.plan, repeated: this.noteProposals(planned.plan) });
       if (stop) return this.end(stop);
