@@ -16,6 +16,7 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import { ConfigError } from '../src/config';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -165,6 +166,7 @@ export interface ErrorContext {
  */
 export function toCliError(err: unknown, ctx: ErrorContext): CliError {
   if (err instanceof CliError) return err;
+  if (err instanceof ConfigError) return new CliUsageError(err.message);
   if (err instanceof WorkflowNotFoundError) {
     const id = err.workflowId || ctx.workflowId || '?';
     // An update sent to a closed run comes back as NOT_FOUND "workflow execution already completed".

@@ -10,6 +10,8 @@ import { runCluster } from './cluster';
 import { registerFaultsCommand } from '../lab/faults/cli';
 import { registerRunCommands } from './commands';
 import { versionLine } from './version';
+import { ConfigError } from '../src/config';
+import { EXIT_USAGE } from './errors';
 
 const program = new Command('ledgerloop')
   .description('Governed LLM agent loops on Temporal')
@@ -92,5 +94,6 @@ registerFaultsCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);
-  process.exit(1);
+  // A wrong environment variable is bad input, like a wrong flag (cli/errors.ts).
+  process.exit(err instanceof ConfigError ? EXIT_USAGE : 1);
 });

@@ -3,12 +3,9 @@
  * from outside when the lab configures them (LEDGERLOOP_CRASH_AT, or LEDGERLOOP_CRASH_POINTS=1 for every worker
  * of a fault run). `spawnWorker` starts this entry; `ledgerloop worker` and the compose image start the product's.
  */
-import { runWorkerProcess } from '../src/worker/main';
+import { exitOnWorkerError, runWorkerProcess } from '../src/worker/main';
 import { crashPointInstrumentation, crashPointsFromEnv } from './faults/crash-points';
 
 runWorkerProcess(crashPointsFromEnv(process.env) ? { instrument: crashPointInstrumentation(process.env) } : {}).catch(
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
+  exitOnWorkerError,
 );

@@ -14,9 +14,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
+import { configValue } from '../config';
 import { AesGcmPayloadCodec, CodecKeyConfigError, type CodecKeyRing } from './aes-gcm-codec';
 
-/** Environment variable names. */
+/** Environment variable names (their shapes: src/config.ts). */
 export const CODEC_KEYS_ENV = 'LEDGERLOOP_CODEC_KEYS';
 export const CODEC_KEY_ID_ENV = 'LEDGERLOOP_CODEC_KEY_ID';
 export const CODEC_KEYS_FILE_ENV = 'LEDGERLOOP_CODEC_KEYS_FILE';
@@ -50,9 +51,9 @@ export function parseCodecKeys(spec: string, activeKeyId?: string): CodecKeyRing
 
 /** The key ring spec from LEDGERLOOP_CODEC_KEYS, else from the file LEDGERLOOP_CODEC_KEYS_FILE names. */
 function keySpecFromEnv(env: Env): string | undefined {
-  const direct = env[CODEC_KEYS_ENV]?.trim();
+  const direct = configValue('LEDGERLOOP_CODEC_KEYS', env)?.trim();
   if (direct) return direct;
-  const file = env[CODEC_KEYS_FILE_ENV]?.trim();
+  const file = configValue('LEDGERLOOP_CODEC_KEYS_FILE', env)?.trim();
   if (!file) return undefined;
   try {
     return readFileSync(file, 'utf8').trim() || undefined;
@@ -63,10 +64,11 @@ function keySpecFromEnv(env: Env): string | undefined {
 
 /** LEDGERLOOP_CODEC_STRICT: `1`/`true`/`yes` on, unset/`0`/`false`/`no` off; anything else is refused. */
 export function codecStrictFromEnv(env: Env = process.env): boolean {
-  const raw = env[CODEC_STRICT_ENV]?.trim().toLowerCase();
-  if (raw === undefined || raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
-  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
-  throw new CodecKeyConfigError(`${CODEC_STRICT_ENV} must be 1 or 0`);
+  try {
+    return configValue('LEDGERLOOP_CODEC_STRICT', env) ?? false;
+  } catch (err) {
+    throw new CodecKeyConfigError((err as Error).message);
+  }
 }
 
 /**
@@ -85,7 +87,7 @@ export function codecFromEnv(env: Env = process.env): AesGcmPayloadCodec | undef
     }
     return undefined;
   }
-  return new AesGcmPayloadCodec(parseCodecKeys(spec, env[CODEC_KEY_ID_ENV]), { strict });
+  return new AesGcmPayloadCodec(parseCodecKeys(spec, configValue('LEDGERLOOP_CODEC_KEY_ID', env)), { strict });
 }
 
 /** `{ payloadCodecs: [codec] }` for Client and Worker, or undefined when no keys are configured. */

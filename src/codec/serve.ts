@@ -20,14 +20,8 @@ import {
   type CodecServer,
   type CodecServerAuth,
 } from './codec-server';
+import { configValue } from '../config';
 import { CODEC_KEYS_ENV, CODEC_KEYS_FILE_ENV, codecFromEnv } from './data-converter';
-
-/** Environment variable names. */
-export const CODEC_CORS_ORIGINS_ENV = 'LEDGERLOOP_CODEC_CORS_ORIGINS';
-export const CODEC_TOKEN_ENV = 'LEDGERLOOP_CODEC_TOKEN';
-export const CODEC_TOKEN_FILE_ENV = 'LEDGERLOOP_CODEC_TOKEN_FILE';
-export const CODEC_ALLOWED_HOSTS_ENV = 'LEDGERLOOP_CODEC_ALLOWED_HOSTS';
-export const CODEC_ENABLE_ENCODE_ENV = 'LEDGERLOOP_CODEC_ENABLE_ENCODE';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -64,14 +58,14 @@ export function codecAuthFromEnv(
   opts: { insecureDev?: boolean; host: string },
   env: Env = process.env,
 ): CodecServerAuth {
-  let spec = env[CODEC_TOKEN_ENV]?.trim();
-  const file = env[CODEC_TOKEN_FILE_ENV]?.trim();
+  let spec = configValue('LEDGERLOOP_CODEC_TOKEN', env)?.trim();
+  const file = configValue('LEDGERLOOP_CODEC_TOKEN_FILE', env)?.trim();
   if (!spec && file) {
     try {
       spec = readFileSync(file, 'utf8').trim();
     } catch (err) {
       throw new CodecServerConfigError(
-        `${CODEC_TOKEN_FILE_ENV}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+        `LEDGERLOOP_CODEC_TOKEN_FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
       );
     }
   }
@@ -89,13 +83,9 @@ export function codecAuthFromEnv(
     return { kind: 'insecure-dev' };
   }
   throw new CodecServerConfigError(
-    `the codec server decrypts for whoever calls it: set ${CODEC_TOKEN_ENV} (or ${CODEC_TOKEN_FILE_ENV}); ` +
+    'the codec server decrypts for whoever calls it: set LEDGERLOOP_CODEC_TOKEN (or LEDGERLOOP_CODEC_TOKEN_FILE); ' +
       '--insecure-dev serves a loopback-only development server without one',
   );
-}
-
-function flagFromEnv(value: string | undefined): boolean {
-  return value === '1' || value?.toLowerCase() === 'true';
 }
 
 /** Starts the codec server from the environment's keys and token; throws when either is missing. */
@@ -110,10 +100,10 @@ export async function serveCodecFromEnv(opts: ServeOptions, env: Env = process.e
       `neither ${CODEC_KEYS_ENV} nor ${CODEC_KEYS_FILE_ENV} is set: the codec server needs the workers' keys`,
     );
   }
-  const originList = opts.origins ?? env[CODEC_CORS_ORIGINS_ENV];
+  const originList = opts.origins ?? configValue('LEDGERLOOP_CODEC_CORS_ORIGINS', env);
   const allowedOrigins = originList ? parseOrigins(originList) : DEFAULT_UI_ORIGINS;
-  const hostList = opts.allowedHosts ?? env[CODEC_ALLOWED_HOSTS_ENV];
-  const enableEncode = opts.enableEncode ?? flagFromEnv(env[CODEC_ENABLE_ENCODE_ENV]);
+  const hostList = opts.allowedHosts ?? configValue('LEDGERLOOP_CODEC_ALLOWED_HOSTS', env);
+  const enableEncode = opts.enableEncode ?? configValue('LEDGERLOOP_CODEC_ENABLE_ENCODE', env) ?? false;
   const server = await startCodecServer({
     codec,
     auth,

@@ -16,6 +16,7 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
+import { configValue } from '../config';
 
 export const IDENTITY_ISSUERS_ENV = 'LEDGERLOOP_IDENTITY_ISSUERS';
 
@@ -94,7 +95,7 @@ export interface IdentitySource {
 }
 
 export function identitySourceFromEnv(env: NodeJS.ProcessEnv = process.env): IdentitySource {
-  const file = env[IDENTITY_ISSUERS_ENV];
+  const file = configValue('LEDGERLOOP_IDENTITY_ISSUERS', env);
   return {
     current() {
       if (!file)

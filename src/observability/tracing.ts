@@ -30,9 +30,9 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OpenTelemetryPlugin, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks } from '@temporalio/worker';
 import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from './workflow-interceptors';
+import { configValue } from '../config';
 
 /** Environment variable that turns tracing on. */
-export const TRACING_ENV = 'LEDGERLOOP_TRACING';
 
 /** Where spans go. */
 export type TracingMode = 'off' | 'console' | 'otlp';
@@ -67,10 +67,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** The tracing mode LEDGERLOOP_TRACING asks for; throws on an unknown value. */
 export function tracingModeFromEnv(env: Env = process.env): TracingMode {
-  const v = (env[TRACING_ENV] ?? '').trim().toLowerCase();
-  if (v === '' || v === 'off' || v === 'none' || v === '0' || v === 'false') return 'off';
-  if (v === 'console' || v === 'otlp') return v;
-  throw new Error(`${TRACING_ENV} must be off, console or otlp (got ${JSON.stringify(env[TRACING_ENV])})`);
+  return configValue('LEDGERLOOP_TRACING', env) ?? 'off';
 }
 
 /** Writes each finished span as one JSON line to stderr (stdout stays free for program output). */

@@ -11,13 +11,14 @@
 import type OpenAI from 'openai';
 import { createOpenAIClient } from './openai-planner';
 import { DEFAULT_TRANSCRIPT_DB, SqliteTranscriptStore, type TranscriptStore } from './transcript-store';
-import { PostgresTranscriptStore, TRANSCRIPT_URL_ENV } from './transcript-store-pg';
+import { configValue } from '../config';
+import { PostgresTranscriptStore } from './transcript-store-pg';
 
 /** The store the environment names: PostgreSQL (shared) with LEDGERLOOP_TRANSCRIPT_URL, else the SQLite file. */
 export function transcriptStoreFromEnv(env: NodeJS.ProcessEnv = process.env, sqliteFile?: string): TranscriptStore {
-  const url = env[TRANSCRIPT_URL_ENV];
+  const url = configValue('LEDGERLOOP_TRANSCRIPT_URL', env);
   if (url) return new PostgresTranscriptStore(url);
-  return new SqliteTranscriptStore(sqliteFile ?? env.LEDGERLOOP_TRANSCRIPT_DB ?? DEFAULT_TRANSCRIPT_DB);
+  return new SqliteTranscriptStore(sqliteFile ?? configValue('LEDGERLOOP_TRANSCRIPT_DB', env) ?? DEFAULT_TRANSCRIPT_DB);
 }
 
 /** What `createActivities` takes for the OpenAI planner. */
@@ -34,12 +35,13 @@ export function openAIDepsFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   opts: { readonly transcriptDbPath?: string } = {},
 ): OpenAIActivityDeps | undefined {
-  const apiKey = env.OPENAI_API_KEY;
-  const baseURL = env.OPENAI_BASE_URL;
+  const apiKey = configValue('OPENAI_API_KEY', env);
+  const baseURL = configValue('OPENAI_BASE_URL', env);
   if (!apiKey && !baseURL) return undefined;
+  const defaultModel = configValue('LEDGERLOOP_OPENAI_MODEL', env);
   return {
     client: createOpenAIClient({ ...(apiKey ? { apiKey } : {}), ...(baseURL ? { baseURL } : {}) }),
     transcriptStore: transcriptStoreFromEnv(env, opts.transcriptDbPath),
-    ...(env.LEDGERLOOP_OPENAI_MODEL ? { defaultModel: env.LEDGERLOOP_OPENAI_MODEL } : {}),
+    ...(defaultModel ? { defaultModel } : {}),
   };
 }

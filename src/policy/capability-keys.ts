@@ -22,13 +22,13 @@ import {
 } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { EVENTS_SCOPE } from '../downstream/events-contract';
+import { configValue } from '../config';
 import { MemoryJtiRegistry, type JtiRegistry } from './capability-replay';
 
+/** Environment variable names (their shapes: src/config.ts). */
 export const SIGNING_KEY_ENV = 'LEDGERLOOP_CAPABILITY_SIGNING_KEY';
-export const SIGNING_KID_ENV = 'LEDGERLOOP_CAPABILITY_SIGNING_KID';
 export const RELAY_SIGNING_KEY_ENV = 'LEDGERLOOP_RELAY_SIGNING_KEY';
 export const KEY_SET_ENV = 'LEDGERLOOP_CAPABILITY_KEYS';
-export const SKEW_ENV = 'LEDGERLOOP_CAPABILITY_SKEW_MS';
 /** The retired shared HMAC key: refused with a pointer to its replacement. */
 export const RETIRED_HMAC_ENV = 'LEDGERLOOP_CAPABILITY_KEY';
 
@@ -147,12 +147,12 @@ function refuseRetired(env: NodeJS.ProcessEnv): void {
 /** The signing key named by `name` in the environment, or undefined when it is unset or empty. */
 export function signingKeyFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  name = SIGNING_KEY_ENV,
+  name: typeof SIGNING_KEY_ENV | typeof RELAY_SIGNING_KEY_ENV = SIGNING_KEY_ENV,
 ): CapabilitySigningKey | undefined {
   refuseRetired(env);
-  const raw = env[name];
+  const raw = configValue(name, env);
   if (!raw) return undefined;
-  const kid = name === SIGNING_KEY_ENV ? env[SIGNING_KID_ENV] || undefined : undefined;
+  const kid = name === SIGNING_KEY_ENV ? configValue('LEDGERLOOP_CAPABILITY_SIGNING_KID', env) : undefined;
   return parseSigningKey(inlineOrFile(raw, name), kid);
 }
 
@@ -269,10 +269,10 @@ export function keySetFromJwks(
 /** The key set of `LEDGERLOOP_CAPABILITY_KEYS`, or undefined when it is unset or empty. */
 export function keySetFromEnv(env: NodeJS.ProcessEnv = process.env): CapabilityKeySet | undefined {
   refuseRetired(env);
-  const raw = env[KEY_SET_ENV];
+  const raw = configValue(KEY_SET_ENV, env);
   if (!raw) return undefined;
-  const skew = env[SKEW_ENV];
-  return keySetFromJwks(inlineOrFile(raw, KEY_SET_ENV), skew ? { skewMs: Number(skew) } : {});
+  const skewMs = configValue('LEDGERLOOP_CAPABILITY_SKEW_MS', env);
+  return keySetFromJwks(inlineOrFile(raw, KEY_SET_ENV), skewMs === undefined ? {} : { skewMs });
 }
 
 /** A JWKS as the JSON text `LEDGERLOOP_CAPABILITY_KEYS` takes. */

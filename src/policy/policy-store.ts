@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { hashCanonical, type Json } from '../domain/canonical';
 import { DEFAULT_POLICY, Policy } from './policy-format';
+import { configValue } from '../config';
 
 export interface PolicyStore {
   current(): Policy;
@@ -47,7 +48,8 @@ export class FilePolicyStore implements PolicyStore {
 }
 
 export function policyStoreFromEnv(env: NodeJS.ProcessEnv = process.env): PolicyStore {
-  return env.LEDGERLOOP_POLICY_FILE ? new FilePolicyStore(env.LEDGERLOOP_POLICY_FILE) : new StaticPolicyStore();
+  const file = configValue('LEDGERLOOP_POLICY_FILE', env);
+  return file ? new FilePolicyStore(file) : new StaticPolicyStore();
 }
 
 const digests = new WeakMap<Policy, string>();

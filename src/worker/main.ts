@@ -12,48 +12,39 @@
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';
+import { ConfigError, readConfig, type Config } from '../config';
+import { runtimeLogger } from '../observability/logger';
 import { shutdownTracingFromEnv } from '../observability/tracing';
-import {
-  createLedgerloopWorker,
-  DEFAULT_TASK_QUEUE,
-  labStrategiesFromEnv,
-  type LedgerloopWorkerOptions,
-} from './worker';
+import { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker';
 
-function services(): Record<string, string> {
-  if (process.env.LEDGERLOOP_SERVICES) return JSON.parse(process.env.LEDGERLOOP_SERVICES) as Record<string, string>;
-  if (process.env.LEDGERLOOP_WALLET_URL) return { wallet: process.env.LEDGERLOOP_WALLET_URL };
-  throw new Error('set LEDGERLOOP_SERVICES or LEDGERLOOP_WALLET_URL');
+function services(config: Config): Record<string, string> {
+  if (config.LEDGERLOOP_SERVICES) return config.LEDGERLOOP_SERVICES;
+  if (config.LEDGERLOOP_WALLET_URL) return { wallet: config.LEDGERLOOP_WALLET_URL };
+  throw new ConfigError([{ variable: 'LEDGERLOOP_SERVICES', expected: 'set (or LEDGERLOOP_WALLET_URL)' }], {});
+}
+
+/** The worker's options from its validated configuration (throws ConfigError naming each wrong variable). */
+export function workerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): LedgerloopWorkerOptions {
+  const config = readConfig(env);
+  const optional = <K extends keyof LedgerloopWorkerOptions>(key: K, value: LedgerloopWorkerOptions[K] | undefined) =>
+    value === undefined ? {} : { [key]: value };
+  return {
+    taskQueue: config.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    services: services(config),
+    allowLabStrategies: config.LEDGERLOOP_ALLOW_LAB_STRATEGIES === true,
+    ...optional('workflowBundlePath', config.LEDGERLOOP_WORKFLOW_BUNDLE),
+    ...optional('plannerLogFile', config.LEDGERLOOP_PLANNER_LOG),
+    ...optional('maxCachedWorkflows', config.LEDGERLOOP_MAX_CACHED_WORKFLOWS),
+    ...optional('maxConcurrentActivities', config.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES),
+    ...optional('stickyTimeoutMs', config.LEDGERLOOP_STICKY_TIMEOUT_MS),
+  };
 }
 
 /** Runs a worker process; `extra` is what an entry outside the runtime adds (lab/worker-main.ts: crash points). */
 export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> = {}): Promise<void> {
-  Runtime.install({
-    logger: {
-      log() {},
-      trace() {},
-      debug() {},
-      info() {},
-      warn: (m) => console.error(`[worker] ${m}`),
-      error: (m) => console.error(`[worker] ${m}`),
-    },
-  });
-  const cached = process.env.LEDGERLOOP_MAX_CACHED_WORKFLOWS;
-  const { worker, identity } = await createLedgerloopWorker({
-    ...extra,
-    taskQueue: process.env.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    services: services(),
-    allowLabStrategies: labStrategiesFromEnv(process.env),
-    ...(process.env.LEDGERLOOP_WORKFLOW_BUNDLE ? { workflowBundlePath: process.env.LEDGERLOOP_WORKFLOW_BUNDLE } : {}),
-    ...(process.env.LEDGERLOOP_PLANNER_LOG ? { plannerLogFile: process.env.LEDGERLOOP_PLANNER_LOG } : {}),
-    ...(cached !== undefined ? { maxCachedWorkflows: Number(cached) } : {}),
-    ...(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES
-      ? { maxConcurrentActivities: Number(process.env.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES) }
-      : {}),
-    ...(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS
-      ? { stickyTimeoutMs: Number(process.env.LEDGERLOOP_STICKY_TIMEOUT_MS) }
-      : {}),
-  });
+  const options = workerOptionsFromEnv();
+  Runtime.install({ logger: runtimeLogger({ component: 'worker' }) });
+  const { worker, identity } = await createLedgerloopWorker({ ...extra, ...options });
   const run = worker.run();
   process.stdout.write(`${JSON.stringify({ worker: identity, pid: process.pid })}\n`);
   try {
@@ -63,9 +54,16 @@ export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> =
   }
 }
 
+/** How a worker entry ends on an error: a wrong configuration is one line and exit 2; anything else, its stack. */
+export function exitOnWorkerError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`ledgerloop worker: ${err.message}\n`);
+    process.exit(2);
+  }
+  console.error(err);
+  process.exit(1);
+}
+
 if (require.main === module) {
-  runWorkerProcess().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  runWorkerProcess().catch(exitOnWorkerError);
 }

@@ -11,7 +11,8 @@ import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observa
 import { DownstreamClient } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
 import type { ModelProvider } from '../planner/model';
-import { scriptedModel, SCRIPTED_MODEL_ENV } from '../planner/scripted-model';
+import { scriptedModel } from '../planner/scripted-model';
+import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import type { DispatchProbe } from '../../activities/dispatch.activities';
@@ -21,7 +22,8 @@ export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 /** The worker process serves lab-only strategies only when this variable is exactly "1". */
 export const LAB_STRATEGIES_ENV = 'LEDGERLOOP_ALLOW_LAB_STRATEGIES';
 /** Exactly "1" allows lab-only strategies; anything else (unset, "true", "0") leaves them refused. */
-export const labStrategiesFromEnv = (env: NodeJS.ProcessEnv): boolean => env[LAB_STRATEGIES_ENV] === '1';
+export const labStrategiesFromEnv = (env: NodeJS.ProcessEnv): boolean =>
+  configValue('LEDGERLOOP_ALLOW_LAB_STRATEGIES', env) === true;
 
 export interface LedgerloopWorkerOptions {
   /** host:port; default from the envconfig profile / TEMPORAL_ADDRESS (src/server/connection-config.ts). */
@@ -94,7 +96,7 @@ export interface WorkerInstrumentation {
 
 /** The models a worker process serves: the scripted one only when LEDGERLOOP_SCRIPTED_MODEL is exactly "1". */
 export function modelsFromEnv(env: NodeJS.ProcessEnv): ModelProvider[] {
-  return env[SCRIPTED_MODEL_ENV] === '1' ? [scriptedModel()] : [];
+  return configValue('LEDGERLOOP_SCRIPTED_MODEL', env) === true ? [scriptedModel()] : [];
 }
 
 export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
