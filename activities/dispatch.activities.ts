@@ -161,6 +161,14 @@ export function createDispatchActivities(deps: DispatchDeps) {
       queueDelayMs,
     };
     let recoveredVia: DispatchResponse['recoveredVia'];
+    // The SDK's activity logger adds the run's ids and the attempt; the key sent may differ from the intent's.
+    ctx.log.info('dispatch attempt', {
+      callId: req.intent.logicalCallId,
+      operationKey: req.intent.operationKey,
+      keySent: key,
+      toolName: req.intent.toolName,
+      dispatch: req.dispatch,
+    });
     await deps.probe?.('before_send', req.intent.toolName);
 
     if (attempt > 1 && req.idempotency === 'none') {

@@ -1,7 +1,10 @@
 /**
  * The run's ledger inside the workflow: an append-only list of domain events plus the projection the pure
- * reducer keeps up to date. Appends happen in workflow code only, so replay rebuilds them exactly.
+ * reducer keeps up to date. Appends happen in workflow code only, so replay rebuilds them exactly. The events an
+ * operator follows a call by are also logged, with the call id and operation key (src/domain/ledger-log.ts).
  */
+import { inWorkflowContext, log } from '@temporalio/workflow';
+import { ledgerLogLine } from '../src/domain/ledger-log';
 import type { LedgerEvent, LedgerEventBody } from '../src/domain/ledger-events';
 import {
   apply,
@@ -44,6 +47,9 @@ export class Ledger {
     } as LedgerEvent;
     this.events.push(event);
     this.current = apply(this.current, event);
+    // The SDK's workflow logger adds the run's ids and writes nothing again on replay.
+    const line = ledgerLogLine(event, this.current);
+    if (line && inWorkflowContext()) log.info(line.msg, line.fields);
     return event;
   }
 

@@ -8,13 +8,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { Command } from 'commander';
 import { cliDataConverter } from '../../src/codec/demo-key';
 import { buildWorkflowBundle, WORKFLOWS_PATH } from '../../src/worker/bundle';
 import { CliUsageError, EXIT_FAILED, withCodecHint } from '../errors';
 import { formatElapsed, withProgress } from '../progress';
 import { configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
 interface ReplayFlags {
   readonly workflows?: string;
@@ -59,15 +60,8 @@ export function collectHistoryFiles(paths: readonly string[]): string[] {
 }
 
 function quietRuntime(): void {
-  try {
-    // Core's own logs go to the (silent) TS logger too: the outcome lines already say what failed.
-    Runtime.install({
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
-    });
-  } catch {
-    /* a runtime is installed already */
-  }
+  // Core's own logs are silenced too: the outcome lines already say what failed.
+  installRuntimeLogger({ component: 'replay', level: 'OFF', coreLevel: 'ERROR' });
 }
 
 /** The core's nondeterminism message is buried in a Rust debug dump: keep its `message: "..."` part. */

@@ -12,7 +12,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Runtime } from '@temporalio/worker';
 import { startBenchStack, type BenchTarget } from './lib/stack';
 import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
 import type { BenchContext } from './sections/common';
@@ -23,6 +22,7 @@ import { measureReplay } from './sections/replay';
 import { measureRetries } from './sections/retries';
 import { measureThroughput, type ThroughputFigures } from './sections/throughput';
 import type { History } from './lib/history';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
 const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'retries', 'profile'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -64,9 +64,7 @@ function parseArgs(argv: readonly string[]): Args {
 async function main(): Promise<void> {
   const started = Date.now();
   const args = parseArgs(process.argv.slice(2));
-  Runtime.install({
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-  });
+  installRuntimeLogger({ component: 'bench', level: 'ERROR', format: 'text' });
   const log = (line: string): void => {
     process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
   };

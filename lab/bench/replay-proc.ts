@@ -7,14 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
 async function main(): Promise<void> {
   const [file, bundlePath] = process.argv.slice(2);
   if (!file || !bundlePath) throw new Error('usage: replay-proc.ts <history.json> <bundle.js>');
-  Runtime.install({
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-  });
+  installRuntimeLogger({ component: 'bench-replay', level: 'ERROR', format: 'text' });
   const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
   const mono = (): number => Number(process.hrtime.bigint() / 1000n);
   const fromUs = mono();

@@ -11,6 +11,7 @@ import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
 import { parseSigningKey } from '../../src/policy/capability-keys';
 import { createBareActivities } from './bare.activities';
 import { scriptedModel } from '../../src/planner/scripted-model';
+import { runtimeLogger } from '../../src/observability/logger';
 
 export interface WorkerProcConfig {
   readonly address: string;
@@ -63,18 +64,17 @@ async function main(): Promise<void> {
   let coreWarnings = 0;
   let firstTaskFailure: string | undefined;
   Runtime.install({
-    logger: {
-      log() {},
-      trace() {},
-      debug() {},
-      info() {},
-      warn: (m) => {
+    logger: runtimeLogger({
+      component: 'bench-worker',
+      level: 'WARN',
+      format: 'text',
+      write: (line, { level, message }) => {
+        if (level === 'ERROR') return void process.stderr.write(`${line}\n`);
         coreWarnings += 1;
-        if (m.includes('TMPRL1104')) slowWorkflowTasks += 1;
-        if (firstTaskFailure === undefined && /fail/i.test(m)) firstTaskFailure = m.slice(0, 500);
+        if (message.includes('TMPRL1104')) slowWorkflowTasks += 1;
+        if (firstTaskFailure === undefined && /fail/i.test(message)) firstTaskFailure = message.slice(0, 500);
       },
-      error: (m) => console.error(m),
-    },
+    }),
     telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
   });
   const capabilityKey = parseSigningKey(cfg.capabilityKey);

@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Runtime } from '@temporalio/worker';
 import { runCase, type CaseResult } from './case-runner';
 import { CRASH_POINTS } from './catalog';
 import { buildBundle, openLab, type BuiltBundle } from './lab';
@@ -15,6 +14,7 @@ import { formatPlan, planProtocol, type Plan } from './plan';
 import { loadProtocol, PROTOCOL_FORMAT, ProtocolFormatError } from './protocol-format';
 import { buildReport, renderSummary, writeReport, type ProtocolReport } from './report';
 import { killAllWorkersNow } from './worker-pool';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
 /** A crash point the plan uses needs a feature this build does not have yet. Nothing has run. */
 export class FeatureUnavailableError extends Error {
@@ -49,24 +49,8 @@ export function checkFeatures(plan: Plan, bundle: BuiltBundle): void {
     throw new FeatureUnavailableError(`the protocol cannot run on this build:\n${problems.join('\n')}`);
 }
 
-let runtimeReady = false;
 export function quietRuntime(): void {
-  if (runtimeReady) return;
-  runtimeReady = true;
-  try {
-    Runtime.install({
-      logger: {
-        log() {},
-        trace() {},
-        debug() {},
-        info() {},
-        warn() {},
-        error: (m) => process.stderr.write(`[temporal] ${m}\n`),
-      },
-    });
-  } catch {
-    /* another part of this process installed it */
-  }
+  installRuntimeLogger({ component: 'temporal', level: 'ERROR', format: 'text' });
 }
 
 /** Runs a protocol file end to end and returns its report (also written to `reportFile`). */

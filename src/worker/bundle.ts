@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, type BundleOptions as SdkBundleOptions } from '@temporalio/worker';
 import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from '../observability/workflow-interceptors';
+import { runtimeLogger } from '../observability/logger';
 
 type Configuration = Parameters<NonNullable<SdkBundleOptions['webpackConfigHook']>>[0];
 
@@ -49,7 +50,7 @@ export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ c
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
     ...BUNDLER_OPTIONS,
     workflowInterceptorModules: workflowInterceptorModules(opts),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
+    logger: runtimeLogger({ component: 'bundler', level: 'WARN', format: 'text' }),
   });
 }
 

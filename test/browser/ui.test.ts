@@ -12,7 +12,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { Client } from '@temporalio/client';
-import { Runtime } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startCodecServer, type CodecServer } from '../../src/codec/codec-server';
@@ -21,6 +20,7 @@ import { startStack, type Stack } from '../../lab/demo/stack';
 import { getFreePort } from '../../src/server/dev-server';
 import { REPO_ROOT } from '../../src/server/temporal-binaries';
 import { input, runAgent, type RunOutcome } from '../helpers/run';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
 jest.setTimeout(180_000);
 
@@ -73,13 +73,7 @@ function requireChromium(): void {
 }
 
 function quietRuntime(): void {
-  try {
-    Runtime.install({
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-    });
-  } catch {
-    /* a Runtime is already installed */
-  }
+  installRuntimeLogger({ component: 'test', level: 'ERROR', format: 'text' });
 }
 
 async function screenshot(page: Page, name: string): Promise<string> {

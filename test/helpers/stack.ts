@@ -6,7 +6,7 @@ import type { PolicyStore } from '../../src/policy/policy-store';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { startStack, type BusinessService, type Stack } from '../../lab/demo/stack';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
@@ -15,19 +15,11 @@ import type { DataConverter } from '@temporalio/common';
 import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tracing';
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
 import { scriptedModel } from '../../src/planner/scripted-model';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
-let runtimeInstalled = false;
-/** Installs the SDK runtime with a logger that prints errors only (once per process; another install is tolerated). */
+/** Installs the SDK runtime with a logger that prints errors only (once per process). */
 export function quietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-    });
-  } catch {
-    /* already installed by another helper */
-  }
+  installRuntimeLogger({ component: 'test', level: 'ERROR', format: 'text' });
 }
 
 export async function startTestStack(

@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
 import { Policy } from '../../src/policy/policy-format';
@@ -26,6 +26,7 @@ import {
   type PendingApproval,
 } from '../../workflows/definitions';
 import { scriptedModel } from '../../src/planner/scripted-model';
+import { quietRuntime } from '../helpers/stack';
 
 jest.setTimeout(60_000);
 
@@ -38,13 +39,7 @@ const capabilityKey = trust.dispatch;
 let issuer: DevIssuer;
 
 beforeAll(async () => {
-  try {
-    Runtime.install({
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-    });
-  } catch {
-    /* installed */
-  }
+  quietRuntime();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-expiry-'));
   [env, wallet, bundlePath] = await Promise.all([
     createTimeSkippingEnv(),

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { Failure } from '../../src/domain/failures';
 import type { AuthorizationInput } from '../../src/policy/authorization';
@@ -19,6 +19,8 @@ import { BUNDLER_OPTIONS } from '../../src/worker/bundle';
 import { quotaStateQuery, tenantQuota } from '../../workflows/tenant-quota.workflow';
 import type { DriverOutcome } from '../support/quota-driver.workflows';
 import { scriptedModel } from '../../src/planner/scripted-model';
+import { runtimeLogger } from '../../src/observability/logger';
+import { quietRuntime } from '../helpers/stack';
 
 jest.setTimeout(120_000);
 
@@ -35,19 +37,13 @@ let workflowBundle: { code: string };
 
 beforeAll(async () => {
   if (!address) throw new Error('TEMPORAL_ADDRESS is not set: run through scripts/test.ts');
-  try {
-    Runtime.install({
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (m) => console.error(m) },
-    });
-  } catch {
-    /* installed already */
-  }
+  quietRuntime();
   let conn: Connection;
   [workflowBundle, native, conn] = await Promise.all([
     bundleWorkflowCode({
       workflowsPath: path.join(__dirname, '..', 'support', 'quota-driver.workflows.ts'),
       ...BUNDLER_OPTIONS,
-      logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
+      logger: runtimeLogger({ component: 'bundler', level: 'WARN', format: 'text' }),
     }),
     NativeConnection.connect({ address }),
     Connection.connect({ address }),

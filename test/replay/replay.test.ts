@@ -6,9 +6,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { workflowIdOfHistory } from '../../src/client/history-workflow-id';
 import { buildWorkflowBundle } from '../../src/worker/bundle';
+import { installRuntimeLogger } from '../../src/observability/logger';
 
 jest.setTimeout(120_000);
 
@@ -23,11 +24,7 @@ let current: { code: string };
 let changed: { code: string };
 
 beforeAll(async () => {
-  try {
-    Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
-  } catch {
-    /* installed already */
-  }
+  installRuntimeLogger({ component: 'replay', level: 'OFF' });
   [current, changed] = await Promise.all([
     buildWorkflowBundle(),
     buildWorkflowBundle({ workflowsPath: path.join(__dirname, 'changed-workflow', 'index.ts') }),

@@ -1,0 +1,68 @@
+/**
+ * Which ledger events become log lines, and with which fields: the call id and operation key that let an operator
+ * follow one call across workers' logs. Pure, and workflow-safe: the workflow's ledger calls it on each append and
+ * hands the line to the SDK's workflow logger (workflows/ledger.ts), which adds the run's own ids.
+ *
+ * Only ids, hashes, states and codes: never arguments, receipts' bodies or tokens.
+ */
+import type { LedgerEvent } from './ledger-events';
+import type { Projection } from './reducer';
+
+export interface LedgerLogLine {
+  readonly msg: string;
+  readonly fields: Readonly<Record<string, string | number>>;
+}
+
+const keyOf = (projection: Projection, callId: string): Record<string, string> => {
+  const key = projection.calls[callId]?.operationKey;
+  return key ? { callId, operationKey: key } : { callId };
+};
+
+/** The log line an event stands for, or undefined for the events no operator reads in a log. */
+export function ledgerLogLine(event: LedgerEvent, after: Projection): LedgerLogLine | undefined {
+  switch (event.type) {
+    case 'DispatchIntentRecorded':
+      return {
+        msg: 'intent recorded',
+        fields: {
+          callId: event.logicalCallId,
+          operationKey: event.intent.operationKey,
+          toolName: event.intent.toolName,
+          argsHash: event.intent.argumentsHash,
+        },
+      };
+    case 'ToolOutcomeMarkedUnknown':
+      return {
+        msg: 'call unknown',
+        fields: { ...keyOf(after, event.logicalCallId), cause: event.cause, attempts: event.attempts },
+      };
+    case 'ToolEffectReconciled':
+      return {
+        msg: 'call reconciled',
+        fields: { ...keyOf(after, event.logicalCallId), via: event.via, status: event.outcome },
+      };
+    case 'ToolResultRecorded':
+      return {
+        msg: 'call settled',
+        fields: {
+          ...keyOf(after, event.logicalCallId),
+          status: event.state,
+          attempts: event.attempts,
+          ...(event.errorCode ? { errorCode: event.errorCode } : {}),
+        },
+      };
+    case 'CompensationCompleted':
+      return {
+        msg: 'compensation settled',
+        fields: {
+          ...keyOf(after, event.compensationCallId),
+          forwardCallId: event.forwardCallId,
+          outcome: event.outcome,
+        },
+      };
+    case 'RunCompleted':
+      return { msg: 'run stopped', fields: { stopReason: event.stopReason } };
+    default:
+      return undefined;
+  }
+}
