@@ -2,22 +2,45 @@
  * `verifyIdentity`: checks an identity token against the worker's configured issuers (public keys only) and
  * returns who it names, with the token's SHA-256 digest. Refusals are non-retryable typed failures
  * (`Identity.Invalid`, `Identity.Unmapped`, `Identity.Unconfigured`): no retry can change them.
+ *
+ * Asked with `includePolicy` (a run opening), it also returns the policy the run will be held to, with its digest:
+ * the run decides its first calls from it, as from the authorizer's answer, without a local activity (and so
+ * without a marker) on its first turn. A policy that cannot be read is left out, never a refusal of the identity:
+ * the run then asks the authorizer, which fails closed as before.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { identitySourceFromEnv, type IdentitySource } from '../src/identity/config';
 import type { VerifiedIdentity } from '../src/identity/types';
+import type { HeldPolicy } from '../src/policy/authorization';
+import { policyDigest, type PolicyStore } from '../src/policy/policy-store';
 import { IdentityError, verifyIdentityToken } from '../src/identity/verify';
 
 export interface IdentityDeps {
   /** The issuers; default LEDGERLOOP_IDENTITY_ISSUERS (read at each verification; unset refuses every token). */
   readonly issuers?: IdentitySource;
+  /** The policy store a run opening is given the policy from (the authorizer's own store). */
+  readonly policies?: PolicyStore;
+}
+
+function heldPolicy(store: PolicyStore | undefined): { policy?: HeldPolicy } {
+  if (!store) return {};
+  try {
+    const document = store.current();
+    return { policy: { document, digest: policyDigest(document) } };
+  } catch {
+    return {}; // unreadable: the first decision asks the authorizer, which refuses with its typed reason
+  }
 }
 
 export function createIdentityActivities(deps: IdentityDeps | undefined) {
   const source = deps?.issuers ?? identitySourceFromEnv();
-  async function verifyIdentity(input: { readonly token?: string }): Promise<VerifiedIdentity> {
+  async function verifyIdentity(input: {
+    readonly token?: string;
+    readonly includePolicy?: boolean;
+  }): Promise<VerifiedIdentity & { readonly policy?: HeldPolicy }> {
     try {
-      return await verifyIdentityToken(source, input.token);
+      const identity = await verifyIdentityToken(source, input.token);
+      return input.includePolicy ? { ...identity, ...heldPolicy(deps?.policies) } : identity;
     } catch (err) {
       if (err instanceof IdentityError)
         throw ApplicationFailure.create({ type: err.type, nonRetryable: true, message: err.message });

@@ -45,7 +45,7 @@ export function createActivities(deps: ActivityDeps) {
   });
   const { authorizeCall } = createAuthorizeActivities(authorize);
   const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
-  const { verifyIdentity } = createIdentityActivities(deps.identity);
+  const { verifyIdentity } = createIdentityActivities({ ...deps.identity, policies: authorize.policies });
   return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota, verifyIdentity };
 }
 

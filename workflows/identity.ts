@@ -9,6 +9,7 @@ import { activities } from './proxies';
 import { Failure } from '../src/domain/failures';
 import type { Principal } from '../src/domain/run';
 import type { VerifiedIdentity } from '../src/identity/types';
+import type { HeldPolicy } from '../src/policy/authorization';
 
 /** Patch id: a new run verifies its identity token before its first model call. */
 export const VERIFIED_IDENTITY = 'verified-identity';
@@ -23,7 +24,12 @@ const VERIFY = {
 } as const;
 
 export type RunIdentity =
-  | { readonly ok: true; readonly identity: VerifiedIdentity }
+  | {
+      readonly ok: true;
+      readonly identity: VerifiedIdentity;
+      /** The policy the run is held to, when the opening asked for it and the worker could read it. */
+      readonly policy?: HeldPolicy;
+    }
   | { readonly ok: false; readonly code: string; readonly reason: string };
 
 function refusalOf(err: unknown): { code: string; reason: string } {
@@ -35,19 +41,28 @@ function refusalOf(err: unknown): { code: string; reason: string } {
   return { code: Failure.IdentityInvalid, reason: `the identity could not be verified (${why.slice(0, 200)})` };
 }
 
-/** Verify the run's token and that it names the input's principal and tenant. Never throws for a bad token. */
-export async function verifyRunIdentity(token: string | undefined, principal: Principal): Promise<RunIdentity> {
+/**
+ * Verify the run's token and that it names the input's principal and tenant. Never throws for a bad token. With
+ * `includePolicy` the same activity returns the policy the run is held to: whether a run took it is decided by
+ * what its history recorded (runs recorded before it have no policy there), so no patch marker is needed.
+ */
+export async function verifyRunIdentity(
+  token: string | undefined,
+  principal: Principal,
+  opts: { readonly includePolicy?: boolean } = {},
+): Promise<RunIdentity> {
   if (token === undefined)
     return { ok: false, code: Failure.IdentityInvalid, reason: 'the run carries no identity token' };
-  let identity: VerifiedIdentity;
+  let verified: VerifiedIdentity & { readonly policy?: HeldPolicy };
   try {
-    identity = await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: 'verify run identity' }, [
-      { token },
+    verified = await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: 'verify run identity' }, [
+      opts.includePolicy ? { token, includePolicy: true } : { token },
     ]);
   } catch (err) {
     if (err instanceof TemporalFailure && !(err instanceof ActivityFailure)) throw err; // cancellation
     return { ok: false, ...refusalOf(err) };
   }
+  const { policy, ...identity } = verified;
   if (identity.principalId !== principal.id || identity.tenant !== principal.tenant) {
     return {
       ok: false,
@@ -55,7 +70,7 @@ export async function verifyRunIdentity(token: string | undefined, principal: Pr
       reason: `the token names ${identity.principalId} (${identity.tenant}), the input ${principal.id} (${principal.tenant})`,
     };
   }
-  return { ok: true, identity };
+  return policy ? { ok: true, identity, policy } : { ok: true, identity };
 }
 
 /**

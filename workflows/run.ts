@@ -253,8 +253,11 @@ export class AgentRun {
     } else {
       // Versioned change: runs started before it took the principal from the input text.
       const checked = patched(VERIFIED_IDENTITY)
-        ? await verifyRunIdentity(input.identityToken, input.principal)
+        ? await verifyRunIdentity(input.identityToken, input.principal, { includePolicy: this.gate.held !== undefined })
         : undefined;
+      // The policy the opening returned is held from the start: the first turn decides without asking the
+      // authorizer (history decides whether a run took this path: older runs' openings returned no policy).
+      if (checked?.ok && checked.policy) this.gate.held?.hold(checked.policy);
       const identity =
         checked === undefined
           ? undefined

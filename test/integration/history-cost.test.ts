@@ -40,17 +40,34 @@ test('a normal turn records 12 events and upserts no search attribute; the run s
 
   const perTurn = eventsPerTurn(events);
   expect(perTurn).toHaveLength(turns); // turns 1..5 each end where the next model call is scheduled
-  // The first turn asks the authorizer (local activity: one marker, with the policy it decided under); later
-  // turns decide from that held policy and the dispatch activity signs: model call (3) + workflow task (3) +
-  // tool call (3) + workflow task (3).
-  expect(perTurn[0]).toBe(13);
-  expect(perTurn.slice(1)).toEqual(Array(turns - 1).fill(12));
+  // Every turn, the first included: model call (3) + workflow task (3) + tool call (3) + workflow task (3). The
+  // run decides from the policy its opening returned (the verifyIdentity activity), so no turn asks the
+  // authorizer local activity (whose marker made the first turn 13 events).
+  expect(perTurn).toEqual(Array(turns).fill(12));
   const markers = events.filter(
     (e) =>
       e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
       e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
-  expect(markers).toHaveLength(1);
+  expect(markers).toHaveLength(0);
+  // What that marker recorded is still in history: the policy and its digest, in the opening's result, and the
+  // ledger's decisions name that policy's version.
+  const verifyId = events.find(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verifyIdentity',
+  )?.eventId;
+  const opened = events.find(
+    (e) =>
+      e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
+      String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(verifyId),
+  );
+  const payload = opened?.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
+  const result = JSON.parse(Buffer.from(payload ?? []).toString('utf8')) as {
+    policy?: { digest: string; document: { version: string } };
+  };
+  expect(result.policy?.digest).toMatch(/^[0-9a-f]{64}$/);
+  const allowed = out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed');
+  expect(allowed).toHaveLength(turns);
+  for (const a of allowed) expect(a).toMatchObject({ policyVersion: result.policy?.document.version });
 
   // Our upserts: only the final status (startAgentRun sets the rest at start), nothing per turn. (The SDK adds
   // one TemporalChangeVersion upsert per patch a run records, once per run.)
