@@ -13,3 +13,9 @@
 import type { AnyTool } from '../domain/tool';
 
 export const sharedToolModules = new Map<string, readonly AnyTool[]>();
+
+/**
+ * Other values every workflow of a worker shares, by name, under the same rule: pure, never mutated. The zod
+ * namespace is one (src/worker/workflow-zod.ts): evaluating zod itself took most of a run's module cost.
+ */
+export const sharedValues = new Map<string, unknown>();

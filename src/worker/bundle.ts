@@ -36,7 +36,16 @@ function hoistModules(config: Configuration): Configuration {
   return {
     ...config,
     optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true },
+    // `import { z } from 'zod'` in workflow code: one zod per worker, not one per run (src/worker/workflow-zod.ts).
+    resolve: { ...config.resolve, alias: { ...aliasesOf(config), zod$: WORKFLOW_ZOD } },
   };
+}
+
+const WORKFLOW_ZOD = path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts');
+
+function aliasesOf(config: Configuration): Record<string, unknown> {
+  const alias = config.resolve?.alias;
+  return alias && !Array.isArray(alias) ? (alias as Record<string, unknown>) : {};
 }
 
 /** Modules every workflow of a worker shares (src/tools/shared-declarations.ts says why and what is safe). */
