@@ -21,7 +21,13 @@ import {
   type CapabilityTrust,
 } from '../src/policy/capability-keys';
 import { connectClient, serverTarget } from '../src/server/connection-config';
-import { connectOrStart, startDevServer, type DevServerOptions, type ServerHandle } from '../src/server/dev-server';
+import {
+  connectOrStart,
+  startDevServer,
+  type DevServer,
+  type DevServerOptions,
+  type ServerHandle,
+} from '../src/server/dev-server';
 import { REPO_ROOT, writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
 import { LAB_STRATEGIES_ENV } from '../src/worker/worker';
 import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
@@ -67,7 +73,7 @@ export async function linkServer<S extends StackServer>(server: S, opts: ClientO
 export async function startLinkedServer(
   serverOptions: DevServerOptions,
   opts: ClientOptions = {},
-): Promise<ServerLink<Awaited<ReturnType<typeof startDevServer>>>> {
+): Promise<ServerLink<DevServer>> {
   const server = await startDevServer(serverOptions);
   try {
     return await linkServer(server, opts);

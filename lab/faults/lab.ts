@@ -11,7 +11,14 @@ import type { CapabilityTrust } from '../../src/policy/capability-keys';
 import type { Policy } from '../../src/policy/policy-format';
 import type { DevServer } from '../../src/server/dev-server';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
-import { startLinkedServer, startServices, startStack, type ServerLink, type StackService } from '../stack';
+import {
+  startLinkedServer,
+  startServices,
+  startStack,
+  type ServerLink,
+  type StackService,
+  type StackServices,
+} from '../stack';
 import { FAULT_WORKFLOW_INTERCEPTORS_MODULE } from './crash-points';
 import type { PointFeature } from './catalog';
 import type { PlannedCase } from './plan';
@@ -95,11 +102,7 @@ export function startOwnServer(lab: Lab, dir: string): Promise<ServerLink<DevSer
 export type CaseServiceProcess = StackService<CaseService>;
 
 /** The case's downstream processes. */
-export interface CaseServices {
-  readonly byName: ReadonlyMap<CaseService, CaseServiceProcess>;
-  readonly urls: Readonly<Record<string, string>>;
-  stop(): Promise<void>;
-}
+export type CaseServices = StackServices<CaseService>;
 
 /** Spawns the case's services on fresh databases (on `ports`, in order, when given), seeds its wallet accounts and sends its setup requests. */
 export async function startCaseServices(

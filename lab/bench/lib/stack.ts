@@ -1,7 +1,8 @@
 /**
  * The benchmark's one stack: ONE Temporal server, ONE wallet process, ONE workflow bundle holding agentRun and
  * bareLoop, one capability key. Governed and bare runs share all of it. The server is a headless dev server on a
- * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/).
+ * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/). The rest
+ * comes from the lab's one stack builder (lab/stack.ts).
  */
 import { serializeSigningKey, type CapabilitySigningKey } from '../../../src/policy/capability-keys';
 import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
