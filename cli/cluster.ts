@@ -38,7 +38,7 @@ import { ensureCodecKeys, type CodecKeySource } from '../src/codec/demo-key';
 import { DATA_DIR } from '../src/server/temporal-binaries';
 import { prepareFirstRun, nextCommands } from '../lab/demo/first-run';
 import { runEveryStrategy } from '../lab/demo/opening-failure';
-import { startStack, type Stack } from '../lab/demo/stack';
+import { startStack, type Stack } from '../lab/stack';
 import { describeRows, renderTable } from '../lab/demo/table';
 import { connectClient } from '../src/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';

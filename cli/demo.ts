@@ -10,7 +10,7 @@ import { ensureCodecKeys } from '../src/codec/demo-key';
 import { shutdownTracingFromEnv } from '../src/observability/tracing';
 import { DATA_DIR } from '../src/server/temporal-binaries';
 import { runEveryStrategy } from '../lab/demo/opening-failure';
-import { startStack } from '../lab/demo/stack';
+import { startStack } from '../lab/stack';
 import { describeRows, renderTable } from '../lab/demo/table';
 import { nextCommands, prepareFirstRun } from '../lab/demo/first-run';
 import { DEPLOYMENT_TASK_QUEUE } from '../lab/cluster/versions';

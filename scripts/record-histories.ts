@@ -22,7 +22,7 @@ import {
 } from '../workflows/definitions';
 import { staticIdentitySource } from '../src/identity/config';
 import { runOpeningFailure } from '../lab/demo/opening-failure';
-import { startStack, type Stack } from '../lab/demo/stack';
+import { startStack, type Stack } from '../lab/stack';
 import { spawnedClient, spawnService } from '../services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';

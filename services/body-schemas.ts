@@ -2,7 +2,7 @@
 import type http from 'node:http';
 import { z } from 'zod';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
-import { HttpError, readJsonBody } from './http-kit';
+import { HttpError, readJsonBody, sendJson, type Handler } from './http-kit';
 
 /** A tenant or resource id: 1-128 characters. */
 export const Id = z.string().min(1).max(128);
@@ -15,4 +15,15 @@ export async function parseAdminBody<T>(req: http.IncomingMessage, schema: z.Zod
     throw new HttpError(400, DownstreamErrorCode.BadRequest, 'admin body is invalid', { issues });
   }
   return parsed.data;
+}
+
+/**
+ * The handler of an admin `POST` that takes a JSON body: parses it with `schema` (400 `Request.Invalid` when it
+ * does not fit), then answers `status` with what `apply` returns for it.
+ */
+export function adminBodyRoute<T>(schema: z.ZodType<T>, apply: (body: T) => unknown, status = 200): Handler {
+  return async ({ req, res }) => {
+    const body = await parseAdminBody(req, schema);
+    sendJson(res, status, apply(body));
+  };
 }

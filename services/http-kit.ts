@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
+import { HttpBodyError, HttpBodyRefusal, readJsonBody as readBodyAsJson } from '../src/server/http-body';
 
 /** Default maximum request body size: 64 KiB. */
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
@@ -132,52 +133,19 @@ export function closeServer(server: http.Server): Promise<void> {
 
 /**
  * Reads the request body as JSON. Bodies larger than `limitBytes` are refused with 413 `Request.TooLarge`; an
- * empty or malformed body with 400 `Request.Invalid`.
+ * empty or malformed body with 400 `Request.Invalid` (the reading itself is `src/server/http-body.ts`).
  */
 export async function readJsonBody(
   req: http.IncomingMessage,
   limitBytes: number = DEFAULT_BODY_LIMIT_BYTES,
 ): Promise<unknown> {
-  const text = await readText(req, limitBytes);
-  if (text.trim() === '') throw new HttpError(400, DownstreamErrorCode.BadRequest, 'request body is empty');
   try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new HttpError(400, DownstreamErrorCode.BadRequest, 'request body is not valid JSON');
+    return await readBodyAsJson(req, { limitBytes });
+  } catch (err) {
+    if (!(err instanceof HttpBodyError) || err.code === HttpBodyRefusal.Aborted) throw err;
+    if (err.code === HttpBodyRefusal.TooLarge) throw new HttpError(413, HttpErrorCode.TooLarge, err.message);
+    throw new HttpError(400, DownstreamErrorCode.BadRequest, err.message);
   }
-}
-
-/**
- * Reads the body as UTF-8. Past the limit it rejects at once and keeps draining the rest without buffering it,
- * so the connection stays usable for the 413 response (destroying the stream would reset the socket).
- */
-function readText(req: http.IncomingMessage, limitBytes: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > limitBytes) {
-      req.resume();
-      reject(tooLarge(limitBytes));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    req.on('data', (chunk: Buffer | string) => {
-      if (refused) return;
-      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-      size += buf.length;
-      if (size > limitBytes) {
-        refused = true;
-        chunks.length = 0;
-        reject(tooLarge(limitBytes));
-        return;
-      }
-      chunks.push(buf);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-    req.once('aborted', () => reject(new Error('request aborted by the client')));
-  });
 }
 
 /** Writes a JSON response. Does nothing when the socket is already gone. */
@@ -213,10 +181,6 @@ export function sendError(
 export function dropConnection(res: http.ServerResponse): void {
   res.socket?.destroy();
   res.destroy();
-}
-
-function tooLarge(limitBytes: number): HttpError {
-  return new HttpError(413, HttpErrorCode.TooLarge, `request body exceeds ${limitBytes} bytes`);
 }
 
 function splitPath(path: string): string[] {

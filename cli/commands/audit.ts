@@ -11,10 +11,9 @@ import { historyEvidence } from '../../src/client/history-evidence';
 import { readLedger } from '../../src/client/runs';
 import { addConnectionOptions, addTimeoutOption, withSession, type ConnectionFlags } from '../connect';
 import { EXIT_FAILED } from '../errors';
-import { parseNonEmpty } from '../parse';
 import { withProgress } from '../progress';
 import { describeRun } from './read-run';
-import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { configureCommand, printJson, runAction, runCommand, type CommandIO } from './shared';
 
 interface AuditFlags extends ConnectionFlags {
   readonly json: boolean;
@@ -50,17 +49,11 @@ export function auditText(workflowId: string, r: AuditReport): string {
 }
 
 export function registerAudit(program: Command, io: CommandIO): void {
-  const cmd = program
-    .command('audit')
-    .description(
-      'check that the history alone names, for every effect, who, under which policy, on which worker, key, hash, receipt and fence',
-    )
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
-    .option('--json', 'print the report as JSON', false);
+  const cmd = runCommand(
+    program,
+    'audit',
+    'check that the history alone names, for every effect, who, under which policy, on which worker, key, hash, receipt and fence',
+  ).option('--json', 'print the report as JSON', false);
   addTimeoutOption(cmd, 'the ledger query');
   addConnectionOptions(cmd);
   configureCommand(cmd, io);

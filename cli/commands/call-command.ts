@@ -30,7 +30,7 @@ export function addTokenOption(cmd: Command): Command {
     `your identity token (default env ${ACTOR_TOKEN_ENV}); the ledger records its verified principal`,
   );
 }
-import { arg, configureCommand, type CommandIO } from './shared';
+import { arg, configureCommand, runCommand, type CommandIO } from './shared';
 
 export interface CallCommandSpec {
   readonly name: string;
@@ -43,14 +43,7 @@ export interface CallCommandSpec {
 
 /** `<workflowId> <logicalCallId> --token <jws>`; add the command's own options, then `finishCallCommand`. */
 export function callCommand(program: Command, spec: CallCommandSpec): Command {
-  const cmd = program
-    .command(spec.name)
-    .description(spec.description)
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
+  const cmd = runCommand(program, spec.name, spec.description)
     .argument(
       '<logicalCallId>',
       spec.call,

@@ -14,7 +14,7 @@ import { addConnectionOptions, withSession, type ConnectionFlags } from '../conn
 import { OperationRefusedError } from '../errors';
 import { parseNonEmpty } from '../parse';
 import { describeRun } from './read-run';
-import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { arg, configureCommand, printJson, runAction, runCommand, type CommandIO } from './shared';
 
 interface CancelFlags extends ConnectionFlags {
   readonly reason: string;
@@ -31,14 +31,7 @@ What cancellation means:
   ledger records the outcome. Check it with \`ledgerloop show <workflowId>\` and \`ledgerloop audit <workflowId>\`.`;
 
 export function registerCancel(program: Command, io: CommandIO): void {
-  const cmd = program
-    .command('cancel')
-    .description('request cancellation of a run (only proves we stopped waiting; see below)')
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
+  const cmd = runCommand(program, 'cancel', 'request cancellation of a run (only proves we stopped waiting; see below)')
     .option(
       '--reason <text>',
       'recorded with the cancel request',

@@ -5,25 +5,20 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Command } from 'commander';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { CliUsageError } from '../errors';
-import { parseNonEmpty } from '../parse';
 import { withProgress } from '../progress';
 import { describeRun } from './read-run';
-import { arg, configureCommand, runAction, type CommandIO } from './shared';
+import { configureCommand, runAction, runCommand, type CommandIO } from './shared';
 
 interface ExportFlags extends ConnectionFlags {
   readonly out?: string;
 }
 
 export function registerExport(program: Command, io: CommandIO): void {
-  const cmd = program
-    .command('export')
-    .description('write a run’s history as a JSON fixture (payloads stay as stored, encrypted when a codec is on)')
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
-    .option('--out <file>', 'write to this file (parent folders are created) instead of stdout');
+  const cmd = runCommand(
+    program,
+    'export',
+    'write a run’s history as a JSON fixture (payloads stay as stored, encrypted when a codec is on)',
+  ).option('--out <file>', 'write to this file (parent folders are created) instead of stdout');
   addConnectionOptions(cmd);
   configureCommand(cmd, io);
   cmd.action((workflowId: string, flags: ExportFlags) =>

@@ -5,6 +5,7 @@
 import { InvalidArgumentError, type Command, type CommanderError } from 'commander';
 import { shutdownTracingFromEnv } from '../../src/observability/tracing';
 import { CliError, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from '../errors';
+import { parseNonEmpty } from '../parse';
 import type { ProgressStream } from '../progress';
 
 /** Where a command writes, and how the process ends; injectable for tests. */
@@ -27,6 +28,18 @@ export const processIO: CommandIO = {
     process.exitCode = code;
   },
 };
+
+/** A command on one run: `ledgerloop <name> <workflowId>` (the id must not be empty); add its own options after. */
+export function runCommand(program: Command, name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .argument(
+      '<workflowId>',
+      'the run’s workflow id',
+      arg((v) => parseNonEmpty(v, 'workflowId')),
+    );
+}
 
 /** A parser for commander's `.option(flags, description, parser)` that reports CliUsageErrors as invalid arguments. */
 export function arg<T>(parse: (text: string) => T): (text: string) => T {

@@ -2,9 +2,9 @@
 import type { Command } from 'commander';
 import { addConnectionOptions, addTimeoutOption, withSession, type ConnectionFlags } from '../connect';
 import { callsTable, eventLine, renderTable } from '../format';
-import { parseNonEmpty, parsePositiveInt } from '../parse';
+import { parsePositiveInt } from '../parse';
 import { readRun, type RunView } from './read-run';
-import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { arg, configureCommand, printJson, runAction, runCommand, type CommandIO } from './shared';
 
 interface ShowFlags extends ConnectionFlags {
   readonly json: boolean;
@@ -81,14 +81,11 @@ function indent(text: string): string {
 }
 
 export function registerShow(program: Command, io: CommandIO): void {
-  const cmd = program
-    .command('show')
-    .description('show a run: ledger events, call states, projection hash and reducer version, pending approvals')
-    .argument(
-      '<workflowId>',
-      'the run’s workflow id',
-      arg((v) => parseNonEmpty(v, 'workflowId')),
-    )
+  const cmd = runCommand(
+    program,
+    'show',
+    'show a run: ledger events, call states, projection hash and reducer version, pending approvals',
+  )
     .option(
       '--up-to <n>',
       'the ledger and projection as of its first n events',

@@ -5,6 +5,7 @@ import type { LatencyFigures } from './sections/latency';
 import type { ReplayFigures } from './sections/replay';
 import type { RetryFigures } from './sections/retries';
 import type { ThroughputFigures } from './sections/throughput';
+import type { ProfileSummary } from './lib/cpuprofile';
 import { round } from './lib/stats';
 
 export interface Row {
@@ -202,6 +203,26 @@ export function markdownTable(rows: readonly Row[]): string {
 }
 
 /** The evidence tables behind "Where the time goes" (lab/bench/results/latest.md). */
+/** One thread's profile as Markdown paragraphs: self time by category (`unit` names it), inclusive time, the top `top` functions. */
+function threadProfileLines(t: ProfileSummary, unit: string, top: number): string[] {
+  const pairs = (o: Readonly<Record<string, number>>): string =>
+    Object.entries(o)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  const topSelf = t.topSelf
+    .slice(0, top)
+    .map((x) => `${x.fn} ${x.ms}`)
+    .join('; ');
+  return [
+    `By category (${unit}): ${pairs(t.byCategory)}.`,
+    '',
+    `Inclusive (ms): ${pairs(t.inclusive)}.`,
+    '',
+    `Top self: ${topSelf}.`,
+    '',
+  ];
+}
+
 export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   const out: string[] = [];
   if (f.latency) {
@@ -286,49 +307,13 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
           `**${w.kind}, ${t.isWorkflowThread ? 'workflow thread' : 'main thread'}**: ${t.busyMsPerRun} ms per run busy.`,
           '',
         );
-        out.push(
-          `By category (ms over ${w.runs} runs): ${Object.entries(t.byCategory)
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', ')}.`,
-          '',
-        );
-        out.push(
-          `Inclusive (ms): ${Object.entries(t.inclusive)
-            .map(([k, v]) => `${k} ${v}`)
-            .join(', ')}.`,
-          '',
-        );
-        out.push(
-          `Top self: ${t.topSelf
-            .slice(0, 8)
-            .map((x) => `${x.fn} ${x.ms}`)
-            .join('; ')}.`,
-          '',
-        );
+        out.push(...threadProfileLines(t, `ms over ${w.runs} runs`, 8));
       }
     }
     const r = profile.replay;
     out.push(`### Replay profile (${r.events} events, ${r.ms} ms under the profiler)`, '');
     for (const t of r.threads) {
-      out.push(
-        `By category (ms): ${Object.entries(t.byCategory)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')}.`,
-        '',
-      );
-      out.push(
-        `Inclusive (ms): ${Object.entries(t.inclusive)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')}.`,
-        '',
-      );
-      out.push(
-        `Top self: ${t.topSelf
-          .slice(0, 10)
-          .map((x) => `${x.fn} ${x.ms}`)
-          .join('; ')}.`,
-        '',
-      );
+      out.push(...threadProfileLines(t, 'ms', 10));
     }
   }
   return out.join('\n');

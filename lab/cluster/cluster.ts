@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Stack } from '../demo/stack';
+import type { Stack } from '../stack';
 import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { DATA_DIR } from '../../src/server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../spawn-worker';

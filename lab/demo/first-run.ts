@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Stack } from './stack';
+import type { Stack } from '../stack';
 
 export interface FirstRun {
   /** Where the tokens are, relative to the working directory when it is inside it. */

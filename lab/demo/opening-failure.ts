@@ -8,7 +8,7 @@ import { activityAttempts } from '../../src/client/history-metrics';
 import { readLedger, startAgentRun } from '../../src/client/runs';
 import { RETRY_STRATEGIES, type RetryStrategy } from '../../src/domain/run';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from '../spawn-worker';
-import type { Stack } from './stack';
+import type { Stack } from '../stack';
 
 export interface DemoRow {
   readonly strategy: RetryStrategy;

@@ -4,7 +4,6 @@
  * dev server of its own. Drivers act while the run is in flight; afterwards every metric is read from durable
  * records (evidence.ts), the assertions are evaluated, and the write-up is generated.
  */
-import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +12,6 @@ import { startAgentRun } from '../../src/client/runs';
 import type { AgentRunResult } from '../../src/domain/run';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { getFreePorts, type DevServer } from '../../src/server/dev-server';
-import { LAB_STRATEGIES_ENV } from '../../src/worker/worker';
 import { evaluateExpectations, type AssertionFailure } from './assertions';
 import { CRASH_POINTS } from './catalog';
 import { approver } from './approver';
@@ -147,12 +145,8 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       taskQueue,
       services: workerUrls,
       bundlePath: lab.bundlePath,
-      env: {
-        ...lab.capabilityTrust.workerEnv,
-        [IDENTITY_ISSUERS_ENV]: lab.identity.configPath,
-        [LAB_STRATEGIES_ENV]: '1', // the lab runs blind_retry on purpose
-        ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
-      },
+      // The lab's worker env allows blind_retry: the lab runs it on purpose.
+      env: { ...lab.workerEnv, ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}) },
       timeline,
     });
     const [svc, first] = await Promise.allSettled([

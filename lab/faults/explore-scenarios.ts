@@ -36,6 +36,16 @@ const eur = (minor: number): { minor: number; currency: string } => ({ minor, cu
 const debitAmount = (prng: Prng, approval: boolean): number =>
   approval ? prng.int(50_001, 99_000) : prng.int(100, 49_000);
 
+/** A scenario that only debits (and refunds) the wallet: no approvals, no compensations. */
+const walletOnly = (weight: number, tools: readonly string[], vars: ScenarioTemplate['vars']): ScenarioTemplate => ({
+  weight,
+  tools,
+  services: ['wallet'],
+  approvals: 'never',
+  compensable: false,
+  vars,
+});
+
 export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
   'wallet-debit': {
     weight: 30,
@@ -96,70 +106,20 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     approvalPath: { service: 'notifications', request: 1, retrySend: 2 },
     vars: (p) => ({ to: 'ada@example.com', template: p.next() < 0.5 ? 'welcome' : 'receipt' }),
   },
-  'injected-refund': {
-    weight: 3,
-    tools: ['wallet_debit', 'wallet_refund'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
-  },
-  'n-debits': {
-    weight: 3,
-    tools: ['wallet_debit'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: (p) => ({ account: 'acct_1', turns: p.int(2, 3) }),
-  },
-  gullible: {
-    weight: 2,
-    tools: ['wallet_debit', 'wallet_refund'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
-  },
-  stuck: {
-    weight: 2,
-    tools: ['wallet_debit'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: () => ({ account: 'acct_1' }),
-  },
-  'over-limit-debit': {
-    weight: 2,
-    tools: ['wallet_debit'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: () => ({ account: 'acct_1' }),
-  },
-  'malformed-arguments': {
-    weight: 2,
-    tools: ['wallet_debit'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: () => ({ account: 'acct_1' }),
-  },
-  'cross-tenant': {
-    weight: 2,
-    tools: ['wallet_debit'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: () => ({ foreignAccount: 'acct_globex' }),
-  },
-  'endless-debits': {
-    weight: 1,
-    tools: ['wallet_debit'],
-    services: ['wallet'],
-    approvals: 'never',
-    compensable: false,
-    vars: () => ({ account: 'acct_1' }),
-  },
+  'injected-refund': walletOnly(3, ['wallet_debit', 'wallet_refund'], (p) => ({
+    account: 'acct_1',
+    amount: eur(p.int(100, 20_000)),
+  })),
+  'n-debits': walletOnly(3, ['wallet_debit'], (p) => ({ account: 'acct_1', turns: p.int(2, 3) })),
+  gullible: walletOnly(2, ['wallet_debit', 'wallet_refund'], (p) => ({
+    account: 'acct_1',
+    amount: eur(p.int(100, 20_000)),
+  })),
+  stuck: walletOnly(2, ['wallet_debit'], () => ({ account: 'acct_1' })),
+  'over-limit-debit': walletOnly(2, ['wallet_debit'], () => ({ account: 'acct_1' })),
+  'malformed-arguments': walletOnly(2, ['wallet_debit'], () => ({ account: 'acct_1' })),
+  'cross-tenant': walletOnly(2, ['wallet_debit'], () => ({ foreignAccount: 'acct_globex' })),
+  'endless-debits': walletOnly(1, ['wallet_debit'], () => ({ account: 'acct_1' })),
 };
 
 /** The rotation that guarantees coverage: every scenario the generator knows, in a fixed order. */

@@ -3,30 +3,28 @@
  * server of its own for a case that restarts the server, the workflow bundle built once, and per case FRESH
  * downstream service processes on fresh SQLite databases (so their counts belong to that case alone).
  */
-import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, type Connection } from '@temporalio/client';
-import { connectClient, serverTarget } from '../../src/server/connection-config';
 import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv } from '../../src/codec/data-converter';
-import { type DownstreamClient } from '../../src/downstream/client';
-import { generateCapabilityTrust, type CapabilityTrust } from '../../src/policy/capability-keys';
+import type { DevIssuer } from '../../src/identity/issue';
+import type { CapabilityTrust } from '../../src/policy/capability-keys';
 import type { Policy } from '../../src/policy/policy-format';
-import { connectOrStart, startDevServer, type DevServer, type ServerHandle } from '../../src/server/dev-server';
-import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
+import type { DevServer } from '../../src/server/dev-server';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
+import {
+  startLinkedServer,
+  startServices,
+  startStack,
+  type ServerLink,
+  type StackService,
+  type StackServices,
+} from '../stack';
 import { FAULT_WORKFLOW_INTERCEPTORS_MODULE } from './crash-points';
 import type { PointFeature } from './catalog';
 import type { PlannedCase } from './plan';
 import type { CaseService } from './protocol-format';
 
-/** A Temporal server with a client on it. */
-export interface ServerLink {
-  readonly server: ServerHandle;
-  readonly connection: Connection;
-  readonly client: Client;
-}
+export type { ServerLink } from '../stack';
 
 export interface Lab {
   readonly shared: ServerLink;
@@ -37,6 +35,8 @@ export interface Lab {
   readonly capabilityTrust: CapabilityTrust;
   /** The lab's development identity issuer: workers get its public keys, the runner mints run and approver tokens. */
   readonly identity: DevIssuer;
+  /** What every worker of the lab gets: the dispatch key, the issuer's public keys, lab strategies allowed. */
+  readonly workerEnv: Readonly<Record<string, string>>;
   readonly dataDir: string;
   readonly dataConverter?: DataConverter;
   stop(): Promise<void>;
@@ -47,12 +47,6 @@ export function bundleFeatures(code: string): Set<PointFeature> {
   const features = new Set<PointFeature>();
   if (/type:\s*['"]CompensationStarted['"]/.test(code)) features.add('saga');
   return features;
-}
-
-async function link(server: ServerHandle, dataConverter: DataConverter | undefined): Promise<ServerLink> {
-  const { connection } = await connectClient(serverTarget(server));
-  const client = new Client({ connection, namespace: server.namespace, ...(dataConverter ? { dataConverter } : {}) });
-  return { server, connection, client };
 }
 
 /** The workflow bundle of this build, written once per protocol run, and the features found in it. */
@@ -70,62 +64,45 @@ export async function buildBundle(dataDir: string): Promise<BuiltBundle> {
   return { bundlePath, features: bundleFeatures(readFileSync(bundlePath, 'utf8')) };
 }
 
-/** Starts (or, with TEMPORAL_ADDRESS, connects to) the protocol run's shared Temporal server. */
+/**
+ * Starts (or, with TEMPORAL_ADDRESS, connects to) the protocol run's shared Temporal server, with the lab's keys
+ * and no services (each case starts its own).
+ */
 export async function openLab(dataDir: string, bundle: BuiltBundle): Promise<Lab> {
-  const dataConverter = dataConverterFromEnv();
-  const server = await connectOrStart({ headless: true, ephemeral: true, logFile: path.join(dataDir, 'temporal.log') });
-  let shared: ServerLink;
-  try {
-    shared = await link(server, dataConverter);
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
-  const identity = await createDevIssuer(path.join(dataDir, 'identity'));
-  return {
-    shared,
-    identity,
-    bundlePath: bundle.bundlePath,
-    features: bundle.features,
-    capabilityTrust: generateCapabilityTrust(),
+  const stack = await startStack({
     dataDir,
-    ...(dataConverter ? { dataConverter } : {}),
-    async stop() {
-      await shared.connection.close().catch(() => undefined);
-      await server.stop();
-    },
+    server: { headless: true, ephemeral: true, logFile: path.join(dataDir, 'temporal.log') },
+    wallet: false,
+    identityDir: path.join(dataDir, 'identity'),
+    bundle: { prebuilt: bundle.bundlePath },
+    tracing: null,
+  });
+  const { server, connection, client } = stack;
+  return {
+    shared: { server, connection, client },
+    identity: stack.identity,
+    workerEnv: stack.workerEnv,
+    bundlePath: stack.bundlePath,
+    features: bundle.features,
+    capabilityTrust: stack.capabilityTrust,
+    dataDir,
+    ...(stack.dataConverter ? { dataConverter: stack.dataConverter } : {}),
+    stop: () => stack.stop(),
   };
 }
 
 /** A dev server of the case's own (the server-restart case), on a database in the case directory. */
-export async function startOwnServer(lab: Lab, dir: string): Promise<ServerLink & { server: DevServer }> {
-  const server = await startDevServer({
-    headless: true,
-    ephemeral: true,
-    dbFile: path.join(dir, 'temporal.db'),
-    logFile: path.join(dir, 'temporal.log'),
-  });
-  try {
-    return { ...(await link(server, lab.dataConverter)), server };
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
+export function startOwnServer(lab: Lab, dir: string): Promise<ServerLink<DevServer>> {
+  return startLinkedServer(
+    { headless: true, ephemeral: true, dbFile: path.join(dir, 'temporal.db'), logFile: path.join(dir, 'temporal.log') },
+    lab.dataConverter ? { dataConverter: lab.dataConverter } : {},
+  );
 }
 
-export interface CaseServiceProcess {
-  readonly name: CaseService;
-  readonly proc: SpawnedService;
-  readonly client: DownstreamClient;
-  readonly dbPath: string;
-}
+export type CaseServiceProcess = StackService<CaseService>;
 
 /** The case's downstream processes. */
-export interface CaseServices {
-  readonly byName: ReadonlyMap<CaseService, CaseServiceProcess>;
-  readonly urls: Readonly<Record<string, string>>;
-  stop(): Promise<void>;
-}
+export type CaseServices = StackServices<CaseService>;
 
 /** Spawns the case's services on fresh databases (on `ports`, in order, when given), seeds its wallet accounts and sends its setup requests. */
 export async function startCaseServices(
@@ -134,33 +111,13 @@ export async function startCaseServices(
   dir: string,
   ports: readonly number[] = [],
 ): Promise<CaseServices> {
-  const env = { ...lab.capabilityTrust.serviceEnv };
-  const settled = await Promise.allSettled(
-    pc.services.map(async (name, i) => {
-      const dbPath = path.join(dir, `${name}.db`);
-      const proc = await spawnService(name, { dbPath, env, ...(ports[i] !== undefined ? { port: ports[i] } : {}) });
-      return {
-        name,
-        proc,
-        client: spawnedClient(proc, {
-          capabilityKey: lab.capabilityTrust.dispatch,
-          timeoutMs: 5_000,
-          signs: 'lookups',
-        }),
-        dbPath,
-      };
-    }),
-  );
-  const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const stop = async (): Promise<void> => {
-    await Promise.all(started.map((s) => s.proc.stop()));
-  };
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) {
-    await stop();
-    throw failed.reason;
-  }
-  const byName = new Map(started.map((s) => [s.name, s] as const));
+  const services = await startServices(pc.services, {
+    capabilityTrust: lab.capabilityTrust,
+    dbPath: (name) => path.join(dir, `${name}.db`),
+    ports,
+    clientTimeoutMs: 5_000,
+  });
+  const { byName, stop } = services;
   const wallet = byName.get('wallet');
   try {
     for (const a of pc.accounts) {
@@ -176,7 +133,7 @@ export async function startCaseServices(
     await stop();
     throw err;
   }
-  return { byName, urls: Object.fromEntries(started.map((s) => [s.name, s.proc.url])), stop };
+  return services;
 }
 
 /** Writes a policy file atomically (write, then rename), so a worker never reads half a file. */

@@ -7,6 +7,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HttpErrorCode, sendError } from '../../services/http-kit';
+import { HttpBodyError, HttpBodyRefusal, readBody } from '../../src/server/http-body';
 
 export interface HoldRule {
   /** Route to hold, e.g. `/v1/debits`; undefined: any POST. */
@@ -30,6 +32,9 @@ export interface NetHold {
   release(): Promise<Delivered | undefined>;
   close(): Promise<void>;
 }
+
+/** The largest body forwarded: far above any service's own limit, so the service, not the wire, refuses a large body. */
+const FORWARD_LIMIT_BYTES = 8 * 1024 * 1024;
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length']);
 
@@ -58,15 +63,6 @@ function forward(
   });
 }
 
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 /** Starts a forwarder to `targetUrl` that holds the request `rule` names. */
 export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<NetHold> {
   const target = new URL(targetUrl);
@@ -77,7 +73,15 @@ export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<N
 
   const server = http.createServer((req, res) => {
     void (async () => {
-      const body = await readBody(req);
+      let body: Buffer;
+      try {
+        body = await readBody(req, { limitBytes: FORWARD_LIMIT_BYTES });
+      } catch (err) {
+        // Refused as the service would refuse it (nothing was forwarded); anything else drops the connection.
+        if (!(err instanceof HttpBodyError) || err.code !== HttpBodyRefusal.TooLarge) throw err;
+        sendError(res, 413, HttpErrorCode.TooLarge, err.message);
+        return;
+      }
       const matches = req.method === 'POST' && (rule.path === undefined || req.url?.split('?')[0] === rule.path);
       if (matches && ++seen === rule.occurrence) {
         pending = { req, body, res };

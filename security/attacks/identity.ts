@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { startAgentRun } from '../../src/client/runs';
-import { startStack, type Stack } from '../../lab/demo/stack';
+import { startStack, type Stack } from '../../lab/stack';
 import type { AgentRunInput } from '../../src/domain/run';
 import { createDevIssuer, issueIdentityToken } from '../../src/identity/issue';
 import {

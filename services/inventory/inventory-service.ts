@@ -5,9 +5,9 @@
  * Business routes: `POST /v1/reservations`, `POST /v1/releases` (by `reservationOperationKey`),
  * `GET /v1/stock/:tenant/:sku`. Admin listener: `POST /admin/stock` (seed the quantity on hand).
  */
-import { parseAdminBody } from '../body-schemas';
-import { sendJson } from '../http-kit';
+import { adminBodyRoute } from '../body-schemas';
 import { mutation } from '../idempotent-route';
+import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyRelease,
@@ -33,17 +33,13 @@ export const inventoryDefinition: ServiceDefinition = {
     '/v1/reservations': mutation({ scope: INVENTORY_RESERVE_SCOPE, schema: ReserveBody, apply: applyReserve }),
     '/v1/releases': mutation({ scope: INVENTORY_RELEASE_SCOPE, schema: ReleaseBody, apply: applyRelease }),
   },
-  reads: {
-    '/v1/stock/:tenant/:sku': {
-      get: (db, p) => getStock(db, p['tenant'] ?? '', p['sku'] ?? ''),
-      notFound: 'no such SKU',
-    },
-  },
+  reads: readRoute('/v1/stock/:tenant/:sku', getStock, 'no such SKU'),
   adminRoutes(router, { db }) {
-    router.on('POST', '/admin/stock', async ({ req, res }) => {
-      const seed = await parseAdminBody(req, SeedStockBody);
-      sendJson(res, 200, db.transaction(() => seedStock(db, seed))());
-    });
+    router.on(
+      'POST',
+      '/admin/stock',
+      adminBodyRoute(SeedStockBody, (seed) => db.transaction(() => seedStock(db, seed))()),
+    );
   },
 };
 

@@ -7,7 +7,7 @@
  * Admin listener: `GET /admin/emails?tenant=&orderId=`, `GET /admin/events/:eventId`, `POST /admin/suppressions`.
  */
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
-import { parseAdminBody } from '../body-schemas';
+import { adminBodyRoute } from '../body-schemas';
 import { EVENTS_ROUTE, EVENTS_SCOPE } from '../../src/downstream/events-contract';
 import { HttpError, sendJson } from '../http-kit';
 import { mutation } from '../idempotent-route';
@@ -56,10 +56,11 @@ export const notificationsDefinition: ServiceDefinition = {
       .on('GET', '/admin/events/:eventId', ({ res, params }) =>
         sendJson(res, 200, eventStats(db, params['eventId'] ?? '')),
       )
-      .on('POST', '/admin/suppressions', async ({ req, res }) => {
-        const body = await parseAdminBody(req, SuppressionBody);
-        sendJson(res, 201, suppress(db, body));
-      });
+      .on(
+        'POST',
+        '/admin/suppressions',
+        adminBodyRoute(SuppressionBody, (body) => suppress(db, body), 201),
+      );
   },
 };
 

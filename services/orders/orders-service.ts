@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
-import { parseAdminBody } from '../body-schemas';
+import { adminBodyRoute } from '../body-schemas';
 import { HttpError, sendJson } from '../http-kit';
 import { mutationHandler } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
@@ -56,16 +56,25 @@ export const ordersDefinition: ServiceDefinition = {
   },
   adminRoutes(router, { db, faults }) {
     router
-      .on('POST', '/admin/orders', async ({ req, res }) => {
-        const seed = await parseAdminBody(req, SeedOrderBody);
-        sendJson(res, 200, seedOrder(db, seed));
-      })
+      .on(
+        'POST',
+        '/admin/orders',
+        adminBodyRoute(SeedOrderBody, (seed) => seedOrder(db, seed)),
+      )
       .on('GET', '/admin/outbox', ({ res }) => sendJson(res, 200, outboxStats(db)));
     if (faults === undefined) return; // a fault route exists only in a lab start
-    router.on('POST', '/admin/fulfilment-faults', async ({ req, res }) => {
-      armedFulfilmentFault = (await parseAdminBody(req, FulfilmentFaultBody)).do;
-      sendJson(res, 201, { armed: armedFulfilmentFault });
-    });
+    router.on(
+      'POST',
+      '/admin/fulfilment-faults',
+      adminBodyRoute(
+        FulfilmentFaultBody,
+        (body) => {
+          armedFulfilmentFault = body.do;
+          return { armed: armedFulfilmentFault };
+        },
+        201,
+      ),
+    );
   },
 };
 

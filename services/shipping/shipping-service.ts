@@ -5,9 +5,10 @@
  * Business routes: `POST /v1/shipments`, `POST /v1/cancellations` (by `shipmentOperationKey`),
  * `GET /v1/shipments/:tenant/:orderId`. Admin listener: `POST|GET /admin/capacity`, `POST /admin/dispatch`.
  */
-import { parseAdminBody } from '../body-schemas';
+import { adminBodyRoute } from '../body-schemas';
 import { sendJson } from '../http-kit';
 import { mutation } from '../idempotent-route';
+import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyCancel,
@@ -36,27 +37,24 @@ export const shippingDefinition: ServiceDefinition = {
     '/v1/shipments': mutation({ scope: SHIPPING_SCHEDULE_SCOPE, schema: ScheduleBody, apply: applySchedule }),
     '/v1/cancellations': mutation({ scope: SHIPPING_CANCEL_SCOPE, schema: CancelBody, apply: applyCancel }),
   },
-  reads: {
-    '/v1/shipments/:tenant/:orderId': {
-      get: (db, p) => {
-        const tenant = p['tenant'] ?? '';
-        const orderId = p['orderId'] ?? '';
-        return { tenant, orderId, shipments: listShipments(db, tenant, orderId) };
-      },
-      notFound: 'no such order',
-    },
-  },
+  reads: readRoute(
+    '/v1/shipments/:tenant/:orderId',
+    (db, tenant, orderId) => ({ tenant, orderId, shipments: listShipments(db, tenant, orderId) }),
+    'no such order',
+  ),
   adminRoutes(router, { db }) {
     router
       .on('GET', '/admin/capacity', ({ res }) => sendJson(res, 200, getCapacity(db)))
-      .on('POST', '/admin/capacity', async ({ req, res }) => {
-        const body = await parseAdminBody(req, CapacityBody);
-        sendJson(res, 200, setCapacity(db, body));
-      })
-      .on('POST', '/admin/dispatch', async ({ req, res }) => {
-        const body = await parseAdminBody(req, DispatchBody);
-        sendJson(res, 200, db.transaction(() => dispatchShipment(db, body))());
-      });
+      .on(
+        'POST',
+        '/admin/capacity',
+        adminBodyRoute(CapacityBody, (body) => setCapacity(db, body)),
+      )
+      .on(
+        'POST',
+        '/admin/dispatch',
+        adminBodyRoute(DispatchBody, (body) => db.transaction(() => dispatchShipment(db, body))()),
+      );
   },
 };
 

@@ -9,6 +9,7 @@
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { HttpError, readJsonBody, sendJson } from '../http-kit';
 import { mutation } from '../idempotent-route';
+import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
   applyDebit,
@@ -40,12 +41,7 @@ export const walletDefinition: ServiceDefinition = {
     '/v1/debits': mutation({ scope: WALLET_CHARGE_SCOPE, schema: DebitBody, apply: applyDebit }),
     '/v1/refunds': mutation({ scope: WALLET_REFUND_SCOPE, schema: RefundBody, apply: applyRefund }),
   },
-  reads: {
-    '/v1/accounts/:tenant/:account': {
-      get: (db, p) => getBalance(db, p['tenant'] ?? '', p['account'] ?? ''),
-      notFound: 'no such account',
-    },
-  },
+  reads: readRoute('/v1/accounts/:tenant/:account', getBalance, 'no such account'),
   adminRoutes(router, { db }) {
     router.on('POST', '/admin/accounts', async ({ req, res }) => {
       const parsed = SeedAccountBody.safeParse(await readJsonBody(req));

@@ -26,6 +26,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { HttpBodyError, HttpBodyRefusal, readJsonBody } from '../server/http-body';
 import { PayloadDecryptionError } from './aes-gcm-codec';
 
 /** The UI origins allowed by default: the dev server's Web UI on its default port. */
@@ -123,24 +124,6 @@ export function payloadToJson(p: Payload): JsonPayload {
   const metadata: Record<string, string> = {};
   for (const [k, v] of Object.entries(p.metadata ?? {})) metadata[k] = Buffer.from(v).toString('base64');
   return { metadata, data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') };
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new CodecRequestError(`request body larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-  });
 }
 
 function digest(token: string): Buffer {
@@ -271,9 +254,11 @@ function makeHandler(opts: HandlerOptions): http.RequestListener {
       try {
         let body: unknown;
         try {
-          body = JSON.parse(await readBody(req));
+          body = await readJsonBody(req, { limitBytes: MAX_BODY_BYTES, overLimit: 'destroy' });
         } catch (err) {
-          throw err instanceof CodecRequestError ? err : new CodecRequestError('body is not JSON');
+          throw err instanceof HttpBodyError && err.code === HttpBodyRefusal.TooLarge
+            ? new CodecRequestError(`request body larger than ${MAX_BODY_BYTES} bytes`)
+            : new CodecRequestError('body is not JSON');
         }
         const list = (body as { payloads?: unknown } | null)?.payloads;
         if (!Array.isArray(list)) throw new CodecRequestError('body must be { "payloads": [...] }');

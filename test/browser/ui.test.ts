@@ -16,7 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startCodecServer, type CodecServer } from '../../src/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
-import { startStack, type Stack } from '../../lab/demo/stack';
+import { startStack, type Stack } from '../../lab/stack';
 import { getFreePort } from '../../src/server/dev-server';
 import { REPO_ROOT } from '../../src/server/temporal-binaries';
 import { input, runAgent, type RunOutcome } from '../helpers/run';

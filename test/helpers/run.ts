@@ -6,7 +6,7 @@ import type { SearchAttributeKey } from '@temporalio/common/lib/search-attribute
 import type { Worker } from '@temporalio/worker';
 import { activityAttempts } from '../../src/client/history-metrics';
 import { readLedger, startAgentRun } from '../../src/client/runs';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { deadlineIn, inProcessWorker, taskQueue } from './stack';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
-import { startStack, type BusinessService, type Stack } from '../../lab/demo/stack';
+import { startStack, type BusinessService, type Stack } from '../../lab/stack';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
 import { NativeConnection } from '@temporalio/worker';

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { hashCanonical } from '../../src/domain/canonical';
 import { FilePolicyStore } from '../../src/policy/policy-store';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';

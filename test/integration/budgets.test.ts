@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import OpenAI from 'openai';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { readLedger } from '../../src/client/runs';
 import { spawnedClient, spawnService } from '../../services/spawn';
 import { retryAccountingQuery, ledgerQuery } from '../../workflows/definitions';

@@ -2,7 +2,7 @@
  * Cancelling a run proves only that we stopped waiting. A cancelled run dispatches nothing new; a call in
  * flight at that moment becomes UNKNOWN and is reconciled against the downstream, never assumed stopped.
  */
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { readLedger } from '../../src/client/runs';
 import { pendingApprovalsQuery } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';

@@ -3,7 +3,7 @@
  * returns only its digest, kid and jti, which the ledger records. Checked over every payload of a real run's
  * recorded history (activity inputs and results, local-activity markers, updates, the workflow result).
  */
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { CAPABILITY_TYP } from '../../src/policy/capability';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

@@ -11,7 +11,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { Worker } from '@temporalio/worker';
 import { readLedger } from '../../src/client/runs';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { REDUCER_VERSION } from '../../src/domain/reducer';
 import type { AgentRunResult } from '../../src/domain/run';
 import { getFreePort } from '../../src/server/dev-server';

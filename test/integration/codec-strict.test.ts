@@ -9,7 +9,7 @@
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { input, runAgent } from '../helpers/run';
 import { inProcessWorker, startTestStack, taskQueue } from '../helpers/stack';
 

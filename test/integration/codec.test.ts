@@ -9,7 +9,7 @@ import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { payloadToJson, startCodecServer, type CodecServer, type JsonPayload } from '../../src/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { input, runAgent, type RunOutcome } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 

@@ -3,7 +3,7 @@
  * no search attribute (each upsert is an event and a visibility write), while a change of state still shows.
  */
 import { temporal } from '@temporalio/proto';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { SA } from '../../src/server/search-attributes';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { IdentityConfigError } from '../../src/identity/config';
 import {
   decideApprovalUpdate,

@@ -3,7 +3,7 @@
  * the workflow records the call FAILED with Strategy.Forbidden, and the wallet never sees a request.
  */
 import { readLedger, startAgentRun } from '../../src/client/runs';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { Failure } from '../../src/domain/failures';
 import { input } from '../helpers/run';
 import { inProcessWorker, startTestStack, taskQueue } from '../helpers/stack';

@@ -2,7 +2,7 @@
  * The wallet commits and then drops the connection: the worker is alive but never sees the response.
  * The call is UNKNOWN until reconciled; the safe strategies end with one charge, the naive one with two.
  */
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import type { RetryStrategy } from '../../src/domain/run';
 import { eventTypes, input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

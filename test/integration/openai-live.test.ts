@@ -6,7 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import type { StopReason } from '../../src/domain/run';
 import { createOpenAIClient } from '../../src/planner/openai-planner';
 import { input } from '../helpers/run';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import OpenAI from 'openai';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { hashCanonical } from '../../src/domain/canonical';
 import { deriveOperationKey } from '../../src/domain/identity';
 import type { AgentRunInput } from '../../src/domain/run';

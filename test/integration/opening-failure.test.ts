@@ -4,7 +4,7 @@
  */
 import { Worker } from '@temporalio/worker';
 import { runOpeningFailure, type DemoRow } from '../../lab/demo/opening-failure';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { startTestStack, taskQueue } from '../helpers/stack';
 
 jest.setTimeout(180_000);

@@ -4,7 +4,7 @@
  * offset as for any failed call (issue #11, defect 2).
  */
 import path from 'node:path';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { readLedger } from '../../src/client/runs';
 import { spawnService, type SpawnedService } from '../../services/spawn';
 import { resolveCallUpdate } from '../../workflows/definitions';

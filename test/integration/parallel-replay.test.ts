@@ -5,7 +5,7 @@
  * authorizer call (patch one-authorizer-call).
  */
 import { Worker } from '@temporalio/worker';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { decideApprovalUpdate, pendingApprovalsQuery } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

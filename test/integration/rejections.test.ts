@@ -2,7 +2,7 @@
  * Bad input gets a typed rejection, recorded in the ledger, returned to the model as a tool result, and never
  * reaches the downstream: the wallet's own database shows no request at all.
  */
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 

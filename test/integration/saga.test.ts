@@ -4,7 +4,7 @@
  * and never calls it a rollback. A compensation whose response is lost is reconciled; one that cannot be
  * settled stops the run for an operator.
  */
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 

@@ -5,7 +5,7 @@
  * (maxCachedWorkflows 0), and still writes each workflow line once. No key or token reaches the log.
  */
 import { readLedger, startAgentRun } from '../../src/client/runs';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { spawnWorker, type WorkerProcess } from '../../lab/spawn-worker';
 import { input } from '../helpers/run';
 import { startTestStack, taskQueue } from '../helpers/stack';

@@ -4,7 +4,7 @@
  * the activities' RunActivity spans belong to one trace.
  */
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { createTracing, type Tracing } from '../../src/observability/tracing';
 import { input, runAgent, type RunOutcome } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

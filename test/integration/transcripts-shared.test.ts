@@ -18,7 +18,7 @@ import {
   transcriptUrl,
   type PostgresLayout,
 } from '../../lab/cluster/postgres';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import {
   PostgresTranscriptStore,
   parseTranscriptUrl,

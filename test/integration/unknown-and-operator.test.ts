@@ -5,7 +5,7 @@
  * and the lookup's evidence when it agrees. A run whose deadline passes first stops with `outcome_unknown`.
  */
 import path from 'node:path';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { readLedger } from '../../src/client/runs';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';

@@ -3,7 +3,7 @@
  * into a field the wallet echoes; the result is validated and only parsed fields are promoted, so the model
  * never reads it, and a refund the model proposes anyway is denied at dispatch. Nothing reaches the wallet.
  */
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 

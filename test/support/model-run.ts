@@ -9,7 +9,7 @@ import { createActivities } from '../../activities';
 import { staticIdentitySource } from '../../src/identity/config';
 import { activityAttempts } from '../../src/client/history-metrics';
 import { readLedger, startAgentRun } from '../../src/client/runs';
-import type { Stack } from '../../lab/demo/stack';
+import type { Stack } from '../../lab/stack';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import { DownstreamClient } from '../../src/downstream/client';
 import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';

@@ -13,7 +13,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HttpBodyError, HttpBodyRefusal, readBodyText } from '../../src/server/http-body';
 import type { ChatMessage, ChatRequestBody, RecordedRequest, ScriptStep } from './openai-script';
+
+/** The largest request body accepted (a whole conversation fits many times over). */
+const REQUEST_LIMIT_BYTES = 8 * 1024 * 1024;
 
 export * from './openai-script';
 
@@ -209,9 +213,15 @@ export async function startOpenAICompatibleServer(
   }
 
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+    readBodyText(req, { limitBytes: REQUEST_LIMIT_BYTES }).then(
+      (raw) => handle(req, res, raw),
+      (err: unknown) => {
+        // A body too large is refused as a provider would; an aborted request has nobody left to answer.
+        if (!(err instanceof HttpBodyError) || err.code !== HttpBodyRefusal.TooLarge || res.destroyed) return;
+        res.writeHead(413, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(errorBody(err.message, 'invalid_request_error', 'request_too_large')));
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

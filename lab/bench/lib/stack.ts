@@ -1,28 +1,22 @@
 /**
  * The benchmark's one stack: ONE Temporal server, ONE wallet process, ONE workflow bundle holding agentRun and
  * bareLoop, one capability key. Governed and bare runs share all of it. The server is a headless dev server on a
- * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/).
+ * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/). The rest
+ * comes from the lab's one stack builder (lab/stack.ts).
  */
-import {
-  generateCapabilityTrust,
-  serializeSigningKey,
-  type CapabilitySigningKey,
-} from '../../../src/policy/capability-keys';
-import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { serializeSigningKey, type CapabilitySigningKey } from '../../../src/policy/capability-keys';
+import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, type Connection } from '@temporalio/client';
-import { connectClient } from '../../../src/server/connection-config';
-import { readFileSync } from 'node:fs';
+import type { Client, Connection } from '@temporalio/client';
 import { startCluster } from '../../cluster/cluster';
 import { startDevServer, type DevServer } from '../../../src/server/dev-server';
 import { groupCpuMs, processCpuMs, treeCpuMs } from './proc-cpu';
 import { resolveTemporalCli } from '../../../src/server/temporal-binaries';
-import { spawnedClient, spawnService, type SpawnedService } from '../../../services/spawn';
-import { type DownstreamClient } from '../../../src/downstream/client';
-import { writeWorkflowBundle } from '../../../src/worker/bundle';
+import type { SpawnedService } from '../../../services/spawn';
+import type { DownstreamClient } from '../../../src/downstream/client';
 import { IDENTITY_ISSUERS_ENV } from '../../../src/identity/config';
-import { createDevIssuer } from '../../../src/identity/issue';
+import { startStack, type Stack } from '../../stack';
 import { useBenchIdentityToken } from './runs';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
 
@@ -34,11 +28,6 @@ export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare
  */
 export type BundleKind = 'governed' | 'bare';
 
-async function writeBundle(kind: BundleKind, file: string): Promise<string> {
-  return kind === 'governed'
-    ? writeWorkflowBundle(file)
-    : writeWorkflowBundle(file, { workflowsPath: BARE_WORKFLOWS_PATH });
-}
 export const TENANT = 'acme';
 export const PRINCIPAL = 'user:bench';
 export const ACCOUNTS = 16;
@@ -173,36 +162,30 @@ async function startServer(dir: string, target: BenchTarget): Promise<BenchServe
 export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: BenchTarget } = {}): Promise<BenchStack> {
   const target = opts.target ?? 'dev';
   const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
-  const trust = generateCapabilityTrust();
-  const capabilityKey = trust.dispatch;
-  // Governed runs verify their principal's identity token before the first model call: a development issuer
-  // for the bench, its public keys handed to every worker process (they inherit this environment), one token
-  // for the bench principal used by every governed run.
-  const identity = await createDevIssuer(path.join(dir, 'identity'));
+  // One server, one wallet, both bundles: governed and bare runs share all of it (plain payloads, no tracing).
+  let stack: Stack<BenchServer>;
+  try {
+    stack = await startStack({
+      dataDir: dir,
+      startServer: () => startServer(dir, target),
+      dbFile: (name) => `${name}.db`,
+      clientTimeoutMs: 30_000,
+      dataConverter: null,
+      tracing: null,
+      identityDir: path.join(dir, 'identity'),
+      bundle: { file: 'bundle-governed.js' },
+      moreBundles: { bare: { file: 'bundle-bare.js', workflowsPath: BARE_WORKFLOWS_PATH } },
+    });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { server, wallet, walletClient, capabilityKey, identity } = stack;
+  // Governed runs verify their principal's identity token before the first model call: the stack's development
+  // issuer, its public keys handed to every worker process (they inherit this environment), one token for the
+  // bench principal used by every governed run.
   process.env[IDENTITY_ISSUERS_ENV] = identity.configPath;
   useBenchIdentityToken(await identity.issue(PRINCIPAL, TENANT, [], { ttlSec: 12 * 3600 }));
-  const t0 = Date.now();
-  let bundleMs = 0;
-  let walletMs = 0;
-  const kinds: BundleKind[] = ['governed', 'bare'];
-  const [server, bundleList, wallet] = await Promise.all([
-    startServer(dir, target),
-    (async () => {
-      const out: string[] = [];
-      // One after the other: webpack runs on this thread either way.
-      for (const k of kinds) out.push(await writeBundle(k, path.join(dir, `bundle-${k}.js`)));
-      bundleMs = Date.now() - t0;
-      return out;
-    })(),
-    spawnService('wallet', {
-      dbPath: path.join(dir, 'wallet.db'),
-      env: { ...trust.serviceEnv },
-    }).then((w) => {
-      walletMs = Date.now() - t0;
-      return w;
-    }),
-  ]);
-  const walletClient = spawnedClient(wallet, { capabilityKey, timeoutMs: 30_000, signs: 'lookups' });
   for (let i = 0; i < ACCOUNTS; i++) {
     await walletClient.seedAccount({
       tenant: TENANT,
@@ -211,20 +194,18 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       currency: 'EUR',
     });
   }
-  const bundles = Object.fromEntries(kinds.map((k, i) => [k, bundleList[i]!])) as Record<BundleKind, string>;
-  const { connection } = await connectClient({ address: server.address, namespace: server.namespace });
-  const client = new Client({ connection, namespace: server.namespace });
+  const bundles: Record<BundleKind, string> = { governed: stack.bundlePath, bare: stack.moreBundles['bare']! };
   return {
     dir,
     target,
     server,
     wallet,
     walletClient,
-    connection,
-    client,
+    connection: stack.connection,
+    client: stack.client,
     bundles,
     capabilityKey,
-    setupMs: { server: server.startupMs, bundle: bundleMs, wallet: walletMs },
+    setupMs: { server: server.startupMs, bundle: stack.setupMs.bundles, wallet: stack.setupMs.services },
     workerConfig: (taskQueue, tuning, bundle) => ({
       address: server.address,
       namespace: server.namespace,
@@ -235,9 +216,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       tuning,
     }),
     async stop() {
-      await connection.close().catch(() => undefined);
-      await wallet.stop();
-      await server.stop();
+      await stack.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

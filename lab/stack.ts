@@ -1,0 +1,348 @@
+/**
+ * The one stack builder of the lab: the demo, the fault lab, the bench and the integration tests all start their
+ * processes here. A stack is a Temporal server (a dev server of its own, TEMPORAL_ADDRESS, or one the caller
+ * starts) with a client on it, the workflow bundle(s) worker processes load, this stack's keys (fresh Ed25519
+ * capability keys and a development identity issuer) and the downstream service processes, each on its own SQLite
+ * database. The pieces are exported too: the fault lab starts fresh services per case (`startServices`) and a
+ * server of a case's own (`linkServer`).
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Client, type Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv } from '../src/codec/data-converter';
+import { type DownstreamClient } from '../src/downstream/client';
+import { IDENTITY_ISSUERS_ENV } from '../src/identity/config';
+import { createDevIssuer, type DevIssuer } from '../src/identity/issue';
+import { tracingFromEnv, type Tracing } from '../src/observability/tracing';
+import {
+  generateCapabilityTrust,
+  type CapabilitySigningKey,
+  type CapabilityTrust,
+} from '../src/policy/capability-keys';
+import { connectClient, serverTarget } from '../src/server/connection-config';
+import {
+  connectOrStart,
+  startDevServer,
+  type DevServer,
+  type DevServerOptions,
+  type ServerHandle,
+} from '../src/server/dev-server';
+import { REPO_ROOT, writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
+import { LAB_STRATEGIES_ENV } from '../src/worker/worker';
+import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
+
+/** The business services a stack can run. */
+export type BusinessService = 'wallet' | 'inventory' | 'shipping' | 'orders' | 'notifications';
+
+/** What a stack needs of its Temporal server: where it is, and how to stop it (a no-op for one it did not start). */
+export interface StackServer {
+  readonly address: string;
+  readonly namespace: string;
+  /** Named by TEMPORAL_ADDRESS (its credentials come from the environment); else a local server, none sent. */
+  readonly external?: boolean;
+  stop(): Promise<void>;
+}
+
+/** A Temporal server with a client on it. */
+export interface ServerLink<S extends StackServer = ServerHandle> {
+  readonly server: S;
+  readonly connection: Connection;
+  readonly client: Client;
+}
+
+/** The client's payload codecs and tracing (each undefined: off). */
+export interface ClientOptions {
+  readonly dataConverter?: DataConverter;
+  readonly tracing?: Tracing;
+}
+
+/** Connects a client to `server`. */
+export async function linkServer<S extends StackServer>(server: S, opts: ClientOptions = {}): Promise<ServerLink<S>> {
+  const { connection } = await connectClient(serverTarget(server));
+  const client = new Client({
+    connection,
+    namespace: server.namespace,
+    ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
+    ...(opts.tracing ? { plugins: [opts.tracing.plugin] } : {}),
+  });
+  return { server, connection, client };
+}
+
+/** Starts a dev server of the caller's own and connects a client to it; the server is stopped if the client fails. */
+export async function startLinkedServer(
+  serverOptions: DevServerOptions,
+  opts: ClientOptions = {},
+): Promise<ServerLink<DevServer>> {
+  const server = await startDevServer(serverOptions);
+  try {
+    return await linkServer(server, opts);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
+
+/** A stack's keys: who may sign capabilities and mint identity tokens, and what its workers are given of them. */
+export interface StackKeys {
+  /** The dispatch and relay signing keys, the services' public key set, and the env of each. */
+  readonly capabilityTrust: CapabilityTrust;
+  /** The dispatch side's Ed25519 key capabilities are signed with; the services verify with its public key. */
+  readonly capabilityKey: CapabilitySigningKey;
+  /** The development identity issuer: workers get only its public key set; callers mint tokens with `issue`. */
+  readonly identity: DevIssuer;
+  /**
+   * Environment a worker process of this stack needs: the capability signing key, the identity issuer's public
+   * keys (LEDGERLOOP_IDENTITY_ISSUERS), and LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (the lab runs blind_retry on purpose).
+   */
+  readonly workerEnv: Readonly<Record<string, string>>;
+}
+
+/** Fresh keys (or `capabilityTrust` when given), the issuer's files in `identityDir`. */
+export async function createStackKeys(identityDir: string, capabilityTrust?: CapabilityTrust): Promise<StackKeys> {
+  const trust = capabilityTrust ?? generateCapabilityTrust();
+  const identity = await createDevIssuer(identityDir);
+  return {
+    capabilityTrust: trust,
+    capabilityKey: trust.dispatch,
+    identity,
+    workerEnv: { ...trust.workerEnv, [LAB_STRATEGIES_ENV]: '1', [IDENTITY_ISSUERS_ENV]: identity.configPath },
+  };
+}
+
+/** One running service process with a client that signs its lookups with the stack's dispatch key. */
+export interface StackService<N extends BusinessService = BusinessService> {
+  readonly name: N;
+  readonly proc: SpawnedService;
+  readonly client: DownstreamClient;
+  readonly dbPath: string;
+}
+
+/** Running service processes. */
+export interface StackServices<N extends BusinessService = BusinessService> {
+  readonly byName: ReadonlyMap<N, StackService<N>>;
+  /** Base URL per service name: what a worker needs. */
+  readonly urls: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+export interface StartServicesOptions<N extends BusinessService> {
+  /** The services get the public key set; their clients sign lookups with the dispatch key. */
+  readonly capabilityTrust: CapabilityTrust;
+  /** The database file of each service. */
+  readonly dbPath: (name: N) => string;
+  /** Ports, in the order of the names (0 or missing: a free one). */
+  readonly ports?: readonly number[];
+  /** Idempotency-key retention per service; default the service's. */
+  readonly retentionMs?: Partial<Record<N, number>>;
+  /** The clients' request timeout; default the client's. */
+  readonly clientTimeoutMs?: number;
+}
+
+/** Spawns `names`, each its own process and database, all at once; when one fails, the others are stopped. */
+export async function startServices<N extends BusinessService>(
+  names: readonly N[],
+  opts: StartServicesOptions<N>,
+): Promise<StackServices<N>> {
+  const env = { ...opts.capabilityTrust.serviceEnv };
+  const settled = await Promise.allSettled(
+    names.map(async (name, i): Promise<StackService<N>> => {
+      const dbPath = opts.dbPath(name);
+      const port = opts.ports?.[i];
+      const retentionMs = opts.retentionMs?.[name];
+      const proc = await spawnService(name, {
+        dbPath,
+        env,
+        ...(port !== undefined ? { port } : {}),
+        ...(retentionMs !== undefined ? { retentionMs } : {}),
+      });
+      const client = spawnedClient(proc, {
+        capabilityKey: opts.capabilityTrust.dispatch,
+        ...(opts.clientTimeoutMs !== undefined ? { timeoutMs: opts.clientTimeoutMs } : {}),
+        signs: 'lookups',
+      });
+      return { name, proc, client, dbPath };
+    }),
+  );
+  const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async (): Promise<void> => {
+    await Promise.all(started.map((s) => s.proc.stop()));
+  };
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return {
+    byName: new Map(started.map((s) => [s.name, s] as const)),
+    urls: Object.fromEntries(started.map((s) => [s.name, s.proc.url])),
+    stop,
+  };
+}
+
+/** A workflow bundle to build: where (a file name in the stack's data directory) and with which options. */
+export interface BundleSpec extends BundleOptions {
+  readonly file: string;
+}
+
+export interface StackOptions<S extends StackServer = ServerHandle> {
+  /** Where SQLite files, keys and bundles go; default `<repo>/.data/<name>`. */
+  readonly dataDir?: string;
+  readonly name?: string;
+  /** The dev server's options (when this stack starts one). */
+  readonly server?: DevServerOptions;
+  /** Start a dev server of its own even when TEMPORAL_ADDRESS is set (e.g. to have a Web UI). Default false. */
+  readonly ownServer?: boolean;
+  /** Starts the server instead (e.g. the bench's dev server with its dynamic config, or the local cluster). */
+  readonly startServer?: () => Promise<S>;
+  /** Run a wallet (the default), reachable as `Stack.wallet`; false: only `services`. */
+  readonly wallet?: boolean;
+  /** More services, each its own process and database. */
+  readonly services?: readonly BusinessService[];
+  readonly walletRetentionMs?: number;
+  /** The database file name of a service in `dataDir`; default `<name>-<start time>.db`. */
+  readonly dbFile?: (name: BusinessService) => string;
+  /** The service clients' request timeout; default the client's. */
+  readonly clientTimeoutMs?: number;
+  /** Payload codecs for the client; default from LEDGERLOOP_CODEC_KEYS; null: plain payloads whatever the env says. */
+  readonly dataConverter?: DataConverter | null;
+  /** Tracing for the client and the bundle; default from LEDGERLOOP_TRACING; null: none whatever the env says. */
+  readonly tracing?: Tracing | null;
+  /** The capability keys; default fresh Ed25519 keys for this stack (dispatch and relay). */
+  readonly capabilityTrust?: CapabilityTrust;
+  /** The identity issuer's directory; default `identity-<start time>` in `dataDir`. */
+  readonly identityDir?: string;
+  /**
+   * The workflow bundle: built into `dataDir` (default `workflow-bundle.js`, with the tracing interceptors when
+   * tracing is on), or `{ prebuilt }`, a bundle the caller already wrote.
+   */
+  readonly bundle?: BundleSpec | { readonly prebuilt: string };
+  /** More bundles to build, by name, after the first (one at a time: webpack runs on this thread either way). */
+  readonly moreBundles?: Readonly<Record<string, BundleSpec>>;
+}
+
+/** A running stack without a wallet of its own (`wallet: false`). */
+export interface StackBase<S extends StackServer = ServerHandle> extends ServerLink<S>, StackKeys {
+  readonly dataDir: string;
+  readonly bundlePath: string;
+  /** The bundles of `moreBundles`, by name. */
+  readonly moreBundles: Readonly<Record<string, string>>;
+  /** The client's payload codecs; workers of this stack must use the same (undefined: plain payloads). */
+  readonly dataConverter?: DataConverter;
+  /** The client's tracing, when on; the bundle then carries the workflow interceptors. */
+  readonly tracing?: Tracing;
+  /** Every business service of the stack. */
+  readonly services: Readonly<
+    Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>
+  >;
+  /** Base URL per service name: what a worker of this stack needs. */
+  readonly serviceUrls: Readonly<Record<string, string>>;
+  /** Milliseconds from the start until the bundles were written and until the services were ready. */
+  readonly setupMs: { readonly bundles: number; readonly services: number };
+  /** Closes the client, stops the services, then the server. */
+  stop(): Promise<void>;
+}
+
+/** A running stack with its wallet. */
+export interface Stack<S extends StackServer = ServerHandle> extends StackBase<S> {
+  readonly wallet: SpawnedService;
+  readonly walletClient: DownstreamClient;
+}
+
+export function startStack<S extends StackServer = ServerHandle>(
+  opts: StackOptions<S> & { readonly wallet: false },
+): Promise<StackBase<S>>;
+export function startStack<S extends StackServer = ServerHandle>(opts?: StackOptions<S>): Promise<Stack<S>>;
+/** Starts the server, builds the bundles and spawns the services at once; on any failure stops what started. */
+export async function startStack<S extends StackServer = ServerHandle>(
+  opts: StackOptions<S> = {},
+): Promise<StackBase<S> | Stack<S>> {
+  const dataDir = opts.dataDir ?? path.join(REPO_ROOT, '.data', opts.name ?? 'stack');
+  mkdirSync(dataDir, { recursive: true });
+  const stamp = Date.now();
+  const dataConverter = opts.dataConverter === null ? undefined : (opts.dataConverter ?? dataConverterFromEnv());
+  const tracing = opts.tracing === null ? undefined : (opts.tracing ?? tracingFromEnv('ledgerloop-client'));
+  const keys = await createStackKeys(opts.identityDir ?? path.join(dataDir, `identity-${stamp}`), opts.capabilityTrust);
+  const names = [
+    ...(opts.wallet === false ? [] : ['wallet' as const]),
+    ...(opts.services ?? []).filter((s) => s !== 'wallet'),
+  ];
+  const dbFile = opts.dbFile ?? ((name: BusinessService) => `${name}-${stamp}.db`);
+  const t0 = Date.now();
+  const setupMs = { bundles: 0, services: 0 };
+  const [server, bundles, services] = await Promise.allSettled([
+    opts.startServer
+      ? opts.startServer()
+      : // Without `startServer`, S is the default ServerHandle.
+        ((opts.ownServer
+          ? startDevServer(opts.server ?? {})
+          : connectOrStart(opts.server ?? {})) as Promise<unknown> as Promise<S>),
+    buildBundles(dataDir, opts, tracing !== undefined).then((b) => {
+      setupMs.bundles = Date.now() - t0;
+      return b;
+    }),
+    startServices(names, {
+      capabilityTrust: keys.capabilityTrust,
+      dbPath: (name) => path.join(dataDir, dbFile(name)),
+      ...(opts.walletRetentionMs !== undefined ? { retentionMs: { wallet: opts.walletRetentionMs } } : {}),
+      ...(opts.clientTimeoutMs !== undefined ? { clientTimeoutMs: opts.clientTimeoutMs } : {}),
+    }).then((s) => {
+      setupMs.services = Date.now() - t0;
+      return s;
+    }),
+  ]);
+  const stopStarted = async (): Promise<void> => {
+    if (services.status === 'fulfilled') await services.value.stop();
+    if (server.status === 'fulfilled') await server.value.stop();
+  };
+  if (server.status === 'rejected' || bundles.status === 'rejected' || services.status === 'rejected') {
+    await stopStarted();
+    throw [server, bundles, services].find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+  }
+  let link: ServerLink<S>;
+  try {
+    link = await linkServer(server.value, {
+      ...(dataConverter ? { dataConverter } : {}),
+      ...(tracing ? { tracing } : {}),
+    });
+  } catch (err) {
+    await stopStarted();
+    throw err;
+  }
+  const running = services.value;
+  const base: StackBase<S> = {
+    ...link,
+    ...keys,
+    dataDir,
+    ...bundles.value,
+    services: Object.fromEntries([...running.byName].map(([name, s]) => [name, { proc: s.proc, client: s.client }])),
+    serviceUrls: running.urls,
+    setupMs,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { tracing } : {}),
+    async stop() {
+      await link.connection.close().catch(() => undefined);
+      await running.stop();
+      await link.server.stop();
+    },
+  };
+  const wallet = running.byName.get('wallet');
+  return wallet === undefined || opts.wallet === false
+    ? base
+    : { ...base, wallet: wallet.proc, walletClient: wallet.client };
+}
+
+/** Writes the stack's bundle (unless prebuilt) and then `moreBundles`, one after the other. */
+async function buildBundles(
+  dataDir: string,
+  opts: Pick<StackOptions<StackServer>, 'bundle' | 'moreBundles'>,
+  tracing: boolean,
+): Promise<{ bundlePath: string; moreBundles: Record<string, string> }> {
+  const write = ({ file, ...options }: BundleSpec): Promise<string> =>
+    writeWorkflowBundle(path.join(dataDir, file), options);
+  const first = opts.bundle ?? { file: 'workflow-bundle.js', tracing };
+  const bundlePath = 'prebuilt' in first ? first.prebuilt : await write(first);
+  const moreBundles: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(opts.moreBundles ?? {})) moreBundles[name] = await write(spec);
+  return { bundlePath, moreBundles };
+}
