@@ -3,6 +3,7 @@
  * tools module: canonicalization helpers give one form per intent and refuse ambiguous input; a tools module is
  * checked before anything connects; the bundler aliases the workflow's registry only when given a module.
  */
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import {
   canonicalMoney,
@@ -66,6 +67,23 @@ describe('tool modules', () => {
       /must export workflowTools/,
     );
   });
+
+  test('the tools module every run evaluates loads no zod; the declaration entry does (the control)', () => {
+    const loadsZod = (file: string): boolean =>
+      execFileSync(
+        process.execPath,
+        [
+          '-r',
+          'tsx/cjs',
+          '-e',
+          `require(${JSON.stringify(file)}); process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('/node_modules/zod/'))))`,
+        ],
+        { cwd: path.resolve(__dirname, '../..'), encoding: 'utf8' },
+      ) === 'true';
+    expect(loadsZod(EXAMPLE_TOOLS)).toBe(false);
+    expect(loadsZod(path.resolve(__dirname, '../../src/tools/registry-entry.ts'))).toBe(false);
+    expect(loadsZod(path.resolve(__dirname, '../../src/tools/index.ts'))).toBe(true);
+  }, 30_000);
 
   test('the bundler aliases the workflow registry only when given a tools module', () => {
     expect(bundlerOptionsFor()).toBe(BUNDLER_OPTIONS);
