@@ -222,6 +222,28 @@ describe('examples/ticketing', () => {
     expect(await stats(key)).toMatchObject({ dispatchCount: 0, businessEffectCount: 0 });
   });
 
+  test('a failed opening in the same turn has the other one offset by the compensation, the cancel (tool_failed)', async () => {
+    const pair = await runTicket(
+      client,
+      keys,
+      { project: 'ops', title: 'Badge reader at door 2' },
+      { taskQueue: tq, scenario: 'open-pair', vars: { secondProject: 'archive' } },
+    );
+    expect(pair.result.stopReason).toBe('tool_failed');
+    expect(pair.result.calls.map((c) => [c.toolName, c.state]).sort()).toEqual(
+      expect.arrayContaining([
+        ['ticketing_open_ticket', 'FAILED'],
+        ['ticketing_open_ticket', 'SUCCEEDED'],
+      ]),
+    );
+    expect(pair.events).toEqual(expect.arrayContaining(['CompensationStarted', 'CompensationCompleted']));
+    const opened = pair.result.calls.find((c) => c.toolName === 'ticketing_open_ticket' && c.state === 'SUCCEEDED')!;
+    const ticketId = opened.receipt!.replace(/^rcpt_/, '');
+    const ticket = (await (await fetch(`${service.ready.url}/v1/tickets/acme/${ticketId}`)).json()) as unknown;
+    expect(ticket).toMatchObject({ project: 'ops', status: 'cancelled' });
+    expect(await stats(opened.operationKey!)).toMatchObject({ businessEffectCount: 1 });
+  }, 60_000);
+
   test('the control: a worker without the tools module runs the built-in tools, so the proposal is refused and nothing is sent', async () => {
     const before = await stats('', true);
     const builtinQueue = taskQueue('example-ticketing-builtin');

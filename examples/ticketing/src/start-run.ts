@@ -28,7 +28,14 @@ export async function runTicket(
   client: Client,
   keys: Pick<ProjectKeys, 'issue'>,
   ticket: TicketRequest,
-  opts: { readonly taskQueue?: string; readonly workflowId?: string } = {},
+  opts: {
+    readonly taskQueue?: string;
+    readonly workflowId?: string;
+    /** The scripted conversation (src/scenarios.ts); default `open-ticket`. */
+    readonly scenario?: string;
+    /** More variables for the scenario, e.g. `{ secondProject: 'archive' }` for `open-pair`. */
+    readonly vars?: Readonly<Record<string, unknown>>;
+  } = {},
 ): Promise<TicketRun> {
   const workflowId = opts.workflowId ?? `ticket-${Date.now()}`;
   const handle = await startAgentRun(client, {
@@ -39,7 +46,7 @@ export async function runTicket(
       principal: { id: 'user:alice', tenant: 'acme' },
       goal: `Open a ticket: ${ticket.title}`,
       strategy: 'same_key_replay',
-      planner: { kind: 'scripted', scenario: 'open-ticket', vars: { ...ticket } },
+      planner: { kind: 'scripted', scenario: opts.scenario ?? 'open-ticket', vars: { ...ticket, ...opts.vars } },
       deadlineAt: new Date(Date.now() + 60_000).toISOString(),
     },
   });

@@ -82,8 +82,14 @@ function toTicket(row: TicketRow) {
   };
 }
 
+/** A project that takes no new tickets: opening one there is a business refusal (422, retained under the key). */
+export const ARCHIVED_PROJECT = 'archive';
+
 /** Runs inside the idempotency store's commit transaction: the ticket and the key's record commit together. */
 function openTicket(db: Database, body: OpenBody, key: string): AppliedEffect {
+  if (body.project === ARCHIVED_PROJECT) {
+    throw new BusinessRejection('Ticketing.ProjectArchived', `project ${body.project} takes no new tickets`);
+  }
   const ticketId = ticketIdFor(body.tenant, key);
   db.prepare(
     `INSERT INTO tickets (tenant, ticket_id, project, title, labels, due, status, open_key)
