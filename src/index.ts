@@ -12,6 +12,7 @@ export {
 } from './worker/worker';
 export { buildWorkflowBundle, writeWorkflowBundle, type BundleOptions } from './worker/bundle';
 export { loadToolsModule } from './worker/tools-module';
+export { replayHistory, type ReplayOptions } from './worker/replay';
 
 // Models: a provider per `planner.kind`, given to the worker (docs/models.md).
 export { openAIModel, type ModelCall, type ModelProvider } from './planner/model';

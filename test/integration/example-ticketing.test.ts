@@ -18,7 +18,8 @@ import { signCapability } from '../../src/policy/capability';
 import { createProjectKeys, type ProjectKeys } from '../../examples/ticketing/src/keys';
 import { runTicket, type TicketRun } from '../../examples/ticketing/src/start-run';
 import { startTicketingWorker } from '../../examples/ticketing/src/worker';
-import { readPolicy } from '../../examples/ticketing/src/project';
+import { readPolicy, TOOLS_MODULE } from '../../examples/ticketing/src/project';
+import { replayHistory } from '../../src/worker/replay';
 import { ticketingScenarios } from '../../examples/ticketing/src/scenarios';
 import { createWorker } from '../../src/worker/create-worker';
 import { scriptedModel } from '../../src/planner/scripted-model';
@@ -189,6 +190,15 @@ describe('examples/ticketing', () => {
       status: 'open',
     });
   }, 60_000);
+
+  test("the run's history replays against a bundle with the user tools, and not against the built-in tools (the control)", async () => {
+    await expect(
+      replayHistory(run.history, { workflowId: run.workflowId, tools: TOOLS_MODULE }),
+    ).resolves.toBeUndefined();
+    await expect(replayHistory(run.history, { workflowId: run.workflowId })).rejects.toThrow(
+      /[Dd]eterminism|[Nn]ondeterminism/,
+    );
+  }, 90_000);
 
   test('the same key replays with the same arguments and is refused with other ones or a stale fence: no second effect', async () => {
     const key = run.result.calls[0]!.operationKey!;

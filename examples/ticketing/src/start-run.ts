@@ -3,7 +3,7 @@
  *
  *   npm run run-once -- "Printer on floor 3 is jammed"      # TEMPORAL_ADDRESS, default localhost:7233
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { readLedger, startAgentRun, type AgentRunResult } from 'ledgerloop';
 import { readProjectKeys, type ProjectKeys } from './keys';
 import { TASK_QUEUE } from './project';
@@ -14,6 +14,8 @@ export interface TicketRun {
   /** The ledger's event types, in order. */
   readonly events: readonly string[];
   readonly projectionHash: string;
+  /** The run's Temporal history: the input of a replay (`replayHistory`). */
+  readonly history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 }
 
 export interface TicketRequest {
@@ -57,6 +59,7 @@ export async function runTicket(
     result,
     events: ledger.events.map((e) => e.type),
     projectionHash: ledger.projectionHash,
+    history: await handle.fetchHistory(),
   };
 }
 
@@ -70,7 +73,8 @@ if (require.main === module) {
         title,
         labels: ['printer', 'floor-3'],
       });
-      console.log(JSON.stringify(run, null, 2));
+      const { history: _history, ...printed } = run;
+      console.log(JSON.stringify(printed, null, 2));
     } finally {
       await connection.close();
     }
