@@ -92,7 +92,8 @@ export default defineConfig(
   },
   {
     // PACKAGES BY ROLE: the runtime a user depends on (src/, workflows/, activities/) never reaches into the
-    // simulated services, the lab or the CLI; they depend on it, not the other way round.
+    // simulated services, the lab, the CLI or the user projects under examples/; they depend on it, not the other
+    // way round.
     files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
     ignores: BOUNDARY_FILES.filter((f) => f.startsWith('lab/')),
     rules: {
@@ -101,8 +102,26 @@ export default defineConfig(
         {
           patterns: [
             {
-              regex: '^(\\.\\./)+(services|lab|cli)(/|$)',
-              message: 'The runtime does not import the services, the lab or the CLI (README, "Layout").',
+              regex: '^(\\.\\./)+(services|lab|cli|examples)(/|$)',
+              message: 'The runtime does not import the services, the lab, the CLI or the examples (README, "Layout").',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // USER PROJECTS reach the runtime only through its package entries (ledgerloop, ledgerloop/workflow-tools,
+    // ledgerloop/tool-registry, ledgerloop/services), so what they use is the public API.
+    files: ['examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(src|workflows|activities|services|lab|cli)(/|$)',
+              message: 'A user project imports the runtime by its package entries (examples/ticketing/README.md).',
             },
           ],
         },

@@ -9,6 +9,7 @@ import { createPlannerActivities, type PlannerDeps } from './planner.activities'
 import { createQuotaActivities, type QuotaDeps } from './quota.activities';
 import type { OpenAIActivityDeps } from '../src/planner/openai-env';
 import { openAIModel, type ModelProvider } from '../src/planner/model';
+import type { ToolRegistry } from '../src/tools/registry';
 
 /** `authorize` (from DispatchDeps): the current policy and the signing key; default the built-in policy, no key. */
 export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
@@ -30,14 +31,19 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
   readonly quota?: QuotaDeps;
   /** The identity issuers that verify run principals, approvers and operators; default LEDGERLOOP_IDENTITY_ISSUERS. */
   readonly identity?: IdentityDeps;
+  /**
+   * The tool declarations the workflow bundle carries (a user's tool module); default the built-in tools. The
+   * signer re-derives calls from them and an OpenAI-compatible model is offered them.
+   */
+  readonly tools?: ToolRegistry;
 }
 
 export function createActivities(deps: ActivityDeps) {
   const given = deps.models ?? [];
-  const models = given.some((m) => m.kind === 'openai') ? given : [...given, openAIModel(deps.openai)];
+  const models = given.some((m) => m.kind === 'openai') ? given : [...given, openAIModel(deps.openai, deps.tools)];
   const { planTurn } = createPlannerActivities(models, deps.planner);
   // One policy store and one signing key for the authorizer and for signing at dispatch.
-  const authorize = resolveAuthorizeDeps(deps.authorize);
+  const authorize = resolveAuthorizeDeps(deps.tools ? { ...deps.authorize, tools: deps.tools } : deps.authorize);
   const { dispatchTool, reconcileCall } = createDispatchActivities({
     ...deps,
     authorize,

@@ -5,6 +5,7 @@
  * listener, and (only when enabled) the admin routes on a loopback admin listener guarded by a token; listen, and
  * close. A service is then only its schemas, its synchronous `apply` functions and its route callbacks.
  */
+import type http from 'node:http';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { KEY_SET_ENV, keySetFromEnv, type CapabilityKeySet } from '../src/policy/capability-keys';
 import { SqliteJtiRegistry } from '../src/policy/capability-replay';
@@ -96,6 +97,87 @@ export function openServiceDatabase(dbPath: string): Database {
   return db;
 }
 
+/** What `mountService` needs: an open database and how capabilities are verified. */
+export interface MountOptions {
+  /** The service's database (`openServiceDatabase`); the caller owns it and closes it. */
+  readonly db: Database;
+  /** As `ServiceHostOptions.capabilityKeys`: required unless `insecureDev`. */
+  readonly capabilityKeys?: CapabilityKeySet;
+  readonly insecureDev?: boolean;
+  readonly retentionMs?: number;
+  /** Build the admin router too (seeding, evidence); with `lab`, a fault injector. Default false. */
+  readonly admin?: boolean;
+  readonly lab?: boolean;
+}
+
+/** A service mounted on routers: serve `handle` from your own `http.Server` (and `adminRouter` on loopback). */
+export interface MountedService {
+  readonly runtime: ServiceRuntime;
+  readonly router: Router;
+  readonly adminRouter?: Router;
+  /** The public listener's request handler: `http.createServer((req, res) => void mounted.handle(req, res))`. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
+}
+
+/** Refuses (`Service.KeysMissing`) to build a service that would verify nothing, unless `insecureDev`. */
+function requireKeys(name: string, keys: CapabilityKeySet | undefined, insecureDev: boolean | undefined): void {
+  if (keys === undefined && insecureDev !== true) {
+    throw new ServiceConfigError(
+      'Service.KeysMissing',
+      `${name} has no capability verification keys (${KEY_SET_ENV}); refusing to start (pass --insecure-dev to run unverified on a development machine)`,
+    );
+  }
+}
+
+/**
+ * Migrates `db`, builds the idempotency runtime (releasing orphaned in-progress keys) and registers the standard
+ * routes, the service's mutations and reads and its own routes on a router, without listening: what
+ * `startService` runs, for a user's own HTTP server. Fail closed as `startService`.
+ */
+export function mountService(definition: ServiceDefinition, options: MountOptions): MountedService {
+  requireKeys(definition.name, options.capabilityKeys, options.insecureDev);
+  const { db } = options;
+  definition.migrate(db);
+  const store = new IdempotencyStore({
+    db,
+    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+  });
+  // A record still in progress at start belongs to a process that died before its commit: no effect exists.
+  store.recoverOrphans();
+  // A token is accepted once, across restarts: the used ids live in this service's database.
+  const capabilityKeys = options.capabilityKeys?.withReplay(new SqliteJtiRegistry(db));
+  const runtime: ServiceRuntime = {
+    db,
+    store,
+    serviceName: definition.name,
+    // The fault injector exists only in a lab start: nothing else can arm a fault.
+    ...(options.admin === true && options.lab === true ? { faults: new FaultInjector() } : {}),
+    ...(capabilityKeys === undefined ? {} : { capabilityKeys }),
+  };
+  const router = registerStandardRoutes(new Router(), definition.name, runtime);
+  for (const [path, spec] of Object.entries(definition.mutations ?? {}))
+    router.on('POST', path, mutationHandler(runtime, spec));
+  for (const [path, read] of Object.entries(definition.reads ?? {})) {
+    router.on('GET', path, ({ res, params }) => {
+      const value = read.get(db, params);
+      if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
+      sendJson(res, 200, value);
+    });
+  }
+  definition.routes?.(router, runtime);
+  let adminRouter: Router | undefined;
+  if (options.admin === true) {
+    adminRouter = registerStandardAdminRoutes(new Router(), runtime);
+    definition.adminRoutes?.(adminRouter, runtime);
+  }
+  return {
+    runtime,
+    router,
+    ...(adminRouter === undefined ? {} : { adminRouter }),
+    handle: (req, res) => router.handle(req, res),
+  };
+}
+
 /** Opens the database, migrates, registers the routes and starts listening. */
 export async function startService(
   definition: ServiceDefinition,
@@ -103,54 +185,23 @@ export async function startService(
 ): Promise<RunningService> {
   // Fail closed: without its verification keys a service would accept every request.
   const keys = options.capabilityKeys ?? keySetFromEnv();
-  if (keys === undefined && options.insecureDev !== true) {
-    throw new ServiceConfigError(
-      'Service.KeysMissing',
-      `${definition.name} has no capability verification keys (${KEY_SET_ENV}); refusing to start (pass --insecure-dev to run unverified on a development machine)`,
-    );
-  }
+  requireKeys(definition.name, keys, options.insecureDev);
   const db = openServiceDatabase(options.dbPath);
-  let runtime: ServiceRuntime;
-  let router: Router;
-  let adminRouter: Router | undefined;
+  let mounted: MountedService;
   try {
-    definition.migrate(db);
-    const store = new IdempotencyStore({
+    mounted = mountService(definition, {
       db,
+      ...(keys === undefined ? {} : { capabilityKeys: keys }),
+      ...(options.insecureDev === undefined ? {} : { insecureDev: options.insecureDev }),
       ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+      admin: options.admin !== undefined,
+      lab: options.admin?.lab === true,
     });
-    // A record still in progress at start belongs to a process that died before its commit: no effect exists.
-    store.recoverOrphans();
-    // A token is accepted once, across restarts: the used ids live in this service's database.
-    const capabilityKeys = keys?.withReplay(new SqliteJtiRegistry(db));
-    runtime = {
-      db,
-      store,
-      serviceName: definition.name,
-      // The fault injector exists only in a lab start: nothing else can arm a fault.
-      ...(options.admin?.lab === true ? { faults: new FaultInjector() } : {}),
-      ...(capabilityKeys === undefined ? {} : { capabilityKeys }),
-    };
-    router = registerStandardRoutes(new Router(), definition.name, runtime);
-    for (const [path, spec] of Object.entries(definition.mutations ?? {}))
-      router.on('POST', path, mutationHandler(runtime, spec));
-    for (const [path, read] of Object.entries(definition.reads ?? {})) {
-      const db = runtime.db;
-      router.on('GET', path, ({ res, params }) => {
-        const value = read.get(db, params);
-        if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
-        sendJson(res, 200, value);
-      });
-    }
-    definition.routes?.(router, runtime);
-    if (options.admin !== undefined) {
-      adminRouter = registerStandardAdminRoutes(new Router(), runtime);
-      definition.adminRoutes?.(adminRouter, runtime);
-    }
   } catch (err) {
     db.close();
     throw err;
   }
+  const { runtime, router, adminRouter } = mounted;
   const server = createHttpServer(router);
   const host = options.host ?? '127.0.0.1';
   let port: number;

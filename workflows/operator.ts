@@ -19,7 +19,7 @@ import { Failure } from '../src/domain/failures';
 import type { ToolIntent } from '../src/domain/identity';
 import type { ResolutionEvidence } from '../src/domain/ledger-events';
 import type { CallView } from '../src/domain/reducer';
-import { builtinTools } from '../src/tools/registry';
+import { workflowTools } from '../src/tools/workflow-registry';
 import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
 import { mayCancel, mayResolve, type Policy } from '../src/policy/policy-format';
 import { requestCancelUpdate, resolveCallUpdate, type OperatorResolution } from './definitions';
@@ -175,7 +175,7 @@ async function recordVerified(
   checkResolution(ledger, res, actor !== undefined); // the same check as the validator, so the handler never relies on it alone
   const id = res.logicalCallId;
   const call = callOf(ledger, id) as CallView;
-  const service = call.service ?? builtinTools.get(call.toolName)?.service;
+  const service = call.service ?? workflowTools.get(call.toolName)?.service;
   if (call.operationKey === null || service === undefined) {
     throw invalid(`call ${id} has no operation key or service recorded: it cannot be looked up`);
   }
@@ -275,7 +275,7 @@ function intentOf(ledger: Ledger, call: CallView): ToolIntent {
     logicalCallId: call.logicalCallId,
     operationKey: call.operationKey ?? '',
     toolName: call.toolName,
-    toolVersion: builtinTools.get(call.toolName)?.version ?? 0,
+    toolVersion: workflowTools.get(call.toolName)?.version ?? 0,
     argumentsHash: call.argumentsHash ?? '',
     principalId: p.principalId ?? '',
     tenant: p.tenant ?? '',

@@ -30,7 +30,7 @@ import {
   type Budgets,
   type CarriedState,
 } from '../src/domain/run';
-import { builtinTools } from '../src/tools/registry';
+import { workflowTools } from '../src/tools/workflow-registry';
 import { Approvals } from './approvals';
 import { proposalSignature } from './budgets';
 import { runCall, type CallRunnerContext } from './call-runner';
@@ -109,13 +109,13 @@ export class AgentRun {
       runId: this.runId,
       ...this.who,
       deadlineAt: input.deadlineAt,
-      tools: builtinTools,
+      tools: workflowTools,
       ledger: this.ledger,
       occurrences: new Map(carried?.occurrences ?? []),
     };
     // Versioned change: runs started before it upserted every search attribute on every publish (replayed as such).
     this.view = new RunView(this.ledger, this.budgets, patched(PUBLISH_ON_CHANGE));
-    this.saga = new Saga(this.ledger, builtinTools, this.runId, this.who);
+    this.saga = new Saga(this.ledger, workflowTools, this.runId, this.who);
     // Compensations are owed across continue-as-new: the registrations travel with the carried state.
     this.lostRegistrations = carried?.saga ? this.saga.restore(carried.saga as SagaRegistration[]) : [];
     const breakers = new CircuitBreakers(this.ledger);
@@ -424,7 +424,7 @@ export class AgentRun {
       {
         ledger: this.ledger,
         saga: this.saga,
-        tools: builtinTools,
+        tools: workflowTools,
         onAbort: this.onAbort,
         versioned: () => patched(SETTLE_STANDING_EFFECTS),
       },

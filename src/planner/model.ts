@@ -14,6 +14,7 @@ import type { PlannerConfig } from '../domain/run';
 import type { OpenAIActivityDeps } from './openai-env';
 import { createOpenAIPlanner, type OpenAIPlanner, type OpenAIPlanRequest } from './openai-planner';
 import { transcriptStoreFromEnv } from './openai-env';
+import type { ToolRegistry } from '../tools/registry';
 
 /** What the planner activity knows of the attempt it runs in. */
 export interface ModelCall {
@@ -32,8 +33,11 @@ export interface ModelProvider {
 
 export const MISSING_MODEL = 'Config.MissingModel';
 
-/** The model for `planner.kind: 'openai'`, built on first use from the worker's client and transcript store. */
-export function openAIModel(deps: OpenAIActivityDeps = {}): ModelProvider {
+/**
+ * The model for `planner.kind: 'openai'`, built on first use from the worker's client and transcript store,
+ * offered `tools` (default the built-in tools).
+ */
+export function openAIModel(deps: OpenAIActivityDeps = {}, tools?: ToolRegistry): ModelProvider {
   let planner: OpenAIPlanner | undefined;
   return {
     kind: 'openai',
@@ -48,6 +52,7 @@ export function openAIModel(deps: OpenAIActivityDeps = {}): ModelProvider {
         client: deps.client,
         transcriptStore: deps.transcriptStore ?? transcriptStoreFromEnv(),
         ...(deps.defaultModel ? { defaultModel: deps.defaultModel } : {}),
+        ...(tools ? { tools } : {}),
       });
       return planner.plan(req as OpenAIPlanRequest, call);
     },

@@ -25,6 +25,32 @@ export function sharedModule(id: string, load: () => readonly AnyTool[]): () => 
   };
 }
 
+/** A user's tool module: its id (unique per worker), the names it defines, and a `load` that requires them. */
+export interface ToolModuleSpec {
+  /** Unique among the worker's tool modules; the built-in ones use their service names. */
+  readonly id: string;
+  readonly names: readonly string[];
+  /** Requires the module that builds the declarations, e.g. `() => require('./ticketing.tools').ticketingTools`. */
+  load(): readonly AnyTool[];
+}
+
+/** Thrown for a tool module or registry that cannot be used (a duplicate name or id, a module naming other tools). */
+export class ToolRegistryError extends Error {
+  override readonly name = 'Tools.Invalid';
+}
+
+/**
+ * A tool module whose declarations are built once per worker, on first use, and shared by every run (frozen).
+ * Keep the module that calls this cheap: no zod schema at its top level, only in the module `load` requires.
+ */
+export function defineToolModule(spec: ToolModuleSpec): ToolModule {
+  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(spec.id)) {
+    throw new ToolRegistryError(`a tool module id is 1-64 of a-z, 0-9, _ and - (got ${JSON.stringify(spec.id)})`);
+  }
+  if (spec.names.length === 0) throw new ToolRegistryError(`tool module ${spec.id} names no tool`);
+  return { names: [...spec.names], load: sharedModule(`user:${spec.id}`, spec.load) };
+}
+
 export class ToolRegistry {
   private readonly byName = new Map<string, AnyTool>();
   private readonly unloaded = new Map<string, ToolModule>();
@@ -33,7 +59,8 @@ export class ToolRegistry {
     for (const tool of tools) this.add(tool);
     for (const m of modules) {
       for (const name of m.names) {
-        if (this.byName.has(name) || this.unloaded.has(name)) throw new Error(`duplicate tool name ${name}`);
+        if (this.byName.has(name) || this.unloaded.has(name))
+          throw new ToolRegistryError(`duplicate tool name ${name}`);
         this.unloaded.set(name, m);
       }
     }
@@ -53,7 +80,7 @@ export class ToolRegistry {
   }
 
   private add(tool: AnyTool): void {
-    if (this.byName.has(tool.name)) throw new Error(`duplicate tool name ${tool.name}`);
+    if (this.byName.has(tool.name)) throw new ToolRegistryError(`duplicate tool name ${tool.name}`);
     this.byName.set(tool.name, tool);
   }
 
@@ -62,7 +89,7 @@ export class ToolRegistry {
     const got = tools.map((t) => t.name).sort();
     const declared = [...m.names].sort();
     if (got.join() !== declared.join()) {
-      throw new Error(`a tool module declares [${declared.join(', ')}] but defines [${got.join(', ')}]`);
+      throw new ToolRegistryError(`a tool module declares [${declared.join(', ')}] but defines [${got.join(', ')}]`);
     }
     for (const name of m.names) this.unloaded.delete(name);
     for (const tool of tools) this.add(tool);

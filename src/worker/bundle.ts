@@ -19,6 +19,8 @@ export interface BundleOptions {
   tracing?: boolean;
   /** More workflow interceptor modules to bundle (the fault lab adds its crash point this way). */
   interceptorModules?: readonly string[];
+  /** A user's tool module (absolute path, exports `workflowTools`); default the built-in tools. */
+  toolsModule?: string;
 }
 
 /** The workflow interceptor modules a bundle with these options carries. */
@@ -54,10 +56,41 @@ export const PRELOAD_MODULES = [path.join(REPO_ROOT, 'src', 'tools', 'shared-dec
 /** The bundler options every Ledgerloop bundle uses, prebuilt or bundled by a worker in process. */
 export const BUNDLER_OPTIONS = { webpackConfigHook: hoistModules, preloadModules: PRELOAD_MODULES };
 
+/** The one module id the workflow code reads its tool registry from (src/tools/workflow-registry.ts). */
+export const WORKFLOW_REGISTRY_MODULE = path.join(REPO_ROOT, 'src', 'tools', 'workflow-registry');
+
+/**
+ * The bundler options for a worker whose tools come from `toolsModule`: the workflow code's registry module is
+ * aliased to it, so the bundle carries the user's declarations and no runtime file changes. Without a module,
+ * exactly `BUNDLER_OPTIONS` (the built-in tools).
+ */
+export function bundlerOptionsFor(toolsModule?: string): typeof BUNDLER_OPTIONS {
+  if (toolsModule === undefined) return BUNDLER_OPTIONS;
+  if (!path.isAbsolute(toolsModule)) throw new Error(`the tools module must be an absolute path (got ${toolsModule})`);
+  return {
+    ...BUNDLER_OPTIONS,
+    webpackConfigHook: (config) => {
+      const hoisted = hoistModules(config);
+      const alias = hoisted.resolve?.alias;
+      return {
+        ...hoisted,
+        resolve: {
+          ...hoisted.resolve,
+          // A relative import resolves to its absolute path before aliasing, so the key is the module's path.
+          alias: {
+            ...(Array.isArray(alias) || alias === undefined ? {} : alias),
+            [WORKFLOW_REGISTRY_MODULE]: toolsModule,
+          },
+        },
+      };
+    },
+  };
+}
+
 export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ code: string }> {
   return bundleWorkflowCode({
     workflowsPath: opts.workflowsPath ?? WORKFLOWS_PATH,
-    ...BUNDLER_OPTIONS,
+    ...bundlerOptionsFor(opts.toolsModule),
     workflowInterceptorModules: workflowInterceptorModules(opts),
     logger: runtimeLogger({ component: 'bundler', level: 'WARN', format: 'text' }),
   });

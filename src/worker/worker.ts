@@ -16,7 +16,9 @@ import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import type { DispatchProbe } from '../../activities/dispatch.activities';
-import { BUNDLER_OPTIONS, WORKFLOWS_PATH } from './bundle';
+import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
+import { loadToolsModule } from './tools-module';
+import type { IdentitySource } from '../identity/config';
 
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 /** The worker process serves lab-only strategies only when this variable is exactly "1". */
@@ -83,6 +85,14 @@ export interface LedgerloopWorkerOptions {
    * (lab/worker-main.ts) installs its crash points this way.
    */
   readonly instrument?: WorkerInstrumentation;
+  /**
+   * A user's tool module: the absolute path of a module exporting `workflowTools` (src/worker/tools-module.ts).
+   * The bundle aliases the workflow's registry to it; a prebuilt bundle must be built with the same module
+   * (`toolsModule` in src/worker/bundle.ts). Default: the built-in tools.
+   */
+  readonly tools?: string;
+  /** The identity issuers run principals, approvers and operators are verified with; default LEDGERLOOP_IDENTITY_ISSUERS. */
+  readonly identityIssuers?: IdentitySource;
 }
 
 export interface WorkerInstrumentation {
@@ -105,6 +115,8 @@ export async function createLedgerloopWorker(
   opts: LedgerloopWorkerOptions,
 ): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
   const identity = opts.identity ?? `ledgerloop-worker@${os.hostname()}:${process.pid}`;
+  // Before connecting: a tools module that cannot be used fails the start with Tools.Invalid, leaking nothing.
+  const tools = opts.tools === undefined ? undefined : loadToolsModule(opts.tools);
   const services = Object.fromEntries(
     Object.entries(opts.services).map(([name, baseUrl]) => [
       name,
@@ -143,6 +155,8 @@ export async function createLedgerloopWorker(
       services,
       workerIdentity: identity,
       allowLabStrategies: opts.allowLabStrategies === true,
+      ...(tools ? { tools } : {}),
+      ...(opts.identityIssuers ? { identity: { issuers: opts.identityIssuers } } : {}),
       models: opts.models ?? modelsFromEnv(process.env),
       ...(opts.instrument?.probe ? { probe: opts.instrument.probe } : {}),
       planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
@@ -155,7 +169,7 @@ export async function createLedgerloopWorker(
     }),
     ...(opts.workflowBundlePath
       ? { workflowBundle: { codePath: opts.workflowBundlePath } }
-      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS }),
+      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: bundlerOptionsFor(opts.tools) }),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.maxConcurrentActivities !== undefined

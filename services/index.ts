@@ -1,0 +1,76 @@
+/**
+ * `ledgerloop/services`: the downstream side of the HTTP contract (docs/services.md), as a library a user's own
+ * Node HTTP service mounts. A service is its tables, its idempotent mutations (a zod body schema and a
+ * synchronous `apply` run inside the commit transaction) and its reads; the library brings the idempotency record
+ * (same key and arguments: the retained result; other arguments: 409), fences, the capability check, lookups,
+ * seals, refusal counters and, on a lab start only, fault injection.
+ *
+ *   const service = await startService(ticketingService, { dbPath, capabilityKeys }); // listens
+ *   const mounted = mountService(ticketingService, { db, capabilityKeys });          // or your own server
+ *   http.createServer((req, res) => void mounted.handle(req, res));
+ */
+export {
+  mountService,
+  openServiceDatabase,
+  startService,
+  type MountedService,
+  type MountOptions,
+  type ReadRoute,
+  type RunningService,
+  type ServiceDefinition,
+  type ServiceHostOptions,
+} from './service-host';
+export {
+  mutation,
+  mutationHandler,
+  parseMutationHeaders,
+  type Mutation,
+  type MutationHeaders,
+  type MutationSpec,
+  type ServiceRuntime,
+} from './idempotent-route';
+export {
+  BusinessRejection,
+  DEFAULT_RETENTION_MS,
+  IdempotencyStore,
+  type AppliedEffect,
+  type BusinessRejectionOptions,
+  type LookupResult,
+} from './idempotency-store';
+export { ForwardOperationKey, refuseMissingForward } from './compensation';
+export { registerStandardAdminRoutes, registerStandardRoutes } from './standard-routes';
+export { verifyLookupCapability, type LookupCapabilityRequest } from './lookup-capability';
+export { Id, parseAdminBody } from './body-schemas';
+export {
+  createHttpServer,
+  HttpError,
+  HttpErrorCode,
+  readJsonBody,
+  Router,
+  sendError,
+  sendJson,
+  type Handler,
+  type RequestContext,
+} from './http-kit';
+export { runServiceMain, parseServiceFlags, type ServiceFlags } from './service-main';
+export { ADMIN_TOKEN_ENV, ServiceConfigError, type AdminConfig } from './admin-listener';
+export {
+  DownstreamErrorCode,
+  HEADER_ARGS_HASH,
+  HEADER_FENCE,
+  HEADER_INTENT_AT,
+  HEADER_KEY,
+  HEADER_REPLAYED,
+  HEADER_RETAINED_UNTIL,
+  LOOKUP_ARGUMENTS_HASH,
+  lookupCapabilityScope,
+  type OperationRecord,
+  type ServiceContract,
+} from '../src/downstream/protocol';
+export {
+  CAPABILITY_HEADER,
+  CapabilityError,
+  verifyCapability,
+  type CapabilityTokenClaims,
+} from '../src/policy/capability';
+export { keySetFromEnv, keySetFromJwks, type CapabilityKeySet } from '../src/policy/capability-keys';

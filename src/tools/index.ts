@@ -1,0 +1,23 @@
+/**
+ * `ledgerloop/workflow-tools`: the public API for declaring tools. Everything here is pure and deterministic (it
+ * runs in the workflow sandbox too): the declaration (`defineTool`), its idempotency contract and compensation,
+ * the canonicalization helpers, and the registry a worker's bundle reads.
+ *
+ * The module a worker is given as its tools (`createWorker({ tools })`) is evaluated by every run: import
+ * `ledgerloop/tool-registry` there (no zod), and this entry only in the module its `load` requires.
+ */
+export {
+  defineTool,
+  type AnyTool,
+  type AuthorizationRequest,
+  type Compensation,
+  type DispatchContext,
+  type ForwardCall,
+  type IdempotencyContract,
+  type ToolDefinition,
+} from '../domain/tool';
+export { canonicalJson, hashCanonical, CanonicalizationError, type Json } from '../domain/canonical';
+export { Currency, Money, PositiveMoney, formatMoney } from '../domain/money';
+export { canonicalMoney, nfc, sortedSet, sortedSetBy, TimeZone, ZonedDateTime, zonedTime } from './canonical-forms';
+export { normalizeText, OperationKeyRef, onResource, receiptResult, shortKey } from './common';
+export { defineToolModule, ToolRegistry, ToolRegistryError, type ToolModule, type ToolModuleSpec } from './registry';
