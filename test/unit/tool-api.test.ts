@@ -16,7 +16,7 @@ import {
   ToolRegistryError,
   zonedTime,
 } from '../../src/tools';
-import { BUNDLER_OPTIONS, bundlerOptionsFor, WORKFLOW_REGISTRY_MODULE } from '../../src/worker/bundle';
+import { BUNDLER_OPTIONS, bundlerOptionsFor, REPO_ROOT, WORKFLOW_REGISTRY_MODULE } from '../../src/worker/bundle';
 import { loadToolsModule } from '../../src/worker/tools-module';
 import { createWorker, WorkerConfigError } from '../../src/worker/create-worker';
 import { generateSigningKey } from '../../src/policy/capability-keys';
@@ -89,7 +89,12 @@ describe('tool modules', () => {
     expect(bundlerOptionsFor()).toBe(BUNDLER_OPTIONS);
     const hook = bundlerOptionsFor(EXAMPLE_TOOLS).webpackConfigHook;
     const config = hook({ resolve: { alias: { keep: 'me' } } });
-    expect(config.resolve?.alias).toEqual({ keep: 'me', [WORKFLOW_REGISTRY_MODULE]: EXAMPLE_TOOLS });
+    // The registry alias joins what was there and the bundle's one zod per worker (src/worker/workflow-zod.ts).
+    expect(config.resolve?.alias).toEqual({
+      keep: 'me',
+      zod$: path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts'),
+      [WORKFLOW_REGISTRY_MODULE]: EXAMPLE_TOOLS,
+    });
     expect(config.optimization?.concatenateModules).toBe(true);
     expect(() => bundlerOptionsFor('relative/tools')).toThrow(/absolute path/);
   });
