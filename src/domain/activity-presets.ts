@@ -91,6 +91,14 @@ export function compensationPreset(c: DeadlineClock, summary: string): ActivityO
   return bounded(c, c.caps.toolAttemptMs, c.limits.compensation, NON_RETRYABLE_DISPATCH, summary, 0);
 }
 
+/**
+ * Asking the authorizer (a run whose held policy went stale, or whose opening could not read one): pure and
+ * read-only, 5 s an attempt, 3 attempts; an invalid policy is not retried.
+ */
+export function authorizerPreset(c: DeadlineClock, summary: string): ActivityOptions {
+  return bounded(c, 5_000, 3, ['Policy.Invalid', 'PolicyFileError'], summary);
+}
+
 /** Reconciliation by key: read-only (plus sealing a missing key), so it may use the recovery reserve itself. */
 export function reconcilePreset(c: DeadlineClock, summary: string): ActivityOptions {
   return bounded(c, c.caps.reconcileAttemptMs, c.limits.reconcile, [Failure.ResultInvalid], summary, 0);

@@ -47,6 +47,8 @@ interface Outcome {
   readonly result: AgentRunResult;
   readonly ledger: LedgerSnapshot;
   readonly authorizerCalls: number;
+  /** How the authorizer was asked, from the history: scheduled activities and local-activity markers. */
+  readonly authorizerAsked: { readonly activities: number; readonly localActivityMarkers: number };
 }
 
 let runs = 0;
@@ -101,7 +103,14 @@ async function run(
       identityToken: await issuer.issue('user:alice', 'acme'),
     });
     const result = await handle.result();
-    return { result, ledger: await readLedger(handle), authorizerCalls };
+    const events = (await handle.fetchHistory()).events ?? [];
+    const authorizerAsked = {
+      activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeCall')
+        .length,
+      localActivityMarkers: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+        .length,
+    };
+    return { result, ledger: await readLedger(handle), authorizerCalls, authorizerAsked };
   });
 }
 
@@ -152,8 +161,10 @@ describe('reauthorization', () => {
     const out = await run(fake);
     expect(out.result.stopReason).toBe('completed');
     expect(debits(out)[0]).toMatchObject({ state: 'SUCCEEDED' });
-    // The first decision is made from the policy the run's opening returned; the stale one asks the authorizer.
+    // The first decision is made from the policy the run's opening returned; the stale one asks the authorizer,
+    // as an ordinary activity: a new run has no local activity (workflows/steps/decide.ts, askAuthorizer).
     expect(out.authorizerCalls).toBe(1);
+    expect(out.authorizerAsked).toEqual({ activities: 1, localActivityMarkers: 0 });
     expect(new Set(fake.sent).size).toBe(1);
     expect(fake.sent).toHaveLength(1);
     expect(fake.sent[0]).toBe(debits(out)[0]?.operationKey);

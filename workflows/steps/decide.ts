@@ -5,8 +5,8 @@
  * decision leads on, synchronously, to `recordIntent`; nothing else reaches a downstream.
  */
 import { condition, patched, sleep } from '@temporalio/workflow';
-import { authorizeCall } from '../proxies';
-import { DeadlineTooClose, type DeadlineClock } from '../../src/domain/activity-presets';
+import { activities, authorizeCall } from '../proxies';
+import { authorizerPreset, DeadlineTooClose, type DeadlineClock } from '../../src/domain/activity-presets';
 import type { Observation } from '../../src/domain/activity-contracts';
 import { Failure } from '../../src/domain/failures';
 import type { ToolIntent } from '../../src/domain/identity';
@@ -90,6 +90,21 @@ export type GateResult =
 export const QUOTA_ACROSS_RUNS = 'quota-across-runs';
 /** Patch id: parallel calls of a run wait for one authorizer call instead of each asking (replay-safe order). */
 export const ONE_AUTHORIZER_CALL = 'one-authorizer-call';
+/** Patch id: a run that holds policies asks the authorizer as an activity, never as a local activity. */
+export const AUTHORIZER_AS_ACTIVITY = 'authorizer-as-activity';
+
+/**
+ * Ask the authorizer. A run holds its policy from its opening, so it asks only when that policy went stale (or
+ * could not be read); it then asks with an ordinary activity. Core 1.24 once failed a run's workflow task with
+ * "Attempted to check for LA marker handling in invalid state MarkerCommandCreated" beside an approval update,
+ * and the run made no progress (test/integration/authority.test.ts): a run with no local activity cannot meet
+ * that. Runs recorded before this change replay their local activity.
+ */
+function askAuthorizer(g: DispatchGate, ask: AuthorizationInput & { readonly includePolicy?: boolean }, tool: string) {
+  if (g.held && patched(AUTHORIZER_AS_ACTIVITY))
+    return activities.authorizeCall.executeWithOptions(authorizerPreset(g.clock(), `authorize ${tool}`), [ask]);
+  return authorizeCall(ask);
+}
 
 /**
  * `approval`: a grant an earlier decision for this call rested on (the authorizer re-checks it: call, version,
@@ -219,7 +234,7 @@ async function decideUnderQuota(
     } else {
       if (g.held) g.held.fetching = true;
       try {
-        const result = await authorizeCall(g.held ? { ...input, includePolicy: true } : input);
+        const result = await askAuthorizer(g, g.held ? { ...input, includePolicy: true } : input, call.tool.name);
         const { policy, ...rest } = result;
         if (policy) {
           // Decide again from the policy now held, synchronously: parallel calls that awaited the authorizer
