@@ -39,15 +39,17 @@ function hoistModules(config: Configuration): Configuration {
     ...config,
     optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true },
     // `import { z } from 'zod'` in workflow code: one zod per worker, not one per run (src/worker/workflow-zod.ts).
-    resolve: { ...config.resolve, alias: { ...aliasesOf(config), zod$: WORKFLOW_ZOD } },
+    // zod's CommonJS build would also bring its 120 locales: workflow code uses none (errors are in English).
+    resolve: { ...config.resolve, alias: { ...aliasesOf(config), zod$: WORKFLOW_ZOD, [ZOD_LOCALES]: false } },
   };
 }
 
 const WORKFLOW_ZOD = path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts');
+const ZOD_LOCALES = require.resolve('zod/v4/locales/index.cjs');
 
-function aliasesOf(config: Configuration): Record<string, unknown> {
+function aliasesOf(config: Configuration): Record<string, string | false | string[]> {
   const alias = config.resolve?.alias;
-  return alias && !Array.isArray(alias) ? (alias as Record<string, unknown>) : {};
+  return alias && !Array.isArray(alias) ? alias : {};
 }
 
 /** Modules every workflow of a worker shares (src/tools/shared-declarations.ts says why and what is safe). */

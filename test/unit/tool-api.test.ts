@@ -93,6 +93,7 @@ describe('tool modules', () => {
     expect(config.resolve?.alias).toEqual({
       keep: 'me',
       zod$: path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts'),
+      [require.resolve('zod/v4/locales/index.cjs')]: false,
       [WORKFLOW_REGISTRY_MODULE]: EXAMPLE_TOOLS,
     });
     expect(config.optimization?.concatenateModules).toBe(true);
