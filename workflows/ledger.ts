@@ -3,7 +3,7 @@
  * reducer keeps up to date. Appends happen in workflow code only, so replay rebuilds them exactly. The events an
  * operator follows a call by are also logged, with the call id and operation key (src/domain/ledger-log.ts).
  */
-import { inWorkflowContext, log } from '@temporalio/workflow';
+import { inWorkflowContext, log, workflowInfo } from '@temporalio/workflow';
 import { ledgerLogLine } from '../src/domain/ledger-log';
 import type { LedgerEvent, LedgerEventBody } from '../src/domain/ledger-events';
 import {
@@ -47,9 +47,11 @@ export class Ledger {
     } as LedgerEvent;
     this.events.push(event);
     this.current = apply(this.current, event);
-    // The SDK's workflow logger adds the run's ids and writes nothing again on replay.
-    const line = ledgerLogLine(event, this.current);
-    if (line && inWorkflowContext()) log.info(line.msg, line.fields);
+    // The SDK's workflow logger adds the run's ids; a replay writes nothing, so it does not build the line either.
+    if (inWorkflowContext() && !workflowInfo().unsafe.isReplaying) {
+      const line = ledgerLogLine(event, this.current);
+      if (line) log.info(line.msg, line.fields);
+    }
     return event;
   }
 

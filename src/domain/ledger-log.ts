@@ -18,48 +18,47 @@ const keyOf = (projection: Projection, callId: string): Record<string, string> =
   return key ? { callId, operationKey: key } : { callId };
 };
 
+/** A line about one call: its id and operation key, then what the event adds. */
+const callLine = (
+  msg: string,
+  after: Projection,
+  callId: string,
+  fields: Record<string, string | number | undefined>,
+): LedgerLogLine => ({
+  msg,
+  fields: {
+    ...keyOf(after, callId),
+    ...(Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string | number
+    >),
+  },
+});
+
 /** The log line an event stands for, or undefined for the events no operator reads in a log. */
 export function ledgerLogLine(event: LedgerEvent, after: Projection): LedgerLogLine | undefined {
   switch (event.type) {
     case 'DispatchIntentRecorded':
-      return {
-        msg: 'intent recorded',
-        fields: {
-          callId: event.logicalCallId,
-          operationKey: event.intent.operationKey,
-          toolName: event.intent.toolName,
-          argsHash: event.intent.argumentsHash,
-        },
-      };
+      return callLine('intent recorded', after, event.logicalCallId, {
+        operationKey: event.intent.operationKey,
+        toolName: event.intent.toolName,
+        argsHash: event.intent.argumentsHash,
+      });
     case 'ToolOutcomeMarkedUnknown':
-      return {
-        msg: 'call unknown',
-        fields: { ...keyOf(after, event.logicalCallId), cause: event.cause, attempts: event.attempts },
-      };
+      return callLine('call unknown', after, event.logicalCallId, { cause: event.cause, attempts: event.attempts });
     case 'ToolEffectReconciled':
-      return {
-        msg: 'call reconciled',
-        fields: { ...keyOf(after, event.logicalCallId), via: event.via, status: event.outcome },
-      };
+      return callLine('call reconciled', after, event.logicalCallId, { via: event.via, status: event.outcome });
     case 'ToolResultRecorded':
-      return {
-        msg: 'call settled',
-        fields: {
-          ...keyOf(after, event.logicalCallId),
-          status: event.state,
-          attempts: event.attempts,
-          ...(event.errorCode ? { errorCode: event.errorCode } : {}),
-        },
-      };
+      return callLine('call settled', after, event.logicalCallId, {
+        status: event.state,
+        attempts: event.attempts,
+        errorCode: event.errorCode,
+      });
     case 'CompensationCompleted':
-      return {
-        msg: 'compensation settled',
-        fields: {
-          ...keyOf(after, event.compensationCallId),
-          forwardCallId: event.forwardCallId,
-          outcome: event.outcome,
-        },
-      };
+      return callLine('compensation settled', after, event.compensationCallId, {
+        forwardCallId: event.forwardCallId,
+        outcome: event.outcome,
+      });
     case 'RunCompleted':
       return { msg: 'run stopped', fields: { stopReason: event.stopReason } };
     default:
