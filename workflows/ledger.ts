@@ -2,16 +2,24 @@
  * The run's ledger inside the workflow: an append-only list of domain events plus the projection the pure
  * reducer keeps up to date. Appends happen in workflow code only, so replay rebuilds them exactly. The events an
  * operator follows a call by are also logged, with the call id and operation key (src/domain/ledger-log.ts).
+ *
+ * An append costs the same on the run's first turn and its thousandth: the ledger owns its projection and
+ * applies each event in place (`applyOwned`), and it keeps the call ids the loop asks for every turn (by state,
+ * by operation key, in order) as indexes, so no turn scans every call. `test/unit/ledger-index.test.ts` checks
+ * the indexes against full scans of the reduced projection.
  */
 import { inWorkflowContext, log, workflowInfo } from '@temporalio/workflow';
 import { ledgerLogLine } from '../src/domain/ledger-log';
-import type { LedgerEvent, LedgerEventBody } from '../src/domain/ledger-events';
+import type { CallState, LedgerEvent, LedgerEventBody } from '../src/domain/ledger-events';
 import {
-  apply,
+  applyOwned,
   emptyProjection,
+  ownedProjection,
   projectionHash,
   reduce,
   REDUCER_VERSION,
+  type CallView,
+  type OwnedProjection,
   type Projection,
 } from '../src/domain/reducer';
 
@@ -26,14 +34,21 @@ export interface LedgerSnapshot {
 export class Ledger {
   private readonly events: LedgerEvent[] = [];
   private readonly base: Projection;
-  private current: Projection;
+  private readonly current: OwnedProjection;
   private readonly baseSeq: number;
+  /** Call ids in the order the projection lists its calls, and each one's place in it. */
+  private readonly order: string[] = [];
+  private readonly place = new Map<string, number>();
+  private readonly byState = new Map<CallState, Set<string>>();
+  /** Call ids by operation key, in `order`. */
+  private readonly byKey = new Map<string, string[]>();
 
   /** A fresh ledger, or one that continues from a projection carried over by continue-as-new. */
   constructor(carried?: { readonly projection: Projection; readonly eventCount: number }) {
     this.base = carried?.projection ?? emptyProjection();
-    this.current = this.base;
+    this.current = ownedProjection(this.base);
     this.baseSeq = carried?.eventCount ?? 0;
+    for (const call of Object.values(this.current.calls)) this.index(undefined, call);
   }
 
   /** Append one event. Fields left undefined are dropped, so callers may pass optional values as they are. */
@@ -46,13 +61,66 @@ export class Ledger {
       at: new Date(Date.now()).toISOString(),
     } as LedgerEvent;
     this.events.push(event);
-    this.current = apply(this.current, event);
+    const id = callIdOf(event);
+    const before = id === undefined ? undefined : this.current.calls[id];
+    applyOwned(this.current, event);
+    const after = id === undefined ? undefined : this.current.calls[id];
+    if (after !== undefined && after !== before) this.index(before, after);
     // The SDK's workflow logger adds the run's ids; a replay writes nothing, so it does not build the line either.
     if (inWorkflowContext() && !workflowInfo().unsafe.isReplaying) {
       const line = ledgerLogLine(event, this.current);
       if (line) log.info(line.msg, line.fields);
     }
     return event;
+  }
+
+  /** The ids of the calls in `state`, sorted (what `unknownCalls` and `pendingApprovals` give, without a scan). */
+  callsIn(state: CallState): string[] {
+    return [...(this.byState.get(state) ?? [])].sort();
+  }
+
+  countIn(state: CallState): number {
+    return this.byState.get(state)?.size ?? 0;
+  }
+
+  /** The calls that carry operation key `key`, in the projection's order. */
+  callsWithKey(key: string): CallView[] {
+    return (this.byKey.get(key) ?? []).map((id) => this.current.calls[id]!);
+  }
+
+  /** The last `n` calls, in the projection's order. */
+  recentCalls(n: number): CallView[] {
+    return this.order.slice(-n).map((id) => this.current.calls[id]!);
+  }
+
+  get callCount(): number {
+    return this.order.length;
+  }
+
+  private index(before: CallView | undefined, after: CallView): void {
+    const id = after.logicalCallId;
+    if (!this.place.has(id)) {
+      this.place.set(id, this.order.length);
+      this.order.push(id);
+    }
+    if (before?.state !== after.state) {
+      if (before !== undefined) this.byState.get(before.state)?.delete(id);
+      const set = this.byState.get(after.state) ?? new Set<string>();
+      this.byState.set(after.state, set.add(id));
+    }
+    if (before?.operationKey !== after.operationKey) {
+      if (before?.operationKey) {
+        const ids = this.byKey.get(before.operationKey)?.filter((x) => x !== id) ?? [];
+        this.byKey.set(before.operationKey, ids);
+      }
+      if (after.operationKey) {
+        const ids = [...(this.byKey.get(after.operationKey) ?? []), id];
+        this.byKey.set(
+          after.operationKey,
+          ids.sort((x, y) => this.place.get(x)! - this.place.get(y)!),
+        );
+      }
+    }
   }
 
   get projection(): Projection {
@@ -69,7 +137,8 @@ export class Ledger {
    */
   snapshot(upTo?: number): LedgerSnapshot {
     const events = upTo === undefined ? this.events.slice() : this.events.slice(0, upTo);
-    const projection = upTo === undefined ? this.current : reduce(events, REDUCER_VERSION, this.base);
+    // A copy: the ledger's own projection changes with the next append, a snapshot does not.
+    const projection = upTo === undefined ? ownedProjection(this.current) : reduce(events, REDUCER_VERSION, this.base);
     return {
       reducerVersion: REDUCER_VERSION,
       eventCount: this.baseSeq + events.length,
@@ -78,4 +147,11 @@ export class Ledger {
       projectionHash: projectionHash(projection),
     };
   }
+}
+
+/** The call an event updates, if any. */
+function callIdOf(e: LedgerEvent): string | undefined {
+  if ('logicalCallId' in e && typeof e.logicalCallId === 'string') return e.logicalCallId;
+  if ('forwardCallId' in e && typeof e.forwardCallId === 'string') return e.forwardCallId;
+  return undefined;
 }

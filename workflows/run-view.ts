@@ -4,7 +4,6 @@
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { pendingApprovals, unknownCalls } from '../src/domain/reducer';
 import type { AgentRunResult, Budgets, StopReason } from '../src/domain/run';
 import { SA } from '../src/server/search-attributes';
 import type { Ledger } from './ledger';
@@ -41,8 +40,8 @@ export class RunView {
     const p = this.ledger.projection;
     this.upsert([
       { key: SA.status, value: p.status },
-      { key: SA.unknownCalls, value: unknownCalls(p).length },
-      { key: SA.pendingApprovals, value: pendingApprovals(p).length },
+      { key: SA.unknownCalls, value: this.ledger.countIn('UNKNOWN') },
+      { key: SA.pendingApprovals, value: this.ledger.countIn('AWAITING_APPROVAL') },
       ...(p.stopReason ? [{ key: SA.stopReason, value: p.stopReason }] : []),
     ]);
     if (!this.onChangeOnly || this.detailsAt !== this.ledger.size) {
@@ -58,18 +57,31 @@ export class RunView {
   }
 }
 
+/** Rows of the details table: the latest calls. A long run's full list is one `ledgerloop ledger` away. */
+export const DETAIL_ROWS = 25;
+
+/**
+ * The Temporal UI's "current details" of the run: its status, budgets and its latest calls. Bounded, so a
+ * 1,000-call run builds the same small table each turn as a 1-call run.
+ */
 function currentDetails(ledger: Ledger, budgets: Budgets): string {
   const p = ledger.projection;
-  const rows = Object.values(p.calls).map(
-    (c) =>
-      `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.operationKey?.slice(0, 14) ?? ''} | ${c.receipt ?? ''} |`,
-  );
+  const rows = ledger
+    .recentCalls(DETAIL_ROWS)
+    .map(
+      (c) =>
+        `| ${c.logicalCallId} | ${c.toolName} | ${c.state} | ${c.operationKey?.slice(0, 14) ?? ''} | ${c.receipt ?? ''} |`,
+    );
+  const earlier = ledger.callCount - rows.length;
   return [
     `**${p.status}**${p.stopReason ? ` (${p.stopReason})` : ''} · turn ${p.turns}/${budgets.maxTurns} · intents ${p.intents}/${budgets.maxToolCalls}`,
     '',
     '| call | tool | state | key | receipt |',
     '|---|---|---|---|---|',
     ...rows,
+    ...(earlier > 0
+      ? ['', `${earlier} earlier call(s) not shown: \`ledgerloop show ${workflowInfo().workflowId}\` lists every call.`]
+      : []),
   ].join('\n');
 }
 

@@ -20,7 +20,7 @@ import type { Observation, PlanResponse, ProposedCall } from '../src/domain/acti
 import type { ActorRecord } from '../src/identity/types';
 import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
 import { Failure } from '../src/domain/failures';
-import { retryAmplification, unknownCalls, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
+import { retryAmplification, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
 import {
   DEFAULT_BUDGETS,
   DEFAULT_CAPS,
@@ -129,7 +129,7 @@ export class AgentRun {
       strategy: input.strategy,
       clock: this.clock,
       dispatchTimes: new Map(),
-      unresolved: (except) => unknownCalls(this.ledger.projection).filter((c) => c !== except),
+      unresolved: (except) => this.ledger.callsIn('UNKNOWN').filter((c) => c !== except),
       reserveBudget: (callId) => this.reserve(callId),
       releaseBudget: (callId) => void this.reservedIntents.delete(callId),
       circuitOpen: (service) => breakers.openReason(service),
@@ -207,7 +207,7 @@ export class AgentRun {
       stop = this.check({ at: 'dispatched', turn, results });
       if (stop) return this.end(stop);
 
-      const open = unknownCalls(this.ledger.projection);
+      const open = this.ledger.callsIn('UNKNOWN');
       if (open.length > 0) {
         const settled = await this.waitForOperator(open);
         results = results.map((o) => {
@@ -358,10 +358,7 @@ export class AgentRun {
   private async waitForOperator(open: readonly string[]): Promise<boolean> {
     this.ledger.append({ type: 'OperatorWaitStarted', unknownCalls: [...open] });
     this.show();
-    return condition(
-      () => unknownCalls(this.ledger.projection).length === 0,
-      Math.max(0, this.deadlineAtMs - Date.now()),
-    );
+    return condition(() => this.ledger.callsIn('UNKNOWN').length === 0, Math.max(0, this.deadlineAtMs - Date.now()));
   }
 
   /** Carry the projection and the open work forward, never the transcript (the planner keeps it by reference). */

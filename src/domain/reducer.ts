@@ -65,13 +65,35 @@ function serviceOf(p: Projection, callId: string): string | undefined {
   return p.calls[callId]?.service ?? undefined;
 }
 
+/**
+ * A projection its holder owns: the same shape, with containers that `applyOwned` updates in place. A call's
+ * view is never changed in place (an update replaces it), so a `CallView` read earlier stays as it was.
+ */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+export type OwnedProjection = Mutable<Omit<Projection, 'calls' | 'violations' | 'dependencies' | 'circuits'>> & {
+  readonly calls: Record<string, CallView>;
+  readonly violations: string[];
+  readonly dependencies: Record<string, DependencyStats>;
+  readonly circuits: Record<string, string>;
+};
+
+/** A copy of `p` that shares no container with it: the one O(calls) step, taken once per owner. */
+export function ownedProjection(p: Projection): OwnedProjection {
+  return {
+    ...p,
+    calls: { ...p.calls },
+    violations: [...p.violations],
+    dependencies: { ...p.dependencies },
+    circuits: { ...p.circuits },
+  };
+}
+
 function account(
-  p: Projection,
+  d: OwnedProjection,
   service: string | undefined,
   patch: (s: DependencyStats) => DependencyStats,
-): Projection {
-  if (service === undefined) return p;
-  return { ...p, dependencies: { ...p.dependencies, [service]: patch(p.dependencies[service] ?? NO_STATS) } };
+): void {
+  if (service !== undefined) d.dependencies[service] = patch(d.dependencies[service] ?? NO_STATS);
 }
 
 /** attempts / logical calls per dependency: 1.0 means no retries. */
@@ -107,7 +129,8 @@ export function emptyProjection(): Projection {
 
 /**
  * Rebuild the projection from events. `initial` is the projection a continued run carried over
- * (continue-as-new); without it, the empty projection.
+ * (continue-as-new); without it, the empty projection. Linear in the number of events: one owned copy of
+ * `initial`, then every event applied to it in place.
  */
 export function reduce(
   events: readonly LedgerEvent[],
@@ -115,19 +138,19 @@ export function reduce(
   initial: Projection = emptyProjection(),
 ): Projection {
   if (version !== REDUCER_VERSION) throw new UnsupportedReducerVersion(`reducer version ${version} is not known`);
-  return events.reduce(apply, initial);
+  const d = ownedProjection(initial);
+  for (const e of events) applyOwned(d, e);
+  return d;
 }
 
 export function projectionHash(p: Projection): string {
   return hashCanonical(p);
 }
 
-function patchCall(p: Projection, id: string, patch: Partial<CallView>, event: LedgerEvent): Projection {
-  const current = p.calls[id];
-  if (current === undefined) {
-    return { ...p, violations: [...p.violations, `#${event.seq} ${event.type} for unknown call ${id}`] };
-  }
-  return { ...p, calls: { ...p.calls, [id]: { ...current, ...patch } } };
+function patchCall(d: OwnedProjection, id: string, patch: Partial<CallView>, event: LedgerEvent): void {
+  const current = d.calls[id];
+  if (current === undefined) d.violations.push(`#${event.seq} ${event.type} for unknown call ${id}`);
+  else d.calls[id] = { ...current, ...patch };
 }
 
 /**
@@ -147,26 +170,38 @@ function contradictsEvidence(e: Extract<LedgerEvent, { type: 'ToolEffectReconcil
   return undefined;
 }
 
-/** Apply one event. Pure: the same projection and event always give the same result. */
+/** Apply one event. Pure: the same projection and event always give the same result, and `p` is left as it was. */
 export function apply(p: Projection, e: LedgerEvent): Projection {
+  const d = ownedProjection(p);
+  applyOwned(d, e);
+  return d;
+}
+
+/**
+ * Apply one event to a projection the caller owns (`ownedProjection`), in place: constant work per event, so a
+ * run's ledger stays linear in its length. The same events give the same projection as `apply`, one by one.
+ */
+export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
   switch (e.type) {
     case 'LedgerCarriedForward':
-      return p;
+      return;
     case 'RunCreated':
-      return { ...p, runId: e.runId, principalId: e.principalId, tenant: e.tenant };
+      d.runId = e.runId;
+      d.principalId = e.principalId;
+      d.tenant = e.tenant;
+      return;
     case 'ModelRequestStarted':
-      return { ...p, turns: Math.max(p.turns, e.turn) };
+      d.turns = Math.max(d.turns, e.turn);
+      return;
     case 'ModelResponseRecorded':
-      return e.usage
-        ? {
-            ...p,
-            tokens: p.tokens + e.usage.promptTokens + e.usage.completionTokens,
-            costMicros: p.costMicros + e.usage.costMicros,
-          }
-        : p;
+      if (e.usage) {
+        d.tokens += e.usage.promptTokens + e.usage.completionTokens;
+        d.costMicros += e.usage.costMicros;
+      }
+      return;
     case 'ToolProposalRecorded': {
-      const existing = p.calls[e.logicalCallId];
-      const call: CallView = existing
+      const existing = d.calls[e.logicalCallId];
+      d.calls[e.logicalCallId] = existing
         ? { ...existing, providerCallIds: [...existing.providerCallIds, e.providerCallId] }
         : {
             logicalCallId: e.logicalCallId,
@@ -189,71 +224,66 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
             compensation: null,
             service: null,
           };
-      return { ...p, calls: { ...p.calls, [e.logicalCallId]: call } };
+      return;
     }
     case 'ProposalRejected':
-      return patchCall(p, e.logicalCallId, { state: 'FAILED', errorCode: e.code }, e);
+      return patchCall(d, e.logicalCallId, { state: 'FAILED', errorCode: e.code }, e);
     case 'ArgumentsCanonicalized':
       return patchCall(
-        p,
+        d,
         e.logicalCallId,
         { state: 'VALIDATED', operationKey: e.operationKey, argumentsHash: e.argumentsHash },
         e,
       );
     case 'AuthorizationAllowed':
-      return patchCall(p, e.logicalCallId, { state: 'AUTHORIZED', policyVersion: e.policyVersion }, e);
+      return patchCall(d, e.logicalCallId, { state: 'AUTHORIZED', policyVersion: e.policyVersion }, e);
     case 'AuthorizationDenied':
       return patchCall(
-        p,
+        d,
         e.logicalCallId,
         { state: 'FAILED', policyVersion: e.policyVersion, errorCode: e.code ?? 'Authorization.Denied' },
         e,
       );
     case 'ApprovalRequested':
-      return patchCall(p, e.logicalCallId, { state: 'AWAITING_APPROVAL', policyVersion: e.policyVersion }, e);
+      return patchCall(d, e.logicalCallId, { state: 'AWAITING_APPROVAL', policyVersion: e.policyVersion }, e);
     case 'ApprovalGranted':
-      return patchCall(p, e.logicalCallId, { state: 'VALIDATED', approvedBy: e.approver }, e);
+      return patchCall(d, e.logicalCallId, { state: 'VALIDATED', approvedBy: e.approver }, e);
     case 'ApprovalDenied':
-      return patchCall(p, e.logicalCallId, { state: 'FAILED', errorCode: 'Approval.Denied' }, e);
+      return patchCall(d, e.logicalCallId, { state: 'FAILED', errorCode: 'Approval.Denied' }, e);
     case 'DispatchDeferred':
-      return p;
+      return;
     case 'DispatchIntentRecorded': {
-      const first = p.calls[e.logicalCallId]?.intentRecorded === false;
-      const q = patchCall(
-        p,
+      const first = d.calls[e.logicalCallId]?.intentRecorded === false;
+      patchCall(
+        d,
         e.logicalCallId,
         { state: 'INTENT_RECORDED', intentRecorded: true, policyVersion: e.intent.policyVersion },
         e,
       );
-      return first ? { ...q, intents: q.intents + 1 } : q;
+      if (first) d.intents += 1;
+      return;
     }
     case 'IntentRepeated':
       // The repeat did nothing of its own: it mirrors the earlier call's settled outcome (UNKNOWN leaves it as it is).
-      return e.outcome === 'UNKNOWN'
-        ? p
-        : patchCall(
-            p,
-            e.logicalCallId,
-            {
-              state: e.outcome,
-              receipt: e.receipt ?? null,
-              errorCode: e.outcome === 'FAILED' ? 'Intent.Repeated' : null,
-              reconciledVia: 'same_intent',
-            },
-            e,
-          );
+      if (e.outcome === 'UNKNOWN') return;
+      return patchCall(
+        d,
+        e.logicalCallId,
+        {
+          state: e.outcome,
+          receipt: e.receipt ?? null,
+          errorCode: e.outcome === 'FAILED' ? 'Intent.Repeated' : null,
+          reconciledVia: 'same_intent',
+        },
+        e,
+      );
     case 'ToolAttemptStarted': {
-      const call = p.calls[e.logicalCallId];
-      const intentRecorded = call?.intentRecorded === true;
-      const q = intentRecorded
-        ? p
-        : {
-            ...p,
-            violations: [...p.violations, `#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`],
-          };
+      const call = d.calls[e.logicalCallId];
+      if (call?.intentRecorded !== true)
+        d.violations.push(`#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`);
       // A new dispatch is a new activity: its attempts count from zero (`attempts` is the current dispatch's).
-      const r = patchCall(
-        q,
+      patchCall(
+        d,
         e.logicalCallId,
         {
           state: 'DISPATCHING',
@@ -263,73 +293,76 @@ export function apply(p: Projection, e: LedgerEvent): Projection {
         },
         e,
       );
-      return e.dispatch === 1 ? account(r, e.service, (s) => ({ ...s, logicalCalls: s.logicalCalls + 1 })) : r;
+      if (e.dispatch === 1) account(d, e.service, (s) => ({ ...s, logicalCalls: s.logicalCalls + 1 }));
+      return;
     }
     case 'ToolOutcomeMarkedUnknown': {
       // Attempts are counted once: an event reports all attempts of the current dispatch so far, and only the
       // ones not already counted by an earlier event of the same dispatch are added.
-      const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
-      return account(
-        patchCall(p, e.logicalCallId, { state: 'UNKNOWN', attempts: Math.max(seen, e.attempts) }, e),
-        serviceOf(p, e.logicalCallId),
-        (s) => ({
-          ...s,
-          attempts: s.attempts + Math.max(0, e.attempts - seen),
-          unknown: s.unknown + 1,
-        }),
-      );
+      const seen = d.calls[e.logicalCallId]?.attempts ?? 0;
+      const service = serviceOf(d, e.logicalCallId);
+      patchCall(d, e.logicalCallId, { state: 'UNKNOWN', attempts: Math.max(seen, e.attempts) }, e);
+      account(d, service, (s) => ({
+        ...s,
+        attempts: s.attempts + Math.max(0, e.attempts - seen),
+        unknown: s.unknown + 1,
+      }));
+      return;
     }
     case 'CircuitOpened':
-      return { ...p, circuits: { ...p.circuits, [e.service]: e.until } };
+      d.circuits[e.service] = e.until;
+      return;
     case 'ToolEffectReconciled': {
-      const q = patchCall(
-        p,
+      patchCall(
+        d,
         e.logicalCallId,
         { state: e.outcome, receipt: e.receipt ?? e.evidence?.receipt ?? null, reconciledVia: e.via },
         e,
       );
       const contradiction = contradictsEvidence(e);
-      return contradiction === undefined
-        ? q
-        : { ...q, violations: [...q.violations, `#${e.seq} ${e.logicalCallId}: ${contradiction}`] };
+      if (contradiction !== undefined) d.violations.push(`#${e.seq} ${e.logicalCallId}: ${contradiction}`);
+      return;
     }
     case 'ToolResultRecorded': {
-      const seen = p.calls[e.logicalCallId]?.attempts ?? 0;
-      return account(
-        patchCall(
-          p,
-          e.logicalCallId,
-          {
-            state: e.state,
-            attempts: Math.max(seen, e.attempts),
-            receipt: e.receipt ?? null,
-            errorCode: e.errorCode ?? null,
-          },
-          e,
-        ),
-        serviceOf(p, e.logicalCallId),
-        (s) => ({
-          ...s,
-          attempts: s.attempts + Math.max(0, e.attempts - seen),
-          failed: s.failed + (e.state === 'FAILED' ? 1 : 0),
-          queueDelayMs: s.queueDelayMs + (e.queueDelayMs ?? 0),
-        }),
+      const seen = d.calls[e.logicalCallId]?.attempts ?? 0;
+      const service = serviceOf(d, e.logicalCallId);
+      patchCall(
+        d,
+        e.logicalCallId,
+        {
+          state: e.state,
+          attempts: Math.max(seen, e.attempts),
+          receipt: e.receipt ?? null,
+          errorCode: e.errorCode ?? null,
+        },
+        e,
       );
+      account(d, service, (s) => ({
+        ...s,
+        attempts: s.attempts + Math.max(0, e.attempts - seen),
+        failed: s.failed + (e.state === 'FAILED' ? 1 : 0),
+        queueDelayMs: s.queueDelayMs + (e.queueDelayMs ?? 0),
+      }));
+      return;
     }
     case 'CompensationRegistered':
-      return patchCall(p, e.forwardCallId, { compensationCallId: e.compensationCallId }, e);
+      return patchCall(d, e.forwardCallId, { compensationCallId: e.compensationCallId }, e);
     case 'CompensationStarted':
-      return p;
+      return;
     case 'CompensationCompleted':
-      return patchCall(p, e.forwardCallId, { compensation: e.outcome }, e);
+      return patchCall(d, e.forwardCallId, { compensation: e.outcome }, e);
     case 'StandingEffectsSettled':
-      return p;
+      return;
     case 'CancellationRequested':
-      return { ...p, cancelRequested: true };
+      d.cancelRequested = true;
+      return;
     case 'OperatorWaitStarted':
-      return { ...p, status: 'waiting_for_operator' };
+      d.status = 'waiting_for_operator';
+      return;
     case 'RunCompleted':
-      return { ...p, status: 'stopped', stopReason: e.stopReason };
+      d.status = 'stopped';
+      d.stopReason = e.stopReason;
+      return;
   }
 }
 

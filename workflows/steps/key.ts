@@ -83,14 +83,8 @@ export function earlierIntent(
       readonly errorCode: string | null;
     }
   | undefined {
-  for (const c of Object.values(ledger.projection.calls)) {
-    if (
-      c.operationKey === call.operationKey &&
-      c.intentRecorded &&
-      c.logicalCallId !== call.logicalCallId &&
-      c.origin === 'model'
-    )
-      return c;
+  for (const c of ledger.callsWithKey(call.operationKey)) {
+    if (c.intentRecorded && c.logicalCallId !== call.logicalCallId && c.origin === 'model') return c;
   }
   return undefined;
 }
