@@ -6,7 +6,7 @@ import type { ReplayFigures } from './sections/replay';
 import type { RetryFigures } from './sections/retries';
 import type { ThroughputFigures } from './sections/throughput';
 import type { ProfileSummary } from './lib/cpuprofile';
-import { round } from './lib/stats';
+import { round, type Summary } from './lib/stats';
 
 export interface Row {
   readonly figure: string;
@@ -56,6 +56,7 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       target: '—',
       met: null,
     });
+    rows.push(...latencyPeerRows(f.latency));
   }
   for (const t of f.throughputByHosts ?? (f.throughput ? [f.throughput] : []))
     rows.push(...throughputRows(t, f.throughputByHosts !== undefined));
@@ -139,6 +140,34 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
   return rows;
 }
 
+/** Governed against the heavier peer (peerLoop), when the run measured it: ratios only, no target. */
+function latencyPeerRows(l: NonNullable<AllFigures['latency']>): Row[] {
+  const { governed: g, peer: p, ratioOverPeer: r, pairedCallP50RatioOverPeer: paired } = l;
+  if (!p || !r) return [];
+  return [
+    {
+      figure: 'Per-call latency p50, governed vs the heavier peer',
+      measured:
+        `${ms(g.call.p50)} vs ${ms(p.call.p50)} = ${r.callP50}×` +
+        (paired ? ` (paired by round: median ${paired.median}×, range ${paired.min}–${paired.max}×)` : ''),
+      target: '—',
+      met: null,
+    },
+    {
+      figure: 'Per-call latency p95, governed vs the heavier peer',
+      measured: `${ms(g.call.p95)} vs ${ms(p.call.p95)} = ${r.callP95}×`,
+      target: '—',
+      met: null,
+    },
+    {
+      figure: 'Per-turn latency p50, governed vs the heavier peer (model call included)',
+      measured: `${ms(g.turn.p50)} vs ${ms(p.turn.p50)} = ${r.turnP50}×`,
+      target: '—',
+      met: null,
+    },
+  ];
+}
+
 /** The throughput rows of one pass; `labelled`: say how many worker hosts the pass ran. */
 function throughputRows(t: ThroughputFigures, labelled: boolean): Row[] {
   const on = labelled ? `, ${t.hosts} worker host${t.hosts === 1 ? '' : 's'}` : '';
@@ -170,7 +199,31 @@ function throughputRows(t: ThroughputFigures, labelled: boolean): Row[] {
       target: '—',
       met: null,
     })),
+    ...throughputPeerRows(t, on),
   ];
+}
+
+/** Governed against the heavier peer, one row per concurrency the pass measured both at: ratios, no target. */
+function throughputPeerRows(t: ThroughputFigures, on: string): Row[] {
+  return t.ratios.flatMap((r) => {
+    const g = t.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency);
+    const p = t.cells.find((c) => c.kind === 'peer' && c.concurrency === r.concurrency);
+    if (!g || !p) return [];
+    const governedOverPeer = r.governedOverPeer ?? round(g.runsPerSecond / p.runsPerSecond);
+    const cpuOverPeer = r.workerCpuRatioOverPeer ?? round(g.cpuMsPerRun.worker / p.cpuMsPerRun.worker);
+    const rssOverPeer = r.rssPeakRatioOverPeer ?? round(g.rssMb.peak / p.rssMb.peak);
+    return [
+      {
+        figure: `Against the heavier peer at concurrency ${r.concurrency}${on}: runs/s, worker CPU per run, worker RSS peak`,
+        measured:
+          `${g.runsPerSecond} vs ${p.runsPerSecond} runs/s = ${governedOverPeer}×; ` +
+          `${g.cpuMsPerRun.worker} vs ${p.cpuMsPerRun.worker} ms = ${cpuOverPeer}×; ` +
+          `${g.rssMb.peak} vs ${p.rssMb.peak} MB = ${rssOverPeer}×`,
+        target: '—',
+        met: null,
+      },
+    ];
+  });
 }
 
 /** Governed throughput with N hosts against 1 host, per concurrency (no target: a figure of the deployment). */
@@ -223,12 +276,48 @@ function threadProfileLines(t: ProfileSummary, unit: string, top: number): strin
   ];
 }
 
+/**
+ * Governed, bare and peer at each concurrency, side by side (only when the run measured the peer): runs/s, worker
+ * CPU per run and worker RSS peak of each, and governed over bare and over the peer.
+ */
+export function throughputSideBySide(passes: readonly ThroughputFigures[]): string[] {
+  if (!passes.some((t) => t.cells.some((c) => c.kind === 'peer'))) return [];
+  type Cell = ThroughputFigures['cells'][number];
+  const show = (c: Cell | undefined): string =>
+    c ? `${c.runsPerSecond} · ${c.cpuMsPerRun.worker} · ${c.rssMb.peak}` : '—';
+  const over = (a: Cell | undefined, b: Cell | undefined): string =>
+    a && b
+      ? `${round(a.runsPerSecond / b.runsPerSecond)}× · ${round(a.cpuMsPerRun.worker / b.cpuMsPerRun.worker)}× · ${round(a.rssMb.peak / b.rssMb.peak)}×`
+      : '—';
+  const out = [
+    '### Throughput side by side: runs/s · worker CPU per run (ms) · worker RSS peak (MB)',
+    '',
+    '| Concurrency | Worker hosts | Governed | Bare | Peer | Governed / bare | Governed / peer |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const t of passes) {
+    for (const concurrency of [...new Set(t.cells.map((c) => c.concurrency))]) {
+      const of = (kind: Cell['kind']): Cell | undefined =>
+        t.cells.find((c) => c.kind === kind && c.concurrency === concurrency);
+      const [g, b, p] = [of('governed'), of('bare'), of('peer')];
+      out.push(
+        `| ${concurrency} | ${t.hosts ?? 1} | ${show(g)} | ${show(b)} | ${show(p)} | ${over(g, b)} | ${over(g, p)} |`,
+      );
+    }
+  }
+  out.push('');
+  return out;
+}
+
 export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   const out: string[] = [];
   if (f.latency) {
-    const { governed: g, bare: b } = f.latency;
+    const { governed: g, bare: b, peer: p } = f.latency;
     out.push('### Per-call latency by phase (p50 / p95, ms; server event timestamps)', '');
-    out.push('| Phase | Governed | Bare |', '|---|---|---|');
+    out.push(
+      p ? '| Phase | Governed | Bare | Peer |' : '| Phase | Governed | Bare |',
+      p ? '|---|---|---|---|' : '|---|---|---|',
+    );
     const phases: Array<[string, keyof typeof g]> = [
       ['model call (plan scheduled → completed)', 'plan'],
       ['decide (plan completed → tool scheduled)', 'decide'],
@@ -237,10 +326,9 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
       ['**per call** (decide + tool + record)', 'call'],
       ['per turn', 'turn'],
     ];
+    const cell = (s: Summary): string => `${round(s.p50, 1)} / ${round(s.p95, 1)}`;
     for (const [label, k] of phases)
-      out.push(
-        `| ${label} | ${round(g[k].p50, 1)} / ${round(g[k].p95, 1)} | ${round(b[k].p50, 1)} / ${round(b[k].p95, 1)} |`,
-      );
+      out.push(`| ${label} | ${cell(g[k])} | ${cell(b[k])} |${p ? ` ${cell(p[k])} |` : ''}`);
     out.push('');
   }
   if (f.throughput) {
@@ -256,6 +344,7 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
       );
     }
     out.push('');
+    out.push(...throughputSideBySide(f.throughputByHosts ?? [f.throughput]));
   }
   if (f.history) {
     const h = f.history;

@@ -1,7 +1,8 @@
 /**
- * One benchmark worker, as its own process (forked by lab/bench/lib/worker-handle.ts): the benchmark bundle (agentRun
- * and bareLoop) plus the governed activities and the bare ones, on one task queue. It reports its resident set
- * size, sampled every 50 ms, over IPC. Started with `--cpu-prof` for the profile of the governed path.
+ * One benchmark worker, as its own process (forked by lab/bench/lib/worker-handle.ts): one benchmark bundle
+ * (agentRun's, bareLoop's or peerLoop's) plus the governed activities, the bare ones and the peer's, on one task
+ * queue. It reports its resident set size, sampled every 50 ms, over IPC. Started with `--cpu-prof` for the
+ * profile of the governed path.
  */
 import { createActivities } from '../../activities';
 import { Runtime, Worker } from '@temporalio/worker';
@@ -10,6 +11,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
 import { parseSigningKey } from '../../src/policy/capability-keys';
 import { createBareActivities } from './bare.activities';
+import { createPeerActivities } from './peer.activities';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { runtimeLogger } from '../../src/observability/logger';
 
@@ -87,13 +89,14 @@ async function main(): Promise<void> {
     authorize: { capabilityKey },
   });
   const bare = createBareActivities({ walletUrl: cfg.walletUrl, capabilityKey });
+  const peer = createPeerActivities({ walletUrl: cfg.walletUrl, capabilityKey });
   const worker = await Worker.create({
     connection,
     namespace: cfg.namespace,
     taskQueue: cfg.taskQueue,
     identity: `bench-worker:${process.pid}`,
     workflowBundle: { codePath: cfg.bundlePath },
-    activities: { ...governed, ...bare },
+    activities: { ...governed, ...bare, ...peer },
     sinks: DISCARD_WORKFLOW_SPANS,
     maxCachedWorkflows: cfg.tuning.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: cfg.tuning.maxConcurrentWorkflowTaskExecutions,

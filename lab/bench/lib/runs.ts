@@ -1,11 +1,24 @@
-/** Starting and awaiting governed and bare runs of the same shape: N debit turns, then a final answer. */
+/** Starting and awaiting governed, bare and peer runs of the same shape: N debit turns, then a final answer. */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { startAgentRun } from '../../../src/client/runs';
 import type { AgentRunInput, AgentRunResult } from '../../../src/domain/run';
+import { functionTool } from '../../../src/planner/tool-schemas';
+import { walletDebit } from '../../../src/tools/wallet.tool';
 import type { BareLoopInput, BareLoopResult } from '../workflows/bare.workflow';
+import type { PeerLoopInput, PeerLoopResult, PeerToolDefinition } from '../workflows/peer.workflow';
 import { PRINCIPAL, TENANT } from './stack';
 
-export type Kind = 'governed' | 'bare';
+/** `governed`: agentRun. `bare`: bareLoop, governance taken out. `peer`: peerLoop, Temporal's agent-sample shape. */
+export type Kind = 'governed' | 'bare' | 'peer';
+export const KINDS: readonly Kind[] = ['governed', 'bare', 'peer'];
+/** The two kinds the sections that do not measure the peer (history, replay, retries, profile) run. */
+export type BaselineKind = Exclude<Kind, 'peer'>;
+
+/** The kinds in the order round (or level) `i` runs them: the first one rotates, the cycle stays the same. */
+export function rotation(i: number): Kind[] {
+  const k = i % KINDS.length;
+  return [...KINDS.slice(k), ...KINDS.slice(0, k)];
+}
 
 export interface LoopSpec {
   readonly turns: number;
@@ -54,6 +67,26 @@ export function bareInput(spec: LoopSpec): BareLoopInput {
   };
 }
 
+/** The peer agent's instructions: its system message, sent to the model with every turn. */
+export const PEER_INSTRUCTIONS =
+  'You are a payments assistant for one tenant. Use the tools to do what the user asks, one step at a time, ' +
+  'then answer in one sentence with what was done.';
+
+let peerTools: readonly PeerToolDefinition[] | undefined;
+
+/** The peer's input: the same scripted turns, and the debit tool as a chat-completions model is sent it. */
+export function peerInput(spec: LoopSpec): PeerLoopInput {
+  const tools = (peerTools ??= [functionTool(walletDebit)]);
+  return {
+    tenant: TENANT,
+    principalId: PRINCIPAL,
+    instructions: PEER_INSTRUCTIONS,
+    prompt: `bench: ${spec.turns} debit(s) from account ${spec.account}`,
+    tools,
+    model: { scenario: 'n-debits', vars: { turns: spec.turns, account: spec.account } },
+  };
+}
+
 export interface Started {
   readonly kind: Kind;
   readonly workflowId: string;
@@ -83,14 +116,17 @@ export async function startLoop(
     });
     return { kind, workflowId, handle };
   }
-  const handle = await client.workflow.start('bareLoop', { workflowId, taskQueue, args: [bareInput(spec)] });
+  const handle =
+    kind === 'peer'
+      ? await client.workflow.start('peerLoop', { workflowId, taskQueue, args: [peerInput(spec)] })
+      : await client.workflow.start('bareLoop', { workflowId, taskQueue, args: [bareInput(spec)] });
   return { kind, workflowId, handle };
 }
 
 export interface Finished extends Started {
   readonly ok: boolean;
   readonly detail: string;
-  readonly result: AgentRunResult | BareLoopResult;
+  readonly result: AgentRunResult | BareLoopResult | PeerLoopResult;
 }
 
 /** No benchmark run may take longer: a run stuck on failing workflow tasks must not hang the benchmark. */
@@ -102,9 +138,9 @@ export async function finish(s: Started, expectedCalls: number, timeoutMs = RUN_
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${s.workflowId} did not finish within ${timeoutMs} ms`)), timeoutMs);
   });
-  let result: AgentRunResult | BareLoopResult;
+  let result: AgentRunResult | BareLoopResult | PeerLoopResult;
   try {
-    result = (await Promise.race([s.handle.result(), timeout])) as AgentRunResult | BareLoopResult;
+    result = (await Promise.race([s.handle.result(), timeout])) as AgentRunResult | BareLoopResult | PeerLoopResult;
   } finally {
     clearTimeout(timer);
   }
@@ -114,9 +150,13 @@ export async function finish(s: Started, expectedCalls: number, timeoutMs = RUN_
       r.stopReason === 'completed' && r.calls.length === expectedCalls && r.calls.every((c) => c.state === 'SUCCEEDED');
     return { ...s, ok, detail: ok ? 'ok' : `${r.stopReason}: ${r.detail}`, result };
   }
-  const r = result as BareLoopResult;
-  const ok = r.calls.length === expectedCalls && r.calls.every((c) => c.ok);
-  return { ...s, ok, detail: ok ? 'ok' : `bare: ${r.calls.filter((c) => !c.ok).length} failed call(s)`, result };
+  const r = result as BareLoopResult | PeerLoopResult;
+  const calls: readonly { ok: boolean }[] = r.calls;
+  const ok = calls.length === expectedCalls && calls.every((c) => c.ok);
+  const detail = ok
+    ? 'ok'
+    : `${s.kind}: ${calls.filter((c) => !c.ok).length} failed call(s) of ${calls.length} (${expectedCalls} expected)`;
+  return { ...s, ok, detail, result };
 }
 
 export async function runLoop(

@@ -1,6 +1,6 @@
 /**
- * The benchmark's one stack: ONE Temporal server, ONE wallet process, ONE workflow bundle holding agentRun and
- * bareLoop, one capability key. Governed and bare runs share all of it. The server is a headless dev server on a
+ * The benchmark's one stack: ONE Temporal server, ONE wallet process, the workflow bundles (agentRun's, bareLoop's,
+ * peerLoop's), one capability key. Governed, bare and peer runs share all of it. The server is a headless dev server on a
  * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/). The rest
  * comes from the lab's one stack builder (lab/stack.ts).
  */
@@ -21,12 +21,13 @@ import { useBenchIdentityToken } from './runs';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
 
 export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare-index.ts');
+export const PEER_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'peer-index.ts');
 
 /**
  * Which workflow bundle a worker loads. `governed`: the production bundle (workflows/index.ts, built by
- * src/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone.
+ * src/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone. `peer`: peerLoop alone.
  */
-export type BundleKind = 'governed' | 'bare';
+export type BundleKind = 'governed' | 'bare' | 'peer';
 
 export const TENANT = 'acme';
 export const PRINCIPAL = 'user:bench';
@@ -162,7 +163,7 @@ async function startServer(dir: string, target: BenchTarget): Promise<BenchServe
 export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: BenchTarget } = {}): Promise<BenchStack> {
   const target = opts.target ?? 'dev';
   const dir = mkdtempSync(path.join(benchTmpRoot(opts.dbOnDisk ?? false), 'ledgerloop-bench-'));
-  // One server, one wallet, both bundles: governed and bare runs share all of it (plain payloads, no tracing).
+  // One server, one wallet, every bundle: governed, bare and peer runs share all of it (plain payloads, no tracing).
   let stack: Stack<BenchServer>;
   try {
     stack = await startStack({
@@ -174,7 +175,10 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       tracing: null,
       identityDir: path.join(dir, 'identity'),
       bundle: { file: 'bundle-governed.js' },
-      moreBundles: { bare: { file: 'bundle-bare.js', workflowsPath: BARE_WORKFLOWS_PATH } },
+      moreBundles: {
+        bare: { file: 'bundle-bare.js', workflowsPath: BARE_WORKFLOWS_PATH },
+        peer: { file: 'bundle-peer.js', workflowsPath: PEER_WORKFLOWS_PATH },
+      },
     });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
@@ -194,7 +198,11 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       currency: 'EUR',
     });
   }
-  const bundles: Record<BundleKind, string> = { governed: stack.bundlePath, bare: stack.moreBundles['bare']! };
+  const bundles: Record<BundleKind, string> = {
+    governed: stack.bundlePath,
+    bare: stack.moreBundles['bare']!,
+    peer: stack.moreBundles['peer']!,
+  };
   return {
     dir,
     target,

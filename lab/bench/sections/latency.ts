@@ -1,14 +1,15 @@
 /**
- * Figure 1: per-call latency. Runs of 5 debit turns, governed and bare alternating run by run (each on its own
- * worker, both up all along) at concurrency 1; every turn of every run is one sample. Latency comes from the server's history timestamps:
+ * Figure 1: per-call latency. Runs of 5 debit turns, governed, bare and peer in turn, round by round (each on its
+ * own worker, all three up all along; the kind that goes first rotates from round to round) at concurrency 1;
+ * every turn of every run is one sample. Latency comes from the server's history timestamps:
  * per call = the model's proposal recorded (plan ActivityTaskCompleted) → the tool result recorded (the
- * WorkflowTaskCompleted after the tool's ActivityTaskCompleted). The same code measures both workflows.
+ * WorkflowTaskCompleted after the tool's ActivityTaskCompleted). The same code measures every workflow.
  */
-import { GOVERNED_TYPES, BARE_TYPES, turnTimings, type TurnTiming } from '../lib/history';
-import { runLoop, type Kind } from '../lib/runs';
+import { LOOP_TYPES, turnTimings, type TurnTiming } from '../lib/history';
+import { KINDS, rotation, runLoop, type Kind } from '../lib/runs';
 import { account } from '../lib/stack';
 import { median, round, summarize, type Summary } from '../lib/stats';
-import { startPair } from '../lib/workers';
+import { startWorkers } from '../lib/workers';
 import { DEFAULT_TUNING, type BenchContext } from './common';
 
 export interface PhaseSummary {
@@ -20,22 +21,37 @@ export interface PhaseSummary {
   readonly record: Summary;
 }
 
+export interface LatencyRatio {
+  readonly callP50: number;
+  readonly callP95: number;
+  readonly turnP50: number;
+  readonly turnP95: number;
+}
+
+export interface PairedRatio {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
 export interface LatencyFigures {
   readonly turnsPerRun: number;
   readonly rounds: number;
   readonly governed: PhaseSummary;
   readonly bare: PhaseSummary;
-  readonly ratio: {
-    readonly callP50: number;
-    readonly callP95: number;
-    readonly turnP50: number;
-    readonly turnP95: number;
-  };
+  /** The heavier peer (peerLoop). Absent from results written before it existed. */
+  readonly peer?: PhaseSummary;
+  /** Governed over bare. */
+  readonly ratio: LatencyRatio;
+  /** Governed over the peer. */
+  readonly ratioOverPeer?: LatencyRatio;
   /**
-   * Robustness check against load swings on a shared box: per round, governed p50 / bare p50 of the two runs
-   * made back to back; the median and range of those per-round ratios.
+   * Robustness check against load swings on a shared box: per round, governed p50 / bare p50 of the runs made
+   * in that round; the median and range of those per-round ratios.
    */
-  readonly pairedCallP50Ratio: { readonly median: number; readonly min: number; readonly max: number };
+  readonly pairedCallP50Ratio: PairedRatio;
+  /** The same per-round check, governed p50 / peer p50. */
+  readonly pairedCallP50RatioOverPeer?: PairedRatio;
 }
 
 function phases(samples: readonly TurnTiming[]): PhaseSummary {
@@ -50,62 +66,77 @@ function phases(samples: readonly TurnTiming[]): PhaseSummary {
   };
 }
 
+function ratioOf(a: PhaseSummary, b: PhaseSummary): LatencyRatio {
+  return {
+    callP50: round(a.call.p50 / b.call.p50),
+    callP95: round(a.call.p95 / b.call.p95),
+    turnP50: round(a.turn.p50 / b.turn.p50),
+    turnP95: round(a.turn.p95 / b.turn.p95),
+  };
+}
+
+function pairedOf(perRound: readonly number[]): PairedRatio {
+  return { median: round(median(perRound)), min: round(Math.min(...perRound)), max: round(Math.max(...perRound)) };
+}
+
 export async function measureLatency(ctx: BenchContext): Promise<LatencyFigures> {
   const { stack } = ctx;
-  // Short runs, alternated many times: a load swing on this shared box hits both kinds alike.
+  // Short runs, rotated many times: a load swing on this shared box hits every kind alike.
   const turns = 5;
   const rounds = ctx.quick ? 6 : 10;
-  const workers = await startPair(ctx, 'latency', DEFAULT_TUNING);
-  const samples: Record<Kind, TurnTiming[]> = { governed: [], bare: [] };
+  const workers = await startWorkers(ctx, 'latency', DEFAULT_TUNING, KINDS);
+  const samples: Record<Kind, TurnTiming[]> = { governed: [], bare: [], peer: [] };
   const perRound: number[] = [];
+  const perRoundOverPeer: number[] = [];
   try {
-    // Warm-up (not measured): loads the workflow context, JITs both paths, opens the HTTP connections.
-    for (const kind of ['governed', 'bare'] as const) {
+    // Warm-up (not measured): loads the workflow context, JITs every path, opens the HTTP connections.
+    for (const kind of KINDS) {
       await runLoop(stack.client, kind, workers.tq(kind), `bench-lat-warm-${kind}-${ctx.stamp}`, {
         turns: 3,
         account: account(0),
       });
     }
     for (let r = 0; r < rounds; r++) {
-      const order: Kind[] = r % 2 === 0 ? ['governed', 'bare'] : ['bare', 'governed'];
       const p50s: Partial<Record<Kind, number>> = {};
-      for (const kind of order) {
+      for (const kind of rotation(r)) {
         const id = `bench-lat-${kind}-${r}-${ctx.stamp}`;
         const done = await runLoop(stack.client, kind, workers.tq(kind), id, { turns, account: account(r) });
         if (!done.ok) throw new Error(`latency run ${id} did not complete as expected: ${done.detail}`);
         const history = await done.handle.fetchHistory();
-        const timings = turnTimings(history, kind === 'governed' ? GOVERNED_TYPES : BARE_TYPES);
+        const timings = turnTimings(history, LOOP_TYPES[kind]);
         samples[kind].push(...timings);
         p50s[kind] = summarize(timings.map((t) => t.callMs)).p50;
       }
       perRound.push(p50s.governed! / p50s.bare!);
+      perRoundOverPeer.push(p50s.governed! / p50s.peer!);
     }
   } finally {
     await workers.stop();
   }
   const governed = phases(samples.governed);
   const bare = phases(samples.bare);
+  const peer = phases(samples.peer);
+  const overPeer = ratioOf(governed, peer);
   const figures: LatencyFigures = {
     turnsPerRun: turns,
     rounds,
     governed,
     bare,
-    ratio: {
-      callP50: round(governed.call.p50 / bare.call.p50),
-      callP95: round(governed.call.p95 / bare.call.p95),
-      turnP50: round(governed.turn.p50 / bare.turn.p50),
-      turnP95: round(governed.turn.p95 / bare.turn.p95),
-    },
-    pairedCallP50Ratio: {
-      median: round(median(perRound)),
-      min: round(Math.min(...perRound)),
-      max: round(Math.max(...perRound)),
-    },
+    peer,
+    ratio: ratioOf(governed, bare),
+    ratioOverPeer: overPeer,
+    pairedCallP50Ratio: pairedOf(perRound),
+    pairedCallP50RatioOverPeer: pairedOf(perRoundOverPeer),
   };
   ctx.log(
     `latency: per call p50 ${round(governed.call.p50, 1)} vs ${round(bare.call.p50, 1)} ms (${figures.ratio.callP50}x), ` +
       `p95 ${round(governed.call.p95, 1)} vs ${round(bare.call.p95, 1)} ms (${figures.ratio.callP95}x); ` +
       `per turn p50 ${round(governed.turn.p50, 1)} vs ${round(bare.turn.p50, 1)} ms (${figures.ratio.turnP50}x)`,
+  );
+  ctx.log(
+    `latency vs the peer: per call p50 ${round(governed.call.p50, 1)} vs ${round(peer.call.p50, 1)} ms (${overPeer.callP50}x), ` +
+      `p95 ${round(governed.call.p95, 1)} vs ${round(peer.call.p95, 1)} ms (${overPeer.callP95}x); ` +
+      `per turn p50 ${round(governed.turn.p50, 1)} vs ${round(peer.turn.p50, 1)} ms (${overPeer.turnP50}x)`,
   );
   return figures;
 }

@@ -8,7 +8,7 @@
  */
 import { Worker } from '@temporalio/worker';
 import { BARE_TYPES, GOVERNED_TYPES, historyCost, turnTimings, type History } from '../lib/history';
-import { runLoop, type Kind } from '../lib/runs';
+import { runLoop, type BaselineKind, type Kind } from '../lib/runs';
 import { account } from '../lib/stack';
 import { median, round } from '../lib/stats';
 import { startPair } from '../lib/workers';
@@ -59,13 +59,13 @@ export async function measureReplay(
   const workers = await startPair(ctx, 'replay', DEFAULT_TUNING);
   // 2,000 events is the default continue-as-new point of agentRun (budgets.maxHistoryEvents): the largest
   // history a worker replays for a run under default settings. 10k is the figure (full mode only).
-  const targets: Array<{ kind: Kind; target: number }> = [
+  const targets: Array<{ kind: BaselineKind; target: number }> = [
     { kind: 'governed', target: 1_000 },
     { kind: 'governed', target: 2_000 },
     ...(ctx.quick ? [] : [{ kind: 'governed' as const, target: 10_000 }]),
     { kind: 'bare', target: 1_000 },
   ];
-  const generated: Array<{ kind: Kind; target: number; turns: number; history: History; seconds: number }> = [];
+  const generated: Array<{ kind: BaselineKind; target: number; turns: number; history: History; seconds: number }> = [];
   let tiny: History | undefined;
   try {
     tiny = await (

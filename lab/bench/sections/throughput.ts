@@ -3,9 +3,9 @@
  * `c` slots that start a run, await its result and start the next, until N runs completed. A run is one debit
  * turn plus the final answer (two model calls, one tool call). Every (kind, c) cell gets a FRESH worker process
  * with the same tuning, a warm-up that is not counted, then its resident set size sampled every 50 ms while the
- * cell runs. Governed and bare cells alternate which goes first, level by level.
+ * cell runs. Governed, bare and peer cells take turns at going first, level by level (the order rotates).
  */
-import { finish, startLoop, type Kind, type LoopSpec } from '../lib/runs';
+import { finish, rotation, startLoop, type Kind, type LoopSpec } from '../lib/runs';
 import { account } from '../lib/stack';
 import { processCpuMs } from '../lib/proc-cpu';
 import { percentile, round } from '../lib/stats';
@@ -38,14 +38,24 @@ export interface ThroughputCell {
   };
 }
 
+export interface ThroughputRatio {
+  readonly concurrency: number;
+  /** Governed runs/s over bare runs/s. */
+  readonly governedOverBare: number;
+  /** Governed worker RSS peak over bare. */
+  readonly rssPeakRatio: number;
+  /** Against the heavier peer (absent from results written before it existed): runs/s, governed over peer. */
+  readonly governedOverPeer?: number;
+  /** Governed worker RSS peak over the peer's. */
+  readonly rssPeakRatioOverPeer?: number;
+  /** Governed worker CPU per run over the peer's. */
+  readonly workerCpuRatioOverPeer?: number;
+}
+
 export interface ThroughputFigures {
   readonly hosts: number;
   readonly cells: readonly ThroughputCell[];
-  readonly ratios: readonly {
-    readonly concurrency: number;
-    readonly governedOverBare: number;
-    readonly rssPeakRatio: number;
-  }[];
+  readonly ratios: readonly ThroughputRatio[];
   readonly tuning: typeof DEFAULT_TUNING;
 }
 
@@ -137,8 +147,7 @@ export async function measureThroughput(
   const cells: ThroughputCell[] = [];
   const plan = throughputPlan(ctx.quick);
   for (const [level, { concurrency, runs }] of plan.entries()) {
-    const order: Kind[] = level % 2 === 0 ? ['governed', 'bare'] : ['bare', 'governed'];
-    for (const kind of order) {
+    for (const kind of rotation(level)) {
       const tq = `bench-tp-${kind}-${concurrency}-h${hosts}-${ctx.stamp}`;
       const worker = await startHosts(ctx, tq, kind, hosts);
       try {
@@ -196,15 +205,23 @@ export async function measureThroughput(
       }
     }
   }
-  const ratios = plan.map(({ concurrency }) => {
-    const g = cells.find((c) => c.kind === 'governed' && c.concurrency === concurrency)!;
-    const b = cells.find((c) => c.kind === 'bare' && c.concurrency === concurrency)!;
+  const ratios = plan.map(({ concurrency }): ThroughputRatio => {
+    const cell = (kind: Kind): ThroughputCell => cells.find((c) => c.kind === kind && c.concurrency === concurrency)!;
+    const [g, b, p] = [cell('governed'), cell('bare'), cell('peer')];
     return {
       concurrency,
       governedOverBare: round(g.runsPerSecond / b.runsPerSecond),
       rssPeakRatio: round(g.rssMb.peak / b.rssMb.peak),
+      governedOverPeer: round(g.runsPerSecond / p.runsPerSecond),
+      rssPeakRatioOverPeer: round(g.rssMb.peak / p.rssMb.peak),
+      workerCpuRatioOverPeer: round(g.cpuMsPerRun.worker / p.cpuMsPerRun.worker),
     };
   });
+  for (const r of ratios)
+    ctx.log(
+      `throughput c=${r.concurrency}${hosts > 1 ? ` on ${hosts} hosts` : ''}, governed over the peer: runs/s ${r.governedOverPeer}x, ` +
+        `worker CPU per run ${r.workerCpuRatioOverPeer}x, worker RSS peak ${r.rssPeakRatioOverPeer}x`,
+    );
   return { hosts, cells, ratios, tuning: DEFAULT_TUNING };
 }
 

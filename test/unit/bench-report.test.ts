@@ -1,0 +1,115 @@
+/**
+ * The benchmark report's peer column: every figure it prints is read from the measured cells (change a cell, the
+ * sentence changes), and results written before the peer existed render exactly as they did, with no peer row.
+ */
+import { detailTables, figureRows, throughputSideBySide } from '../../lab/bench/report';
+import type { Kind } from '../../lab/bench/lib/runs';
+import type { Summary } from '../../lab/bench/lib/stats';
+import type { LatencyFigures, PhaseSummary } from '../../lab/bench/sections/latency';
+import type { ThroughputCell, ThroughputFigures } from '../../lab/bench/sections/throughput';
+import { DEFAULT_TUNING } from '../../lab/bench/sections/common';
+
+function summary(p50: number, p95: number): Summary {
+  return { n: 50, p50, p95, mean: p50, min: p50, max: p95 };
+}
+
+function phases(call: number): PhaseSummary {
+  return {
+    call: summary(call, call * 1.5),
+    turn: summary(call + 7, call * 1.6),
+    plan: summary(6, 9),
+    decide: summary(40, 50),
+    tool: summary(12, 20),
+    record: summary(call - 52, call - 40),
+  };
+}
+
+function cell(kind: Kind, concurrency: number, runsPerSecond: number, worker: number, peak: number): ThroughputCell {
+  return {
+    kind,
+    concurrency,
+    hosts: 1,
+    runs: 20,
+    failed: 0,
+    seconds: 20 / runsPerSecond,
+    runsPerSecond,
+    runLatencyMs: { p50: 200, p95: 300, max: 400 },
+    rssMb: { idle: peak - 30, mean: peak - 10, peak },
+    cpuMsPerRun: { worker, server: 60, wallet: 3 },
+    workerStartupMs: 4000,
+    slowWorkflowTasks: 0,
+    sampledHistories: { runs: 20, workflowTaskTimeouts: 0, workflowTaskFailures: 0, eventsPerRun: 23 },
+  };
+}
+
+const oldLatency: LatencyFigures = {
+  turnsPerRun: 5,
+  rounds: 10,
+  governed: phases(92),
+  bare: phases(90),
+  ratio: { callP50: 1.02, callP95: 1.02, turnP50: 1.02, turnP95: 1.02 },
+  pairedCallP50Ratio: { median: 1.01, min: 0.95, max: 1.1 },
+};
+
+const oldThroughput: ThroughputFigures = {
+  hosts: 1,
+  cells: [cell('governed', 10, 8.4, 66, 376), cell('bare', 10, 7.8, 38, 262)],
+  ratios: [{ concurrency: 10, governedOverBare: 1.08, rssPeakRatio: 1.44 }],
+  tuning: DEFAULT_TUNING,
+};
+
+const withPeer = {
+  latency: {
+    ...oldLatency,
+    peer: phases(80),
+    ratioOverPeer: { callP50: 1.15, callP95: 1.15, turnP50: 1.14, turnP95: 1.15 },
+    pairedCallP50RatioOverPeer: { median: 1.12, min: 0.9, max: 1.3 },
+  },
+  throughput: {
+    ...oldThroughput,
+    cells: [...oldThroughput.cells, cell('peer', 10, 9, 33, 278)],
+    ratios: [
+      { ...oldThroughput.ratios[0]!, governedOverPeer: 0.93, rssPeakRatioOverPeer: 1.35, workerCpuRatioOverPeer: 2 },
+    ],
+  },
+};
+
+describe('bench report, the heavier peer', () => {
+  it('renders results written before the peer existed as before: no peer row, two latency columns', () => {
+    const rows = figureRows({ latency: oldLatency, throughput: oldThroughput }, 60, false);
+    expect(rows.map((r) => r.figure).filter((f) => /peer/i.test(f))).toEqual([]);
+    const tables = detailTables({ latency: oldLatency, throughput: oldThroughput });
+    expect(tables).toContain('| Phase | Governed | Bare |\n');
+    expect(tables).not.toMatch(/peer/i);
+    expect(throughputSideBySide([oldThroughput])).toEqual([]);
+  });
+
+  it('adds the governed-over-peer rows after the existing ones, with the measured figures', () => {
+    const before = figureRows({ latency: oldLatency, throughput: oldThroughput }, 60, false);
+    const rows = figureRows(withPeer, 60, false);
+    // Every existing row is still there, unchanged and in the same order.
+    expect(rows.filter((r) => !/peer/i.test(r.figure))).toEqual(before);
+    const call = rows.find((r) => r.figure === 'Per-call latency p50, governed vs the heavier peer')!;
+    expect(call.measured).toBe('92 ms vs 80 ms = 1.15× (paired by round: median 1.12×, range 0.9–1.3×)');
+    expect(call.met).toBeNull();
+    const tp = rows.find((r) => r.figure.startsWith('Against the heavier peer at concurrency 10'))!;
+    expect(tp.measured).toBe('8.4 vs 9 runs/s = 0.93×; 66 vs 33 ms = 2×; 376 vs 278 MB = 1.35×');
+  });
+
+  it('gives the latency and throughput tables a peer column computed from the cells', () => {
+    const tables = detailTables(withPeer);
+    expect(tables).toContain('| Phase | Governed | Bare | Peer |');
+    expect(tables).toContain('| **per call** (decide + tool + record) | 92 / 138 | 90 / 135 | 80 / 120 |');
+    expect(tables).toContain(
+      '| 10 | 1 | 8.4 · 66 · 376 | 7.8 · 38 · 262 | 9 · 33 · 278 | 1.08× · 1.74× · 1.44× | 0.93× · 2× · 1.35× |',
+    );
+    // A different measurement, a different sentence: nothing is written in.
+    const slower = {
+      ...withPeer.throughput,
+      cells: [...oldThroughput.cells, cell('peer', 10, 4.2, 66, 376)],
+    };
+    expect(throughputSideBySide([slower]).join('\n')).toContain(
+      '| 4.2 · 66 · 376 | 1.08× · 1.74× · 1.44× | 2× · 1× · 1× |',
+    );
+  });
+});
