@@ -94,6 +94,18 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
         met: is10k ? c.warmMedianMs < 1000 : null,
       });
     }
+    // Governed over bare at the same length (issue #16: at most 1.5x the bare loop's replay time).
+    for (const g of f.replay.cases.filter((c) => c.kind === 'governed')) {
+      const b = f.replay.cases.find((c) => c.kind === 'bare' && c.targetEvents === g.targetEvents);
+      if (!b) continue;
+      const perEvent = g.warmMedianMs / g.events / (b.warmMedianMs / b.events);
+      rows.push({
+        figure: `Replay time per event, governed / bare, at about ${g.targetEvents} events`,
+        measured: `${round(perEvent)}× (${ms(g.warmMedianMs)} for ${g.events} vs ${ms(b.warmMedianMs)} for ${b.events})`,
+        target: '≤ 1.5×',
+        met: perEvent <= 1.5,
+      });
+    }
     if (quick)
       rows.push({
         figure: 'Replay of a 10k-event history',
