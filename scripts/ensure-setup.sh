@@ -12,6 +12,10 @@ if [[ -L node_modules ]]; then
   echo 'ensure-setup: node_modules is a link to a shared install; not reinstalling it' >&2
 elif [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo 'ensure-setup: installing npm dependencies (npm ci)' >&2
+  # better-sqlite3's prebuilt binaries live on GitHub, which these machines cannot reach, so npm ci compiles
+  # SQLite from source: 87 s at the package's -O3 on 2 cores, 48 s at -O1 (docs/performance.md, "Setup time").
+  # SQLite serves the simulated services and the lab here; -O1 is plenty. Set CFLAGS/CXXFLAGS to choose.
+  export CFLAGS="${CFLAGS:--O1}" CXXFLAGS="${CXXFLAGS:--O1}"
   if ! npm ci --no-audit --no-fund; then
     echo 'ensure-setup: npm ci failed; falling back to npm install' >&2
     npm install --no-audit --no-fund
