@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startCluster } from '../lab/cluster/cluster';
+import { configValue } from '../src/config';
 import { connectOrStart } from '../src/server/dev-server';
 import { DATA_DIR, REPO_ROOT } from '../src/server/temporal-binaries';
 
@@ -30,9 +31,17 @@ const RESULTS_FILE = path.join(DATA_DIR, 'jest-results.json');
 
 /** Where the tests' Temporal comes from: `dev` (default) or `cluster` (LEDGERLOOP_TARGET). */
 function target(): 'dev' | 'cluster' {
-  const raw = process.env.LEDGERLOOP_TARGET ?? 'dev';
-  if (raw === 'dev' || raw === 'cluster') return raw;
-  throw new Error(`LEDGERLOOP_TARGET must be dev or cluster, not ${JSON.stringify(raw.slice(0, 40))}`);
+  return configValue('LEDGERLOOP_TARGET') ?? 'dev';
+}
+
+/**
+ * Jest workers (LEDGERLOOP_TEST_WORKERS, default 2). The files wait on real processes and timers far more than
+ * they compute, so two workers on this 2-core machine take the suite from 1,022 s in band to 405 s
+ * (docs/performance.md, "Test time"). 1 runs in band.
+ */
+function jestWorkers(): string[] {
+  const n = configValue('LEDGERLOOP_TEST_WORKERS') ?? 2;
+  return n === 1 ? ['--runInBand'] : [`--maxWorkers=${n}`];
 }
 
 /** The Temporal server jest runs against, and the line that says which. */
@@ -86,6 +95,9 @@ function summarize(file: string): { line: string; total: number; failed: number 
 
 async function main(): Promise<number> {
   const jestArgs = process.argv.slice(2);
+  // Configuration first: a wrong value stops here, naming the variable, before any server starts.
+  const where = target();
+  const workers = jestWorkers();
   fs.mkdirSync(DATA_DIR, { recursive: true });
   fs.rmSync(RESULTS_FILE, { force: true });
 
@@ -105,12 +117,12 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    server = target() === 'cluster' ? await clusterServer() : await devServer();
+    server = where === 'cluster' ? await clusterServer() : await devServer();
     process.stderr.write(`test: ${server.banner}\n`);
 
     const jestBin = path.join(REPO_ROOT, 'node_modules', '.bin', 'jest');
     // --forceExit: a test that times out can leave a worker polling; the run must still end (CI has a hard limit).
-    const args = ['--runInBand', '--forceExit', '--json', '--outputFile', RESULTS_FILE, ...jestArgs];
+    const args = [...workers, '--forceExit', '--json', '--outputFile', RESULTS_FILE, ...jestArgs];
     const child = spawn(jestBin, args, {
       cwd: REPO_ROOT,
       stdio: 'inherit',
@@ -118,7 +130,7 @@ async function main(): Promise<number> {
     });
     jest = child;
     // A watchdog: whatever hangs, the whole test run ends within its budget and says so.
-    const budgetMs = Number(process.env.LEDGERLOOP_TEST_BUDGET_MS ?? 50 * 60_000);
+    const budgetMs = configValue('LEDGERLOOP_TEST_BUDGET_MS') ?? 50 * 60_000;
     let timedOut = false;
     const watchdog = setTimeout(() => {
       timedOut = true;

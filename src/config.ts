@@ -131,6 +131,8 @@ export const CONFIG_VARIABLES = {
   // The lab.
   LEDGERLOOP_TARGET: v(z.enum(['dev', 'cluster'], { error: 'dev or cluster' }), ['lab']),
   LEDGERLOOP_CLUSTER_PORT_OFFSET: v(wholeNumber(0, 64_000), ['lab']),
+  LEDGERLOOP_TEST_WORKERS: v(wholeNumber(1, 16), ['lab']),
+  LEDGERLOOP_TEST_BUDGET_MS: v(wholeNumber(1_000, 24 * 3_600_000), ['lab']),
 } as const;
 
 export type ConfigName = keyof typeof CONFIG_VARIABLES;
