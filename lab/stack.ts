@@ -29,6 +29,7 @@ import {
   type ServerHandle,
 } from '../src/server/dev-server';
 import { REPO_ROOT, writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
+import { cachedBundle } from './bundle-cache';
 import { LAB_STRATEGIES_ENV } from '../src/worker/worker';
 import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
 
@@ -219,6 +220,8 @@ export interface StackOptions<S extends StackServer = ServerHandle> {
   readonly bundle?: BundleSpec | { readonly prebuilt: string };
   /** More bundles to build, by name, after the first (one at a time: webpack runs on this thread either way). */
   readonly moreBundles?: Readonly<Record<string, BundleSpec>>;
+  /** A folder of bundles keyed by their options and sources (lab/bundle-cache.ts): reuse one built before. */
+  readonly bundleCache?: string;
 }
 
 /** A running stack without a wallet of its own (`wallet: false`). */
@@ -335,11 +338,13 @@ export async function startStack<S extends StackServer = ServerHandle>(
 /** Writes the stack's bundle (unless prebuilt) and then `moreBundles`, one after the other. */
 async function buildBundles(
   dataDir: string,
-  opts: Pick<StackOptions<StackServer>, 'bundle' | 'moreBundles'>,
+  opts: Pick<StackOptions<StackServer>, 'bundle' | 'moreBundles' | 'bundleCache'>,
   tracing: boolean,
 ): Promise<{ bundlePath: string; moreBundles: Record<string, string> }> {
   const write = ({ file, ...options }: BundleSpec): Promise<string> =>
-    writeWorkflowBundle(path.join(dataDir, file), options);
+    opts.bundleCache
+      ? cachedBundle(opts.bundleCache, options, (to) => writeWorkflowBundle(to, options))
+      : writeWorkflowBundle(path.join(dataDir, file), options);
   const first = opts.bundle ?? { file: 'workflow-bundle.js', tracing };
   const bundlePath = 'prebuilt' in first ? first.prebuilt : await write(first);
   const moreBundles: Record<string, string> = {};

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { startStack, type BusinessService, type Stack } from '../../lab/stack';
+import { REPO_ROOT } from '../../src/worker/bundle';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -16,6 +17,9 @@ import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tr
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { installRuntimeLogger } from '../../src/observability/logger';
+
+/** Where the test stacks keep their workflow bundles (git-ignored, like all of `.data/`). */
+export const TEST_BUNDLE_CACHE = path.join(REPO_ROOT, '.data', 'bundle-cache');
 
 /** Installs the SDK runtime with a logger that prints errors only (once per process). */
 export function quietRuntime(): void {
@@ -33,7 +37,8 @@ export async function startTestStack(
 ): Promise<Stack> {
   quietRuntime();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `ledgerloop-${name}-`));
-  return startStack({ name, dataDir, server: { headless: true }, ...opts });
+  // One bundle per distinct set of options for the whole suite, not one per test file (lab/bundle-cache.ts).
+  return startStack({ name, dataDir, server: { headless: true }, bundleCache: TEST_BUNDLE_CACHE, ...opts });
 }
 
 let queue = 0;
