@@ -95,16 +95,12 @@ export function bundlerOptionsFor(toolsModule?: string): typeof BUNDLER_OPTIONS 
     ...BUNDLER_OPTIONS,
     webpackConfigHook: (config) => {
       const hoisted = hoistModules(config);
-      const alias = hoisted.resolve?.alias;
       return {
         ...hoisted,
         resolve: {
           ...hoisted.resolve,
           // A relative import resolves to its absolute path before aliasing, so the key is the module's path.
-          alias: {
-            ...(Array.isArray(alias) || alias === undefined ? {} : alias),
-            [WORKFLOW_REGISTRY_MODULE]: toolsModule,
-          },
+          alias: { ...aliasesOf(hoisted), [WORKFLOW_REGISTRY_MODULE]: toolsModule },
         },
       };
     },
