@@ -57,8 +57,8 @@ export class RunView {
   }
 }
 
-/** Rows of the details table: the latest calls. A long run's full list is one `ledgerloop ledger` away. */
-export const DETAIL_ROWS = 25;
+/** Rows of the details table: the latest calls. A long run's full list is one `ledgerloop show` away. */
+const DETAIL_ROWS = 25;
 
 /**
  * The Temporal UI's "current details" of the run: its status, budgets and its latest calls. Bounded, so a

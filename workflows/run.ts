@@ -358,7 +358,7 @@ export class AgentRun {
   private async waitForOperator(open: readonly string[]): Promise<boolean> {
     this.ledger.append({ type: 'OperatorWaitStarted', unknownCalls: [...open] });
     this.show();
-    return condition(() => this.ledger.callsIn('UNKNOWN').length === 0, Math.max(0, this.deadlineAtMs - Date.now()));
+    return condition(() => this.ledger.countIn('UNKNOWN') === 0, Math.max(0, this.deadlineAtMs - Date.now()));
   }
 
   /** Carry the projection and the open work forward, never the transcript (the planner keeps it by reference). */
