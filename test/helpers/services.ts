@@ -71,11 +71,21 @@ export class ServiceSandbox {
   }
 }
 
-/** Polls `check` every 25 ms until it holds; throws after `ms`. */
-export async function waitFor(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+/**
+ * Polls `check` every 25 ms until it holds; throws after `ms`. `explain`, when given, is asked once on timeout
+ * for the state the check saw, so a failure in CI carries its evidence.
+ */
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  ms = 10_000,
+  explain?: () => Promise<unknown>,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not reached within ${ms} ms`);
+    if (Date.now() > deadline) {
+      const seen = explain === undefined ? '' : `; last state: ${JSON.stringify(await explain().catch(String))}`;
+      throw new Error(`condition not reached within ${ms} ms${seen}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -187,16 +187,22 @@ describe('the relay: at-least-once delivery, exactly one email', () => {
     await relay.client.request('POST', '/admin/relay/faults', { crashAfterPublish: 1 });
     const orderIds = [await seedOrder(orders), await seedOrder(orders)];
     for (const orderId of orderIds) {
-      await orders.client.send(
-        '/v1/fulfilments',
-        { tenant: T, orderId },
-        { intentAt: intentNow(), key: unique('op-admin') },
-      );
+      expect(
+        await orders.client.send(
+          '/v1/fulfilments',
+          { tenant: T, orderId },
+          { intentAt: intentNow(), key: unique('op-admin') },
+        ),
+      ).toMatchObject({ kind: 'ok' });
     }
     expect(await exited(relay.proc)).toEqual({ code: null, signal: 'SIGKILL' });
-    await startRelay('orders-relay-admin.db');
+    const restarted = await startRelay('orders-relay-admin.db');
     // A generous bound: a loaded machine starts the relay process slowly; the assertions below are the test.
-    await waitFor(async () => (await outbox(orders)).acknowledged === 2, 30_000);
+    await waitFor(
+      async () => (await outbox(orders)).acknowledged === 2,
+      30_000,
+      async () => ({ outbox: await outbox(orders), relay: await restarted.client.request('GET', '/admin/relay') }),
+    );
     for (const orderId of orderIds) expect(await emailCount(orderId)).toBe(1);
     const stats = await outbox(orders);
     expect(stats.publishAttempts).toBe(3); // the first event twice, the second once
