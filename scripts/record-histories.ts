@@ -183,8 +183,16 @@ async function recordProvenUnsent(
   await save('proven-unsent', workflowId);
 }
 
+/** The number of a fixture folder name `vN` (compared as a number: `v10` comes after `v6`). */
+function versionNumber(version: string): number {
+  const match = /^v([1-9][0-9]*)$/.exec(version);
+  if (match === null) throw new Error(`fixture version must look like v1, v2, ...; got ${JSON.stringify(version)}`);
+  return Number(match[1]);
+}
+
 async function main(): Promise<void> {
   const version = process.argv[2] ?? 'v1';
+  versionNumber(version);
   const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', version);
   mkdirSync(dir, { recursive: true });
   const stack = await startStack({
@@ -377,7 +385,7 @@ async function main(): Promise<void> {
       }
     });
     await recordOperatorResolution(stack, base, save, stamp);
-    if (version >= 'v6') await recordProvenUnsent(stack, base, save, stamp);
+    if (versionNumber(version) >= 6) await recordProvenUnsent(stack, base, save, stamp);
   } finally {
     await stack.stop();
   }

@@ -35,6 +35,22 @@ test('there are checked-in histories to replay', () => {
   expect(fixtures.length).toBeGreaterThanOrEqual(5);
 });
 
+test('each fixture version records every scenario the version before it did', () => {
+  // Folders compare by number (v10 after v9), the way a recording script must compare them too.
+  const versions = readdirSync(root)
+    .filter((v) => /^v[0-9]+$/.test(v))
+    .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
+  const missing: string[] = [];
+  for (let i = 1; i < versions.length; i += 1) {
+    const have = new Set(readdirSync(path.join(root, versions[i]!)));
+    for (const f of readdirSync(path.join(root, versions[i - 1]!))) {
+      if (!have.has(f)) missing.push(`${versions[i]!}/${f}`);
+    }
+  }
+  expect(versions.length).toBeGreaterThanOrEqual(2);
+  expect(missing).toEqual([]);
+});
+
 test.each(fixtures)('$name replays with the current workflow code', async ({ file, name }) => {
   const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
   // Under the workflow id the run had: an update that named a call (approval, resolution) must find it again.
