@@ -15,6 +15,11 @@ const BOUNDARY_FILES = [
   'src/domain/**/*.ts',
   'src/tools/**/*.ts',
   'src/server/search-attributes.ts',
+  'src/policy/authorization.ts',
+  'src/policy/evaluate.ts',
+  'src/policy/policy-rules.ts',
+  'src/policy/quota-window.ts',
+  'src/policy/send-margin.ts',
   'lab/faults/workflow-hook.ts',
   'lab/faults/workflow-interceptors.ts',
 ];
@@ -84,6 +89,13 @@ export default defineConfig(
               regex: '(^|/)activities(/.*)?$',
               allowTypeImports: true,
               message: 'Import activities as types only (`import type`), then use proxyActivities.',
+            },
+            {
+              // Every run evaluates the modules it imports: this one builds the policy schemas and parses the
+              // default policy when evaluated. The rules workflow code needs are in policy-rules.ts.
+              regex: '(^|/)policy/policy-format$',
+              allowTypeImports: true,
+              message: 'Import the policy format as types only; take the rules from policy-rules.ts.',
             },
           ],
         },

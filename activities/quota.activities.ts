@@ -10,8 +10,7 @@ import { WorkflowIdConflictPolicy, WorkflowNotFoundError } from '@temporalio/com
 import { Failure } from '../src/domain/failures';
 import {
   quotaWorkflowId,
-  ReleaseQuotaSchema,
-  ReserveQuotaSchema,
+  quotaRequestSchemas,
   type QuotaDecision,
   type ReleaseQuotaInput,
   type ReleaseResult,
@@ -74,7 +73,7 @@ export function createQuotaActivities(deps: QuotaDeps | undefined) {
     if (!deps) throw unavailable('this worker has no quota client: cross-run rate limits cannot be checked', false);
     const { tenant: rawTenant, ...req } = input;
     const tenant = checkTenant(rawTenant);
-    const parsed = ReserveQuotaSchema.safeParse(req);
+    const parsed = quotaRequestSchemas().reserve.safeParse(req);
     if (!parsed.success)
       throw ApplicationFailure.nonRetryable(
         `invalid quota request: ${parsed.error.issues[0]?.message ?? 'malformed'}`,
@@ -101,7 +100,7 @@ export function createQuotaActivities(deps: QuotaDeps | undefined) {
   async function releaseQuota(input: TenantReleaseInput): Promise<ReleaseResult> {
     if (!deps) throw unavailable('this worker has no quota client: a reservation cannot be released', false);
     const tenant = checkTenant(input.tenant);
-    const parsed = ReleaseQuotaSchema.safeParse({ reservationId: input.reservationId });
+    const parsed = quotaRequestSchemas().release.safeParse({ reservationId: input.reservationId });
     if (!parsed.success) throw ApplicationFailure.nonRetryable('invalid reservation id', Failure.QuotaInvalidRequest);
     const { client } = deps;
     try {

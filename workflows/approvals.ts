@@ -12,7 +12,8 @@ import { ApplicationFailure, condition, patched, setHandler, TemporalFailure } f
 import { Failure } from '../src/domain/failures';
 import { actorRecord, isTokenShaped, type ActorRecord } from '../src/identity/types';
 import type { ApprovalGrant } from '../src/policy/authorization';
-import { mayApprove, type Policy } from '../src/policy/policy-format';
+import type { Policy } from '../src/policy/policy-format';
+import { mayApprove } from '../src/policy/policy-rules';
 import {
   decideApprovalUpdate,
   pendingApprovalsQuery,

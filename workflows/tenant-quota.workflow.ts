@@ -19,8 +19,7 @@ import {
 import { Failure } from '../src/domain/failures';
 import {
   QuotaWindows,
-  ReleaseQuotaSchema,
-  ReserveQuotaSchema,
+  quotaRequestSchemas,
   type QuotaDecision,
   type QuotaWindowsSnapshot,
   type ReleaseQuotaInput,
@@ -77,7 +76,7 @@ class TenantQuota {
 
   /** Rejected updates never reach history: a malformed request cannot fail a workflow task or grow the state. */
   validateReserve(req: unknown): void {
-    const parsed = ReserveQuotaSchema.safeParse(req);
+    const parsed = quotaRequestSchemas().reserve.safeParse(req);
     if (!parsed.success) throw invalid(parsed.error.issues);
     const foreign = parsed.data.scopes.find(
       (s) => s.scope.startsWith('tenant:') && s.scope !== `tenant:${this.input.tenant}`,
@@ -90,7 +89,7 @@ class TenantQuota {
   }
 
   validateRelease(req: unknown): void {
-    const parsed = ReleaseQuotaSchema.safeParse(req);
+    const parsed = quotaRequestSchemas().release.safeParse(req);
     if (!parsed.success) throw invalid(parsed.error.issues);
   }
 

@@ -3,7 +3,8 @@
  * rule lookup (action, origin, principal), amount and currency, approval, rate limit.
  */
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from './authorization';
-import { rateLimitsOf, type Policy, type PolicyRule, type RateLimit } from './policy-format';
+import type { Policy, PolicyRule, RateLimit } from './policy-format';
+import { rateLimitsOf } from './policy-rules';
 import { lapsesBeforeSend } from './send-margin';
 
 function principalMatches(rule: PolicyRule, principalId: string): boolean {

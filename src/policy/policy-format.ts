@@ -124,26 +124,5 @@ export const DEFAULT_POLICY: Policy = Policy.parse({
   ],
 });
 
-/** The rule's rate limits as a list (empty without `rateLimit`). */
-export function rateLimitsOf(rule: PolicyRule): readonly RateLimit[] {
-  if (!rule.rateLimit) return [];
-  return Array.isArray(rule.rateLimit) ? rule.rateLimit : [rule.rateLimit];
-}
-
-const hasAny = (roles: readonly string[], allowed: readonly string[]): boolean =>
-  roles.some((r) => allowed.includes(r));
-
-/** Whether a verified actor with `roles` may approve `action` under `policy`. */
-export function mayApprove(policy: Policy, action: string, roles: readonly string[]): boolean {
-  return policy.approvers.some((r) => (r.action === '*' || r.action === action) && hasAny(roles, r.roles));
-}
-
-/** Whether a verified actor with `roles` may resolve a call of `tool` under `policy`. */
-export function mayResolve(policy: Policy, tool: string, roles: readonly string[]): boolean {
-  return policy.operators.some((r) => (r.tools.includes('*') || r.tools.includes(tool)) && hasAny(roles, r.roles));
-}
-
-/** Whether a verified actor with `roles` may cancel a run (the run's own principal always may). */
-export function mayCancel(policy: Policy, roles: readonly string[]): boolean {
-  return hasAny(roles, policy.cancellers);
-}
+// What workflow code asks of a policy lives in a module without schemas (each run evaluates what it imports).
+export { mayApprove, mayCancel, mayResolve, rateLimitsOf } from './policy-rules';

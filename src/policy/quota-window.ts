@@ -9,6 +9,7 @@
  * nothing and is not remembered: asking again later is how a caller waits for the window.
  */
 import { z } from 'zod';
+import { sharedValue } from '../tools/shared-declarations';
 import type { RateLimit, RateLimitScope } from './policy-format';
 
 export interface QuotaScopeRequest {
@@ -46,29 +47,41 @@ export interface ReleaseResult {
 /** A window's key: unambiguous for any scope and action text. */
 const keyOf = (s: Pick<QuotaScopeRequest, 'scope' | 'action'>): string => JSON.stringify([s.scope, s.action]);
 
-const id = z.string().min(1).max(300);
-const QuotaScopeSchema = z
-  .object({
-    scope: z.string().regex(/^(tenant|principal):.{1,200}$/s, 'scope must be tenant:<id> or principal:<id>'),
-    action: z.string().min(1).max(100),
-    max: z.number().int().positive().max(10_000),
-    perMs: z.number().int().positive().max(86_400_000),
-  })
-  .strict();
-
 /** What the quota workflow's validators accept: bounded sizes, one window per (scope, action) per request. */
-export const ReserveQuotaSchema = z
-  .object({
-    reservationId: id,
-    scopes: z
-      .array(QuotaScopeSchema)
-      .min(1)
-      .max(8)
-      .refine((ss) => new Set(ss.map(keyOf)).size === ss.length, 'each (scope, action) at most once per reservation'),
-    nowMs: z.number().finite().optional(),
-  })
-  .strict();
-export const ReleaseQuotaSchema = z.object({ reservationId: id }).strict();
+export interface QuotaRequestSchemas {
+  readonly reserve: z.ZodType<ReserveQuotaInput>;
+  readonly release: z.ZodType<ReleaseQuotaInput>;
+}
+
+/**
+ * The request schemas, built once per worker: the workflow bundle evaluates this module in every run (the agent
+ * run and the quota workflow share one module graph), and schemas built at its top level were built each time.
+ */
+export const quotaRequestSchemas = (): QuotaRequestSchemas => sharedValue('quota-window/requests', buildSchemas);
+
+function buildSchemas(): QuotaRequestSchemas {
+  const id = z.string().min(1).max(300);
+  const scope = z
+    .object({
+      scope: z.string().regex(/^(tenant|principal):.{1,200}$/s, 'scope must be tenant:<id> or principal:<id>'),
+      action: z.string().min(1).max(100),
+      max: z.number().int().positive().max(10_000),
+      perMs: z.number().int().positive().max(86_400_000),
+    })
+    .strict();
+  const reserve = z
+    .object({
+      reservationId: id,
+      scopes: z
+        .array(scope)
+        .min(1)
+        .max(8)
+        .refine((ss) => new Set(ss.map(keyOf)).size === ss.length, 'each (scope, action) at most once per reservation'),
+      nowMs: z.number().finite().optional(),
+    })
+    .strict();
+  return { reserve, release: z.object({ reservationId: id }).strict() };
+}
 
 /** One admitted reservation in one window. `until`: when it leaves the window (at + perMs at admission). */
 interface WindowEntry {

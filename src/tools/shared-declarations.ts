@@ -19,3 +19,15 @@ export const sharedToolModules = new Map<string, readonly AnyTool[]>();
  * namespace is one (src/worker/workflow-zod.ts): evaluating zod itself took most of a run's module cost.
  */
 export const sharedValues = new Map<string, unknown>();
+
+/**
+ * `build()` the first time a worker asks for `name`, the same value every later time (per process outside a
+ * workflow). Only for pure values that no run mutates: zod schemas, hash functions. A schema built at a module's
+ * top level is built again by every run; behind this, once per worker.
+ */
+export function sharedValue<T>(name: string, build: () => T): T {
+  if (sharedValues.has(name)) return sharedValues.get(name) as T;
+  const value = build();
+  sharedValues.set(name, value);
+  return value;
+}

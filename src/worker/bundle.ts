@@ -46,7 +46,17 @@ function hoistModules(config: Configuration): Configuration {
     optimization: { ...config.optimization, concatenateModules: true, usedExports: true, providedExports: true },
     // `import { z } from 'zod'` in workflow code: one zod per worker, not one per run (src/worker/workflow-zod.ts).
     // zod's CommonJS build would also bring its 120 locales: workflow code uses none (errors are in English).
-    resolve: { ...config.resolve, alias: { ...aliasesOf(config), zod$: WORKFLOW_ZOD, [ZOD_LOCALES]: false } },
+    // `@noble/hashes` the same way (src/worker/workflow-hashes.ts).
+    resolve: {
+      ...config.resolve,
+      alias: {
+        ...aliasesOf(config),
+        zod$: WORKFLOW_ZOD,
+        [ZOD_LOCALES]: false,
+        '@noble/hashes/sha2$': WORKFLOW_HASHES,
+        '@noble/hashes/utils$': WORKFLOW_HASHES,
+      },
+    },
   };
 }
 
@@ -131,6 +141,7 @@ interface InlineMap {
 const isVendored = (source: string): boolean => /[\\/]node_modules[\\/]/.test(source);
 
 const WORKFLOW_ZOD = path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts');
+const WORKFLOW_HASHES = path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts');
 const ZOD_LOCALES = require.resolve('zod/v4/locales/index.cjs');
 
 function aliasesOf(config: Configuration): Record<string, string | false | string[]> {

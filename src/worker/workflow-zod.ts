@@ -12,17 +12,8 @@
  * Outside the bundle (activities, tests) `zod` is the package itself and this module is not used.
  */
 import type { z as Zod } from 'zod';
-import { sharedValues } from '../tools/shared-declarations';
+import { sharedValue } from '../tools/shared-declarations';
 
-function sharedZod(): typeof Zod {
-  let z = sharedValues.get('zod') as typeof Zod | undefined;
-  if (z === undefined) {
-    // The package's own entry, which the bundler's `zod$` alias does not match: loaded by the first run only.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    z = (require('zod/v4') as { z: typeof Zod }).z;
-    sharedValues.set('zod', z);
-  }
-  return z;
-}
-
-export const z = sharedZod();
+// The package's own entry, which the bundler's `zod$` alias does not match: loaded by the first run only.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const z = sharedValue('zod', () => (require('zod/v4') as { z: typeof Zod }).z);

@@ -6,7 +6,7 @@ import {
   QuotaWindows,
   quotaScopesFor,
   REMEMBER_MIN_MS,
-  ReserveQuotaSchema,
+  quotaRequestSchemas,
   type QuotaScopeRequest,
 } from '../../src/policy/quota-window';
 
@@ -184,6 +184,6 @@ describe('what a rule asks the quota for', () => {
     ['an empty id', { reservationId: '', scopes: [tenant(1)] }],
     ['an unknown field', { reservationId: 'r', scopes: [tenant(1)], extra: 1 }],
   ])('the validator refuses %s', (_name, input) => {
-    expect(ReserveQuotaSchema.safeParse(input).success).toBe(false);
+    expect(quotaRequestSchemas().reserve.safeParse(input).success).toBe(false);
   });
 });

@@ -89,11 +89,14 @@ describe('tool modules', () => {
     expect(bundlerOptionsFor()).toBe(BUNDLER_OPTIONS);
     const hook = bundlerOptionsFor(EXAMPLE_TOOLS).webpackConfigHook;
     const config = hook({ resolve: { alias: { keep: 'me' } } });
-    // The registry alias joins what was there and the bundle's one zod per worker (src/worker/workflow-zod.ts).
+    // The registry alias joins what was there and the bundle's one zod and one SHA-256 per worker
+    // (src/worker/workflow-zod.ts, workflow-hashes.ts).
     expect(config.resolve?.alias).toEqual({
       keep: 'me',
       zod$: path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts'),
       [require.resolve('zod/v4/locales/index.cjs')]: false,
+      '@noble/hashes/sha2$': path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts'),
+      '@noble/hashes/utils$': path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts'),
       [WORKFLOW_REGISTRY_MODULE]: EXAMPLE_TOOLS,
     });
     expect(config.optimization?.concatenateModules).toBe(true);
