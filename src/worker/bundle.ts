@@ -96,7 +96,7 @@ const INLINE_MAP = '//# sourceMappingURL=data:application/json;charset=utf-8;bas
  *   they stay mapped by file and line. Our own files keep theirs, which the SDK's enhanced stack trace returns;
  * - the code is written in ASCII: a non-ASCII character becomes its `\uXXXX` escape. V8 keeps a string with
  *   even one character outside Latin-1 (a `’` in a message, a `→` in a comment) at two bytes a character, and
- *   every worker holds the code twice (its own thread and the workflow thread): 1.4 MB of code cost 5.6 MB. The
+ *   a heap snapshot of a replaying process held the 2 MB bundle as a 4 MB string (docs/performance.md). The
  *   escapes appear only in strings, templates (not tagged), regexes and comments, where they mean the same
  *   character; columns move, and the line-only map has none.
  */
