@@ -127,6 +127,22 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       target: '—',
       met: null,
     });
+    // Issue #16: worker memory flat over a 10k-event run (the longest run of each kind).
+    for (const kind of ['governed', 'bare'] as const) {
+      const runs = f.replay.cases.filter(
+        (c) => c.kind === kind && c.workerRss !== undefined && c.workerRss.samples > 0,
+      );
+      if (runs.length === 0) continue;
+      const c = runs.reduce((a, b) => (b.events > a.events ? b : a));
+      const r = c.workerRss!;
+      const drift = r.lastTenthMb - r.firstTenthMb;
+      rows.push({
+        figure: `Worker RSS during one ${kind} run of ${c.events} events (${r.samples} readings, 1 s apart: first vs last tenth)`,
+        measured: `${r.firstTenthMb} → ${r.lastTenthMb} MB (${drift >= 0 ? '+' : ''}${round(drift, 1)} MB)`,
+        target: kind === 'governed' ? 'flat (within 5%)' : '—',
+        met: kind === 'governed' ? Math.abs(drift) <= 0.05 * r.firstTenthMb : null,
+      });
+    }
   }
   if (f.retries) {
     for (const r of f.retries.ratios) {

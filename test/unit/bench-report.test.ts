@@ -1,11 +1,13 @@
 /**
- * The benchmark report's peer column: every figure it prints is read from the measured cells (change a cell, the
- * sentence changes), and results written before the peer existed render exactly as they did, with no peer row.
+ * The benchmark report's peer column and its worker-RSS-over-a-run rows: every figure it prints is read from the
+ * measured cells (change a cell, the sentence changes), and results written before a figure existed render
+ * exactly as they did, without its row.
  */
 import { detailTables, figureRows, throughputSideBySide } from '../../lab/bench/report';
 import type { Kind } from '../../lab/bench/lib/runs';
 import type { Summary } from '../../lab/bench/lib/stats';
 import type { LatencyFigures, PhaseSummary } from '../../lab/bench/sections/latency';
+import type { ReplayCase } from '../../lab/bench/sections/replay';
 import type { ThroughputCell, ThroughputFigures } from '../../lab/bench/sections/throughput';
 import { DEFAULT_TUNING } from '../../lab/bench/sections/common';
 
@@ -111,5 +113,48 @@ describe('bench report, the heavier peer', () => {
     expect(throughputSideBySide([slower]).join('\n')).toContain(
       '| 4.2 · 66 · 376 | 1.08× · 1.74× · 1.44× | 2× · 1× · 1× |',
     );
+  });
+});
+
+describe('worker RSS over one long run', () => {
+  const replayCase = (kind: Kind, events: number, rss?: { first: number; last: number }): ReplayCase => ({
+    kind,
+    targetEvents: events,
+    turns: Math.round(events / 12),
+    events,
+    generationSeconds: 80,
+    firstMs: 5000,
+    warmMs: [],
+    warmMedianMs: 5000,
+    eventsPerSecond: 2000,
+    growth: { firstTenthBytesPerTurn: 4900, lastTenthBytesPerTurn: 4900, firstTenthTurnMs: 90, lastTenthTurnMs: 90 },
+    ...(rss ? { workerRss: { samples: 80, firstTenthMb: rss.first, lastTenthMb: rss.last } } : {}),
+  });
+  const rowsFor = (cases: ReplayCase[]) =>
+    figureRows({ replay: { fixedCostMs: 80, cases } }, 60, false).filter((r) =>
+      r.figure.startsWith('Worker RSS during'),
+    );
+
+  it('reads the longest run of each kind, and calls the governed worker flat only within 5% of where it started', () => {
+    const flat = rowsFor([
+      replayCase('governed', 1008, { first: 240, last: 400 }),
+      replayCase('governed', 10008, { first: 250, last: 260 }),
+      replayCase('bare', 10007, { first: 220, last: 300 }),
+    ]);
+    expect(flat).toEqual([
+      {
+        figure: 'Worker RSS during one governed run of 10008 events (80 readings, 1 s apart: first vs last tenth)',
+        measured: '250 → 260 MB (+10 MB)',
+        target: 'flat (within 5%)',
+        met: true,
+      },
+      expect.objectContaining({ measured: '220 → 300 MB (+80 MB)', met: null }),
+    ]);
+    const growing = rowsFor([replayCase('governed', 10008, { first: 250, last: 270 })]);
+    expect(growing).toEqual([expect.objectContaining({ measured: '250 → 270 MB (+20 MB)', met: false })]);
+  });
+
+  it('prints no such row for results written before the readings existed', () => {
+    expect(rowsFor([replayCase('governed', 10008), replayCase('bare', 10007)])).toEqual([]);
   });
 });

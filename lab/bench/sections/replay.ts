@@ -5,6 +5,8 @@
  * is replayed once). Every replay creates a replay worker and loads the bundle, so every figure includes that
  * fixed cost; a 1-turn history's replay time is reported as that fixed cost. A bare history of about 1k events
  * is replayed for comparison, and one of about 10k in full mode: the ratio is taken at equal lengths.
+ * While each long run is generated, its worker's RSS is read every second: the first and last tenth of those
+ * readings say whether a worker's memory grows with a run's length.
  */
 import { Worker } from '@temporalio/worker';
 import { BARE_TYPES, GOVERNED_TYPES, historyCost, turnTimings, type History } from '../lib/history';
@@ -12,6 +14,7 @@ import { runLoop, type BaselineKind, type Kind } from '../lib/runs';
 import { account } from '../lib/stack';
 import { median, round } from '../lib/stats';
 import { startPair } from '../lib/workers';
+import type { WorkerHandle } from '../lib/worker-handle';
 import { DEFAULT_TUNING, type BenchContext } from './common';
 
 export interface ReplayCase {
@@ -33,6 +36,17 @@ export interface ReplayCase {
     readonly firstTenthTurnMs: number;
     readonly lastTenthTurnMs: number;
   };
+  /**
+   * The worker's RSS read every second while it ran this one run: first and last tenth of the readings.
+   * Absent in results written before it was measured.
+   */
+  readonly workerRss?: RssOverRun;
+}
+
+export interface RssOverRun {
+  readonly samples: number;
+  readonly firstTenthMb: number;
+  readonly lastTenthMb: number;
 }
 
 export interface ReplayFigures {
@@ -67,7 +81,14 @@ export async function measureReplay(
     // The same length for bare: replay time is compared at equal event counts (1k and 10k).
     ...(ctx.quick ? [] : [{ kind: 'bare' as const, target: 10_000 }]),
   ];
-  const generated: Array<{ kind: BaselineKind; target: number; turns: number; history: History; seconds: number }> = [];
+  const generated: Array<{
+    kind: BaselineKind;
+    target: number;
+    turns: number;
+    history: History;
+    seconds: number;
+    rssMb: number[];
+  }> = [];
   let tiny: History | undefined;
   try {
     tiny = await (
@@ -81,12 +102,13 @@ export async function measureReplay(
       const turns = Math.max(1, Math.ceil((target - s.fixedEvents) / s.eventsPerTurn));
       const id = `bench-replay-${kind}-${target}-${ctx.stamp}`;
       const t0 = Date.now();
+      const rss = readRssEverySecond(workers.handles[kind]);
       const done = await runLoop(stack.client, kind, workers.tq(kind), id, {
         turns,
         account: account(5),
         deadlineInMs: 60 * 60_000,
         maxHistoryEvents: 1_000_000,
-      });
+      }).finally(() => rss.stop());
       const seconds = (Date.now() - t0) / 1000;
       if (!done.ok) throw new Error(`replay source run ${id} did not complete: ${done.detail}`);
       const history = await done.handle.fetchHistory();
@@ -97,7 +119,7 @@ export async function measureReplay(
         );
       }
       ctx.log(`replay: generated ${kind} ${history.events?.length} events (${turns} turns) in ${seconds.toFixed(1)} s`);
-      generated.push({ kind, target, turns, history, seconds });
+      generated.push({ kind, target, turns, history, seconds, rssMb: await rss.readings });
     }
   } finally {
     await workers.stop();
@@ -131,6 +153,11 @@ export async function measureReplay(
       warmMedianMs,
       eventsPerSecond: Math.round(events / (warmMedianMs / 1000)),
       growth: growthOf(g.history, g.kind),
+      workerRss: {
+        samples: g.rssMb.length,
+        firstTenthMb: tenthMean(g.rssMb, false),
+        lastTenthMb: tenthMean(g.rssMb, true),
+      },
     };
     cases.push(c);
     ctx.log(
@@ -142,19 +169,42 @@ export async function measureReplay(
   return { figures: { fixedCostMs: round(median(fixedWarm), 1), cases }, longest };
 }
 
+/** The mean of the first (or last) tenth of `xs`, at least one value; 0 for none. */
+function tenthMean(xs: readonly number[], last: boolean): number {
+  if (xs.length === 0) return 0;
+  const n = Math.max(1, Math.floor(xs.length / 10));
+  const part = last ? xs.slice(-n) : xs.slice(0, n);
+  return round(part.reduce((a, b) => a + b, 0) / part.length, 1);
+}
+
 function growthOf(history: History, kind: Kind): ReplayCase['growth'] {
   const types = kind === 'governed' ? GOVERNED_TYPES : BARE_TYPES;
   const bytes = historyCost(history, types).turns.map((t) => t.bytes);
   const ms = turnTimings(history, types).map((t) => t.turnMs);
-  const tenth = (xs: number[], last: boolean): number => {
-    const n = Math.max(1, Math.floor(xs.length / 10));
-    const part = last ? xs.slice(-n) : xs.slice(0, n);
-    return round(part.reduce((a, b) => a + b, 0) / part.length, 1);
-  };
   return {
-    firstTenthBytesPerTurn: tenth(bytes, false),
-    lastTenthBytesPerTurn: tenth(bytes, true),
-    firstTenthTurnMs: tenth(ms, false),
-    lastTenthTurnMs: tenth(ms, true),
+    firstTenthBytesPerTurn: tenthMean(bytes, false),
+    lastTenthBytesPerTurn: tenthMean(bytes, true),
+    firstTenthTurnMs: tenthMean(ms, false),
+    lastTenthTurnMs: tenthMean(ms, true),
   };
+}
+
+/** Reads the worker's current RSS every second until `stop()`; `readings` resolves once the last read is in. */
+function readRssEverySecond(worker: WorkerHandle): { stop(): void; readings: Promise<number[]> } {
+  const mb: number[] = [];
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    inFlight = worker.rss().then(
+      (r) => mb.push(r.nowMb),
+      () => undefined, // a reading lost while the worker is busy is a missing sample, not a failed bench
+    );
+  }, 1_000);
+  let stopped: () => void = () => undefined;
+  const readings = new Promise<number[]>((resolve) => {
+    stopped = () => {
+      clearInterval(timer);
+      void inFlight.then(() => resolve(mb));
+    };
+  });
+  return { stop: () => stopped(), readings };
 }
