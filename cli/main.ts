@@ -1,12 +1,11 @@
 /**
- * The `ledgerloop` command line. Subcommands are imported statically: under `node -r tsx/cjs` a dynamic `import()`
- * goes through Node's ESM loader, which does not resolve extensionless TypeScript paths.
+ * The `ledgerloop` command line. Every command is registered here, but a command's implementation is loaded only
+ * when it runs (`require` in its action: under `node -r tsx/cjs` a dynamic `import()` goes through Node's ESM
+ * loader, which does not resolve extensionless TypeScript paths). So `ledgerloop show` does not load the worker,
+ * the demo's stack or the fault lab (test/unit/cli-startup.test.ts).
  */
+/* eslint-disable @typescript-eslint/no-require-imports -- a require() in an action is what defers the module */
 import { Command } from 'commander';
-import { runCodecServerProcess } from '../src/codec/serve';
-import { runWorkerProcess } from '../src/worker/main';
-import { runDemo } from './demo';
-import { runCluster } from './cluster';
 import { registerFaultsCommand } from '../lab/faults/cli';
 import { registerRunCommands } from './commands';
 import { versionLine } from './version';
@@ -28,6 +27,7 @@ program
   .option('--once', 'exit after printing the table instead of keeping the stack up for the Web UI', false)
   .option('--json', 'print the rows as one JSON array', false)
   .action(async (o: { once: boolean; json: boolean }) => {
+    const { runDemo } = require('./demo') as typeof import('./demo');
     process.exitCode = await runDemo({ once: o.once, json: o.json });
   });
 
@@ -44,6 +44,7 @@ program
     false,
   )
   .action(async (action: string, o: { workers: string; once: boolean }) => {
+    const { runCluster } = require('./cluster') as typeof import('./cluster');
     process.exitCode = await runCluster(action, { workers: Number(o.workers), once: o.once });
   });
 
@@ -51,6 +52,7 @@ program
   .command('worker')
   .description('run a worker process (configured by TEMPORAL_ADDRESS, LEDGERLOOP_SERVICES, LEDGERLOOP_TASK_QUEUE)')
   .action(async () => {
+    const { runWorkerProcess } = require('../src/worker/main') as typeof import('../src/worker/main');
     await runWorkerProcess();
   });
 
@@ -77,6 +79,7 @@ program
       enableEncode: boolean;
       insecureDev: boolean;
     }) => {
+      const { runCodecServerProcess } = require('../src/codec/serve') as typeof import('../src/codec/serve');
       await runCodecServerProcess({
         port: Number(o.port),
         host: o.host,

@@ -8,14 +8,17 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import type { Command } from 'commander';
 import { cliDataConverter } from '../../src/codec/demo-key';
-import { buildWorkflowBundle, WORKFLOWS_PATH } from '../../src/worker/bundle';
 import { CliUsageError, EXIT_FAILED, withCodecHint } from '../errors';
 import { formatElapsed, withProgress } from '../progress';
 import { configureCommand, printJson, runAction, type CommandIO } from './shared';
-import { installRuntimeLogger } from '../../src/observability/logger';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- loaded when `replay` runs, not when any command starts */
+const workerPackage = () => require('@temporalio/worker') as typeof import('@temporalio/worker');
+const bundler = () => require('../../src/worker/bundle') as typeof import('../../src/worker/bundle');
+const logging = () => require('../../src/observability/logger') as typeof import('../../src/observability/logger');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 interface ReplayFlags {
   readonly workflows?: string;
@@ -61,7 +64,7 @@ export function collectHistoryFiles(paths: readonly string[]): string[] {
 
 function quietRuntime(): void {
   // Core's own logs are silenced too: the outcome lines already say what failed.
-  installRuntimeLogger({ component: 'replay', level: 'OFF', coreLevel: 'ERROR' });
+  logging().installRuntimeLogger({ component: 'replay', level: 'OFF', coreLevel: 'ERROR' });
 }
 
 /** The core's nondeterminism message is buried in a Rust debug dump: keep its `message: "..."` part. */
@@ -92,6 +95,7 @@ async function replayOne(file: string, workflowBundle: { code: string }): Promis
     const dataConverter = cliDataConverter(() => undefined);
     // Replay under the id the run had: its logical call ids and keys derive from it.
     const workflowId = (await workflowIdOfHistory(history, dataConverter)) ?? label;
+    const { Worker } = workerPackage();
     await Worker.runReplayHistory(
       { workflowBundle, ...(dataConverter ? { dataConverter } : {}), replayName: 'ledgerloop-replay' },
       history,
@@ -122,6 +126,7 @@ export function registerReplay(program: Command, io: CommandIO): void {
   cmd.action((paths: string[], flags: ReplayFlags) =>
     runAction(cmd, io, async () => {
       const files = collectHistoryFiles(paths);
+      const { buildWorkflowBundle, WORKFLOWS_PATH } = bundler();
       const workflowsPath = flags.workflows !== undefined ? path.resolve(flags.workflows) : WORKFLOWS_PATH;
       try {
         statSync(workflowsPath);

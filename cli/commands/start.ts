@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { startAgentRun } from '../../src/client/runs';
 import { isLabStrategy, type AgentRunResult } from '../../src/domain/run';
 import { scenarios } from '../../src/planner/scenarios';
-import { DEFAULT_TASK_QUEUE } from '../../src/worker/worker';
+import { DEFAULT_TASK_QUEUE } from '../../src/client/runs';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { CliUsageError, OperationRefusedError } from '../errors';
 import { renderTable } from '../format';

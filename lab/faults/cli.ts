@@ -1,7 +1,7 @@
 /** The `ledgerloop faults` subcommand (registered by cli/main.ts). */
+/* eslint-disable @typescript-eslint/no-require-imports -- a require() in the action is what defers the fault lab */
 import type { Command } from 'commander';
-import { runExploreCommand, type RawExploreFlags } from './explore';
-import { runFaultsCommand } from './runner';
+import type { RawExploreFlags } from './explore';
 
 type FaultsFlags = RawExploreFlags & { report?: string };
 
@@ -25,6 +25,7 @@ export function registerFaultsCommand(program: Command): void {
     .option('--verbose', "explore: print every case's timeline, not only a violating case's")
     .action(async (file: string | undefined, o: FaultsFlags) => {
       if (o.explore) {
+        const { runExploreCommand } = require('./explore') as typeof import('./explore');
         process.exitCode = await runExploreCommand(file, o);
         return;
       }
@@ -38,6 +39,7 @@ export function registerFaultsCommand(program: Command): void {
         process.exitCode = 2;
         return;
       }
+      const { runFaultsCommand } = require('./runner') as typeof import('./runner');
       process.exitCode = await runFaultsCommand(file, o);
     });
 }

@@ -7,6 +7,9 @@ import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { SA } from '../server/search-attributes';
 
+/** The task queue runs are started on, and workers poll, unless configured (`LEDGERLOOP_TASK_QUEUE`). */
+export const DEFAULT_TASK_QUEUE = 'ledgerloop';
+
 export interface StartRunOptions {
   readonly workflowId: string;
   readonly taskQueue: string;

@@ -18,9 +18,11 @@ import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import type { DispatchProbe } from '../../activities/dispatch.activities';
 import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
 import { loadToolsModule } from './tools-module';
+import { DEFAULT_TASK_QUEUE } from '../client/runs';
 import type { IdentitySource } from '../identity/config';
 
-export const DEFAULT_TASK_QUEUE = 'ledgerloop';
+// Defined with the client (a client names the queue too, and must not load the worker package for it).
+export { DEFAULT_TASK_QUEUE };
 /** The worker process serves lab-only strategies only when this variable is exactly "1". */
 export const LAB_STRATEGIES_ENV = 'LEDGERLOOP_ALLOW_LAB_STRATEGIES';
 /** Exactly "1" allows lab-only strategies; anything else (unset, "true", "0") leaves them refused. */
