@@ -192,7 +192,7 @@ function versionNumber(version: string): number {
 
 async function main(): Promise<void> {
   const version = process.argv[2] ?? 'v1';
-  versionNumber(version);
+  const number = versionNumber(version);
   const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', version);
   mkdirSync(dir, { recursive: true });
   const stack = await startStack({
@@ -385,7 +385,7 @@ async function main(): Promise<void> {
       }
     });
     await recordOperatorResolution(stack, base, save, stamp);
-    if (versionNumber(version) >= 6) await recordProvenUnsent(stack, base, save, stamp);
+    if (number >= 6) await recordProvenUnsent(stack, base, save, stamp);
   } finally {
     await stack.stop();
   }

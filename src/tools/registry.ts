@@ -1,6 +1,6 @@
 /** The tool registry: name -> declaration. Workflow-safe (pure declarations only). */
 import type { AnyTool } from '../domain/tool';
-import { sharedToolModules } from './shared-declarations';
+import { sharedValue } from './shared-declarations';
 
 /**
  * Tools declared together in one module, loaded the first time one of them is looked up. Every workflow run
@@ -15,14 +15,7 @@ export interface ToolModule {
 
 /** Load a module's declarations once per worker (see shared-declarations.ts), frozen against mutation. */
 export function sharedModule(id: string, load: () => readonly AnyTool[]): () => readonly AnyTool[] {
-  return () => {
-    let tools = sharedToolModules.get(id);
-    if (tools === undefined) {
-      tools = Object.freeze(load().map((t) => Object.freeze(t)));
-      sharedToolModules.set(id, tools);
-    }
-    return tools;
-  };
+  return () => sharedValue(`tool-module:${id}`, () => Object.freeze(load().map((t) => Object.freeze(t))));
 }
 
 /** A user's tool module: its id (unique per worker), the names it defines, and a `load` that requires them. */

@@ -1,6 +1,7 @@
 /**
- * Tool declarations shared by every workflow of a worker. Preloaded into the reusable V8 context (the bundle's
- * `preloadModules`, src/worker/bundle.ts), so this module, and this one Map, are the same for every run.
+ * Values shared by every workflow of a worker: tool declarations (src/tools/registry.ts), zod, noble's hashes,
+ * the quota request schemas. Preloaded into the reusable V8 context (the bundle's `preloadModules`,
+ * src/worker/bundle.ts), so this module, and this one Map, are the same for every run.
  *
  * Why: each run evaluates the modules it requires afresh, and building a service's zod schemas costs several
  * milliseconds of CPU and about half a megabyte per cached run. Declarations are pure and never mutated (the
@@ -10,14 +11,7 @@
  *
  * Outside a workflow sandbox (activities, tests) the Map is an ordinary per-process cache.
  */
-import type { AnyTool } from '../domain/tool';
-
-export const sharedToolModules = new Map<string, readonly AnyTool[]>();
-
-/**
- * Other values every workflow of a worker shares, by name, under the same rule: pure, never mutated. The zod
- * namespace is one (src/worker/workflow-zod.ts): evaluating zod itself took most of a run's module cost.
- */
+/** The shared values by name. Pure and never mutated; the zod namespace is one (src/worker/workflow-zod.ts). */
 export const sharedValues = new Map<string, unknown>();
 
 /**

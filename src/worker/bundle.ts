@@ -88,7 +88,8 @@ function nativeSyntax(rule: Rule): Rule {
  */
 export const WORKFLOW_DEVTOOL = 'inline-cheap-module-source-map';
 
-const INLINE_MAP = '//# sourceMappingURL=data:application/json;charset=utf-8;base64,';
+/** How webpack writes the inline map at the end of a bundle. */
+export const INLINE_MAP = '//# sourceMappingURL=data:application/json;charset=utf-8;base64,';
 
 /**
  * Makes the bundle cheaper to hold, after webpack writes the inline map into it:

@@ -7,12 +7,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SourceMapConsumer, type RawSourceMap } from 'source-map';
-import { asciiOnly, buildWorkflowBundle, REPO_ROOT } from '../../src/worker/bundle';
+import { asciiOnly, buildWorkflowBundle, INLINE_MAP as MARK, REPO_ROOT } from '../../src/worker/bundle';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
 jest.setTimeout(120_000);
-
-const MARK = '//# sourceMappingURL=data:application/json;charset=utf-8;base64,';
 
 let code: string;
 let map: RawSourceMap;

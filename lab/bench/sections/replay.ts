@@ -109,6 +109,7 @@ export async function measureReplay(
         deadlineInMs: 60 * 60_000,
         maxHistoryEvents: 1_000_000,
       }).finally(() => rss.stop());
+      const rssMb = await rss.stop(); // stopped already; the same readings
       const seconds = (Date.now() - t0) / 1000;
       if (!done.ok) throw new Error(`replay source run ${id} did not complete: ${done.detail}`);
       const history = await done.handle.fetchHistory();
@@ -119,7 +120,7 @@ export async function measureReplay(
         );
       }
       ctx.log(`replay: generated ${kind} ${history.events?.length} events (${turns} turns) in ${seconds.toFixed(1)} s`);
-      generated.push({ kind, target, turns, history, seconds, rssMb: await rss.readings });
+      generated.push({ kind, target, turns, history, seconds, rssMb });
     }
   } finally {
     await workers.stop();
@@ -189,8 +190,8 @@ function growthOf(history: History, kind: Kind): ReplayCase['growth'] {
   };
 }
 
-/** Reads the worker's current RSS every second until `stop()`; `readings` resolves once the last read is in. */
-function readRssEverySecond(worker: WorkerHandle): { stop(): void; readings: Promise<number[]> } {
+/** Reads the worker's current RSS every second; `stop()` (idempotent) resolves with the readings once the last is in. */
+function readRssEverySecond(worker: WorkerHandle): { stop(): Promise<number[]> } {
   const mb: number[] = [];
   let inFlight: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
@@ -199,12 +200,11 @@ function readRssEverySecond(worker: WorkerHandle): { stop(): void; readings: Pro
       () => undefined, // a reading lost while the worker is busy is a missing sample, not a failed bench
     );
   }, 1_000);
-  let stopped: () => void = () => undefined;
-  const readings = new Promise<number[]>((resolve) => {
-    stopped = () => {
+  return {
+    stop: async () => {
       clearInterval(timer);
-      void inFlight.then(() => resolve(mb));
-    };
-  });
-  return { stop: () => stopped(), readings };
+      await inFlight;
+      return mb;
+    },
+  };
 }
