@@ -8,7 +8,7 @@ import type { DataConverter } from '@temporalio/common';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { cliDataConverter } from '../src/codec/demo-key';
 import { workflowPollers } from '../src/client/pollers';
-import { tracingFromEnv } from '../src/observability/tracing';
+import { tracingEnabled } from '../src/observability/tracing-mode';
 import { connectClient, ConnectionConfigError, resolveConnectionConfig } from '../src/server/connection-config';
 import {
   CliUsageError,
@@ -140,7 +140,13 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
   } catch (err) {
     throw new CliUsageError((err as Error).message);
   }
-  const tracing = tracingFromEnv('ledgerloop-cli');
+  // OpenTelemetry loads only when tracing is on: with it off (the default) a command does not pay for it.
+  const tracing = tracingEnabled()
+    ? // eslint-disable-next-line @typescript-eslint/no-require-imports -- deferred: loads OpenTelemetry
+      (require('../src/observability/tracing') as typeof import('../src/observability/tracing')).tracingFromEnv(
+        'ledgerloop-cli',
+      )
+    : undefined;
   let connection: Connection;
   try {
     // TLS, mTLS and API keys from the envconfig profile / TEMPORAL_* variables (src/server/connection-config.ts).

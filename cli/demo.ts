@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { startDemoCodecServer } from '../src/codec/demo-codec';
 import { ensureCodecKeys } from '../src/codec/demo-key';
-import { shutdownTracingFromEnv } from '../src/observability/tracing';
+import { shutdownTracingFromEnv } from '../src/observability/tracing-mode';
 import { DATA_DIR } from '../src/server/temporal-binaries';
 import { runEveryStrategy } from '../lab/demo/opening-failure';
 import { startStack } from '../lab/stack';

@@ -3,7 +3,7 @@
  * for commander's own parse errors), and the action wrapper that maps every failure to a CliError.
  */
 import { InvalidArgumentError, type Command, type CommanderError } from 'commander';
-import { shutdownTracingFromEnv } from '../../src/observability/tracing';
+import { shutdownTracingFromEnv } from '../../src/observability/tracing-mode';
 import { CliError, EXIT_FAILED, EXIT_OK, EXIT_USAGE } from '../errors';
 import { parseNonEmpty } from '../parse';
 import type { ProgressStream } from '../progress';

@@ -30,12 +30,9 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OpenTelemetryPlugin, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks } from '@temporalio/worker';
 import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from './workflow-interceptors';
-import { configValue } from '../config';
+import { registerProcessTracing, tracingModeFromEnv } from './tracing-mode';
 
-/** Environment variable that turns tracing on. */
-
-/** Where spans go. */
-export type TracingMode = 'off' | 'console' | 'otlp';
+export { shutdownTracingFromEnv, tracingEnabled, tracingModeFromEnv, type TracingMode } from './tracing-mode';
 
 export { TRACING_WORKFLOW_INTERCEPTORS_MODULE };
 
@@ -64,11 +61,6 @@ export interface CreateTracingOptions {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** The tracing mode LEDGERLOOP_TRACING asks for; throws on an unknown value. */
-export function tracingModeFromEnv(env: Env = process.env): TracingMode {
-  return configValue('LEDGERLOOP_TRACING', env) ?? 'off';
-}
 
 /** Writes each finished span as one JSON line to stderr (stdout stays free for program output). */
 export class StderrSpanExporter implements SpanExporter {
@@ -145,17 +137,6 @@ export function tracingFromEnv(serviceName: string, env: Env = process.env): Tra
     tracing = createTracing({ exporter: new OTLPTraceExporter(), serviceName: name });
   }
   fromEnv = { tracing };
+  if (tracing) registerProcessTracing(tracing);
   return tracing;
-}
-
-/** Flushes and shuts down the tracing tracingFromEnv created, if any. Safe to call more than once. */
-export async function shutdownTracingFromEnv(): Promise<void> {
-  const t = fromEnv?.tracing;
-  if (!t) return;
-  await t.shutdown().catch((err: unknown) => process.stderr.write(`tracing: shutdown failed: ${String(err)}\n`));
-}
-
-/** True when LEDGERLOOP_TRACING asks for tracing, i.e. the workflow bundle should carry the interceptors. */
-export function tracingEnabled(env: Env = process.env): boolean {
-  return tracingModeFromEnv(env) !== 'off';
 }

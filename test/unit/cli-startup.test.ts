@@ -4,19 +4,36 @@
  * runtime's JavaScript) is only for workers, so client code must not load it to connect: it was about 0.5 s of
  * the connection module's 1.0 s to load. The binary registers every command but loads a command's
  * implementation only when it runs, so `ledgerloop --version` or `show` loads neither the worker package nor the
- * fault lab (docs/performance.md, "Tests").
+ * fault lab (docs/performance.md, "Tests"). With tracing off (the default) a client command does not load
+ * OpenTelemetry either: about 300 modules.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
-/** The worker-package files a fresh process has loaded after requiring `module`. */
-function workerFilesLoadedBy(module: string): string[] {
+const WORKER_PACKAGE = String.raw`[\\/]@temporalio[\\/]worker[\\/]`;
+const OPENTELEMETRY = String.raw`[\\/]@opentelemetry[\\/]`;
+
+/** The files matching `pattern` a fresh process has loaded after requiring `module` (default: the worker package). */
+function filesLoadedBy(module: string, pattern = WORKER_PACKAGE, env: NodeJS.ProcessEnv = process.env): string[] {
   const script = `require(${JSON.stringify(module)});
-const loaded = Object.keys(require.cache).filter((f) => /[\\\\/]@temporalio[\\\\/]worker[\\\\/]/.test(f));
-process.stdout.write(JSON.stringify(loaded));`;
-  const out = execFileSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, encoding: 'utf8' });
+const pattern = new RegExp(${JSON.stringify(pattern)});
+process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));`;
+  const out = execFileSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, encoding: 'utf8', env });
+  return JSON.parse(out) as string[];
+}
+
+/** What `openSession` (every client command's connection) loaded once it connected, under `env`. */
+function filesLoadedToConnect(pattern: string, env: NodeJS.ProcessEnv): string[] {
+  // The profile file does not exist: the connection is refused after the tracing decision, which comes first.
+  const script = `process.env.TEMPORAL_CONFIG_FILE = '/nonexistent/ledgerloop-temporal.toml';
+const { openSession } = require('./cli/connect');
+const pattern = new RegExp(${JSON.stringify(pattern)});
+openSession({ address: '127.0.0.1:1', namespace: 'default' }).catch(() => undefined).finally(() => {
+  process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));
+});`;
+  const out = execFileSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, encoding: 'utf8', env });
   return JSON.parse(out) as string[];
 }
 
@@ -37,15 +54,15 @@ require('./cli/main.ts');`;
 jest.setTimeout(60_000);
 
 test('the connection settings a client command uses do not load the worker package', () => {
-  expect(workerFilesLoadedBy('./src/server/connection-config')).toEqual([]);
+  expect(filesLoadedBy('./src/server/connection-config')).toEqual([]);
 });
 
 test('a run command module does not load it either', () => {
-  expect(workerFilesLoadedBy('./cli/commands/show')).toEqual([]);
+  expect(filesLoadedBy('./cli/commands/show')).toEqual([]);
 });
 
 test('the check can fail: the worker entry loads it', () => {
-  expect(workerFilesLoadedBy('./src/worker/create-worker').length).toBeGreaterThan(0);
+  expect(filesLoadedBy('./src/worker/create-worker').length).toBeGreaterThan(0);
 });
 
 test('the binary registers every command but loads neither the worker package nor the fault lab for --version', () => {
@@ -55,4 +72,14 @@ test('the binary registers every command but loads neither the worker package no
 test('nor for a run command that fails before it connects', () => {
   // `show` with no run id stops at its arguments; everything its module imports is loaded by then.
   expect(workerFilesLoadedByCommand(['show'])).toEqual([]);
+});
+
+test('a client command with tracing off does not load OpenTelemetry', () => {
+  expect(filesLoadedToConnect(OPENTELEMETRY, { ...process.env, LEDGERLOOP_TRACING: 'off' })).toEqual([]);
+});
+
+test('the check can fail: with tracing on the same connection loads it', () => {
+  expect(filesLoadedToConnect(OPENTELEMETRY, { ...process.env, LEDGERLOOP_TRACING: 'console' }).length).toBeGreaterThan(
+    0,
+  );
 });
