@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,retries,profile] [-- --db-on-disk]`
+ * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,memory,retries,profile] [-- --db-on-disk]`
  * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
  * PostgreSQL, lab/cluster/): latency, and throughput with 1 worker host and with 3 (lab/bench/results/latest-cluster.*).
  *
@@ -17,6 +17,7 @@ import { detailTables, figureRows, markdownTable, type AllFigures } from './repo
 import type { BenchContext } from './sections/common';
 import { measureHistoryCost } from './sections/history-cost';
 import { measureLatency } from './sections/latency';
+import { measureMemory } from './sections/memory';
 import { measureProfile, type ProfileFigures } from './sections/profile';
 import { measureReplay } from './sections/replay';
 import { measureRetries } from './sections/retries';
@@ -24,7 +25,7 @@ import { measureThroughput, type ThroughputFigures } from './sections/throughput
 import type { History } from './lib/history';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
-const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'retries', 'profile'] as const;
+const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'memory', 'retries', 'profile'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Args {
@@ -124,6 +125,7 @@ async function main(): Promise<void> {
       longHistory = r.longest;
       return r.figures;
     });
+    figures.memory = await timed('memory', () => measureMemory(ctx));
     figures.retries = await timed('retries', () => measureRetries(ctx));
     profile = await timed('profile', () => measureProfile(ctx, longHistory));
   } finally {

@@ -2,6 +2,7 @@
 import type { HistoryFigures } from './sections/history-cost';
 import type { ProfileFigures } from './sections/profile';
 import type { LatencyFigures } from './sections/latency';
+import type { MemoryFigures } from './sections/memory';
 import type { ReplayFigures } from './sections/replay';
 import type { RetryFigures } from './sections/retries';
 import type { ThroughputFigures } from './sections/throughput';
@@ -23,6 +24,7 @@ export interface AllFigures {
   throughputByHosts?: ThroughputFigures[];
   history?: HistoryFigures;
   replay?: ReplayFigures;
+  memory?: MemoryFigures;
   retries?: RetryFigures;
 }
 
@@ -141,6 +143,24 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
         measured: `${r.firstTenthMb} → ${r.lastTenthMb} MB (${drift >= 0 ? '+' : ''}${round(drift, 1)} MB)`,
         target: kind === 'governed' ? 'flat (within 5%)' : '—',
         met: kind === 'governed' ? Math.abs(drift) <= 0.05 * r.firstTenthMb : null,
+      });
+    }
+  }
+  if (f.memory) {
+    // Issue #16: worker memory flat as a worker serves runs.
+    for (const m of f.memory.runsServed) {
+      const first = m.readings[0];
+      const last = m.readings[m.readings.length - 1];
+      if (!first || !last || m.readings.length < 2) continue;
+      const drift = last.rssMb - first.rssMb;
+      rows.push({
+        figure: `Worker RSS as one worker serves ${m.kind} runs (${m.readings.length} batches of ${m.runsPerBatch} at concurrency ${m.concurrency}: after the first vs the last)`,
+        measured:
+          `${first.rssMb} → ${last.rssMb} MB (${drift >= 0 ? '+' : ''}${round(drift, 1)} MB; ` +
+          `main-thread heap ${first.heapUsedMb} → ${last.heapUsedMb} MB)` +
+          (m.failed > 0 ? `; ${m.failed} runs failed` : ''),
+        target: m.kind === 'governed' ? 'flat (within 5%)' : '—',
+        met: m.kind === 'governed' ? m.failed === 0 && Math.abs(drift) <= 0.05 * first.rssMb : null,
       });
     }
   }
@@ -405,15 +425,24 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
     out.push('');
   }
   if (profile) {
-    out.push('### Ablations at concurrency 10 (one cost added to the bare loop at a time)', '');
+    const rounds = profile.ablations[0]?.rounds ?? 1;
     out.push(
-      '| Cell | Runs/s | CPU per run: worker + server + wallet = total (ms) | Events per run |',
-      '|---|---|---|---|',
+      `### Ablations at concurrency 10 (one cost added to the bare loop at a time${rounds > 1 ? `; medians of ${rounds} rounds` : ''})`,
+      '',
     );
+    out.push(
+      '| Cell | Runs/s | CPU per run: worker + server + wallet = total (ms) | Worker CPU, × bare | Events per run |',
+      '|---|---|---|---|---|',
+    );
+    const bareCell = profile.ablations.find((a) => a.name === 'bare');
     for (const a of profile.ablations) {
       const c = a.cpuMsPerRun;
+      const times =
+        bareCell && bareCell.cpuMsPerRun.worker > 0 ? `${round(c.worker / bareCell.cpuMsPerRun.worker)}×` : '—';
+      const byRound =
+        (a.workerCpuMsByRound?.length ?? 0) > 1 ? ` (rounds: ${a.workerCpuMsByRound!.join(', ')} ms)` : '';
       out.push(
-        `| ${a.name} | ${a.runsPerSecond} | ${c.worker} + ${c.server} + ${c.wallet} = ${c.total} | ${a.eventsPerRun} |`,
+        `| ${a.name} | ${a.runsPerSecond} | ${c.worker} + ${c.server} + ${c.wallet} = ${c.total} | ${times}${byRound} | ${a.eventsPerRun} |`,
       );
     }
     out.push('');
@@ -431,6 +460,11 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
     out.push(`### Replay profile (${r.events} events, ${r.ms} ms under the profiler)`, '');
     for (const t of r.threads) {
       out.push(...threadProfileLines(t, 'ms', 10));
+    }
+    const b = profile.replayBare;
+    if (b) {
+      out.push(`### Replay profile, bare (${b.events} events, ${b.ms} ms under the profiler)`, '');
+      for (const t of b.threads) out.push(...threadProfileLines(t, 'ms', 10));
     }
   }
   return out.join('\n');

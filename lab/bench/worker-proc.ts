@@ -37,13 +37,19 @@ export interface WorkerTuning {
   readonly stickyQueueScheduleToStartTimeoutMs: number;
 }
 
-export type ToWorker = { readonly type: 'rss-reset' } | { readonly type: 'rss' } | { readonly type: 'stop' };
+export type ToWorker =
+  | { readonly type: 'rss-reset' }
+  /** `gc`: collect garbage first (the process runs with --expose-gc), so the heap figure is what is retained. */
+  | { readonly type: 'rss'; readonly gc?: boolean }
+  | { readonly type: 'stop' };
 export interface RssReport {
   readonly type: 'rss';
   readonly nowMb: number;
   readonly peakMb: number;
   readonly meanMb: number;
   readonly samples: number;
+  /** The main thread's V8 heap in use now (workflow threads have their own heaps). */
+  readonly heapUsedMb: number;
   /** CPU time of this process (all threads), user + system, since the last reset. */
   readonly cpuMs: number;
   /** The monotonic clock in microseconds: the clock of --cpu-prof sample times. */
@@ -130,6 +136,7 @@ async function main(): Promise<void> {
       cpuAtReset = process.cpuUsage();
       sample();
     } else if (m.type === 'rss') {
+      if (m.gc) (globalThis as { gc?: () => void }).gc?.();
       const now = sample();
       const cpu = process.cpuUsage(cpuAtReset);
       send({
@@ -138,6 +145,7 @@ async function main(): Promise<void> {
         peakMb: peak / MB,
         meanMb: sum / n / MB,
         samples: n,
+        heapUsedMb: process.memoryUsage().heapUsed / MB,
         cpuMs: (cpu.user + cpu.system) / 1000,
         monoUs: Number(process.hrtime.bigint() / 1000n),
         slowWorkflowTasks,

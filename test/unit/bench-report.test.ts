@@ -1,12 +1,13 @@
 /**
- * The benchmark report's peer column and its worker-RSS-over-a-run rows: every figure it prints is read from the
- * measured cells (change a cell, the sentence changes), and results written before a figure existed render
- * exactly as they did, without its row.
+ * The benchmark report's peer column, its worker-RSS rows (over a run, and as runs are served) and its ablation
+ * table: every figure it prints is read from the measured cells (change a cell, the sentence changes), and
+ * results written before a figure existed render exactly as they did, without its row.
  */
 import { detailTables, figureRows, throughputSideBySide } from '../../lab/bench/report';
 import type { Kind } from '../../lab/bench/lib/runs';
 import type { Summary } from '../../lab/bench/lib/stats';
 import type { LatencyFigures, PhaseSummary } from '../../lab/bench/sections/latency';
+import type { Ablation } from '../../lab/bench/sections/profile';
 import type { ReplayCase } from '../../lab/bench/sections/replay';
 import type { ThroughputCell, ThroughputFigures } from '../../lab/bench/sections/throughput';
 import { DEFAULT_TUNING } from '../../lab/bench/sections/common';
@@ -156,5 +157,73 @@ describe('worker RSS over one long run', () => {
 
   it('prints no such row for results written before the readings existed', () => {
     expect(rowsFor([replayCase('governed', 10008), replayCase('bare', 10007)])).toEqual([]);
+  });
+});
+
+describe('worker memory as a worker serves runs', () => {
+  const served = (kind: 'governed' | 'bare', rss: number[], failed = 0) => ({
+    kind,
+    runsPerBatch: 100,
+    concurrency: 10,
+    failed,
+    readings: rss.map((r, i) => ({ runsServed: (i + 1) * 100, rssMb: r, heapUsedMb: 40 + i })),
+  });
+  const rowsFor = (runsServed: ReturnType<typeof served>[]) =>
+    figureRows({ memory: { runsServed } }, 60, false).filter((r) => r.figure.startsWith('Worker RSS as one worker'));
+
+  it('compares the last batch with the first, and calls governed flat only within 5%', () => {
+    expect(rowsFor([served('governed', [300, 320, 310]), served('bare', [250, 290])])).toEqual([
+      {
+        figure:
+          'Worker RSS as one worker serves governed runs (3 batches of 100 at concurrency 10: after the first vs the last)',
+        measured: '300 → 310 MB (+10 MB; main-thread heap 40 → 42 MB)',
+        target: 'flat (within 5%)',
+        met: true,
+      },
+      expect.objectContaining({ measured: '250 → 290 MB (+40 MB; main-thread heap 40 → 41 MB)', met: null }),
+    ]);
+    expect(rowsFor([served('governed', [300, 330])])).toEqual([expect.objectContaining({ met: false })]);
+  });
+
+  it('never calls a batch with failed runs flat, and prints nothing from a single reading', () => {
+    expect(rowsFor([served('governed', [300, 300], 2)])).toEqual([
+      expect.objectContaining({
+        measured: '300 → 300 MB (+0 MB; main-thread heap 40 → 41 MB); 2 runs failed',
+        met: false,
+      }),
+    ]);
+    expect(rowsFor([served('governed', [300])])).toEqual([]);
+  });
+});
+
+describe('the ablation table', () => {
+  const cell = (name: string, worker: number, byRound: number[]): Ablation => ({
+    name,
+    kind: 'bare',
+    bundle: 'bare',
+    runs: 40,
+    runsPerSecond: 15,
+    cpuMsPerRun: { worker, server: 60, wallet: 3, total: worker + 63 },
+    eventsPerRun: 23,
+    rounds: byRound.length,
+    workerCpuMsByRound: byRound,
+  });
+  const table = (cells: Ablation[]) =>
+    detailTables({}, { workers: [], ablations: cells, replay: { events: 0, ms: 0, threads: [] } })
+      .split('\n')
+      .filter((l) => l.startsWith('| bare') || l.startsWith('### Ablations'));
+
+  it("prices each cell against the bare cell's worker CPU, and says how many rounds the medians are of", () => {
+    expect(
+      table([cell('bare', 30, [30, 29, 33]), cell('bare + 1 activity before the first model call', 39, [40, 39, 37])]),
+    ).toEqual([
+      '### Ablations at concurrency 10 (one cost added to the bare loop at a time; medians of 3 rounds)',
+      '| bare | 15 | 30 + 60 + 3 = 93 | 1× (rounds: 30, 29, 33 ms) | 23 |',
+      '| bare + 1 activity before the first model call | 15 | 39 + 60 + 3 = 102 | 1.3× (rounds: 40, 39, 37 ms) | 23 |',
+    ]);
+  });
+
+  it('prints one measurement without rounds, as results before the rounds did', () => {
+    expect(table([cell('bare', 30, [30])])[1]).toBe('| bare | 15 | 30 + 60 + 3 = 93 | 1× | 23 |');
   });
 });

@@ -32,6 +32,8 @@ export interface LoopSpec {
   /** Bare only: ablations (see BareLoopInput). */
   readonly upsertsPerCall?: number;
   readonly localActivityPerCall?: boolean;
+  readonly activityAtStart?: boolean;
+  readonly patchesAtStart?: number;
   /** Governed only: continue as new past this many events (default the workflow's). */
   readonly maxHistoryEvents?: number;
   /** Governed only: what a failed call does to the run (default the workflow's: compensate and stop). */
@@ -64,6 +66,8 @@ export function bareInput(spec: LoopSpec): BareLoopInput {
     deadlineAt: new Date(Date.now() + (spec.deadlineInMs ?? 15 * 60_000)).toISOString(),
     ...(spec.upsertsPerCall !== undefined ? { upsertsPerCall: spec.upsertsPerCall } : {}),
     ...(spec.localActivityPerCall !== undefined ? { localActivityPerCall: spec.localActivityPerCall } : {}),
+    ...(spec.activityAtStart !== undefined ? { activityAtStart: spec.activityAtStart } : {}),
+    ...(spec.patchesAtStart !== undefined ? { patchesAtStart: spec.patchesAtStart } : {}),
   };
 }
 

@@ -8,7 +8,8 @@ export interface WorkerHandle {
   readonly startupMs: number;
   readonly readyRssMb: number;
   resetRss(): void;
-  rss(): Promise<RssReport>;
+  /** `gc`: the worker collects garbage before it reads (its heap figure is then what it retains). */
+  rss(opts?: { gc?: boolean }): Promise<RssReport>;
   stop(): Promise<void>;
 }
 
@@ -16,7 +17,12 @@ const ENTRY = path.join(__dirname, '..', 'worker-proc.ts');
 
 export async function startWorker(cfg: WorkerProcConfig, opts: { cpuProfDir?: string } = {}): Promise<WorkerHandle> {
   const started = Date.now();
-  const execArgv = ['-r', 'tsx/cjs', ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [])];
+  const execArgv = [
+    '-r',
+    'tsx/cjs',
+    '--expose-gc',
+    ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
+  ];
   const child: ChildProcess = fork(ENTRY, [], {
     execArgv,
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
@@ -41,10 +47,10 @@ export async function startWorker(cfg: WorkerProcConfig, opts: { cpuProfDir?: st
     startupMs: Date.now() - started,
     readyRssMb,
     resetRss: () => send({ type: 'rss-reset' }),
-    rss: () =>
+    rss: (opts = {}) =>
       new Promise<RssReport>((resolve) => {
         waiters.push(resolve);
-        send({ type: 'rss' });
+        send({ type: 'rss', ...(opts.gc ? { gc: true } : {}) });
       }),
     async stop() {
       if (child.exitCode !== null) return;

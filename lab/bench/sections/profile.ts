@@ -5,11 +5,13 @@
  *   2. `--cpu-prof` of a worker running governed (then bare) runs at concurrency 10, cut to the measured runs:
  *      per thread, self time by category, top functions, inclusive time of the governance functions;
  *   3. ablations at concurrency 10, fresh worker per cell: the bare loop plus ONE governed cost (two
- *      search-attribute upserts per call; a local activity per call): runs/s, CPU per run, events per run;
- *   4. `--cpu-prof` of a process replaying the long governed history: workflow code alone, no I/O.
+ *      search-attribute upserts per call; a local activity per call; the opening's identity-check round trip;
+ *      its three patch markers; both): runs/s, CPU per run, events per run;
+ *   4. `--cpu-prof` of a process replaying the long governed history, then a bare one of the same length:
+ *      workflow code alone, no I/O.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { analyzeProfile, type ProfileSummary } from '../lib/cpuprofile';
@@ -17,7 +19,7 @@ import type { History } from '../lib/history';
 import { processCpuMs } from '../lib/proc-cpu';
 import { runLoop, type Kind, type LoopSpec } from '../lib/runs';
 import { account, type BundleKind } from '../lib/stack';
-import { round } from '../lib/stats';
+import { median, round } from '../lib/stats';
 import { startWorker } from '../lib/worker-handle';
 import { closedLoop, sampleHistories } from './throughput';
 import { DEFAULT_TUNING, type BenchContext } from './common';
@@ -85,15 +87,39 @@ export interface Ablation {
     readonly total: number;
   };
   readonly eventsPerRun: number;
+  /**
+   * Rounds the cell was measured in (the cells run in turn, round after round); the figures above are the
+   * medians over the rounds. Absent (one round) in older results.
+   */
+  readonly rounds?: number;
+  /** Worker CPU per run in each round, in order. */
+  readonly workerCpuMsByRound?: readonly number[];
 }
 
 export interface ProfileFigures {
   readonly workers: readonly WorkerProfile[];
   readonly ablations: readonly Ablation[];
-  readonly replay: { readonly events: number; readonly ms: number; readonly threads: readonly ProfileSummary[] };
+  readonly replay: ReplayProfile;
+  /** The bare loop's history of about the same length, replayed the same way. Absent in older results. */
+  readonly replayBare?: ReplayProfile;
 }
 
+export interface ReplayProfile {
+  readonly events: number;
+  readonly ms: number;
+  readonly threads: readonly ProfileSummary[];
+}
+
+/** A folder to keep the raw .cpuprofile files in (one subfolder per profiled process), with their windows. */
+export const KEEP_PROFILES_ENV = 'BENCH_KEEP_PROFILES';
+
 function profilesIn(dir: string, window: { fromUs: number; toUs: number }): ProfileSummary[] {
+  const keep = process.env[KEEP_PROFILES_ENV];
+  if (keep) {
+    const to = path.join(keep, path.basename(dir));
+    cpSync(dir, to, { recursive: true });
+    writeFileSync(path.join(to, 'window.json'), JSON.stringify(window));
+  }
   return readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .map((f) =>
@@ -141,50 +167,82 @@ async function ablations(ctx: BenchContext): Promise<Ablation[]> {
     { name: 'bare', kind: 'bare', bundle: 'bare', extra: {} },
     { name: 'bare + 2 search-attribute upserts per call', kind: 'bare', bundle: 'bare', extra: { upsertsPerCall: 2 } },
     { name: 'bare + 1 local activity per call', kind: 'bare', bundle: 'bare', extra: { localActivityPerCall: true } },
+    // What a governed run's opening adds before any governance code runs: the identity check's round trip and the
+    // versioning markers. Both together are the floor of a loop that verifies its principal in an activity.
+    {
+      name: 'bare + 1 activity before the first model call',
+      kind: 'bare',
+      bundle: 'bare',
+      extra: { activityAtStart: true },
+    },
+    { name: 'bare + 3 patch markers at the opening', kind: 'bare', bundle: 'bare', extra: { patchesAtStart: 3 } },
+    {
+      name: 'bare + both (the governed opening, no governance)',
+      kind: 'bare',
+      bundle: 'bare',
+      extra: { activityAtStart: true, patchesAtStart: 3 },
+    },
     { name: 'governed', kind: 'governed', bundle: 'governed', extra: {} },
   ];
-  const out: Ablation[] = [];
-  for (const [i, c] of cells.entries()) {
-    const tq = `bench-abl-${i}-${ctx.stamp}`;
-    const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, c.bundle));
-    try {
-      await closedLoop(ctx, c.kind, tq, `${tq}-warm`, 10, 10, c.extra);
-      worker.resetRss();
-      const server0 = ctx.stack.server.cpuMs();
-      const wallet0 = processCpuMs(ctx.stack.wallet.pid);
-      const r = await closedLoop(ctx, c.kind, tq, tq, 10, runs, c.extra);
-      const rss = await worker.rss();
-      const done = runs - r.failed;
-      const cpu = {
-        worker: rss.cpuMs / done,
-        server: (ctx.stack.server.cpuMs() - server0) / done,
-        wallet: (processCpuMs(ctx.stack.wallet.pid) - wallet0) / done,
-      };
-      const sampled = await sampleHistories(ctx, tq, runs);
-      const a: Ablation = {
-        name: c.name,
-        kind: c.kind,
-        bundle: c.bundle,
-        runs,
-        runsPerSecond: round(done / r.seconds, 2),
-        cpuMsPerRun: {
-          worker: round(cpu.worker, 1),
-          server: round(cpu.server, 1),
-          wallet: round(cpu.wallet, 1),
-          total: round(cpu.worker + cpu.server + cpu.wallet, 1),
-        },
-        eventsPerRun: sampled.eventsPerRun,
-      };
-      out.push(a);
-      ctx.log(
-        `ablation "${c.name}": ${a.runsPerSecond} runs/s, CPU per run worker ${a.cpuMsPerRun.worker} + server ${a.cpuMsPerRun.server} ` +
-          `+ wallet ${a.cpuMsPerRun.wallet} = ${a.cpuMsPerRun.total} ms, ${a.eventsPerRun} events per run` +
-          (r.failed ? `, ${r.failed} failed: ${r.failures[0]}` : ''),
-      );
-    } finally {
-      await worker.stop();
+  // Single cells vary by a tenth or more from one measurement to the next: every cell is measured in each of
+  // several rounds (cells in turn, so a slow minute touches all of them alike) and the medians are reported.
+  const rounds = ctx.quick ? 1 : 3;
+  const measured: Array<Array<Omit<Ablation, 'name' | 'kind' | 'bundle' | 'runs'>>> = cells.map(() => []);
+  for (let round_ = 0; round_ < rounds; round_++) {
+    for (const [i, c] of cells.entries()) {
+      const tq = `bench-abl-${round_}-${i}-${ctx.stamp}`;
+      const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, c.bundle));
+      try {
+        await closedLoop(ctx, c.kind, tq, `${tq}-warm`, 10, 10, c.extra);
+        worker.resetRss();
+        const server0 = ctx.stack.server.cpuMs();
+        const wallet0 = processCpuMs(ctx.stack.wallet.pid);
+        const r = await closedLoop(ctx, c.kind, tq, tq, 10, runs, c.extra);
+        const rss = await worker.rss();
+        const done = runs - r.failed;
+        const cpu = {
+          worker: rss.cpuMs / done,
+          server: (ctx.stack.server.cpuMs() - server0) / done,
+          wallet: (processCpuMs(ctx.stack.wallet.pid) - wallet0) / done,
+        };
+        const sampled = await sampleHistories(ctx, tq, runs);
+        const one = {
+          runsPerSecond: done / r.seconds,
+          cpuMsPerRun: { ...cpu, total: cpu.worker + cpu.server + cpu.wallet },
+          eventsPerRun: sampled.eventsPerRun,
+        };
+        measured[i]!.push(one);
+        ctx.log(
+          `ablation "${c.name}" (round ${round_ + 1} of ${rounds}): ${round(one.runsPerSecond, 2)} runs/s, CPU per run ` +
+            `worker ${round(cpu.worker, 1)} + server ${round(cpu.server, 1)} + wallet ${round(cpu.wallet, 1)} ms, ` +
+            `${one.eventsPerRun} events per run` +
+            (r.failed ? `, ${r.failed} failed: ${r.failures[0]}` : ''),
+        );
+      } finally {
+        await worker.stop();
+      }
     }
   }
+  const out: Ablation[] = cells.map((c, i) => {
+    const ms = measured[i]!;
+    const med = (f: (m: (typeof ms)[number]) => number): number => round(median(ms.map(f)), 1);
+    return {
+      name: c.name,
+      kind: c.kind,
+      bundle: c.bundle,
+      runs,
+      runsPerSecond: round(median(ms.map((m) => m.runsPerSecond)), 2),
+      cpuMsPerRun: {
+        worker: med((m) => m.cpuMsPerRun.worker),
+        server: med((m) => m.cpuMsPerRun.server),
+        wallet: med((m) => m.cpuMsPerRun.wallet),
+        total: med((m) => m.cpuMsPerRun.total),
+      },
+      eventsPerRun: ms[0]!.eventsPerRun,
+      rounds,
+      workerCpuMsByRound: ms.map((m) => round(m.cpuMsPerRun.worker, 1)),
+    };
+  });
   return out;
 }
 
@@ -236,16 +294,33 @@ export async function measureProfile(ctx: BenchContext, longHistoryIn?: History)
       await worker.stop();
     }
   }
-  const dir = path.join(stack.dir, 'prof-replay');
+  const replay = await profileReplay(ctx, 'governed', longHistory);
+  // The bare loop at the same length (12 events a turn, 11 fixed): the two replay profiles side by side.
+  const events = longHistory.events?.length ?? 0;
+  const tq = `bench-prof-long-bare-${ctx.stamp}`;
+  const worker = await startWorker(stack.workerConfig(tq, DEFAULT_TUNING, 'bare'));
+  let bareHistory: History;
+  try {
+    const done = await runLoop(stack.client, 'bare', tq, `${tq}-run`, {
+      turns: Math.max(1, Math.round((events - 11) / 12)),
+      account: account(9),
+      deadlineInMs: 60 * 60_000,
+    });
+    bareHistory = await done.handle.fetchHistory();
+  } finally {
+    await worker.stop();
+  }
+  const replayBare = await profileReplay(ctx, 'bare', bareHistory);
+  return { workers, ablations: abl, replay, replayBare };
+}
+
+async function profileReplay(ctx: BenchContext, kind: BundleKind, history: History): Promise<ReplayProfile> {
+  const dir = path.join(ctx.stack.dir, kind === 'governed' ? 'prof-replay' : `prof-replay-${kind}`);
   mkdirSync(dir, { recursive: true });
-  const file = path.join(stack.dir, 'long-history.json');
-  writeFileSync(file, historyToJSON(longHistory));
-  const profiled = await runReplayProc(ctx, file, stack.bundles.governed, dir);
+  const file = path.join(ctx.stack.dir, `long-history-${kind}.json`);
+  writeFileSync(file, historyToJSON(history));
+  const profiled = await runReplayProc(ctx, file, ctx.stack.bundles[kind], dir);
   const threads = profilesIn(dir, { fromUs: profiled.fromUs, toUs: profiled.toUs });
-  ctx.log(`profile: replay of ${profiled.events} events took ${round(profiled.ms, 0)} ms under the profiler`);
-  return {
-    workers,
-    ablations: abl,
-    replay: { events: profiled.events, ms: round(profiled.ms, 1), threads },
-  };
+  ctx.log(`profile: replay of ${kind} ${profiled.events} events took ${round(profiled.ms, 0)} ms under the profiler`);
+  return { events: profiled.events, ms: round(profiled.ms, 1), threads };
 }

@@ -8,6 +8,9 @@
  * While each long run is generated, its worker's RSS is read every second: the first and last tenth of those
  * readings say whether a worker's memory grows with a run's length.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { BARE_TYPES, GOVERNED_TYPES, historyCost, turnTimings, type History } from '../lib/history';
 import { runLoop, type BaselineKind, type Kind } from '../lib/runs';
@@ -16,6 +19,9 @@ import { median, round } from '../lib/stats';
 import { startPair } from '../lib/workers';
 import type { WorkerHandle } from '../lib/worker-handle';
 import { DEFAULT_TUNING, type BenchContext } from './common';
+
+/** A folder to keep the generated long histories in (`<kind>-<target>.json`), to profile or replay them later. */
+export const SAVE_HISTORIES_ENV = 'BENCH_SAVE_HISTORIES';
 
 export interface ReplayCase {
   readonly kind: Kind;
@@ -120,6 +126,11 @@ export async function measureReplay(
         );
       }
       ctx.log(`replay: generated ${kind} ${history.events?.length} events (${turns} turns) in ${seconds.toFixed(1)} s`);
+      const keep = process.env[SAVE_HISTORIES_ENV];
+      if (keep) {
+        mkdirSync(keep, { recursive: true });
+        writeFileSync(path.join(keep, `${kind}-${target}.json`), historyToJSON(history));
+      }
       generated.push({ kind, target, turns, history, seconds, rssMb });
     }
   } finally {

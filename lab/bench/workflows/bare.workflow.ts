@@ -5,7 +5,7 @@
  * builds the wallet body and hands it to one activity under a fresh key. The downstream work (one signed debit
  * per call) is the same as the governed path's.
  */
-import { proxyActivities, proxyLocalActivities, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
 import { SA } from '../../../src/server/search-attributes';
 import type { BareActivities, BareCallResult } from '../bare.activities';
 
@@ -23,9 +23,14 @@ export interface BareLoopInput {
    * Ablations (lab/bench/sections/profile.ts): add ONE of the governed path's costs to the bare loop, to price it
    * alone. `upsertsPerCall`: search-attribute upserts around each call (agentRun publishes twice per turn).
    * `localActivityPerCall`: a no-op local activity before each call (agentRun authorizes in one).
+   * `activityAtStart`: one no-op activity before the first model call: the round trip agentRun's identity check
+   * takes (that activity's own work, verifying a token, is not in it). `patchesAtStart`: versioning markers a new
+   * run records at its opening (a new agentRun passes three `patched()` checks there).
    */
   readonly upsertsPerCall?: number;
   readonly localActivityPerCall?: boolean;
+  readonly activityAtStart?: boolean;
+  readonly patchesAtStart?: number;
 }
 
 export interface BareLoopResult {
@@ -43,6 +48,7 @@ export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
     retry: { ...retry, nonRetryableErrorTypes: ['Bare.Rejected'] },
   });
   const { bareCheck } = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '5s' });
+  const opening = proxyActivities<BareActivities>({ startToCloseTimeout: '10s', retry });
   const upsert = (): void => {
     upsertSearchAttributes([
       { key: SA.status, value: 'running' },
@@ -52,6 +58,8 @@ export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
   };
   const upserts = input.upsertsPerCall ?? 0;
   const calls: BareCallResult[] = [];
+  for (let i = 0; i < (input.patchesAtStart ?? 0); i++) patched(`bench-ablation-${i}`);
+  if (input.activityAtStart) await opening.bareCheck({ key: 'opening' });
   for (let turn = 1; ; turn++) {
     const plan = await barePlan({ turn, account: input.account, turns: input.turns });
     if (plan.kind === 'final') return { turns: turn - 1, calls };
