@@ -5,7 +5,7 @@
  */
 import { patched } from '@temporalio/workflow';
 import type { Observation } from '../../src/domain/activity-contracts';
-import { canonicalJson, hashCanonical, type Json } from '../../src/domain/canonical';
+import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
 import { deriveOperationKey } from '../../src/domain/identity';
 import type { AnyTool } from '../../src/domain/tool';
@@ -26,7 +26,6 @@ export function key(p: ProposalRecord, tool: AnyTool, args: unknown): Keyed {
   try {
     body = tool.canonicalize(args, who);
     argumentsHash = hashCanonical(body);
-    canonicalJson(body);
   } catch (err) {
     return p.refuse(Failure.ProposalCanonicalization, (err as Error).message);
   }
