@@ -107,6 +107,15 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
         target: '≤ 1.5×',
         met: perEvent <= 1.5,
       });
+      if (g.inWorkerMedianMs !== undefined && b.inWorkerMedianMs !== undefined) {
+        const inWorker = g.inWorkerMedianMs / g.events / (b.inWorkerMedianMs / b.events);
+        rows.push({
+          figure: `Replay time per event in a running replay worker (bundle loaded), governed / bare, at about ${g.targetEvents} events`,
+          measured: `${round(inWorker)}× (${ms(g.inWorkerMedianMs)} for ${g.events} vs ${ms(b.inWorkerMedianMs)} for ${b.events})`,
+          target: '—',
+          met: null,
+        });
+      }
     }
     if (quick)
       rows.push({

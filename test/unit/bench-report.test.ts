@@ -227,3 +227,38 @@ describe('the ablation table', () => {
     expect(table([cell('bare', 30, [30])])[1]).toBe('| bare | 15 | 30 + 60 + 3 = 93 | 1× | 23 |');
   });
 });
+
+describe('replay in a running replay worker', () => {
+  const replayCase = (kind: Kind, events: number, warmMedianMs: number, inWorker?: number): ReplayCase => ({
+    kind,
+    targetEvents: 1_000,
+    turns: Math.round(events / 12),
+    events,
+    generationSeconds: 8,
+    firstMs: warmMedianMs,
+    warmMs: [warmMedianMs],
+    warmMedianMs,
+    ...(inWorker !== undefined ? { inWorkerMs: [inWorker], inWorkerMedianMs: inWorker } : {}),
+    eventsPerSecond: 2000,
+    growth: { firstTenthBytesPerTurn: 4900, lastTenthBytesPerTurn: 4900, firstTenthTurnMs: 90, lastTenthTurnMs: 90 },
+  });
+  const rowsFor = (cases: ReplayCase[]) =>
+    figureRows({ replay: { fixedCostMs: 80, cases } }, 60, false).filter((r) => r.figure.startsWith('Replay time per'));
+
+  it('adds the per-event ratio of the in-worker replays beside the one that loads the bundle each time', () => {
+    expect(rowsFor([replayCase('governed', 1000, 600, 400), replayCase('bare', 1000, 300, 250)])).toEqual([
+      expect.objectContaining({ measured: '2× (600 ms for 1000 vs 300 ms for 1000)', met: false }),
+      {
+        figure:
+          'Replay time per event in a running replay worker (bundle loaded), governed / bare, at about 1000 events',
+        measured: '1.6× (400 ms for 1000 vs 250 ms for 1000)',
+        target: '—',
+        met: null,
+      },
+    ]);
+  });
+
+  it('prints only the first ratio for results written before the in-worker replays', () => {
+    expect(rowsFor([replayCase('governed', 1000, 600), replayCase('bare', 1000, 300)])).toHaveLength(1);
+  });
+});

@@ -3,7 +3,8 @@
  * stitched from parallel runs), times its generation, then replays the fetched history with
  * Worker.runReplayHistory: once, then twice more (the figure is the median of the repeats; the 10k-event history
  * is replayed once). Every replay creates a replay worker and loads the bundle, so every figure includes that
- * fixed cost; a 1-turn history's replay time is reported as that fixed cost. A bare history of about 1k events
+ * fixed cost; then three times in a row by one replay worker, where the second and third replays are what a
+ * running worker pays for a run it picks up; a 1-turn history's replay time is reported as that fixed cost. A bare history of about 1k events
  * is replayed for comparison, and one of about 10k in full mode: the ratio is taken at equal lengths.
  * While each long run is generated, its worker's RSS is read every second: the first and last tenth of those
  * readings say whether a worker's memory grows with a run's length.
@@ -34,6 +35,13 @@ export interface ReplayCase {
   readonly warmMs: readonly number[];
   /** The figure: median of the repeats, or the first replay when there is none. */
   readonly warmMedianMs: number;
+  /**
+   * The same history replayed again and again by ONE replay worker (Worker.runReplayHistories): the time of each
+   * replay after the first, which alone pays for creating the worker and loading the bundle. What a running
+   * worker pays for a run it picks up. Absent in older results.
+   */
+  readonly inWorkerMs?: readonly number[];
+  readonly inWorkerMedianMs?: number;
   readonly eventsPerSecond: number;
   /** How the run's turns changed as it grew: bytes and duration of the first and last tenth of its turns. */
   readonly growth: {
@@ -63,6 +71,28 @@ export interface ReplayFigures {
 export interface TurnShape {
   readonly eventsPerTurn: number;
   readonly fixedEvents: number;
+}
+
+/** Replays `history` `times` times in one replay worker; the milliseconds of each replay after the first. */
+async function replaysInOneWorker(
+  bundlePath: string,
+  history: History,
+  name: string,
+  times: number,
+): Promise<number[]> {
+  const out: number[] = [];
+  let t = performance.now();
+  const histories = Array.from({ length: times }, (_, i) => ({ workflowId: `${name}-${i}`, history }));
+  for await (const r of Worker.runReplayHistories(
+    { workflowBundle: { codePath: bundlePath }, replayName: name },
+    histories,
+  )) {
+    if (r.error) throw r.error;
+    const now = performance.now();
+    out.push(now - t);
+    t = now;
+  }
+  return out.slice(1).map((x) => round(x, 1));
 }
 
 async function replayMs(bundlePath: string, history: History, name: string): Promise<number> {
@@ -154,6 +184,7 @@ export async function measureReplay(
     for (let i = 0; i < reps; i++)
       warmMs.push(round(await replayMs(bundle, g.history, `${g.kind}-${g.target}-${i}`), 1));
     const warmMedianMs = warmMs.length > 0 ? median(warmMs) : round(firstMs, 1);
+    const inWorkerMs = await replaysInOneWorker(bundle, g.history, `${g.kind}-${g.target}-in-worker`, 3);
     const c: ReplayCase = {
       kind: g.kind,
       targetEvents: g.target,
@@ -163,6 +194,8 @@ export async function measureReplay(
       firstMs: round(firstMs, 1),
       warmMs,
       warmMedianMs,
+      inWorkerMs,
+      inWorkerMedianMs: median(inWorkerMs),
       eventsPerSecond: Math.round(events / (warmMedianMs / 1000)),
       growth: growthOf(g.history, g.kind),
       workerRss: {
@@ -173,7 +206,8 @@ export async function measureReplay(
     };
     cases.push(c);
     ctx.log(
-      `replay: ${g.kind} ${events} events: first ${c.firstMs} ms, warm median ${warmMedianMs} ms (${c.eventsPerSecond} events/s)`,
+      `replay: ${g.kind} ${events} events: first ${c.firstMs} ms, warm median ${warmMedianMs} ms (${c.eventsPerSecond} events/s), ` +
+        `in a running replay worker ${inWorkerMs.join(', ')} ms`,
     );
   }
   // The profile replays the 2k-event history (the default continue-as-new size): same picture as 10k, faster.
