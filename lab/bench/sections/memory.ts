@@ -2,9 +2,10 @@
  * Memory against the number of runs a worker has served (issue #16: "no memory that grows ... with the number of
  * runs a worker has served"). One fresh worker per kind serves batches of one-turn runs at concurrency 10; after
  * each batch, when its runs have completed (a completed run leaves the workflow cache), the worker collects its
- * main thread's garbage and reports its RSS and that thread's V8 heap (what it retains). Readings flat from the first batch to the last mean that nothing a run leaves
- * behind accumulates. RSS rarely shrinks (V8 keeps the pages it grew into), so the first batch sets the level the
- * later ones are compared with.
+ * main thread's garbage and reports its RSS and that thread's V8 heap (what it retains). The first batch warms the
+ * worker up (its JIT, its workflow threads' heaps); RSS rarely shrinks (V8 keeps the pages it grew into), so the
+ * level after the second batch is what the last is compared with: a level that holds means nothing a run leaves
+ * behind accumulates.
  */
 import { closedLoop } from './throughput';
 import { round } from '../lib/stats';
