@@ -199,6 +199,43 @@ describe('worker memory as a worker serves runs', () => {
   });
 });
 
+describe('the heap of one cached workflow', () => {
+  const rowFor = (perInstance?: { kind: 'governed' | 'bare'; kb: number }[]) =>
+    figureRows(
+      {
+        memory: {
+          runsServed: [],
+          ...(perInstance
+            ? {
+                perInstance: perInstance.map((p) => ({
+                  kind: p.kind,
+                  count: 200,
+                  kbPerWorkflow: p.kb,
+                  msPerWorkflow: 2,
+                })),
+              }
+            : {}),
+        },
+      },
+      60,
+      false,
+    ).filter((r) => r.figure.startsWith('Heap one cached workflow'));
+
+  it('prints the governed and bare instances side by side, from the measurement', () => {
+    expect(
+      rowFor([
+        { kind: 'governed', kb: 71 },
+        { kind: 'bare', kb: 29 },
+      ]),
+    ).toEqual([expect.objectContaining({ measured: '71 KB vs 29 KB (created in 2 vs 2 ms)', met: null })]);
+  });
+
+  it('prints nothing for results written before it, or with one side missing', () => {
+    expect(rowFor()).toEqual([]);
+    expect(rowFor([{ kind: 'governed', kb: 71 }])).toEqual([]);
+  });
+});
+
 describe('the ablation table', () => {
   const cell = (name: string, worker: number, byRound: number[]): Ablation => ({
     name,

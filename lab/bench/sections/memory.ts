@@ -7,6 +7,8 @@
  * level after the second batch is what the last is compared with: a level that holds means nothing a run leaves
  * behind accumulates.
  */
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import { closedLoop } from './throughput';
 import { round } from '../lib/stats';
 import { startWorker } from '../lib/worker-handle';
@@ -29,8 +31,36 @@ export interface RunsServed {
   readonly readings: readonly BatchReading[];
 }
 
+/** The heap one cached workflow holds before its first activation (lab/bench/instance-proc.ts). */
+export interface InstanceHeap {
+  readonly kind: BaselineKind;
+  readonly count: number;
+  readonly kbPerWorkflow: number;
+  readonly msPerWorkflow: number;
+}
+
 export interface MemoryFigures {
   readonly runsServed: readonly RunsServed[];
+  /** Absent in results written before it was measured. */
+  readonly perInstance?: readonly InstanceHeap[];
+}
+
+const WORKFLOW_TYPE: Record<BaselineKind, string> = { governed: 'agentRun', bare: 'bareLoop' };
+
+function instanceHeap(bundle: string, kind: BaselineKind, count: number): Promise<InstanceHeap> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(__dirname, '..', 'instance-proc.ts'), [bundle, WORKFLOW_TYPE[kind], String(count)], {
+      execArgv: ['--expose-gc', '-r', 'tsx/cjs'],
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    });
+    let out = '';
+    child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`instance-proc exited ${code} for the ${kind} bundle`));
+      const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<InstanceHeap, 'kind'>;
+      resolve({ kind, ...r });
+    });
+  });
 }
 
 export async function measureMemory(ctx: BenchContext): Promise<MemoryFigures> {
@@ -65,5 +95,14 @@ export async function measureMemory(ctx: BenchContext): Promise<MemoryFigures> {
     );
     out.push({ kind, runsPerBatch, concurrency, failed, readings });
   }
-  return { runsServed: out };
+  // What part of a cached run is its module instances and the SDK's runtime, before the run does anything.
+  const perInstance: InstanceHeap[] = [];
+  for (const kind of ['governed', 'bare'] as const) {
+    const h = await instanceHeap(ctx.stack.bundles[kind], kind, ctx.quick ? 100 : 200);
+    ctx.log(
+      `memory: a ${kind} workflow holds ${h.kbPerWorkflow} KB before its first activation (${h.msPerWorkflow} ms to create)`,
+    );
+    perInstance.push(h);
+  }
+  return { runsServed: out, perInstance };
 }
