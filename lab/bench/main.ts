@@ -1,5 +1,6 @@
 /**
  * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,memory,retries,profile] [-- --db-on-disk]`
+ *   `[-- --long-run]`: the memory section also runs one governed run of 10k events at its defaults (about 100 s)
  * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
  * PostgreSQL, lab/cluster/): latency, and throughput with 1 worker host and with 3 (lab/bench/results/latest-cluster.*).
  *
@@ -30,6 +31,7 @@ type Section = (typeof SECTIONS)[number];
 
 interface Args {
   readonly quick: boolean;
+  readonly longRun: boolean;
   readonly only: ReadonlySet<Section>;
   readonly dbOnDisk: boolean;
   readonly target: BenchTarget;
@@ -44,6 +46,7 @@ function flagValue(argv: readonly string[], name: string): string | undefined {
 
 function parseArgs(argv: readonly string[]): Args {
   const quick = argv.includes('--quick');
+  const longRun = argv.includes('--long-run');
   const dbOnDisk = argv.includes('--db-on-disk') || process.env.BENCH_DB_ON_DISK === '1';
   const target = flagValue(argv, '--target') ?? 'dev';
   if (target !== 'dev' && target !== 'cluster') throw new Error(`--target must be dev or cluster, not ${target}`);
@@ -59,7 +62,7 @@ function parseArgs(argv: readonly string[]): Args {
   for (const h of hosts)
     if (!Number.isSafeInteger(h) || h < 1 || h > 8)
       throw new Error(`--hosts takes whole numbers from 1 to 8, not ${h}`);
-  return { quick, only, dbOnDisk, target, hosts };
+  return { quick, longRun, only, dbOnDisk, target, hosts };
 }
 
 async function main(): Promise<void> {
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
       longHistory = r.longest;
       return r.figures;
     });
-    figures.memory = await timed('memory', () => measureMemory(ctx));
+    figures.memory = await timed('memory', () => measureMemory(ctx, { longRun: args.longRun }));
     figures.retries = await timed('retries', () => measureRetries(ctx));
     profile = await timed('profile', () => measureProfile(ctx, longHistory));
   } finally {

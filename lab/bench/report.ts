@@ -173,6 +173,20 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
         met: m.kind === 'governed' ? m.failed === 0 && Math.abs(drift) <= 0.05 * level.rssMb : null,
       });
     }
+    const l = f.memory.longRunAtDefaults;
+    if (l) {
+      const drift = l.lastTenthMb - l.firstTenthMb;
+      rows.push({
+        figure: `Worker RSS during one governed run of ${l.turns} turns at its defaults (${l.events} events over ${l.runs} runs: continue-as-new every 2,000; on a warmed-up worker after a collection; first vs last tenth of ${l.samples} readings)`,
+        measured:
+          `${l.firstTenthMb} → ${l.lastTenthMb} MB (${drift >= 0 ? '+' : ''}${round(drift, 1)} MB` +
+          (l.mainHeapMb
+            ? `; main-thread heap after a collection ${l.mainHeapMb.before} → ${l.mainHeapMb.after} MB)`
+            : ')'),
+        target: 'flat (within 5%)',
+        met: Math.abs(drift) <= 0.05 * l.firstTenthMb,
+      });
+    }
     const g = f.memory.perInstance?.find((h) => h.kind === 'governed');
     const b = f.memory.perInstance?.find((h) => h.kind === 'bare');
     if (g && b) {

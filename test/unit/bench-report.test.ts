@@ -236,6 +236,47 @@ describe('the heap of one cached workflow', () => {
   });
 });
 
+describe('a long governed run at its defaults', () => {
+  const rowFor = (first: number, last: number) =>
+    figureRows(
+      {
+        memory: {
+          runsServed: [],
+          longRunAtDefaults: {
+            turns: 832,
+            runs: 6,
+            events: 10_060,
+            seconds: 85,
+            samples: 85,
+            firstTenthMb: first,
+            lastTenthMb: last,
+            mainHeapMb: { before: 47.7, after: 44.5 },
+          },
+        },
+      },
+      60,
+      false,
+    ).filter((r) => r.figure.startsWith('Worker RSS during one governed run of 832 turns at its defaults'));
+
+  it('says how many runs the chain took and calls it flat only within 5%', () => {
+    expect(rowFor(280, 290)).toEqual([
+      {
+        figure:
+          'Worker RSS during one governed run of 832 turns at its defaults (10060 events over 6 runs: continue-as-new every 2,000; on a warmed-up worker after a collection; first vs last tenth of 85 readings)',
+        measured: '280 → 290 MB (+10 MB; main-thread heap after a collection 47.7 → 44.5 MB)',
+        target: 'flat (within 5%)',
+        met: true,
+      },
+    ]);
+    expect(rowFor(280, 300)).toEqual([
+      expect.objectContaining({
+        measured: '280 → 300 MB (+20 MB; main-thread heap after a collection 47.7 → 44.5 MB)',
+        met: false,
+      }),
+    ]);
+  });
+});
+
 describe('the ablation table', () => {
   const cell = (name: string, worker: number, byRound: number[]): Ablation => ({
     name,

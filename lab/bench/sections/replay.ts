@@ -3,8 +3,8 @@
  * stitched from parallel runs), times its generation, then replays the fetched history with
  * Worker.runReplayHistory: once, then twice more (the figure is the median of the repeats; the 10k-event history
  * is replayed once). Every replay creates a replay worker and loads the bundle, so every figure includes that
- * fixed cost; then three times in a row by one replay worker, where the second and third replays are what a
- * running worker pays for a run it picks up; a 1-turn history's replay time is reported as that fixed cost. A bare history of about 1k events
+ * fixed cost; then (up to 2k events) three times in a row by one replay worker, where the second and third
+ * replays are what a running worker pays for a run it picks up; a 1-turn history's replay time is reported as that fixed cost. A bare history of about 1k events
  * is replayed for comparison, and one of about 10k in full mode: the ratio is taken at equal lengths.
  * While each long run is generated, its worker's RSS is read every second: the first and last tenth of those
  * readings say whether a worker's memory grows with a run's length.
@@ -184,7 +184,9 @@ export async function measureReplay(
     for (let i = 0; i < reps; i++)
       warmMs.push(round(await replayMs(bundle, g.history, `${g.kind}-${g.target}-${i}`), 1));
     const warmMedianMs = warmMs.length > 0 ? median(warmMs) : round(firstMs, 1);
-    const inWorkerMs = await replaysInOneWorker(bundle, g.history, `${g.kind}-${g.target}-in-worker`, 3);
+    // Not for the 10k-event histories: three more replays of each would cost the full run half a minute.
+    const inWorkerMs =
+      g.target >= 10_000 ? [] : await replaysInOneWorker(bundle, g.history, `${g.kind}-${g.target}-in-worker`, 3);
     const c: ReplayCase = {
       kind: g.kind,
       targetEvents: g.target,
@@ -194,8 +196,7 @@ export async function measureReplay(
       firstMs: round(firstMs, 1),
       warmMs,
       warmMedianMs,
-      inWorkerMs,
-      inWorkerMedianMs: median(inWorkerMs),
+      ...(inWorkerMs.length > 0 ? { inWorkerMs, inWorkerMedianMs: median(inWorkerMs) } : {}),
       eventsPerSecond: Math.round(events / (warmMedianMs / 1000)),
       growth: growthOf(g.history, g.kind),
       workerRss: {
@@ -207,7 +208,9 @@ export async function measureReplay(
     cases.push(c);
     ctx.log(
       `replay: ${g.kind} ${events} events: first ${c.firstMs} ms, warm median ${warmMedianMs} ms (${c.eventsPerSecond} events/s), ` +
-        `in a running replay worker ${inWorkerMs.join(', ')} ms`,
+        (inWorkerMs.length > 0
+          ? `in a running replay worker ${inWorkerMs.join(', ')} ms`
+          : 'not replayed in a running worker'),
     );
   }
   // The profile replays the 2k-event history (the default continue-as-new size): same picture as 10k, faster.
@@ -216,7 +219,7 @@ export async function measureReplay(
 }
 
 /** The mean of the first (or last) tenth of `xs`, at least one value; 0 for none. */
-function tenthMean(xs: readonly number[], last: boolean): number {
+export function tenthMean(xs: readonly number[], last: boolean): number {
   if (xs.length === 0) return 0;
   const n = Math.max(1, Math.floor(xs.length / 10));
   const part = last ? xs.slice(-n) : xs.slice(0, n);
@@ -236,7 +239,8 @@ function growthOf(history: History, kind: Kind): ReplayCase['growth'] {
 }
 
 /** Reads the worker's current RSS every second; `stop()` (idempotent) resolves with the readings once the last is in. */
-function readRssEverySecond(worker: WorkerHandle): { stop(): Promise<number[]> } {
+/** Reads `worker`'s RSS every second until stopped; `stop()` resolves with the readings (MB). */
+export function readRssEverySecond(worker: WorkerHandle): { stop(): Promise<number[]> } {
   const mb: number[] = [];
   let inFlight: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
