@@ -4,9 +4,10 @@
  *   1. CPU per run by process (worker, dev server, wallet): from the throughput cells (throughput.ts);
  *   2. `--cpu-prof` of a worker running governed (then bare) runs at concurrency 10, cut to the measured runs:
  *      per thread, self time by category, top functions, inclusive time of the governance functions;
- *   3. ablations at concurrency 10, fresh worker per cell: the bare loop plus ONE governed cost (two
- *      search-attribute upserts per call; a local activity per call; the opening's identity-check round trip;
- *      its three patch markers; both): runs/s, CPU per run, events per run;
+ *   3. ablations at concurrency 10, fresh worker per cell, three rounds: the bare loop plus ONE governed cost
+ *      (the opening's identity-check round trip; its three patch markers; both), and the governed loop: runs/s,
+ *      CPU per run, events per run (the per-call upserts and local activity of earlier passes can be rerun
+ *      through BareLoopInput);
  *   4. `--cpu-prof` of a process replaying the long governed history, then a bare one of the same length:
  *      workflow code alone, no I/O.
  */
