@@ -66,3 +66,11 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The mean of the first (or last) tenth of `xs`, at least one value; 0 for none. */
+export function tenthMean(xs: readonly number[], last: boolean): number {
+  if (xs.length === 0) return 0;
+  const n = Math.max(1, Math.floor(xs.length / 10));
+  const part = last ? xs.slice(-n) : xs.slice(0, n);
+  return round(part.reduce((a, b) => a + b, 0) / part.length, 1);
+}

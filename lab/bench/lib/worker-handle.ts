@@ -61,3 +61,22 @@ export async function startWorker(cfg: WorkerProcConfig, opts: { cpuProfDir?: st
     },
   };
 }
+
+/** Reads `worker`'s RSS every second until stopped; `stop()` resolves with the readings (MB). */
+export function readRssEverySecond(worker: WorkerHandle): { stop(): Promise<number[]> } {
+  const mb: number[] = [];
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    inFlight = worker.rss().then(
+      (r) => mb.push(r.nowMb),
+      () => undefined, // a reading lost while the worker is busy is a missing sample, not a failed bench
+    );
+  }, 1_000);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await inFlight;
+      return mb;
+    },
+  };
+}

@@ -7,14 +7,13 @@
  * level after the second batch is what the last is compared with: a level that holds means nothing a run leaves
  * behind accumulates.
  */
-import { fork } from 'node:child_process';
 import path from 'node:path';
-import { readRssEverySecond, tenthMean } from './replay';
 import { closedLoop } from './throughput';
 import { account } from '../lib/stack';
 import { startLoop } from '../lib/runs';
-import { round } from '../lib/stats';
-import { startWorker } from '../lib/worker-handle';
+import { runJsonChild } from '../lib/child-json';
+import { round, tenthMean } from '../lib/stats';
+import { readRssEverySecond, startWorker } from '../lib/worker-handle';
 import type { BaselineKind } from '../lib/runs';
 import { DEFAULT_TUNING, type BenchContext } from './common';
 
@@ -75,20 +74,14 @@ export interface MemoryFigures {
 
 const WORKFLOW_TYPE: Record<BaselineKind, string> = { governed: 'agentRun', bare: 'bareLoop' };
 
-function instanceHeap(bundle: string, kind: BaselineKind, count: number): Promise<InstanceHeap> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, '..', 'instance-proc.ts'), [bundle, WORKFLOW_TYPE[kind], String(count)], {
-      execArgv: ['--expose-gc', '-r', 'tsx/cjs'],
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-    });
-    let out = '';
-    child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`instance-proc exited ${code} for the ${kind} bundle`));
-      const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<InstanceHeap, 'kind'>;
-      resolve({ kind, ...r });
-    });
-  });
+async function instanceHeap(bundle: string, kind: BaselineKind, count: number): Promise<InstanceHeap> {
+  const r = await runJsonChild<Omit<InstanceHeap, 'kind'>>(
+    path.join(__dirname, '..', 'instance-proc.ts'),
+    [bundle, WORKFLOW_TYPE[kind], String(count)],
+    ['--expose-gc', '-r', 'tsx/cjs'],
+    `instance-proc for the ${kind} bundle`,
+  );
+  return { kind, ...r };
 }
 
 export async function measureMemory(ctx: BenchContext, opts: { longRun?: boolean } = {}): Promise<MemoryFigures> {

@@ -11,10 +11,10 @@
  *   4. `--cpu-prof` of a process replaying the long governed history, then a bare one of the same length:
  *      workflow code alone, no I/O.
  */
-import { fork } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { runJsonChild } from '../lib/child-json';
 import { analyzeProfile, type ProfileSummary } from '../lib/cpuprofile';
 import type { History } from '../lib/history';
 import { processCpuMs } from '../lib/proc-cpu';
@@ -253,26 +253,12 @@ function runReplayProc(
   bundle: string,
   profDir?: string,
 ): Promise<{ events: number; ms: number; fromUs: number; toUs: number }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, '..', 'replay-proc.ts'), [historyFile, bundle], {
-      execArgv: ['-r', 'tsx/cjs', ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [])],
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-    });
-    let out = '';
-    child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve(
-            JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
-              events: number;
-              ms: number;
-              fromUs: number;
-              toUs: number;
-            },
-          )
-        : reject(new Error(`replay-proc exited ${code} (${ctx.stack.dir})`)),
-    );
-  });
+  return runJsonChild(
+    path.join(__dirname, '..', 'replay-proc.ts'),
+    [historyFile, bundle],
+    ['-r', 'tsx/cjs', ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [])],
+    `replay-proc (${ctx.stack.dir})`,
+  );
 }
 
 export async function measureProfile(ctx: BenchContext, longHistoryIn?: History): Promise<ProfileFigures> {

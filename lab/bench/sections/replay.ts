@@ -16,9 +16,9 @@ import { Worker } from '@temporalio/worker';
 import { BARE_TYPES, GOVERNED_TYPES, historyCost, turnTimings, type History } from '../lib/history';
 import { runLoop, type BaselineKind, type Kind } from '../lib/runs';
 import { account } from '../lib/stack';
-import { median, round } from '../lib/stats';
+import { median, round, tenthMean } from '../lib/stats';
 import { startPair } from '../lib/workers';
-import type { WorkerHandle } from '../lib/worker-handle';
+import { readRssEverySecond } from '../lib/worker-handle';
 import { DEFAULT_TUNING, type BenchContext } from './common';
 
 /** A folder to keep the generated long histories in (`<kind>-<target>.json`), to profile or replay them later. */
@@ -218,14 +218,6 @@ export async function measureReplay(
   return { figures: { fixedCostMs: round(median(fixedWarm), 1), cases }, longest };
 }
 
-/** The mean of the first (or last) tenth of `xs`, at least one value; 0 for none. */
-export function tenthMean(xs: readonly number[], last: boolean): number {
-  if (xs.length === 0) return 0;
-  const n = Math.max(1, Math.floor(xs.length / 10));
-  const part = last ? xs.slice(-n) : xs.slice(0, n);
-  return round(part.reduce((a, b) => a + b, 0) / part.length, 1);
-}
-
 function growthOf(history: History, kind: Kind): ReplayCase['growth'] {
   const types = kind === 'governed' ? GOVERNED_TYPES : BARE_TYPES;
   const bytes = historyCost(history, types).turns.map((t) => t.bytes);
@@ -239,21 +231,3 @@ function growthOf(history: History, kind: Kind): ReplayCase['growth'] {
 }
 
 /** Reads the worker's current RSS every second; `stop()` (idempotent) resolves with the readings once the last is in. */
-/** Reads `worker`'s RSS every second until stopped; `stop()` resolves with the readings (MB). */
-export function readRssEverySecond(worker: WorkerHandle): { stop(): Promise<number[]> } {
-  const mb: number[] = [];
-  let inFlight: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    inFlight = worker.rss().then(
-      (r) => mb.push(r.nowMb),
-      () => undefined, // a reading lost while the worker is busy is a missing sample, not a failed bench
-    );
-  }, 1_000);
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await inFlight;
-      return mb;
-    },
-  };
-}
