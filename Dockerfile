@@ -1,4 +1,5 @@
-# Ledgerloop's image: the CLI (worker, codec server) and the downstream services, run from TypeScript through tsx.
+# Ledgerloop's image: the CLI (worker, codec server) and the downstream services, run from TypeScript through
+# bin/register.cjs (esbuild, with a compile cache under /tmp).
 #
 #   docker build -t ledgerloop:local .
 #   docker run --rm ledgerloop:local --help

@@ -57,10 +57,10 @@ export function workerProcessEnv(
 
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const env = workerProcessEnv(opts);
-  // tsx resolved here, so that a worker in a directory of its own still finds it.
+  // The loader by its path, so that a worker in a directory of its own still finds it.
   const child = spawn(
     process.execPath,
-    ['-r', require.resolve('tsx/cjs'), path.join(REPO_ROOT, 'lab', 'worker-main.ts')],
+    ['-r', path.join(REPO_ROOT, 'bin', 'register.cjs'), path.join(REPO_ROOT, 'lab', 'worker-main.ts')],
     {
       cwd: opts.cwd ?? REPO_ROOT,
       env,

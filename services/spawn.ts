@@ -1,6 +1,6 @@
 /**
  * Starts a downstream service (or the orders relay) as a real child process
- * (`node -r tsx/cjs services/<name>/main.ts ...`) and waits for its one-line JSON ready message.
+ * (`node -r bin/register.cjs services/<name>/main.ts ...`) and waits for its one-line JSON ready message.
  *
  * This is test, demo and lab plumbing: by default it enables the admin listener on a free loopback port with a
  * fresh random admin token (passed in the environment, never on the command line) and `--lab` (fault injection),
@@ -90,7 +90,7 @@ function track(child: ChildProcess): void {
 /** Spawns service `name` and resolves once it printed its ready line; rejects (with its stderr) otherwise. */
 export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Promise<SpawnedService> {
   const entry = path.join(REPO_ROOT, 'services', ...SERVICE_ENTRIES[name].split('/'));
-  const args = ['-r', 'tsx/cjs', entry, '--db', opts.dbPath];
+  const args = ['-r', path.join(REPO_ROOT, 'bin', 'register.cjs'), entry, '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
   const adminToken = opts.admin === false ? undefined : randomBytes(32).toString('base64url');

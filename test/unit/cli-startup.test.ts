@@ -11,6 +11,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const REPO = path.resolve(__dirname, '..', '..');
+/** The loader the `ledgerloop` binary starts through. */
+const LOADER = path.join(REPO, 'bin', 'register.cjs');
 
 const WORKER_PACKAGE = String.raw`[\\/]@temporalio[\\/]worker[\\/]`;
 const OPENTELEMETRY = String.raw`[\\/]@opentelemetry[\\/]`;
@@ -20,7 +22,7 @@ function filesLoadedBy(module: string, pattern = WORKER_PACKAGE, env: NodeJS.Pro
   const script = `require(${JSON.stringify(module)});
 const pattern = new RegExp(${JSON.stringify(pattern)});
 process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));`;
-  const out = execFileSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, encoding: 'utf8', env });
+  const out = execFileSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8', env });
   return JSON.parse(out) as string[];
 }
 
@@ -33,7 +35,7 @@ const pattern = new RegExp(${JSON.stringify(pattern)});
 openSession({ address: '127.0.0.1:1', namespace: 'default' }).catch(() => undefined).finally(() => {
   process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));
 });`;
-  const out = execFileSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, encoding: 'utf8', env });
+  const out = execFileSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8', env });
   return JSON.parse(out) as string[];
 }
 
@@ -45,7 +47,7 @@ process.on('exit', () => {
   process.stderr.write('LOADED ' + JSON.stringify(loaded) + '\\n');
 });
 require('./cli/main.ts');`;
-  const run = spawnSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: REPO, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8' });
   const line = run.stderr.split('\n').find((l) => l.startsWith('LOADED '));
   if (line === undefined) throw new Error(`no report from the command: ${run.stderr.slice(-500)}`);
   return JSON.parse(line.slice('LOADED '.length)) as string[];

@@ -100,17 +100,21 @@ test('docs/operations.md lists every variable the schema knows, and no LEDGERLOO
 });
 
 test('a worker process with a wrong variable refuses to start with one line naming it, before it connects', () => {
-  const out = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker/main.ts')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: '127.0.0.1:1', // nothing listens: a worker that got as far as connecting would say so
-      LEDGERLOOP_SERVICES: '{"wallet":"http://127.0.0.1:4100"}',
-      LEDGERLOOP_MAX_CACHED_WORKFLOWS: 'lots',
+  const out = spawnSync(
+    process.execPath,
+    ['-r', path.join(ROOT, 'bin', 'register.cjs'), path.join(ROOT, 'src/worker/main.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        TEMPORAL_ADDRESS: '127.0.0.1:1', // nothing listens: a worker that got as far as connecting would say so
+        LEDGERLOOP_SERVICES: '{"wallet":"http://127.0.0.1:4100"}',
+        LEDGERLOOP_MAX_CACHED_WORKFLOWS: 'lots',
+      },
+      encoding: 'utf8',
+      timeout: 30_000,
     },
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  );
   expect(out.status).toBe(2);
   const lines = out.stderr.trim().split('\n');
   expect(lines).toHaveLength(1);

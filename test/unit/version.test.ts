@@ -22,7 +22,7 @@ test('the version line names the package, the installed SDK and the pinned serve
 
 test('the CLI prints it for --version and -V, and exits 0', () => {
   for (const flag of ['--version', '-V']) {
-    const r = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'cli', 'main.ts'), flag], {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'ledgerloop.cjs'), flag], {
       cwd: ROOT,
       encoding: 'utf8',
     });
