@@ -35,12 +35,13 @@ function target(): 'dev' | 'cluster' {
 }
 
 /**
- * Jest workers (LEDGERLOOP_TEST_WORKERS, default 2). The files wait on real processes and timers far more than
- * they compute, so two workers on this 2-core machine take the suite from 1,022 s in band to 405 s
- * (docs/performance.md, "Test time"). 1 runs in band.
+ * Jest workers (LEDGERLOOP_TEST_WORKERS, default 3). The files wait on real processes and timers as much as they
+ * compute: on this 2-core machine two workers took the suite from 1,022 s in band to 405 s, and a third fills the
+ * cores the first two leave idle while they wait (266 s against 305 s side by side, docs/performance.md, "Sixth
+ * pass"). 1 runs in band.
  */
 function jestWorkers(): string[] {
-  const n = configValue('LEDGERLOOP_TEST_WORKERS') ?? 2;
+  const n = configValue('LEDGERLOOP_TEST_WORKERS') ?? 3;
   return n === 1 ? ['--runInBand'] : [`--maxWorkers=${n}`];
 }
 
