@@ -62,7 +62,8 @@ function columns(db: Database, table: string): string[] {
  * scoping in place: `idem_records` is rebuilt with the primary key (tenant, operation_key), its old rows kept
  * under tenant '' (no tenant's lookup reads them: drain in-flight operations before upgrading a demo store);
  * `idem_requests` and `idem_effects` gain a `tenant` column (default ''). `idem_refusals` holds one counter per
- * refusal code (bounded by the closed set of codes, see `refusalCode`).
+ * refusal code (bounded by the closed set of codes, see `refusalCode`). It takes the write lock when it begins: a
+ * relay may open the same file while the service writes it.
  */
 export function migrateIdempotencySchema(db: Database): void {
   db.transaction(() => {
@@ -106,7 +107,7 @@ export function migrateIdempotencySchema(db: Database): void {
         db.exec(`ALTER TABLE ${table} ADD COLUMN tenant TEXT NOT NULL DEFAULT ''`);
       }
     }
-  })();
+  }).immediate();
 }
 
 /** The refusal codes counted under their own name; any other code is counted as `other` (bounded table). */

@@ -176,11 +176,21 @@ export class IdempotencyStore {
   }
 
   /**
+   * Runs `fn` in a transaction that takes the write lock when it begins (`BEGIN IMMEDIATE`). The file is shared
+   * with other processes (the orders relay); in WAL mode a transaction that read first and writes after another
+   * connection committed fails at once with SQLITE_BUSY, past the busy timeout. Taking the lock first makes it
+   * wait its turn instead (test/unit/shared-database.test.ts).
+   */
+  private writing<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /**
    * Phase 1: decides by the rules and logs the (admitted) request; on `proceed` the key is now `in_progress`.
    * A request refused for its intent time is counted, not logged.
    */
   begin(request: MutationRequest): BeginResult {
-    return this.db.transaction((): BeginResult => {
+    return this.writing((): BeginResult => {
       this.prune();
       const refusal = this.intentRefusal(request.intentAtMs);
       if (refusal !== undefined) {
@@ -224,7 +234,7 @@ export class IdempotencyStore {
         return { kind: 'conflict', requestId, code: DownstreamErrorCode.InProgress, message, record };
       }
       return { kind: decision.kind, requestId: this.logRequest(request, decision.kind), record };
-    })();
+    });
   }
 
   /**
@@ -238,7 +248,7 @@ export class IdempotencyStore {
     rejectionCode: string = DownstreamErrorCode.Rejected,
   ): CommitResult {
     try {
-      return this.db.transaction((): CommitResult => {
+      return this.writing((): CommitResult => {
         const row = this.getRow(pending.tenant, pending.key);
         if (row === undefined || row.status !== 'in_progress' || row.arguments_hash !== pending.argumentsHash) {
           this.setOutcome(pending.requestId, 'lost');
@@ -267,7 +277,7 @@ export class IdempotencyStore {
           .run(pending.tenant, pending.key, applied.receipt, applied.kind ?? pending.scope, this.now());
         this.setOutcome(pending.requestId, 'completed');
         return { kind: 'completed', record: this.mustGet(pending.tenant, pending.key) };
-      })();
+      });
     } catch (err) {
       this.abort(pending, 'error');
       throw err;
@@ -276,14 +286,14 @@ export class IdempotencyStore {
 
   /** Rolls back an in-progress record created by `begin` (nothing committed); `outcome` goes to the request log. */
   abort(pending: PendingOperation, outcome: string): void {
-    this.db.transaction(() => {
+    this.writing(() => {
       this.db
         .prepare(
           `DELETE FROM idem_records WHERE tenant = ? AND operation_key = ? AND status = 'in_progress' AND arguments_hash = ?`,
         )
         .run(pending.tenant, pending.key, pending.argumentsHash);
       this.setOutcome(pending.requestId, outcome);
-    })();
+    });
   }
 
   /** Both phases at once, for callers that have nothing to do in between. */
@@ -297,7 +307,7 @@ export class IdempotencyStore {
    * tenant in the same transaction.
    */
   lookup(tenant: string, key: string, options: { readonly seal?: boolean } = {}): LookupResult {
-    return this.db.transaction((): LookupResult => {
+    return this.writing((): LookupResult => {
       this.prune();
       const row = this.getRow(tenant, key);
       if (row !== undefined) {
@@ -332,7 +342,7 @@ export class IdempotencyStore {
       if (options.seal !== true) return { kind: 'not_found', sealed: false };
       this.insertSeal(tenant, key, false);
       return { kind: 'not_found', sealed: true };
-    })();
+    });
   }
 
   /**
@@ -343,7 +353,7 @@ export class IdempotencyStore {
    * still held one of them, nothing doubles: its `commit` finds the record gone and commits nothing (`lost`).
    */
   recoverOrphans(): number {
-    return this.db.transaction((): number => {
+    return this.writing((): number => {
       this.db
         .prepare(
           `UPDATE idem_requests SET outcome = 'orphaned' WHERE outcome = 'accepted' AND (tenant, operation_key) IN
@@ -351,7 +361,7 @@ export class IdempotencyStore {
         )
         .run();
       return this.db.prepare(`DELETE FROM idem_records WHERE status = 'in_progress'`).run().changes;
-    })();
+    });
   }
 
   /**

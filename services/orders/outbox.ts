@@ -147,7 +147,10 @@ export function startAttempt(db: Database, row: OutboxRow): number {
   return Number(info.lastInsertRowid);
 }
 
-/** Records an attempt's outcome and applies the decision to its row, in one transaction. */
+/**
+ * Records an attempt's outcome and applies the decision to its row, in one transaction that takes the write lock
+ * when it begins: the orders service writes the same file (see `IdempotencyStore.writing`).
+ */
 export function finishAttempt(
   db: Database,
   attemptId: number,
@@ -174,7 +177,7 @@ export function finishAttempt(
     } else {
       db.prepare('UPDATE orders_outbox SET last_error = ? WHERE id = ?').run(outcome, row.id);
     }
-  })();
+  }).immediate();
 }
 
 /** Outbox and relay evidence, counted from the database. */

@@ -17,26 +17,33 @@ const LOADER = path.join(REPO, 'bin', 'register.cjs');
 const WORKER_PACKAGE = String.raw`[\\/]@temporalio[\\/]worker[\\/]`;
 const OPENTELEMETRY = String.raw`[\\/]@opentelemetry[\\/]`;
 
-/** The files matching `pattern` a fresh process has loaded after requiring `module` (default: the worker package). */
-function filesLoadedBy(module: string, pattern = WORKER_PACKAGE, env: NodeJS.ProcessEnv = process.env): string[] {
-  const script = `require(${JSON.stringify(module)});
-const pattern = new RegExp(${JSON.stringify(pattern)});
-process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));`;
+/**
+ * The files matching `pattern` a fresh process (under the binary's loader) has loaded once `setup` is done: a
+ * statement, or a `return` of a promise, which may fail (only what it loaded is asked).
+ */
+function filesLoadedAfter(setup: string, pattern: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const script = `const pattern = new RegExp(${JSON.stringify(pattern)});
+Promise.resolve().then(() => { ${setup} }).catch(() => undefined).finally(() => {
+  process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));
+});`;
   const out = execFileSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8', env });
   return JSON.parse(out) as string[];
+}
+
+/** The files matching `pattern` a fresh process has loaded after requiring `module` (default: the worker package). */
+function filesLoadedBy(module: string, pattern = WORKER_PACKAGE): string[] {
+  return filesLoadedAfter(`require(${JSON.stringify(module)});`, pattern);
 }
 
 /** What `openSession` (every client command's connection) loaded once it connected, under `env`. */
 function filesLoadedToConnect(pattern: string, env: NodeJS.ProcessEnv): string[] {
   // The profile file does not exist: the connection is refused after the tracing decision, which comes first.
-  const script = `process.env.TEMPORAL_CONFIG_FILE = '/nonexistent/ledgerloop-temporal.toml';
-const { openSession } = require('./cli/connect');
-const pattern = new RegExp(${JSON.stringify(pattern)});
-openSession({ address: '127.0.0.1:1', namespace: 'default' }).catch(() => undefined).finally(() => {
-  process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));
-});`;
-  const out = execFileSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8', env });
-  return JSON.parse(out) as string[];
+  return filesLoadedAfter(
+    `process.env.TEMPORAL_CONFIG_FILE = '/nonexistent/ledgerloop-temporal.toml';
+return require('./cli/connect').openSession({ address: '127.0.0.1:1', namespace: 'default' });`,
+    pattern,
+    env,
+  );
 }
 
 /** The same, for the `ledgerloop` binary's entry run with `args` (the files loaded when it exits). */
