@@ -6,7 +6,8 @@
  *
  * It does what `node -r tsx/cjs` does for this repository, at less cost per process:
  * - a `.ts` file is compiled by esbuild to CommonJS, with a source map (stack traces name the TypeScript lines),
- *   and the result is kept in a disk cache keyed by the file's path and contents;
+ *   and the result is kept in a disk cache keyed by the file's path and contents (in the system's temporary
+ *   directory, read only while that directory is this user's alone: owned, not a link, writable by nobody else);
  * - a `.js` file is compiled only when its package says `"type": "module"` (jose ships ES modules only, and
  *   Node 20 cannot require one); every other `.js` file goes to Node untouched.
  * tsx also scans every `.js` file it loads for ES module syntax and walks its whole cache at each start; a process
@@ -23,10 +24,8 @@ const crypto = require('node:crypto');
 
 /** Bump when the options below change, so no entry compiled under the old ones is read. */
 const FORMAT = 1;
-const CACHE_DIR = path.join(
-  os.tmpdir(),
-  `ledgerloop-ts-${typeof process.getuid === 'function' ? process.getuid() : 'u'}`,
-);
+const UID = typeof process.getuid === 'function' ? process.getuid() : undefined;
+const CACHE_DIR = path.join(os.tmpdir(), `ledgerloop-ts-${UID ?? 'u'}`);
 /** Entries not written for this long are removed, at most once a day and only when something was compiled. */
 const KEEP_MS = 7 * 24 * 3600 * 1000;
 const PRUNE_EVERY_MS = 24 * 3600 * 1000;
@@ -42,6 +41,28 @@ const tsconfigRaw = {
 
 let esbuild;
 let optionsKey;
+let cacheTrusted;
+
+/**
+ * Whether the cache directory may be read: its entries are code this process runs, and it lives in a shared
+ * temporary directory. It must be a real directory (not a link) that this user owns and nobody else may write to;
+ * otherwise nothing is read from it or written to it, and every file is compiled afresh.
+ */
+function cacheIsTrusted() {
+  if (cacheTrusted !== undefined) return cacheTrusted;
+  try {
+    fs.mkdirSync(CACHE_DIR, { mode: 0o700 });
+  } catch {
+    // it exists already (checked below), or cannot be made (then lstat fails)
+  }
+  try {
+    const st = fs.lstatSync(CACHE_DIR);
+    cacheTrusted = st.isDirectory() && (UID === undefined || st.uid === UID) && (st.mode & 0o022) === 0;
+  } catch {
+    cacheTrusted = false;
+  }
+  return cacheTrusted;
+}
 
 function options(filename, loader) {
   return {
@@ -94,16 +115,19 @@ function prune() {
 
 function compile(filename, loader) {
   const source = fs.readFileSync(filename, 'utf8');
+  const trusted = cacheIsTrusted();
   const cached = path.join(CACHE_DIR, `${cacheKey(filename, loader, source)}.js`);
-  try {
-    return fs.readFileSync(cached, 'utf8');
-  } catch {
-    // not compiled yet
+  if (trusted) {
+    try {
+      return fs.readFileSync(cached, 'utf8');
+    } catch {
+      // not compiled yet
+    }
   }
   esbuild ??= require('esbuild');
   const { code } = esbuild.transformSync(source, options(filename, loader));
+  if (!trusted) return code;
   try {
-    fs.mkdirSync(CACHE_DIR, { recursive: true, mode: 0o700 });
     const partial = `${cached}.${process.pid}`;
     fs.writeFileSync(partial, code, { mode: 0o600 });
     fs.renameSync(partial, cached);

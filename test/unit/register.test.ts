@@ -105,3 +105,37 @@ test('a syntax error names the file and the line, and nothing is cached for it',
   expect(r.stderr).toContain('broken.ts:2:');
   expect(cacheEntries()).toEqual([]);
 });
+
+/**
+ * The cache lives in a shared temporary directory, and its entries are code this process runs: a directory another
+ * user could write to (or owns) is not read, so nobody can plant compiled code for a file whose contents they know.
+ */
+describe("the cache directory must be this user's alone", () => {
+  const entry = () => write('trusted.ts', 'const n: number = 1;\nconsole.log("real", n);\n');
+
+  /** Plants, for every cache entry the first run wrote, code that prints "planted", then runs `file` again. */
+  function plantAndRun(file: string, prepare: (cacheDir: string) => void): string {
+    expect(run([file]).stdout.trim()).toBe('real 1');
+    const cacheDir = path.join(
+      tmp,
+      fs.readdirSync(tmp).find((d) => d.startsWith('ledgerloop-ts-'))!,
+    );
+    for (const f of fs.readdirSync(cacheDir).filter((n) => n.endsWith('.js')))
+      fs.writeFileSync(path.join(cacheDir, f), 'console.log("planted");\n');
+    prepare(cacheDir);
+    return run([file]).stdout.trim();
+  }
+
+  test('the check can fail: a planted entry in a private cache is what runs', () => {
+    expect(plantAndRun(entry(), () => undefined)).toBe('planted');
+  });
+
+  test('a cache directory others may write to is not read', () => {
+    expect(plantAndRun(entry(), (cacheDir) => fs.chmodSync(cacheDir, 0o777))).toBe('real 1');
+  });
+
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  (asRoot ? test : test.skip)('a cache directory another user owns is not read (needs root to chown)', () => {
+    expect(plantAndRun(entry(), (cacheDir) => fs.chownSync(cacheDir, 65534, 65534))).toBe('real 1');
+  });
+});
