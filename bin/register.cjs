@@ -11,7 +11,7 @@
  * - a `.js` file is compiled only when its package says `"type": "module"` (jose ships ES modules only, and
  *   Node 20 cannot require one); every other `.js` file goes to Node untouched.
  * tsx also scans every `.js` file it loads for ES module syntax and walks its whole cache at each start; a process
- * that loads the Temporal client spends about a third of its start-up there (docs/performance.md, "Test time").
+ * that loads the Temporal client spends about a third of its start-up there (docs/performance.md, "Sixth pass").
  *
  * Compilation options follow tsx's, so the code runs the same under both: esbuild's `node` target for this Node,
  * names kept, whitespace minified.
