@@ -115,9 +115,9 @@ function prune() {
 
 function compile(filename, loader) {
   const source = fs.readFileSync(filename, 'utf8');
-  const trusted = cacheIsTrusted();
-  const cached = path.join(CACHE_DIR, `${cacheKey(filename, loader, source)}.js`);
-  if (trusted) {
+  // No key is worth hashing for a cache that is not read.
+  const cached = cacheIsTrusted() ? path.join(CACHE_DIR, `${cacheKey(filename, loader, source)}.js`) : undefined;
+  if (cached !== undefined) {
     try {
       return fs.readFileSync(cached, 'utf8');
     } catch {
@@ -126,7 +126,7 @@ function compile(filename, loader) {
   }
   esbuild ??= require('esbuild');
   const { code } = esbuild.transformSync(source, options(filename, loader));
-  if (!trusted) return code;
+  if (cached === undefined) return code;
   try {
     const partial = `${cached}.${process.pid}`;
     fs.writeFileSync(partial, code, { mode: 0o600 });

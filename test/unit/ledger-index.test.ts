@@ -127,7 +127,10 @@ function indexed(ledger: Ledger) {
 function scanned(p: Projection) {
   const order = Object.values(p.calls).map((c) => c.logicalCallId);
   return {
-    byState: STATES.map((state) => ({ state, ids: scanIn(p, state), count: scanIn(p, state).length })),
+    byState: STATES.map((state) => {
+      const ids = scanIn(p, state);
+      return { state, ids, count: ids.length };
+    }),
     byKey: KEYS.map((key) => ({ key, ids: scanKey(p, key) })),
     recent: order.slice(-3),
     callCount: order.length,
