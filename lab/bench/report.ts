@@ -1,6 +1,6 @@
 /** The figures table: each figure with its measured value, its target and whether the target is met. */
 import type { HistoryFigures } from './sections/history-cost';
-import type { ProfileFigures } from './sections/profile';
+import type { Ablation, ProfileFigures, WorkerProfile } from './sections/profile';
 import type { LatencyFigures } from './sections/latency';
 import type { MemoryFigures } from './sections/memory';
 import type { ReplayFigures } from './sections/replay';
@@ -460,19 +460,19 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   }
   if (profile) {
     const rounds = profile.ablations[0]?.rounds ?? 1;
+    const hookOff = profile.ablations.some((a) => a.stackTraceHook === 'off');
+    const how = hookOff
+      ? "each cell against the bare cell run with the same setting of the SDK's stack-trace hook"
+      : 'one cost added to the bare loop at a time';
+    out.push(`### Ablations at concurrency 10 (${how}${rounds > 1 ? `; medians of ${rounds} rounds` : ''})`, '');
     out.push(
-      `### Ablations at concurrency 10 (one cost added to the bare loop at a time${rounds > 1 ? `; medians of ${rounds} rounds` : ''})`,
-      '',
-    );
-    out.push(
-      '| Cell | Runs/s | CPU per run: worker + server + wallet = total (ms) | Worker CPU, × bare | Events per run |',
+      `| Cell | Runs/s | CPU per run: worker + server + wallet = total (ms) | Worker CPU, × bare${hookOff ? ' (the same hook setting)' : ''} | Events per run |`,
       '|---|---|---|---|---|',
     );
-    const bareCell = profile.ablations.find((a) => a.name === 'bare');
     for (const a of profile.ablations) {
       const c = a.cpuMsPerRun;
-      const times =
-        bareCell && bareCell.cpuMsPerRun.worker > 0 ? `${round(c.worker / bareCell.cpuMsPerRun.worker)}×` : '—';
+      const ref = ablationReference(profile.ablations, a);
+      const times = ref && ref.cpuMsPerRun.worker > 0 ? `${round(c.worker / ref.cpuMsPerRun.worker)}×` : '—';
       const byRound =
         (a.workerCpuMsByRound?.length ?? 0) > 1 ? ` (rounds: ${a.workerCpuMsByRound!.join(', ')} ms)` : '';
       out.push(
@@ -480,7 +480,9 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
       );
     }
     out.push('');
+    out.push(...hookShareLines(profile.ablations));
     out.push('### Worker CPU profile at concurrency 10 (measured runs only)', '');
+    out.push(...ownCodeBoundLines(profile.workers));
     for (const w of profile.workers) {
       for (const t of w.threads) {
         out.push(
@@ -502,4 +504,63 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
     }
   }
   return out.join('\n');
+}
+
+/** The cell `a` is compared with: the reference of its hook setting (older results: the cell named `bare`). */
+export function ablationReference(cells: readonly Ablation[], a: Ablation): Ablation | undefined {
+  if (!cells.some((c) => c.reference)) return cells.find((c) => c.name === 'bare');
+  return cells.find((c) => c.reference && c.stackTraceHook === a.stackTraceHook);
+}
+
+/** Governed over bare with the SDK's stack-trace hook on and off, when the run measured both. */
+function hookShareLines(cells: readonly Ablation[]): string[] {
+  const ratio = (hook: 'off' | undefined): number | undefined => {
+    const g = cells.find((c) => c.kind === 'governed' && c.stackTraceHook === hook);
+    const ref = g && ablationReference(cells, g);
+    return g && ref && ref.cpuMsPerRun.worker > 0 ? g.cpuMsPerRun.worker / ref.cpuMsPerRun.worker : undefined;
+  };
+  const on = ratio(undefined);
+  const off = ratio('off');
+  if (on === undefined || off === undefined) return [];
+  return [
+    `Governed over bare, worker CPU per run: ${round(on)}× with the SDK's stack-trace hook, ${round(off)}× without it ` +
+      `(the hook is ${round(on - off)}× of bare's worker CPU, ${on > 1 ? round((100 * (on - off)) / (on - 1), 0) : 0}% of the gap).`,
+    '',
+  ];
+}
+
+/**
+ * A bound from the windowed worker profiles: the governed worker's busy time per run if its workflow bundle
+ * (Ledgerloop's workflow code with the libraries and SDK runtime bundled in it) and its activities' own code cost
+ * what the bare worker's do, over the bare worker's busy time. It removes more than Ledgerloop's code alone (the
+ * bundle carries the SDK's workflow runtime), so the ratio it gives is a floor for cuts in that code.
+ */
+export function ownCodeBound(
+  workers: readonly WorkerProfile[],
+): { governedMs: number; ownMs: number; bareOwnMs: number; bareMs: number; ratio: number } | undefined {
+  const sum = (w: WorkerProfile | undefined, f: (t: WorkerProfile['threads'][number]) => number): number =>
+    (w?.threads ?? []).reduce((n, t) => n + f(t), 0);
+  const own = (w: WorkerProfile | undefined): number =>
+    sum(w, (t) => ((t.byCategory['workflow bundle'] ?? 0) + (t.byCategory['ledgerloop activities'] ?? 0)) / w!.runs);
+  const g = workers.find((w) => w.kind === 'governed');
+  const b = workers.find((w) => w.kind === 'bare');
+  if (!g || !b) return undefined;
+  const governedMs = sum(g, (t) => t.busyMsPerRun);
+  const bareMs = sum(b, (t) => t.busyMsPerRun);
+  if (bareMs <= 0) return undefined;
+  const ownMs = own(g);
+  const bareOwnMs = own(b);
+  return { governedMs, ownMs, bareOwnMs, bareMs, ratio: (governedMs - ownMs + bareOwnMs) / bareMs };
+}
+
+function ownCodeBoundLines(workers: readonly WorkerProfile[]): string[] {
+  const b = ownCodeBound(workers);
+  if (!b) return [];
+  return [
+    `Busy per run, all threads: governed ${round(b.governedMs, 1)} ms, bare ${round(b.bareMs, 1)} ms ` +
+      `(${round(b.governedMs / b.bareMs)}×). Their workflow bundles and activities' own code: ${round(b.ownMs, 1)} ms ` +
+      `governed, ${round(b.bareOwnMs, 1)} ms bare. If the governed ones cost what the bare ones do: ` +
+      `${round(b.governedMs - b.ownMs + b.bareOwnMs, 1)} ms, ${round(b.ratio)}× bare.`,
+    '',
+  ];
 }

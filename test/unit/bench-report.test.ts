@@ -307,6 +307,86 @@ describe('the ablation table', () => {
   it('prints one measurement without rounds, as results before the rounds did', () => {
     expect(table([cell('bare', 30, [30])])[1]).toBe('| bare | 15 | 30 + 60 + 3 = 93 | 1× | 23 |');
   });
+
+  describe("with the SDK's stack-trace hook off in some cells", () => {
+    const hookCells = (governedOn: number, bareOff: number, governedOff: number): Ablation[] => [
+      { ...cell('bare', 30, [30]), reference: true },
+      { ...cell('governed', governedOn, [governedOn]), kind: 'governed', bundle: 'governed' },
+      { ...cell('bare, hook off', bareOff, [bareOff]), stackTraceHook: 'off', reference: true },
+      {
+        ...cell('governed, hook off', governedOff, [governedOff]),
+        kind: 'governed',
+        bundle: 'governed',
+        stackTraceHook: 'off',
+      },
+    ];
+    const lines = (cells: Ablation[]) =>
+      detailTables({}, { workers: [], ablations: cells, replay: { events: 0, ms: 0, threads: [] } })
+        .split('\n')
+        .filter((l) => /^\| (bare|governed)|^Governed over bare|^### Ablations/.test(l));
+
+    it('compares each cell with the reference cell of its own hook setting, and prices the hook from the two ratios', () => {
+      expect(lines(hookCells(48, 25, 35))).toEqual([
+        "### Ablations at concurrency 10 (each cell against the bare cell run with the same setting of the SDK's stack-trace hook)",
+        '| bare | 15 | 30 + 60 + 3 = 93 | 1× | 23 |',
+        '| governed | 15 | 48 + 60 + 3 = 111 | 1.6× | 23 |',
+        '| bare, hook off | 15 | 25 + 60 + 3 = 88 | 1× | 23 |',
+        '| governed, hook off | 15 | 35 + 60 + 3 = 98 | 1.4× | 23 |',
+        "Governed over bare, worker CPU per run: 1.6× with the SDK's stack-trace hook, 1.4× without it (the hook is 0.2× of bare's worker CPU, 33% of the gap).",
+      ]);
+    });
+
+    it('reads the sentence from the cells: change one, it changes', () => {
+      expect(lines(hookCells(48, 25, 45)).at(-1)).toBe(
+        "Governed over bare, worker CPU per run: 1.6× with the SDK's stack-trace hook, 1.8× without it (the hook is -0.2× of bare's worker CPU, -33% of the gap).",
+      );
+    });
+
+    it('prints no sentence without a hook-off governed cell (older results)', () => {
+      expect(lines(hookCells(48, 25, 35).slice(0, 3)).filter((l) => l.startsWith('Governed over'))).toEqual([]);
+    });
+  });
+});
+
+describe("the worker profile's bound for Ledgerloop's own code", () => {
+  const thread = (busyMsPerRun: number, bundleMs: number, activitiesMs: number, workflow: boolean) => ({
+    isWorkflowThread: workflow,
+    busyMs: busyMsPerRun * 30,
+    busyMsPerRun,
+    byCategory: { 'workflow bundle': bundleMs, 'ledgerloop activities': activitiesMs, idle: 1000 },
+    inclusive: {},
+    topSelf: [],
+  });
+  const profile = (gWorkflow: number, gBundleMs: number) => ({
+    workers: [
+      {
+        kind: 'governed' as const,
+        runs: 30,
+        seconds: 3,
+        threads: [thread(24, 0, 24, false), thread(gWorkflow, gBundleMs, 0, true)],
+      },
+      { kind: 'bare' as const, runs: 30, seconds: 2, threads: [thread(20, 0, 6, false), thread(18, 60, 0, true)] },
+    ],
+    ablations: [],
+    replay: { events: 0, ms: 0, threads: [] },
+  });
+  const boundLine = (p: ReturnType<typeof profile>) =>
+    detailTables({}, p as never)
+      .split('\n')
+      .filter((l) => l.startsWith('Busy per run'));
+
+  it("prints the governed worker's busy time with its own code priced at the bare worker's, over bare's", () => {
+    // governed 24 + 36 = 60 ms, own (24 + 180) / 30 = 6.8 ms; bare 38 ms, own (6 + 60) / 30 = 2.2 ms.
+    expect(boundLine(profile(36, 180))).toEqual([
+      "Busy per run, all threads: governed 60 ms, bare 38 ms (1.58×). Their workflow bundles and activities' own code: 6.8 ms governed, 2.2 ms bare. If the governed ones cost what the bare ones do: 55.4 ms, 1.46× bare.",
+    ]);
+  });
+
+  it('moves with the measured bundle time', () => {
+    expect(boundLine(profile(36, 390))[0]).toContain(
+      '13.8 ms governed, 2.2 ms bare. If the governed ones cost what the bare ones do: 48.4 ms, 1.27× bare.',
+    );
+  });
 });
 
 describe('replay in a running replay worker', () => {

@@ -34,6 +34,7 @@ export interface LoopSpec {
   readonly localActivityPerCall?: boolean;
   readonly activityAtStart?: boolean;
   readonly patchesAtStart?: number;
+  readonly asyncStepsPerTurn?: number;
   /** Governed only: continue as new past this many events (default the workflow's). */
   readonly maxHistoryEvents?: number;
   /** Governed only: what a failed call does to the run (default the workflow's: compensate and stop). */
@@ -68,6 +69,7 @@ export function bareInput(spec: LoopSpec): BareLoopInput {
     ...(spec.localActivityPerCall !== undefined ? { localActivityPerCall: spec.localActivityPerCall } : {}),
     ...(spec.activityAtStart !== undefined ? { activityAtStart: spec.activityAtStart } : {}),
     ...(spec.patchesAtStart !== undefined ? { patchesAtStart: spec.patchesAtStart } : {}),
+    ...(spec.asyncStepsPerTurn !== undefined ? { asyncStepsPerTurn: spec.asyncStepsPerTurn } : {}),
   };
 }
 

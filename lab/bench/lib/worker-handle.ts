@@ -1,10 +1,16 @@
 /** Parent side of lab/bench/worker-proc.ts: fork a worker process, ask it for RSS figures, stop it. */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FromWorker, RssReport, ToWorker, WorkerProcConfig } from '../worker-proc';
 
 export interface WorkerHandle {
   readonly pid: number;
+  /**
+   * With `stackTraceHook: 'off'`: the workflow threads that skipped the SDK's stack-trace hook so far (a thread
+   * starts with the worker's first workflow task); 0 for a worker started with the hook.
+   */
+  hookOffThreads(): number;
   readonly startupMs: number;
   readonly readyRssMb: number;
   resetRss(): void;
@@ -14,18 +20,36 @@ export interface WorkerHandle {
 }
 
 const ENTRY = path.join(__dirname, '..', 'worker-proc.ts');
+const HOOK_OFF = path.join(__dirname, '..', 'stack-hook-off.cjs');
 
-export async function startWorker(cfg: WorkerProcConfig, opts: { cpuProfDir?: string } = {}): Promise<WorkerHandle> {
+export interface StartWorkerOptions {
+  /** Run under `--cpu-prof`, writing the profiles here. */
+  readonly cpuProfDir?: string;
+  /**
+   * `off`: the workflow threads skip the SDK's promise hook (lab/bench/stack-hook-off.cjs), to price it. A
+   * measurement only; the mark file records each thread that skipped it.
+   */
+  readonly stackTraceHook?: { readonly off: true; readonly markFile: string };
+}
+
+export async function startWorker(cfg: WorkerProcConfig, opts: StartWorkerOptions = {}): Promise<WorkerHandle> {
   const started = Date.now();
+  const hookOff = opts.stackTraceHook;
   const execArgv = [
     '-r',
     'tsx/cjs',
+    ...(hookOff ? ['-r', HOOK_OFF] : []),
     '--expose-gc',
     ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
   ];
+  if (hookOff) writeFileSync(hookOff.markFile, '');
   const child: ChildProcess = fork(ENTRY, [], {
     execArgv,
-    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
+    env: {
+      ...process.env,
+      BENCH_WORKER_CONFIG: JSON.stringify(cfg),
+      ...(hookOff ? { BENCH_STACK_HOOK_OFF_MARK: hookOff.markFile } : {}),
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -44,6 +68,12 @@ export async function startWorker(cfg: WorkerProcConfig, opts: { cpuProfDir?: st
   };
   return {
     pid: child.pid ?? -1,
+    hookOffThreads: () =>
+      hookOff
+        ? readFileSync(hookOff.markFile, 'utf8')
+            .split('\n')
+            .filter((l) => l.trim() !== '').length
+        : 0,
     startupMs: Date.now() - started,
     readyRssMb,
     resetRss: () => send({ type: 'rss-reset' }),

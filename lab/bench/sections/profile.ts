@@ -4,10 +4,11 @@
  *   1. CPU per run by process (worker, dev server, wallet): from the throughput cells (throughput.ts);
  *   2. `--cpu-prof` of a worker running governed (then bare) runs at concurrency 10, cut to the measured runs:
  *      per thread, self time by category, top functions, inclusive time of the governance functions;
- *   3. ablations at concurrency 10, fresh worker per cell, three rounds: the bare loop plus ONE governed cost
- *      (the opening's identity-check round trip; its three patch markers; both), and the governed loop: runs/s,
- *      CPU per run, events per run (the per-call upserts and local activity of earlier passes can be rerun
- *      through BareLoopInput);
+ *   3. ablations at concurrency 10, fresh worker per cell, three rounds: the bare loop, the bare loop plus the
+ *      promises the governed loop's async steps make (and none of their work), the governed loop, and the bare and
+ *      governed loops again with the SDK's stack-trace promise hook off (lab/bench/stack-hook-off.cjs): runs/s,
+ *      CPU per run, events per run (the opening's cells, the per-call upserts and local activity of earlier passes
+ *      can be rerun through BareLoopInput);
  *   4. `--cpu-prof` of a process replaying the long governed history, then a bare one of the same length:
  *      workflow code alone, no I/O.
  */
@@ -79,6 +80,15 @@ export interface Ablation {
   readonly name: string;
   readonly kind: Kind;
   readonly bundle: BundleKind;
+  /**
+   * `off`: the workers ran without the SDK's stack-trace promise hook, and the cell is compared with the bare cell
+   * that ran the same way. Absent: the hook was on (every cell before this field existed).
+   */
+  readonly stackTraceHook?: 'off';
+  /** The cell the others are compared with (one per hook setting). Absent in older results: the cell named `bare`. */
+  readonly reference?: true;
+  /** Workflow threads that skipped the hook in each round (a hook-off cell is refused when one round shows none). */
+  readonly hookOffThreadsByRound?: readonly number[];
   readonly runs: number;
   readonly runsPerSecond: number;
   readonly cpuMsPerRun: {
@@ -164,37 +174,66 @@ async function profiledWorkers(ctx: BenchContext): Promise<WorkerProfile[]> {
 
 async function ablations(ctx: BenchContext): Promise<Ablation[]> {
   const runs = ctx.quick ? 30 : 40;
-  const cells: Array<{ name: string; kind: Kind; bundle: BundleKind; extra: Partial<LoopSpec> }> = [
-    { name: 'bare', kind: 'bare', bundle: 'bare', extra: {} },
-    // The per-call upserts and local activity priced in earlier passes are kept in the workflow for reruns
-    // (BareLoopInput), not run by default: three rounds of every cell must fit the full run's time.
-    // What a governed run's opening adds before any governance code runs: the identity check's round trip and the
-    // versioning markers. Both together are the floor of a loop that verifies its principal in an activity.
+  const cells: Array<{
+    name: string;
+    kind: Kind;
+    bundle: BundleKind;
+    extra: Partial<LoopSpec>;
+    hookOff?: true;
+    reference?: true;
+  }> = [
+    { name: 'bare', kind: 'bare', bundle: 'bare', extra: {}, reference: true },
+    // The promises alone: a replay of each loop counts 18 promises per turn made by workflow code in the governed
+    // loop and 6 in the bare one (its steps are async functions); an empty async step awaited makes two.
     {
-      name: 'bare + 1 activity before the first model call',
+      name: 'bare + 12 promises per turn (6 empty async steps)',
       kind: 'bare',
       bundle: 'bare',
-      extra: { activityAtStart: true },
-    },
-    { name: 'bare + 3 patch markers at the opening', kind: 'bare', bundle: 'bare', extra: { patchesAtStart: 3 } },
-    {
-      name: 'bare + both (the governed opening, no governance)',
-      kind: 'bare',
-      bundle: 'bare',
-      extra: { activityAtStart: true, patchesAtStart: 3 },
+      extra: { asyncStepsPerTurn: 6 },
     },
     { name: 'governed', kind: 'governed', bundle: 'governed', extra: {} },
+    // What TS SDK 1.24 charges for those promises in its stack-trace hook, which has no switch: both loops again
+    // with the hook skipped in their workflow threads. A measurement, never a configuration.
+    {
+      name: "bare, the SDK's stack-trace hook off",
+      kind: 'bare',
+      bundle: 'bare',
+      extra: {},
+      hookOff: true,
+      reference: true,
+    },
+    {
+      name: "governed, the SDK's stack-trace hook off",
+      kind: 'governed',
+      bundle: 'governed',
+      extra: {},
+      hookOff: true,
+    },
+    // The opening's cells of the fifth pass (one activity before the first model call, three patch markers: 0.07-0.13x
+    // of bare's worker CPU together) and the per-call upserts and local activity of earlier passes are kept in the
+    // workflow for reruns (BareLoopInput), not run by default: three rounds of every cell must fit the full run's time.
   ];
   // Single cells vary by a tenth or more from one measurement to the next: every cell is measured in each of
   // several rounds (cells in turn, so a slow minute touches all of them alike) and the medians are reported.
   const rounds = ctx.quick ? 1 : 3;
-  const measured: Array<Array<Omit<Ablation, 'name' | 'kind' | 'bundle' | 'runs'>>> = cells.map(() => []);
+  const measured: Array<Array<Omit<Ablation, 'name' | 'kind' | 'bundle' | 'runs'> & { hookOffThreads: number }>> =
+    cells.map(() => []);
   for (let round_ = 0; round_ < rounds; round_++) {
     for (const [i, c] of cells.entries()) {
       const tq = `bench-abl-${round_}-${i}-${ctx.stamp}`;
-      const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, c.bundle));
+      const worker = await startWorker(
+        ctx.stack.workerConfig(tq, DEFAULT_TUNING, c.bundle),
+        c.hookOff ? { stackTraceHook: { off: true, markFile: path.join(ctx.stack.dir, `${tq}.hook-off`) } } : {},
+      );
       try {
         await closedLoop(ctx, c.kind, tq, `${tq}-warm`, 10, 10, c.extra);
+        const hookOffThreads = worker.hookOffThreads();
+        if (c.hookOff && hookOffThreads === 0) {
+          throw new Error(
+            `ablation "${c.name}": no workflow thread skipped the SDK's stack-trace hook, so this cell would measure ` +
+              'the hook on (has @temporalio/worker changed how it installs it? see lab/bench/stack-hook-off.cjs)',
+          );
+        }
         worker.resetRss();
         const server0 = ctx.stack.server.cpuMs();
         const wallet0 = processCpuMs(ctx.stack.wallet.pid);
@@ -211,12 +250,14 @@ async function ablations(ctx: BenchContext): Promise<Ablation[]> {
           runsPerSecond: done / r.seconds,
           cpuMsPerRun: { ...cpu, total: cpu.worker + cpu.server + cpu.wallet },
           eventsPerRun: sampled.eventsPerRun,
+          hookOffThreads,
         };
         measured[i]!.push(one);
         ctx.log(
           `ablation "${c.name}" (round ${round_ + 1} of ${rounds}): ${round(one.runsPerSecond, 2)} runs/s, CPU per run ` +
             `worker ${round(cpu.worker, 1)} + server ${round(cpu.server, 1)} + wallet ${round(cpu.wallet, 1)} ms, ` +
             `${one.eventsPerRun} events per run` +
+            (c.hookOff ? `, hook skipped in ${hookOffThreads} workflow thread(s)` : '') +
             (r.failed ? `, ${r.failed} failed: ${r.failures[0]}` : ''),
         );
       } finally {
@@ -231,6 +272,8 @@ async function ablations(ctx: BenchContext): Promise<Ablation[]> {
       name: c.name,
       kind: c.kind,
       bundle: c.bundle,
+      ...(c.hookOff ? { stackTraceHook: 'off' as const, hookOffThreadsByRound: ms.map((m) => m.hookOffThreads) } : {}),
+      ...(c.reference ? { reference: true as const } : {}),
       runs,
       runsPerSecond: round(median(ms.map((m) => m.runsPerSecond)), 2),
       cpuMsPerRun: {

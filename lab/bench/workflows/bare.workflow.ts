@@ -25,18 +25,25 @@ export interface BareLoopInput {
    * `localActivityPerCall`: a no-op local activity before each call (agentRun authorizes in one).
    * `activityAtStart`: one no-op activity before the first model call: the round trip agentRun's identity check
    * takes (that activity's own work, verifying a token, is not in it). `patchesAtStart`: versioning markers a new
-   * run records at its opening (a new agentRun passes three `patched()` checks there).
+   * run records at its opening (a new agentRun passes three `patched()` checks there). `asyncStepsPerTurn`: that
+   * many empty async functions called and awaited in each turn, between the model call and the tool call: the
+   * promises the governed loop's async steps (prepare, decide, record, ...) make and the bare loop does not, with
+   * none of their work.
    */
   readonly upsertsPerCall?: number;
   readonly localActivityPerCall?: boolean;
   readonly activityAtStart?: boolean;
   readonly patchesAtStart?: number;
+  readonly asyncStepsPerTurn?: number;
 }
 
 export interface BareLoopResult {
   readonly turns: number;
   readonly calls: readonly BareCallResult[];
 }
+
+/** An async step with no work: one promise made and awaited (the `asyncStepsPerTurn` ablation). */
+async function emptyStep(): Promise<void> {}
 
 // The same retry shape as the governed presets (src/domain/activity-presets.ts): 3 attempts, 200 ms doubling.
 const retry = { maximumAttempts: 3, initialInterval: 200, backoffCoefficient: 2, maximumInterval: 2_000 };
@@ -63,6 +70,7 @@ export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
   for (let turn = 1; ; turn++) {
     const plan = await barePlan({ turn, account: input.account, turns: input.turns });
     if (plan.kind === 'final') return { turns: turn - 1, calls };
+    for (let i = 0; i < (input.asyncStepsPerTurn ?? 0); i++) await emptyStep();
     for (const p of plan.proposals) {
       const args = JSON.parse(p.argumentsJson) as { account: string; amount: { minor: number; currency: string } };
       const body = { tenant: input.tenant, account: args.account, amount: args.amount };
