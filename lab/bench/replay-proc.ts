@@ -1,27 +1,62 @@
 /**
- * Replays one history file in a process of its own, so it can run under `--cpu-prof` (lab/bench/sections/profile.ts):
+ * Replays one history in a process of its own, so it can run under `--cpu-prof` (lab/bench/sections/profile.ts):
  *
- *   node -r tsx/cjs --cpu-prof lab/bench/replay-proc.ts <history.json> <bundle.js>
+ *   node -r tsx/cjs --cpu-prof lab/bench/replay-proc.ts <history.json> <bundle.js> [--repeat N] [--stack-hook off]
  *
- * Prints one JSON line: { events, ms, fromUs, toUs }.
+ * `--repeat N`: one replay worker replays the history N times in a row (Worker.runReplayHistories); the replays
+ * after the first are what a running worker pays, its bundle loaded. `--stack-hook off`: the SDK's stack-trace
+ * promise hook is skipped (lab/bench/stack-hook-off.cjs; a replay worker runs its workflows on this thread).
+ *
+ * Prints one JSON line: { events, ms, msEach, fromUs, toUs, stackHook }.
  */
 import { readFileSync } from 'node:fs';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
+function option(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
 async function main(): Promise<void> {
-  const [file, bundlePath] = process.argv.slice(2);
-  if (!file || !bundlePath) throw new Error('usage: replay-proc.ts <history.json> <bundle.js>');
+  const args = process.argv.slice(2);
+  const [file, bundlePath] = args;
+  if (!file || !bundlePath || file.startsWith('--') || bundlePath.startsWith('--')) {
+    throw new Error('usage: replay-proc.ts <history.json> <bundle.js> [--repeat N] [--stack-hook off]');
+  }
+  const repeat = Number(option(args, '--repeat') ?? '1');
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be 1-20 (got ${repeat})`);
+  const hook = option(args, '--stack-hook') ?? 'on';
+  if (hook !== 'on' && hook !== 'off') throw new Error(`--stack-hook must be on or off (got ${hook})`);
+  if (hook === 'off') (require('./stack-hook-off.cjs') as { skipStackTraceHook(): void }).skipStackTraceHook();
   installRuntimeLogger({ component: 'bench-replay', level: 'ERROR', format: 'text' });
   const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
   const mono = (): number => Number(process.hrtime.bigint() / 1000n);
   const fromUs = mono();
   const t0 = performance.now();
-  await Worker.runReplayHistory({ workflowBundle: { codePath: bundlePath }, replayName: 'profiled' }, history);
+  const msEach: number[] = [];
+  if (repeat === 1) {
+    await Worker.runReplayHistory({ workflowBundle: { codePath: bundlePath }, replayName: 'profiled' }, history);
+    msEach.push(performance.now() - t0);
+  } else {
+    const histories = Array.from({ length: repeat }, (_, i) => ({ workflowId: `replayed-${i}`, history }));
+    let last = t0;
+    for await (const r of Worker.runReplayHistories(
+      { workflowBundle: { codePath: bundlePath }, replayName: 'repeated' },
+      histories,
+    )) {
+      if (r.error) throw r.error;
+      const now = performance.now();
+      msEach.push(now - last);
+      last = now;
+    }
+  }
   const ms = performance.now() - t0;
   // The window of the replay on the --cpu-prof clock: module loading before it is left out of the analysis.
-  console.log(JSON.stringify({ events: history.events?.length ?? 0, ms, fromUs, toUs: mono() }));
+  console.log(
+    JSON.stringify({ events: history.events?.length ?? 0, ms, msEach, fromUs, toUs: mono(), stackHook: hook }),
+  );
 }
 
 main().catch((err: unknown) => {

@@ -12,10 +12,20 @@
 'use strict';
 const { isMainThread, threadId } = require('node:worker_threads');
 
-if (!isMainThread) {
+/**
+ * Makes the SDK's install step in this thread skip the promise hook. Must run before the thread's first workflow
+ * (the SDK installs its handlers once per thread). A replay worker runs its workflows on the main thread, so the
+ * bench's replay process calls this itself (lab/bench/replay-proc.ts).
+ */
+function skipStackTraceHook() {
   const { globalHandlers } = require('@temporalio/worker/lib/workflow/vm-shared');
+  if (globalHandlers.installed) throw new Error('the SDK installed its stack-trace hook in this thread already');
   globalHandlers.setPromiseHook = function skipPromiseHook() {
     const mark = process.env.BENCH_STACK_HOOK_OFF_MARK;
     if (mark) require('node:fs').appendFileSync(mark, `${threadId}\n`);
   };
 }
+
+if (!isMainThread) skipStackTraceHook();
+
+module.exports = { skipStackTraceHook };

@@ -113,7 +113,23 @@ export interface ProfileFigures {
   readonly replay: ReplayProfile;
   /** The bare loop's history of about the same length, replayed the same way. Absent in older results. */
   readonly replayBare?: ReplayProfile;
+  /** The same two histories replayed in a running replay worker with the SDK's stack-trace hook on and off. */
+  readonly replayByHook?: readonly ReplayByHook[];
 }
+
+/**
+ * One history replayed REPLAY_REPEATS times by one replay worker (no profiler) with the SDK's stack-trace hook
+ * on or off; the figure is the median of the replays after the first (the bundle loaded).
+ */
+export interface ReplayByHook {
+  readonly kind: BundleKind;
+  readonly stackHook: 'on' | 'off';
+  readonly events: number;
+  readonly msEach: readonly number[];
+  readonly warmMedianMs: number;
+}
+
+const REPLAY_REPEATS = 4;
 
 export interface ReplayProfile {
   readonly events: number;
@@ -294,14 +310,37 @@ function runReplayProc(
   ctx: BenchContext,
   historyFile: string,
   bundle: string,
-  profDir?: string,
-): Promise<{ events: number; ms: number; fromUs: number; toUs: number }> {
+  opts: { profDir?: string; repeat?: number; stackHook?: 'on' | 'off' } = {},
+): Promise<{ events: number; ms: number; msEach: number[]; fromUs: number; toUs: number }> {
   return runJsonChild(
     path.join(__dirname, '..', 'replay-proc.ts'),
-    [historyFile, bundle],
-    ['-r', 'tsx/cjs', ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [])],
+    [
+      historyFile,
+      bundle,
+      ...(opts.repeat ? ['--repeat', String(opts.repeat)] : []),
+      ...(opts.stackHook ? ['--stack-hook', opts.stackHook] : []),
+    ],
+    ['-r', 'tsx/cjs', ...(opts.profDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profDir] : [])],
     `replay-proc (${ctx.stack.dir})`,
   );
+}
+
+/** Both long histories replayed in a running replay worker, the hook on and off, the kinds and settings in turn. */
+async function replaysByHook(ctx: BenchContext): Promise<ReplayByHook[]> {
+  const out: ReplayByHook[] = [];
+  for (const stackHook of ['on', 'off'] as const) {
+    for (const kind of ['governed', 'bare'] as const) {
+      const file = path.join(ctx.stack.dir, `long-history-${kind}.json`);
+      const r = await runReplayProc(ctx, file, ctx.stack.bundles[kind], { repeat: REPLAY_REPEATS, stackHook });
+      const warmMedianMs = round(median(r.msEach.slice(1)), 1);
+      out.push({ kind, stackHook, events: r.events, msEach: r.msEach.map((m) => round(m, 1)), warmMedianMs });
+      ctx.log(
+        `replay of ${kind} ${r.events} events in a running replay worker, the SDK's stack-trace hook ${stackHook}: ` +
+          `${out.at(-1)!.msEach.join(', ')} ms (median after the first ${warmMedianMs} ms)`,
+      );
+    }
+  }
+  return out;
 }
 
 export async function measureProfile(ctx: BenchContext, longHistoryIn?: History): Promise<ProfileFigures> {
@@ -341,7 +380,8 @@ export async function measureProfile(ctx: BenchContext, longHistoryIn?: History)
     await worker.stop();
   }
   const replayBare = await profileReplay(ctx, 'bare', bareHistory);
-  return { workers, ablations: abl, replay, replayBare };
+  const replayByHook = await replaysByHook(ctx);
+  return { workers, ablations: abl, replay, replayBare, replayByHook };
 }
 
 async function profileReplay(ctx: BenchContext, kind: BundleKind, history: History): Promise<ReplayProfile> {
@@ -349,7 +389,7 @@ async function profileReplay(ctx: BenchContext, kind: BundleKind, history: Histo
   mkdirSync(dir, { recursive: true });
   const file = path.join(ctx.stack.dir, `long-history-${kind}.json`);
   writeFileSync(file, historyToJSON(history));
-  const profiled = await runReplayProc(ctx, file, ctx.stack.bundles[kind], dir);
+  const profiled = await runReplayProc(ctx, file, ctx.stack.bundles[kind], { profDir: dir });
   const threads = profilesIn(dir, { fromUs: profiled.fromUs, toUs: profiled.toUs });
   ctx.log(`profile: replay of ${kind} ${profiled.events} events took ${round(profiled.ms, 0)} ms under the profiler`);
   return { events: profiled.events, ms: round(profiled.ms, 1), threads };
