@@ -1,5 +1,6 @@
 /** Schema, row mapping and the decision rules of the idempotency tables (used by `idempotency-store.ts`). */
 import type { Database } from 'better-sqlite3';
+import { writeTransaction } from './sqlite-write';
 import { DownstreamErrorCode, type OperationRecord } from '../src/downstream/protocol';
 
 /** Columns selected for an idempotency record row. */
@@ -66,7 +67,7 @@ function columns(db: Database, table: string): string[] {
  * relay may open the same file while the service writes it.
  */
 export function migrateIdempotencySchema(db: Database): void {
-  db.transaction(() => {
+  writeTransaction(db, () => {
     const existing = columns(db, 'idem_records');
     if (existing.length > 0 && !existing.includes('tenant')) {
       db.exec(`ALTER TABLE idem_records RENAME TO idem_records_v1; DROP INDEX IF EXISTS idem_records_expires;`);
@@ -107,7 +108,7 @@ export function migrateIdempotencySchema(db: Database): void {
         db.exec(`ALTER TABLE ${table} ADD COLUMN tenant TEXT NOT NULL DEFAULT ''`);
       }
     }
-  }).immediate();
+  });
 }
 
 /** The refusal codes counted under their own name; any other code is counted as `other` (bounded table). */

@@ -21,6 +21,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { BusinessRejection } from './business-rejection';
+import { writeTransaction } from './sqlite-write';
 import {
   DownstreamErrorCode,
   type KeyStats,
@@ -175,14 +176,9 @@ export class IdempotencyStore {
     return undefined;
   }
 
-  /**
-   * Runs `fn` in a transaction that takes the write lock when it begins (`BEGIN IMMEDIATE`). The file is shared
-   * with other processes (the orders relay); in WAL mode a transaction that read first and writes after another
-   * connection committed fails at once with SQLITE_BUSY, past the busy timeout. Taking the lock first makes it
-   * wait its turn instead (test/unit/shared-database.test.ts).
-   */
+  /** Every write of the store takes the write lock first: the file is shared with the orders relay (writeTransaction). */
   private writing<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    return writeTransaction(this.db, fn);
   }
 
   /**

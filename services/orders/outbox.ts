@@ -9,6 +9,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { hashCanonical } from '../../src/domain/canonical';
+import { writeTransaction } from '../sqlite-write';
 
 /** What a relay does with an outbox row after a publish attempt. */
 export type DeliveryDecision = 'acknowledge' | 'retry' | 'dead_letter';
@@ -149,7 +150,7 @@ export function startAttempt(db: Database, row: OutboxRow): number {
 
 /**
  * Records an attempt's outcome and applies the decision to its row, in one transaction that takes the write lock
- * when it begins: the orders service writes the same file (see `IdempotencyStore.writing`).
+ * when it begins: the orders service writes the same file (writeTransaction).
  */
 export function finishAttempt(
   db: Database,
@@ -158,7 +159,7 @@ export function finishAttempt(
   decision: DeliveryDecision,
   outcome: string,
 ): void {
-  db.transaction(() => {
+  writeTransaction(db, () => {
     const now = Date.now();
     db.prepare('UPDATE orders_outbox_attempts SET finished_at = ?, outcome = ? WHERE id = ?').run(
       now,
@@ -177,7 +178,7 @@ export function finishAttempt(
     } else {
       db.prepare('UPDATE orders_outbox SET last_error = ? WHERE id = ?').run(outcome, row.id);
     }
-  }).immediate();
+  });
 }
 
 /** Outbox and relay evidence, counted from the database. */
