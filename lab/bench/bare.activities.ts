@@ -19,12 +19,15 @@ export interface BarePlanRequest {
   readonly turn: number;
   readonly account: string;
   readonly turns: number;
+  /** The bytes ablation: a proposal carries this many bytes more (see BareLoopInput.evidenceBytesPerCall). */
+  readonly padBytes?: number;
 }
 
 export type BarePlanResponse =
   | {
       readonly kind: 'proposals';
       readonly proposals: readonly { providerCallId: string; name: string; argumentsJson: string }[];
+      readonly pad?: string;
     }
   | { readonly kind: 'final'; readonly text: string };
 
@@ -37,6 +40,9 @@ export interface BareDebitRequest {
   };
   readonly principalId: string;
   readonly clientRetries: 'single' | 'stacked';
+  /** The bytes ablation: carried in, never sent downstream; and how many bytes the result carries back. */
+  readonly pad?: string;
+  readonly padResultBytes?: number;
 }
 
 export interface BareCallResult {
@@ -45,6 +51,7 @@ export interface BareCallResult {
   readonly receipt?: string;
   /** HTTP requests this activity attempt sent (the client's own retries included). */
   readonly requests?: number;
+  readonly pad?: string;
 }
 
 /** Attempts of the SDK-style client in the stacked setup, and its backoff. */
@@ -70,6 +77,7 @@ export function createBareActivities(deps: BareDeps) {
         name: p.name,
         argumentsJson: JSON.stringify(p.arguments),
       })),
+      ...(req.padBytes ? { pad: 'x'.repeat(req.padBytes) } : {}),
     };
   }
 
@@ -113,7 +121,13 @@ export function createBareActivities(deps: BareDeps) {
     switch (sent?.kind) {
       case 'ok': {
         const receipt = (sent.body as { receipt?: unknown } | undefined)?.receipt;
-        return { ok: true, key: req.key, requests, ...(typeof receipt === 'string' ? { receipt } : {}) };
+        return {
+          ok: true,
+          key: req.key,
+          requests,
+          ...(typeof receipt === 'string' ? { receipt } : {}),
+          ...(req.padResultBytes ? { pad: 'x'.repeat(req.padResultBytes) } : {}),
+        };
       }
       case 'rejected':
         throw ApplicationFailure.nonRetryable(`wallet refused: ${sent.code}`, 'Bare.Rejected');

@@ -29,7 +29,10 @@ async function main(): Promise<void> {
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be 1-20 (got ${repeat})`);
   const hook = option(args, '--stack-hook') ?? 'on';
   if (hook !== 'on' && hook !== 'off') throw new Error(`--stack-hook must be on or off (got ${hook})`);
-  if (hook === 'off') (require('./stack-hook-off.cjs') as { skipStackTraceHook(): void }).skipStackTraceHook();
+  if (hook === 'off') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS preload, loaded only when asked
+    (require('./stack-hook-off.cjs') as { skipStackTraceHook(): void }).skipStackTraceHook();
+  }
   installRuntimeLogger({ component: 'bench-replay', level: 'ERROR', format: 'text' });
   const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
   const mono = (): number => Number(process.hrtime.bigint() / 1000n);

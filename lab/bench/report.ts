@@ -1,6 +1,6 @@
 /** The figures table: each figure with its measured value, its target and whether the target is met. */
 import type { HistoryFigures } from './sections/history-cost';
-import type { Ablation, ProfileFigures, WorkerProfile } from './sections/profile';
+import type { Ablation, ProfileFigures, ReplayByHook, WorkerProfile } from './sections/profile';
 import type { LatencyFigures } from './sections/latency';
 import type { MemoryFigures } from './sections/memory';
 import type { ReplayFigures } from './sections/replay';
@@ -461,12 +461,13 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   if (profile) {
     const rounds = profile.ablations[0]?.rounds ?? 1;
     const hookOff = profile.ablations.some((a) => a.stackTraceHook === 'off');
+    const withBytes = profile.ablations.some((a) => a.bytesPerRun !== undefined);
     const how = hookOff
       ? "each cell against the bare cell run with the same setting of the SDK's stack-trace hook"
       : 'one cost added to the bare loop at a time';
     out.push(`### Ablations at concurrency 10 (${how}${rounds > 1 ? `; medians of ${rounds} rounds` : ''})`, '');
     out.push(
-      `| Cell | Runs/s | CPU per run: worker + server + wallet = total (ms) | Worker CPU, × bare${hookOff ? ' (the same hook setting)' : ''} | Events per run |`,
+      `| Cell | Runs/s | CPU per run: worker + server + wallet = total (ms) | Worker CPU, × bare${hookOff ? ' (the same hook setting)' : ''} | ${withBytes ? 'Events · bytes per run' : 'Events per run'} |`,
       '|---|---|---|---|---|',
     );
     for (const a of profile.ablations) {
@@ -476,7 +477,7 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
       const byRound =
         (a.workerCpuMsByRound?.length ?? 0) > 1 ? ` (rounds: ${a.workerCpuMsByRound!.join(', ')} ms)` : '';
       out.push(
-        `| ${a.name} | ${a.runsPerSecond} | ${c.worker} + ${c.server} + ${c.wallet} = ${c.total} | ${times}${byRound} | ${a.eventsPerRun} |`,
+        `| ${a.name} | ${a.runsPerSecond} | ${c.worker} + ${c.server} + ${c.wallet} = ${c.total} | ${times}${byRound} | ${a.eventsPerRun}${a.bytesPerRun !== undefined ? ` · ${a.bytesPerRun} B` : ''} |`,
       );
     }
     out.push('');
@@ -502,6 +503,7 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
       out.push(`### Replay profile, bare (${b.events} events, ${b.ms} ms under the profiler)`, '');
       for (const t of b.threads) out.push(...threadProfileLines(t, 'ms', 10));
     }
+    out.push(...replayByHookLines(profile.replayByHook ?? []));
   }
   return out.join('\n');
 }
@@ -563,4 +565,36 @@ function ownCodeBoundLines(workers: readonly WorkerProfile[]): string[] {
       `${round(b.governedMs - b.ownMs + b.bareOwnMs, 1)} ms, ${round(b.ratio)}× bare.`,
     '',
   ];
+}
+
+/** Governed over bare per event, replayed in a running replay worker with the hook `on` or `off`. */
+export function replayRatioByHook(cases: readonly ReplayByHook[], hook: 'on' | 'off'): number | undefined {
+  const perEvent = (kind: 'governed' | 'bare'): number | undefined => {
+    const c = cases.find((r) => r.kind === kind && r.stackHook === hook);
+    return c && c.events > 0 ? c.warmMedianMs / c.events : undefined;
+  };
+  const g = perEvent('governed');
+  const b = perEvent('bare');
+  return g !== undefined && b !== undefined && b > 0 ? g / b : undefined;
+}
+
+function replayByHookLines(cases: readonly ReplayByHook[]): string[] {
+  if (cases.length === 0) return [];
+  const out = [
+    "### Replay in a running replay worker, the SDK's stack-trace hook on and off (no profiler)",
+    '',
+    '| Kind | Hook | Events | Each replay (ms; the first loads the bundle) | Median after the first (ms) | ms per 1k events |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const c of cases) {
+    const per1k = c.events > 0 ? round((1000 * c.warmMedianMs) / c.events, 1) : '—';
+    out.push(`| ${c.kind} | ${c.stackHook} | ${c.events} | ${c.msEach.join(', ')} | ${c.warmMedianMs} | ${per1k} |`);
+  }
+  out.push('');
+  const on = replayRatioByHook(cases, 'on');
+  const off = replayRatioByHook(cases, 'off');
+  if (on !== undefined && off !== undefined) {
+    out.push(`Governed over bare, replay time per event: ${round(on)}× with the hook, ${round(off)}× without it.`, '');
+  }
+  return out;
 }

@@ -304,6 +304,27 @@ describe('the ablation table', () => {
     ]);
   });
 
+  it("adds each cell's bytes per run when the run measured them", () => {
+    const lines = detailTables(
+      {},
+      {
+        workers: [],
+        ablations: [
+          { ...cell('bare', 30, [30]), bytesPerRun: 4241 },
+          { ...cell('bare + bytes', 33, [33]), bytesPerRun: 12302 },
+        ],
+        replay: { events: 0, ms: 0, threads: [] },
+      },
+    )
+      .split('\n')
+      .filter((l) => l.startsWith('| '));
+    expect(lines.slice(0, 1)[0]).toMatch(/\| Events · bytes per run \|$/);
+    expect(lines.slice(1)).toEqual([
+      '| bare | 15 | 30 + 60 + 3 = 93 | 1× | 23 · 4241 B |',
+      '| bare + bytes | 15 | 33 + 60 + 3 = 96 | 1.1× | 23 · 12302 B |',
+    ]);
+  });
+
   it('prints one measurement without rounds, as results before the rounds did', () => {
     expect(table([cell('bare', 30, [30])])[1]).toBe('| bare | 15 | 30 + 60 + 3 = 93 | 1× | 23 |');
   });
@@ -386,6 +407,52 @@ describe("the worker profile's bound for Ledgerloop's own code", () => {
     expect(boundLine(profile(36, 390))[0]).toContain(
       '13.8 ms governed, 2.2 ms bare. If the governed ones cost what the bare ones do: 48.4 ms, 1.27× bare.',
     );
+  });
+});
+
+describe("replay with the SDK's stack-trace hook on and off", () => {
+  const c = (kind: 'governed' | 'bare', stackHook: 'on' | 'off', events: number, warmMedianMs: number) => ({
+    kind,
+    stackHook,
+    events,
+    msEach: [warmMedianMs * 2, warmMedianMs, warmMedianMs],
+    warmMedianMs,
+  });
+  const lines = (cases: ReturnType<typeof c>[]) =>
+    detailTables({}, { workers: [], ablations: [], replay: { events: 0, ms: 0, threads: [] }, replayByHook: cases })
+      .split('\n')
+      .filter((l) => /^\| (governed|bare) \||^Governed over bare, replay/.test(l));
+
+  it('prints each replay and the per-event ratio for each hook setting, from the measured times', () => {
+    expect(
+      lines([
+        c('governed', 'on', 1000, 600),
+        c('bare', 'on', 1000, 400),
+        c('governed', 'off', 1000, 330),
+        c('bare', 'off', 1000, 220),
+      ]),
+    ).toEqual([
+      '| governed | on | 1000 | 1200, 600, 600 | 600 | 600 |',
+      '| bare | on | 1000 | 800, 400, 400 | 400 | 400 |',
+      '| governed | off | 1000 | 660, 330, 330 | 330 | 330 |',
+      '| bare | off | 1000 | 440, 220, 220 | 220 | 220 |',
+      'Governed over bare, replay time per event: 1.5× with the hook, 1.5× without it.',
+    ]);
+  });
+
+  it('takes the ratio per event, so histories of different lengths compare fairly', () => {
+    expect(
+      lines([
+        c('governed', 'on', 500, 300),
+        c('bare', 'on', 1000, 400),
+        c('governed', 'off', 500, 100),
+        c('bare', 'off', 1000, 400),
+      ]).at(-1),
+    ).toBe('Governed over bare, replay time per event: 1.5× with the hook, 0.5× without it.');
+  });
+
+  it('prints nothing for results written before it', () => {
+    expect(lines([])).toEqual([]);
   });
 });
 

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ablationCells } from '../../lab/bench/sections/profile';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const PRELOAD = path.join(REPO, 'lab', 'bench', 'stack-hook-off.cjs');
@@ -51,5 +52,27 @@ describe("the bench's stack-trace hook-off preload", () => {
     const mark = path.join(dir, 'off');
     expect(probe(true, mark)).toEqual({ installed: false });
     expect(readFileSync(mark, 'utf8').trim()).toMatch(/^\d+$/);
+  });
+});
+
+describe('the ablation cells a bench run makes', () => {
+  const cells = (spec: string | undefined): string[] =>
+    ablationCells(spec).map((c) => `${c.kind}${c.hookOff ? ' (hook off)' : ''}${c.reference ? ' [reference]' : ''}`);
+
+  it('runs the bare loop, the governed opening, the governed bytes and the governed loop by default', () => {
+    expect(cells(undefined)).toEqual(['bare [reference]', 'bare', 'bare', 'governed']);
+  });
+
+  it('runs the named cells, always with the bare one, and both hook-off cells with their own reference', () => {
+    expect(cells('governed,hook-off')).toEqual([
+      'bare [reference]',
+      'governed',
+      'bare (hook off) [reference]',
+      'governed (hook off)',
+    ]);
+  });
+
+  it('refuses an unknown cell, naming the known ones', () => {
+    expect(() => cells('governed,nope')).toThrow(/BENCH_ABLATIONS: unknown cell\(s\) nope \(known: bare, activity/);
   });
 });

@@ -35,6 +35,7 @@ export interface LoopSpec {
   readonly activityAtStart?: boolean;
   readonly patchesAtStart?: number;
   readonly asyncStepsPerTurn?: number;
+  readonly evidenceBytesPerCall?: number;
   /** Governed only: continue as new past this many events (default the workflow's). */
   readonly maxHistoryEvents?: number;
   /** Governed only: what a failed call does to the run (default the workflow's: compensate and stop). */
@@ -70,6 +71,7 @@ export function bareInput(spec: LoopSpec): BareLoopInput {
     ...(spec.activityAtStart !== undefined ? { activityAtStart: spec.activityAtStart } : {}),
     ...(spec.patchesAtStart !== undefined ? { patchesAtStart: spec.patchesAtStart } : {}),
     ...(spec.asyncStepsPerTurn !== undefined ? { asyncStepsPerTurn: spec.asyncStepsPerTurn } : {}),
+    ...(spec.evidenceBytesPerCall !== undefined ? { evidenceBytesPerCall: spec.evidenceBytesPerCall } : {}),
   };
 }
 

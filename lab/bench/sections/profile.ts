@@ -98,6 +98,8 @@ export interface Ablation {
     readonly total: number;
   };
   readonly eventsPerRun: number;
+  /** Encoded bytes of one run's history (a sample of the cell's runs). Absent in older results. */
+  readonly bytesPerRun?: number;
   /**
    * Rounds the cell was measured in (the cells run in turn, round after round); the figures above are the
    * medians over the rounds. Absent (one round) in older results.
@@ -188,47 +190,114 @@ async function profiledWorkers(ctx: BenchContext): Promise<WorkerProfile[]> {
   return out;
 }
 
+/** The ablation cells to run (comma-separated ids, below); default DEFAULT_ABLATIONS. */
+export const ABLATIONS_ENV = 'BENCH_ABLATIONS';
+
+interface AblationCell {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: Kind;
+  readonly bundle: BundleKind;
+  readonly extra: Partial<LoopSpec>;
+  readonly hookOff?: true;
+  readonly reference?: true;
+}
+
+/**
+ * The bytes a governed one-turn run records beyond a bare one: 12,278 against 4,241 B in the history-cost section
+ * of the full runs of sessions 11 and 12 (the opening's identity check and policy, the intent, keys, hashes,
+ * capability and receipt evidence). The ablation's runs make one call each, so the padding rides on that call;
+ * the table prints each cell's bytes per run beside governed's.
+ */
+export const EVIDENCE_BYTES_PER_CALL = 8_000;
+
+const ABLATION_CELLS: readonly AblationCell[] = [
+  { id: 'bare', name: 'bare', kind: 'bare', bundle: 'bare', extra: {}, reference: true },
+  // What a governed run's opening adds before any governance code runs: the identity check's round trip and the
+  // versioning markers. Together they are the floor of a loop that verifies its principal in an activity.
+  {
+    id: 'activity',
+    name: 'bare + 1 activity before the first model call',
+    kind: 'bare',
+    bundle: 'bare',
+    extra: { activityAtStart: true },
+  },
+  {
+    id: 'markers',
+    name: 'bare + 3 patch markers at the opening',
+    kind: 'bare',
+    bundle: 'bare',
+    extra: { patchesAtStart: 3 },
+  },
+  {
+    id: 'opening',
+    name: 'bare + the governed opening (1 activity, 3 patch markers; no governance)',
+    kind: 'bare',
+    bundle: 'bare',
+    extra: { activityAtStart: true, patchesAtStart: 3 },
+  },
+  // What the SDK and the server charge for the evidence a governed turn records, with none of the work that makes it.
+  {
+    id: 'bytes',
+    name: `bare + the governed run's bytes (${EVIDENCE_BYTES_PER_CALL} B of padding on its call)`,
+    kind: 'bare',
+    bundle: 'bare',
+    extra: { evidenceBytesPerCall: EVIDENCE_BYTES_PER_CALL },
+  },
+  // The promises alone: a replay of each loop counts 18 promises per turn made by workflow code in the governed
+  // loop and 6 in the bare one (its steps are async functions); an empty async step awaited makes two.
+  {
+    id: 'promises',
+    name: 'bare + 12 promises per turn (6 empty async steps)',
+    kind: 'bare',
+    bundle: 'bare',
+    extra: { asyncStepsPerTurn: 6 },
+  },
+  { id: 'governed', name: 'governed', kind: 'governed', bundle: 'governed', extra: {} },
+  // What TS SDK 1.24 charges in its stack-trace hook, which has no switch: both loops again with the hook skipped
+  // in their workflow threads. A measurement, never a configuration. (The profile section also replays both long
+  // histories with the hook on and off, which moves less from run to run.)
+  {
+    id: 'hook-off',
+    name: "bare, the SDK's stack-trace hook off",
+    kind: 'bare',
+    bundle: 'bare',
+    extra: {},
+    hookOff: true,
+    reference: true,
+  },
+  {
+    id: 'hook-off',
+    name: "governed, the SDK's stack-trace hook off",
+    kind: 'governed',
+    bundle: 'governed',
+    extra: {},
+    hookOff: true,
+  },
+];
+
+/**
+ * Run by default: three rounds of every cell must fit the full run's time. The others (`activity`, `markers`,
+ * `promises`, `hook-off`, and the per-call upserts and local activity of earlier passes through BareLoopInput)
+ * are for reruns: `BENCH_ABLATIONS=bare,governed,hook-off npm run bench -- --only profile`.
+ */
+export const DEFAULT_ABLATIONS = ['bare', 'opening', 'bytes', 'governed'] as const;
+
+/** The cells `spec` names (ids, comma-separated), in their table order; the bare cell is always in. */
+export function ablationCells(spec: string | undefined): AblationCell[] {
+  const ids = new Set(spec?.trim() ? spec.split(',').map((s) => s.trim()) : DEFAULT_ABLATIONS);
+  const known = new Set(ABLATION_CELLS.map((c) => c.id));
+  const unknown = [...ids].filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    throw new Error(`${ABLATIONS_ENV}: unknown cell(s) ${unknown.join(', ')} (known: ${[...known].join(', ')})`);
+  }
+  ids.add('bare');
+  return ABLATION_CELLS.filter((c) => ids.has(c.id));
+}
+
 async function ablations(ctx: BenchContext): Promise<Ablation[]> {
   const runs = ctx.quick ? 30 : 40;
-  const cells: Array<{
-    name: string;
-    kind: Kind;
-    bundle: BundleKind;
-    extra: Partial<LoopSpec>;
-    hookOff?: true;
-    reference?: true;
-  }> = [
-    { name: 'bare', kind: 'bare', bundle: 'bare', extra: {}, reference: true },
-    // The promises alone: a replay of each loop counts 18 promises per turn made by workflow code in the governed
-    // loop and 6 in the bare one (its steps are async functions); an empty async step awaited makes two.
-    {
-      name: 'bare + 12 promises per turn (6 empty async steps)',
-      kind: 'bare',
-      bundle: 'bare',
-      extra: { asyncStepsPerTurn: 6 },
-    },
-    { name: 'governed', kind: 'governed', bundle: 'governed', extra: {} },
-    // What TS SDK 1.24 charges for those promises in its stack-trace hook, which has no switch: both loops again
-    // with the hook skipped in their workflow threads. A measurement, never a configuration.
-    {
-      name: "bare, the SDK's stack-trace hook off",
-      kind: 'bare',
-      bundle: 'bare',
-      extra: {},
-      hookOff: true,
-      reference: true,
-    },
-    {
-      name: "governed, the SDK's stack-trace hook off",
-      kind: 'governed',
-      bundle: 'governed',
-      extra: {},
-      hookOff: true,
-    },
-    // The opening's cells of the fifth pass (one activity before the first model call, three patch markers: 0.07-0.13x
-    // of bare's worker CPU together) and the per-call upserts and local activity of earlier passes are kept in the
-    // workflow for reruns (BareLoopInput), not run by default: three rounds of every cell must fit the full run's time.
-  ];
+  const cells = ablationCells(process.env[ABLATIONS_ENV]);
   // Single cells vary by a tenth or more from one measurement to the next: every cell is measured in each of
   // several rounds (cells in turn, so a slow minute touches all of them alike) and the medians are reported.
   const rounds = ctx.quick ? 1 : 3;
@@ -266,13 +335,14 @@ async function ablations(ctx: BenchContext): Promise<Ablation[]> {
           runsPerSecond: done / r.seconds,
           cpuMsPerRun: { ...cpu, total: cpu.worker + cpu.server + cpu.wallet },
           eventsPerRun: sampled.eventsPerRun,
+          ...(sampled.bytesPerRun !== undefined ? { bytesPerRun: sampled.bytesPerRun } : {}),
           hookOffThreads,
         };
         measured[i]!.push(one);
         ctx.log(
           `ablation "${c.name}" (round ${round_ + 1} of ${rounds}): ${round(one.runsPerSecond, 2)} runs/s, CPU per run ` +
             `worker ${round(cpu.worker, 1)} + server ${round(cpu.server, 1)} + wallet ${round(cpu.wallet, 1)} ms, ` +
-            `${one.eventsPerRun} events per run` +
+            `${one.eventsPerRun} events (${one.bytesPerRun ?? '?'} B) per run` +
             (c.hookOff ? `, hook skipped in ${hookOffThreads} workflow thread(s)` : '') +
             (r.failed ? `, ${r.failed} failed: ${r.failures[0]}` : ''),
         );
@@ -299,6 +369,7 @@ async function ablations(ctx: BenchContext): Promise<Ablation[]> {
         total: med((m) => m.cpuMsPerRun.total),
       },
       eventsPerRun: ms[0]!.eventsPerRun,
+      ...(ms[0]!.bytesPerRun !== undefined ? { bytesPerRun: ms[0]!.bytesPerRun } : {}),
       rounds,
       workerCpuMsByRound: ms.map((m) => round(m.cpuMsPerRun.worker, 1)),
     };

@@ -5,6 +5,7 @@
  * with the same tuning, a warm-up that is not counted, then its resident set size sampled every 50 ms while the
  * cell runs. Governed, bare and peer cells take turns at going first, level by level (the order rotates).
  */
+import { historyBytes } from '../lib/history';
 import { finish, rotation, startLoop, type Kind, type LoopSpec } from '../lib/runs';
 import { account } from '../lib/stack';
 import { processCpuMs } from '../lib/proc-cpu';
@@ -35,6 +36,8 @@ export interface ThroughputCell {
     readonly workflowTaskTimeouts: number;
     readonly workflowTaskFailures: number;
     readonly eventsPerRun: number;
+    /** Encoded bytes of a whole history (what the server stores). Absent in older results. */
+    readonly bytesPerRun?: number;
   };
 }
 
@@ -235,6 +238,7 @@ export async function sampleHistories(
   let timeouts = 0;
   let failures = 0;
   let events = 0;
+  let bytes = 0;
   for (let k = 0; k < n; k++) {
     const i = Math.floor((k * runs) / n);
     const h = await ctx.stack.client.workflow.getHandle(`${prefix}-${i}`).fetchHistory();
@@ -243,11 +247,13 @@ export async function sampleHistories(
       if (e.workflowTaskFailedEventAttributes) failures += 1;
     }
     events += h.events?.length ?? 0;
+    bytes += historyBytes(h);
   }
   return {
     runs: n,
     workflowTaskTimeouts: timeouts,
     workflowTaskFailures: failures,
     eventsPerRun: round(events / n, 1),
+    bytesPerRun: Math.round(bytes / n),
   };
 }

@@ -28,13 +28,17 @@ export interface BareLoopInput {
    * run records at its opening (a new agentRun passes three `patched()` checks there). `asyncStepsPerTurn`: that
    * many empty async functions called and awaited in each turn, between the model call and the tool call: the
    * promises the governed loop's async steps (prepare, decide, record, ...) make and the bare loop does not, with
-   * none of their work.
+   * none of their work. `evidenceBytesPerCall`: bytes of padding per call, split in three (the model's response,
+   * the tool call's input and its result carry a third each), to price what the SDK and the server charge for the
+   * evidence a governed run records (the identity check, intent, keys, hashes, capability, receipt) without the
+   * work that makes it.
    */
   readonly upsertsPerCall?: number;
   readonly localActivityPerCall?: boolean;
   readonly activityAtStart?: boolean;
   readonly patchesAtStart?: number;
   readonly asyncStepsPerTurn?: number;
+  readonly evidenceBytesPerCall?: number;
 }
 
 export interface BareLoopResult {
@@ -67,8 +71,14 @@ export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
   const calls: BareCallResult[] = [];
   for (let i = 0; i < (input.patchesAtStart ?? 0); i++) patched(`bench-ablation-${i}`);
   if (input.activityAtStart) await opening.bareCheck({ key: 'opening' });
+  const pad = Math.floor((input.evidenceBytesPerCall ?? 0) / 3);
   for (let turn = 1; ; turn++) {
-    const plan = await barePlan({ turn, account: input.account, turns: input.turns });
+    const plan = await barePlan({
+      turn,
+      account: input.account,
+      turns: input.turns,
+      ...(pad ? { padBytes: pad } : {}),
+    });
     if (plan.kind === 'final') return { turns: turn - 1, calls };
     for (let i = 0; i < (input.asyncStepsPerTurn ?? 0); i++) await emptyStep();
     for (const p of plan.proposals) {
@@ -78,7 +88,15 @@ export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
       if (upserts > 0) upsert();
       if (input.localActivityPerCall) await bareCheck({ key });
       try {
-        calls.push(await bareDebit({ key, body, principalId: input.principalId, clientRetries: input.clientRetries }));
+        // The padding came back in the result; the run's own result leaves it out, as agentRun's carries no evidence.
+        const { pad: _padding, ...call } = await bareDebit({
+          key,
+          body,
+          principalId: input.principalId,
+          clientRetries: input.clientRetries,
+          ...(pad ? { pad: 'x'.repeat(pad), padResultBytes: pad } : {}),
+        });
+        calls.push(call);
       } catch {
         calls.push({ ok: false, key });
       }
