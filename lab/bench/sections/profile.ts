@@ -4,13 +4,12 @@
  *   1. CPU per run by process (worker, dev server, wallet): from the throughput cells (throughput.ts);
  *   2. `--cpu-prof` of a worker running governed (then bare) runs at concurrency 10, cut to the measured runs:
  *      per thread, self time by category, top functions, inclusive time of the governance functions;
- *   3. ablations at concurrency 10, fresh worker per cell, three rounds: the bare loop, the bare loop plus the
- *      promises the governed loop's async steps make (and none of their work), the governed loop, and the bare and
- *      governed loops again with the SDK's stack-trace promise hook off (lab/bench/stack-hook-off.cjs): runs/s,
- *      CPU per run, events per run (the opening's cells, the per-call upserts and local activity of earlier passes
- *      can be rerun through BareLoopInput);
+ *   3. ablations at concurrency 10, fresh worker per cell, three rounds: by default the bare loop, the bare loop
+ *      plus the governed opening, the bare loop plus the governed run's bytes, and the governed loop; BENCH_ABLATIONS
+ *      adds others (the opening's two halves, the governed loop's promises, both loops with the SDK's stack-trace
+ *      promise hook off: lab/bench/stack-hook-off.cjs): runs/s, CPU per run, events and bytes per run;
  *   4. `--cpu-prof` of a process replaying the long governed history, then a bare one of the same length:
- *      workflow code alone, no I/O.
+ *      workflow code alone, no I/O; then both replayed by one replay worker with the hook on and off.
  */
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
