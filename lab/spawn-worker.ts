@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SCRIPTED_MODEL_ENV } from '../src/planner/scripted-model';
 import { REPO_ROOT } from '../src/worker/bundle';
+import { TS_LOADER } from '../services/spawn';
 
 export interface WorkerProcess {
   readonly pid: number;
@@ -58,15 +59,11 @@ export function workerProcessEnv(
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const env = workerProcessEnv(opts);
   // The loader by its path, so that a worker in a directory of its own still finds it.
-  const child = spawn(
-    process.execPath,
-    ['-r', path.join(REPO_ROOT, 'bin', 'register.cjs'), path.join(REPO_ROOT, 'lab', 'worker-main.ts')],
-    {
-      cwd: opts.cwd ?? REPO_ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ['-r', TS_LOADER, path.join(REPO_ROOT, 'lab', 'worker-main.ts')], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);

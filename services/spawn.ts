@@ -70,6 +70,9 @@ export interface SpawnedService {
 /** The repository root, from this file's location (not the working directory). */
 export const REPO_ROOT = path.resolve(__dirname, '..');
 
+/** The package's TypeScript loader (`node -r <this> entry.ts`): every process Ledgerloop spawns starts through it. */
+export const TS_LOADER = path.join(REPO_ROOT, 'bin', 'register.cjs');
+
 const STOP_GRACE_MS = 5_000;
 const STDERR_TAIL_CHARS = 8_000;
 
@@ -90,7 +93,7 @@ function track(child: ChildProcess): void {
 /** Spawns service `name` and resolves once it printed its ready line; rejects (with its stderr) otherwise. */
 export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Promise<SpawnedService> {
   const entry = path.join(REPO_ROOT, 'services', ...SERVICE_ENTRIES[name].split('/'));
-  const args = ['-r', path.join(REPO_ROOT, 'bin', 'register.cjs'), entry, '--db', opts.dbPath];
+  const args = ['-r', TS_LOADER, entry, '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
   const adminToken = opts.admin === false ? undefined : randomBytes(32).toString('base64url');

@@ -9,10 +9,11 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { TS_LOADER } from '../../services/spawn';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** The loader the `ledgerloop` binary starts through. */
-const LOADER = path.join(REPO, 'bin', 'register.cjs');
+const LOADER = TS_LOADER;
 
 const WORKER_PACKAGE = String.raw`[\\/]@temporalio[\\/]worker[\\/]`;
 const OPENTELEMETRY = String.raw`[\\/]@opentelemetry[\\/]`;

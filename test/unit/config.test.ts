@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { TS_LOADER } from '../../services/spawn';
 import { CONFIG_VARIABLES, ConfigError, configValue, readConfig } from '../../src/config';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -100,21 +101,17 @@ test('docs/operations.md lists every variable the schema knows, and no LEDGERLOO
 });
 
 test('a worker process with a wrong variable refuses to start with one line naming it, before it connects', () => {
-  const out = spawnSync(
-    process.execPath,
-    ['-r', path.join(ROOT, 'bin', 'register.cjs'), path.join(ROOT, 'src/worker/main.ts')],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        TEMPORAL_ADDRESS: '127.0.0.1:1', // nothing listens: a worker that got as far as connecting would say so
-        LEDGERLOOP_SERVICES: '{"wallet":"http://127.0.0.1:4100"}',
-        LEDGERLOOP_MAX_CACHED_WORKFLOWS: 'lots',
-      },
-      encoding: 'utf8',
-      timeout: 30_000,
+  const out = spawnSync(process.execPath, ['-r', TS_LOADER, path.join(ROOT, 'src/worker/main.ts')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: '127.0.0.1:1', // nothing listens: a worker that got as far as connecting would say so
+      LEDGERLOOP_SERVICES: '{"wallet":"http://127.0.0.1:4100"}',
+      LEDGERLOOP_MAX_CACHED_WORKFLOWS: 'lots',
     },
-  );
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   expect(out.status).toBe(2);
   const lines = out.stderr.trim().split('\n');
   expect(lines).toHaveLength(1);

@@ -7,9 +7,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { TS_LOADER } from '../../services/spawn';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const LOADER = path.join(REPO, 'bin', 'register.cjs');
+const LOADER = TS_LOADER;
 
 let dir: string;
 let tmp: string;
