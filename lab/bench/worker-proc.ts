@@ -39,7 +39,7 @@ export interface WorkerTuning {
 
 export type ToWorker =
   | { readonly type: 'rss-reset' }
-  /** `gc`: collect garbage first (the process runs with --expose-gc), so the heap figure is what is retained. */
+  /** `gc`: collect garbage first (a worker started with `exposeGc`), so the heap figure is what is retained. */
   | { readonly type: 'rss'; readonly gc?: boolean }
   | { readonly type: 'stop' };
 export interface RssReport {

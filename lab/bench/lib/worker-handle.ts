@@ -25,6 +25,8 @@ const HOOK_OFF = path.join(__dirname, '..', 'stack-hook-off.cjs');
 export interface StartWorkerOptions {
   /** Run under `--cpu-prof`, writing the profiles here. */
   readonly cpuProfDir?: string;
+  /** Start with `--expose-gc`, so `rss({ gc: true })` can collect first (the memory section). */
+  readonly exposeGc?: boolean;
   /**
    * `off`: the workflow threads skip the SDK's promise hook (lab/bench/stack-hook-off.cjs), to price it. A
    * measurement only; the mark file records each thread that skipped it.
@@ -39,7 +41,7 @@ export async function startWorker(cfg: WorkerProcConfig, opts: StartWorkerOption
     '-r',
     'tsx/cjs',
     ...(hookOff ? ['-r', HOOK_OFF] : []),
-    '--expose-gc',
+    ...(opts.exposeGc ? ['--expose-gc'] : []),
     ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
   ];
   if (hookOff) writeFileSync(hookOff.markFile, '');
@@ -77,11 +79,16 @@ export async function startWorker(cfg: WorkerProcConfig, opts: StartWorkerOption
     startupMs: Date.now() - started,
     readyRssMb,
     resetRss: () => send({ type: 'rss-reset' }),
-    rss: (opts = {}) =>
-      new Promise<RssReport>((resolve) => {
+    rss: (rssOpts = {}) => {
+      if (rssOpts.gc && !opts.exposeGc) {
+        // A heap figure read without the collection it promises would look like retained memory.
+        return Promise.reject(new Error('rss({ gc: true }) needs a worker started with exposeGc'));
+      }
+      return new Promise<RssReport>((resolve) => {
         waiters.push(resolve);
-        send({ type: 'rss', ...(opts.gc ? { gc: true } : {}) });
-      }),
+        send({ type: 'rss', ...(rssOpts.gc ? { gc: true } : {}) });
+      });
+    },
     async stop() {
       if (child.exitCode !== null) return;
       send({ type: 'stop' });

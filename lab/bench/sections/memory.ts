@@ -92,7 +92,7 @@ export async function measureMemory(ctx: BenchContext, opts: { longRun?: boolean
   const out: RunsServed[] = [];
   for (const kind of ['governed', 'bare'] as const) {
     const tq = `bench-mem-${kind}-${ctx.stamp}`;
-    const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind));
+    const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, kind), { exposeGc: true });
     const readings: BatchReading[] = [];
     let failed = 0;
     try {
@@ -134,7 +134,7 @@ export async function measureMemory(ctx: BenchContext, opts: { longRun?: boolean
 /** A governed run of `turns` turns (832: about 10k events) with the default continue-as-new point. */
 async function longRun(ctx: BenchContext, turns: number): Promise<LongRunAtDefaults> {
   const tq = `bench-mem-long-${ctx.stamp}`;
-  const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, 'governed'));
+  const worker = await startWorker(ctx.stack.workerConfig(tq, DEFAULT_TUNING, 'governed'), { exposeGc: true });
   // Warmed up first (as the batches above show, a fresh worker grows over its first hundred runs).
   await closedLoop(ctx, 'governed', tq, `${tq}-warm`, 10, 100);
   const heapBefore = (await worker.rss({ gc: true })).heapUsedMb;
