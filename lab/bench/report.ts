@@ -539,7 +539,8 @@ function hookShareLines(cells: readonly Ablation[]): string[] {
  */
 export function ownCodeBound(
   workers: readonly WorkerProfile[],
-): { governedMs: number; ownMs: number; bareOwnMs: number; bareMs: number; ratio: number } | undefined {
+):
+  { governedMs: number; ownMs: number; bareOwnMs: number; bareMs: number; boundMs: number; ratio: number } | undefined {
   const sum = (w: WorkerProfile | undefined, f: (t: WorkerProfile['threads'][number]) => number): number =>
     (w?.threads ?? []).reduce((n, t) => n + f(t), 0);
   const own = (w: WorkerProfile | undefined): number =>
@@ -552,7 +553,8 @@ export function ownCodeBound(
   if (bareMs <= 0) return undefined;
   const ownMs = own(g);
   const bareOwnMs = own(b);
-  return { governedMs, ownMs, bareOwnMs, bareMs, ratio: (governedMs - ownMs + bareOwnMs) / bareMs };
+  const boundMs = governedMs - ownMs + bareOwnMs;
+  return { governedMs, ownMs, bareOwnMs, bareMs, boundMs, ratio: boundMs / bareMs };
 }
 
 function ownCodeBoundLines(workers: readonly WorkerProfile[]): string[] {
@@ -562,7 +564,7 @@ function ownCodeBoundLines(workers: readonly WorkerProfile[]): string[] {
     `Busy per run, all threads: governed ${round(b.governedMs, 1)} ms, bare ${round(b.bareMs, 1)} ms ` +
       `(${round(b.governedMs / b.bareMs)}×). Their workflow bundles and activities' own code: ${round(b.ownMs, 1)} ms ` +
       `governed, ${round(b.bareOwnMs, 1)} ms bare. If the governed ones cost what the bare ones do: ` +
-      `${round(b.governedMs - b.ownMs + b.bareOwnMs, 1)} ms, ${round(b.ratio)}× bare.`,
+      `${round(b.boundMs, 1)} ms, ${round(b.ratio)}× bare.`,
     '',
   ];
 }

@@ -210,69 +210,37 @@ interface AblationCell {
  */
 export const EVIDENCE_BYTES_PER_CALL = 8_000;
 
+/** A cell of the bare loop with `extra` added. */
+function bareWith(id: string, name: string, extra: Partial<LoopSpec>): AblationCell {
+  return { id, name, kind: 'bare', bundle: 'bare', extra };
+}
+
+const BARE: AblationCell = { ...bareWith('bare', 'bare', {}), reference: true };
+const GOVERNED: AblationCell = { id: 'governed', name: 'governed', kind: 'governed', bundle: 'governed', extra: {} };
+
 const ABLATION_CELLS: readonly AblationCell[] = [
-  { id: 'bare', name: 'bare', kind: 'bare', bundle: 'bare', extra: {}, reference: true },
+  BARE,
   // What a governed run's opening adds before any governance code runs: the identity check's round trip and the
   // versioning markers. Together they are the floor of a loop that verifies its principal in an activity.
-  {
-    id: 'activity',
-    name: 'bare + 1 activity before the first model call',
-    kind: 'bare',
-    bundle: 'bare',
-    extra: { activityAtStart: true },
-  },
-  {
-    id: 'markers',
-    name: 'bare + 3 patch markers at the opening',
-    kind: 'bare',
-    bundle: 'bare',
-    extra: { patchesAtStart: 3 },
-  },
-  {
-    id: 'opening',
-    name: 'bare + the governed opening (1 activity, 3 patch markers; no governance)',
-    kind: 'bare',
-    bundle: 'bare',
-    extra: { activityAtStart: true, patchesAtStart: 3 },
-  },
+  bareWith('activity', 'bare + 1 activity before the first model call', { activityAtStart: true }),
+  bareWith('markers', 'bare + 3 patch markers at the opening', { patchesAtStart: 3 }),
+  bareWith('opening', 'bare + the governed opening (1 activity, 3 patch markers; no governance)', {
+    activityAtStart: true,
+    patchesAtStart: 3,
+  }),
   // What the SDK and the server charge for the evidence a governed turn records, with none of the work that makes it.
-  {
-    id: 'bytes',
-    name: `bare + the governed run's bytes (${EVIDENCE_BYTES_PER_CALL} B of padding on its call)`,
-    kind: 'bare',
-    bundle: 'bare',
-    extra: { evidenceBytesPerCall: EVIDENCE_BYTES_PER_CALL },
-  },
+  bareWith('bytes', `bare + the governed run's bytes (${EVIDENCE_BYTES_PER_CALL} B of padding on its call)`, {
+    evidenceBytesPerCall: EVIDENCE_BYTES_PER_CALL,
+  }),
   // The promises alone: a replay of each loop counts 18 promises per turn made by workflow code in the governed
   // loop and 6 in the bare one (its steps are async functions); an empty async step awaited makes two.
-  {
-    id: 'promises',
-    name: 'bare + 12 promises per turn (6 empty async steps)',
-    kind: 'bare',
-    bundle: 'bare',
-    extra: { asyncStepsPerTurn: 6 },
-  },
-  { id: 'governed', name: 'governed', kind: 'governed', bundle: 'governed', extra: {} },
+  bareWith('promises', 'bare + 12 promises per turn (6 empty async steps)', { asyncStepsPerTurn: 6 }),
+  GOVERNED,
   // What TS SDK 1.24 charges in its stack-trace hook, which has no switch: both loops again with the hook skipped
   // in their workflow threads. A measurement, never a configuration. (The profile section also replays both long
   // histories with the hook on and off, which moves less from run to run.)
-  {
-    id: 'hook-off',
-    name: "bare, the SDK's stack-trace hook off",
-    kind: 'bare',
-    bundle: 'bare',
-    extra: {},
-    hookOff: true,
-    reference: true,
-  },
-  {
-    id: 'hook-off',
-    name: "governed, the SDK's stack-trace hook off",
-    kind: 'governed',
-    bundle: 'governed',
-    extra: {},
-    hookOff: true,
-  },
+  { ...BARE, id: 'hook-off', name: "bare, the SDK's stack-trace hook off", hookOff: true },
+  { ...GOVERNED, id: 'hook-off', name: "governed, the SDK's stack-trace hook off", hookOff: true },
 ];
 
 /**
