@@ -41,9 +41,11 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
 export function createActivities(deps: ActivityDeps) {
   const given = deps.models ?? [];
   const models = given.some((m) => m.kind === 'openai') ? given : [...given, openAIModel(deps.openai, deps.tools)];
-  const { planTurn } = createPlannerActivities(models, deps.planner);
   // One policy store and one signing key for the authorizer and for signing at dispatch.
   const authorize = resolveAuthorizeDeps(deps.tools ? { ...deps.authorize, tools: deps.tools } : deps.authorize);
+  const { verifyIdentity } = createIdentityActivities({ ...deps.identity, policies: authorize.policies });
+  // A new run's first planning turn verifies its opening with the same issuers and policy store.
+  const { planTurn } = createPlannerActivities(models, deps.planner, verifyIdentity);
   const { dispatchTool, reconcileCall } = createDispatchActivities({
     ...deps,
     authorize,
@@ -51,7 +53,6 @@ export function createActivities(deps: ActivityDeps) {
   });
   const { authorizeCall } = createAuthorizeActivities(authorize);
   const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
-  const { verifyIdentity } = createIdentityActivities({ ...deps.identity, policies: authorize.policies });
   return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota, verifyIdentity };
 }
 

@@ -363,6 +363,14 @@ async function main(): Promise<void> {
         ],
         ['identity-refused', base({})],
       );
+      if (number >= 12) {
+        // v12 on: the first planning turn verifies the token. A token for another tenant is refused there, before
+        // any model call; a first model call that fails leaves the run to verify the token on its own.
+        runs.push(
+          ['identity-mismatch', base({})],
+          ['opening-model-failed', base({ planner: { kind: 'scripted', scenario: 'no-such-scenario', vars: {} } })],
+        );
+      }
       for (const [name, input, arm, during] of runs) {
         if (arm) await arm();
         const workflowId = `record-${name}`;
@@ -370,7 +378,10 @@ async function main(): Promise<void> {
         const identityToken =
           name === 'identity-refused'
             ? undefined
-            : await stack.identity.issue(input.principal.id, input.principal.tenant);
+            : await stack.identity.issue(
+                input.principal.id,
+                name === 'identity-mismatch' ? 'globex' : input.principal.tenant,
+              );
         const handle = await startAgentRun(stack.client, {
           workflowId,
           taskQueue: tq,

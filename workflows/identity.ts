@@ -6,13 +6,23 @@
  */
 import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
 import { activities } from './proxies';
+import { DeadlineTooClose } from '../src/domain/activity-presets';
+import type { OpenedIdentity } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { Principal } from '../src/domain/run';
-import type { VerifiedIdentity } from '../src/identity/types';
+import { principalMismatch, type VerifiedIdentity } from '../src/identity/types';
 import type { HeldPolicy } from '../src/policy/authorization';
+import { modelFailureCause, planOpening, type Planned } from './steps/plan';
 
 /** Patch id: a new run verifies its identity token before its first model call. */
 export const VERIFIED_IDENTITY = 'verified-identity';
+
+/**
+ * Patch id: a new run's token is verified by its first planning turn's activity, before that activity calls the
+ * model, instead of by an activity of its own (one activity and one workflow task less per run). Runs recorded
+ * before it replay their `verifyIdentity` activity.
+ */
+export const OPENING_IN_FIRST_PLAN = 'opening-in-first-plan';
 
 /**
  * The verification an actor or a run start waits on: 10 s per attempt, 3 attempts 0.5 s apart. Refusals are
@@ -32,13 +42,29 @@ export type RunIdentity =
     }
   | { readonly ok: false; readonly code: string; readonly reason: string };
 
-function refusalOf(err: unknown): { code: string; reason: string } {
+/** The typed identity refusal an activity failed with (`Identity.*`), if that is why it failed. */
+function identityRefusal(err: unknown): { code: string; reason: string } | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && typeof cause.type === 'string' && cause.type.startsWith('Identity.')) {
-    return { code: cause.type, reason: cause.message };
-  }
+  return cause instanceof ApplicationFailure && typeof cause.type === 'string' && cause.type.startsWith('Identity.')
+    ? { code: cause.type, reason: cause.message }
+    : undefined;
+}
+
+function refusalOf(err: unknown): { code: string; reason: string } {
+  const refused = identityRefusal(err);
+  if (refused) return refused;
+  const cause = err instanceof ActivityFailure ? err.cause : err;
   const why = cause instanceof Error ? cause.message : String(cause);
   return { code: Failure.IdentityInvalid, reason: `the identity could not be verified (${why.slice(0, 200)})` };
+}
+
+/** What an opening verified, checked again here: the identity must name the run's principal and tenant. */
+function checkedOpening(opened: OpenedIdentity, principal: Principal): RunIdentity {
+  const mismatch = principalMismatch(opened.identity, principal);
+  if (mismatch !== undefined) return { ok: false, code: Failure.IdentityMismatch, reason: mismatch };
+  return opened.policy
+    ? { ok: true, identity: opened.identity, policy: opened.policy }
+    : { ok: true, identity: opened.identity };
 }
 
 /**
@@ -63,14 +89,41 @@ export async function verifyRunIdentity(
     return { ok: false, ...refusalOf(err) };
   }
   const { policy, ...identity } = verified;
-  if (identity.principalId !== principal.id || identity.tenant !== principal.tenant) {
-    return {
-      ok: false,
-      code: Failure.IdentityMismatch,
-      reason: `the token names ${identity.principalId} (${identity.tenant}), the input ${principal.id} (${principal.tenant})`,
-    };
+  return checkedOpening(policy ? { identity, policy } : { identity }, principal);
+}
+
+/**
+ * Open a new run with its first planning turn (patch OPENING_IN_FIRST_PLAN): the planner activity verifies the
+ * token and its principal, then calls the model. `first` is the turn to record once the run is created; there is
+ * none when the identity was refused, since no model was called.
+ *
+ * When the activity could not say who the token names, the run verifies it on its own, as before this change, so
+ * every run records its identity: after the model's failure (turn 1 then records that failure), when the deadline
+ * leaves no room for a model call (turn 1 then stops at the deadline), and when the planner ignored the opening (a
+ * worker built before this change: its plan is used only once the token has verified).
+ */
+export async function openWithFirstPlan(
+  run: Parameters<typeof planOpening>[0],
+  token: string,
+  opts: { readonly includePolicy: boolean },
+): Promise<{ readonly checked: RunIdentity; readonly first?: Planned }> {
+  const { principal } = run.input;
+  const verifyAlone = () => verifyRunIdentity(token, principal, opts);
+  let opened: OpenedIdentity | undefined;
+  let first: Planned;
+  try {
+    const answer = await planOpening(run, { token, principal, ...(opts.includePolicy ? { includePolicy: true } : {}) });
+    opened = answer.opened;
+    first = { ok: true, plan: answer.response };
+  } catch (err) {
+    if (err instanceof DeadlineTooClose) return { checked: await verifyAlone() };
+    const refused = identityRefusal(err);
+    if (refused) return { checked: { ok: false, ...refused } };
+    if (err instanceof TemporalFailure && !(err instanceof ActivityFailure)) throw err; // cancellation
+    first = { ok: false, cause: modelFailureCause(err) };
   }
-  return policy ? { ok: true, identity, policy } : { ok: true, identity };
+  const checked = opened ? checkedOpening(opened, principal) : await verifyAlone();
+  return checked.ok ? { checked, first } : { checked };
 }
 
 /**

@@ -35,13 +35,19 @@ import { Approvals } from './approvals';
 import { proposalSignature } from './budgets';
 import { runCall, type CallRunnerContext } from './call-runner';
 import { CircuitBreakers } from './circuit-breaker';
-import { VERIFIED_IDENTITY, verifyRunIdentity } from './identity';
+import {
+  OPENING_IN_FIRST_PLAN,
+  openWithFirstPlan,
+  VERIFIED_IDENTITY,
+  verifyRunIdentity,
+  type RunIdentity,
+} from './identity';
 import { Ledger } from './ledger';
 import { RunView, runResult } from './run-view';
 import { Saga, settleStanding, type SagaRegistration } from './steps/compensate';
 import { PolicyHolder, type DispatchGate } from './steps/decide';
 import { answerRepeat, earlierIntent, key } from './steps/key';
-import { plan } from './steps/plan';
+import { plan, recordFirstPlan, type Planned } from './steps/plan';
 import {
   ProposalRecord,
   validate,
@@ -92,6 +98,8 @@ export class AgentRun {
   /** Calls holding a place in the tool-call budget while they wait (authorizer, approval, rate limit). */
   private readonly reservedIntents = new Set<string>();
   private observations: Observation[];
+  /** A new run's first turn, planned at its opening and recorded when turn 1 begins. */
+  private firstPlan: Planned | undefined;
   private lastSignature: string | undefined;
   private repeated: number;
 
@@ -197,7 +205,7 @@ export class AgentRun {
       if (workflowInfo().historyLength > this.budgets.maxHistoryEvents || workflowInfo().continueAsNewSuggested)
         return this.continueAsNew(turn);
 
-      const planned = await plan(this, turn, this.observations);
+      const planned = this.takeFirstPlan(turn) ?? (await plan(this, turn, this.observations));
       if (!planned.ok) return this.end(this.check({ at: 'model_failed', cause: planned.cause })!);
       const proposals = planned.plan.kind === 'proposals' ? planned.plan.proposals : [];
       stop = this.check({ at: 'planned', turn, plan: planned.plan, repeated: this.noteProposals(planned.plan) });
@@ -221,6 +229,17 @@ export class AgentRun {
       stop = this.check({ at: 'turn_end', results });
       if (stop) return this.end(stop);
     }
+  }
+
+  /**
+   * Turn 1's plan when the opening asked for it. A run cancelled before turn 1 asks again, as any run does, and
+   * that ask meets the cancellation.
+   */
+  private takeFirstPlan(turn: number): Planned | undefined {
+    const first = this.firstPlan;
+    this.firstPlan = undefined;
+    if (first === undefined || turn !== 1 || CancellationScope.current().consideredCancelled) return undefined;
+    return recordFirstPlan(this, first);
   }
 
   private get facts() {
@@ -252,9 +271,7 @@ export class AgentRun {
       });
     } else {
       // Versioned change: runs started before it took the principal from the input text.
-      const checked = patched(VERIFIED_IDENTITY)
-        ? await verifyRunIdentity(input.identityToken, input.principal, { includePolicy: this.gate.held !== undefined })
-        : undefined;
+      const checked = patched(VERIFIED_IDENTITY) ? await this.verifyOpening() : undefined;
       // The policy the opening returned is held from the start: the first turn decides without asking the
       // authorizer (history decides whether a run took this path: older runs' openings returned no policy).
       if (checked?.ok && checked.policy) this.gate.held?.hold(checked.policy);
@@ -286,6 +303,23 @@ export class AgentRun {
     this.view.identify({ principal: this.who.principalId, tenant: this.who.tenant, strategy: input.strategy });
     this.show();
     return refused === undefined ? {} : { identityRefused: refused };
+  }
+
+  /**
+   * Verify the run's token before any model call. A run with a token and a turn to take has its first planning
+   * turn verify it (versioned change: runs before it verified in an activity of their own, and still do when the
+   * first turn cannot say who the token names).
+   */
+  private async verifyOpening(): Promise<RunIdentity> {
+    const { input } = this;
+    const includePolicy = this.gate.held !== undefined;
+    const token = input.identityToken;
+    if (token !== undefined && this.budgets.maxTurns >= 1 && patched(OPENING_IN_FIRST_PLAN)) {
+      const { checked, first } = await openWithFirstPlan(this, token, { includePolicy });
+      this.firstPlan = first;
+      return checked;
+    }
+    return verifyRunIdentity(token, input.principal, { includePolicy });
   }
 
   private get onAbort(): 'compensate' | 'leave' {

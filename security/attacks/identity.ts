@@ -20,6 +20,8 @@ import {
   type PendingApproval,
 } from '../../workflows/definitions';
 import { inProcessWorker, taskQueue } from '../../test/helpers/stack';
+import { scriptedModel } from '../../src/planner/scripted-model';
+import type { ModelProvider } from '../../src/planner/model';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';
@@ -59,6 +61,17 @@ export const identityAttacks: AttackGroup = {
       server: { headless: true },
     });
     const tq = taskQueue('security-identity');
+    // The scripted model, noting which run asked it: "no model call" is read from the model's side too, not only
+    // from the ledger (a new run's first turn also verifies its token, in the same activity).
+    const asked: string[] = [];
+    const scripted = scriptedModel();
+    const askedModel: ModelProvider = {
+      kind: 'scripted',
+      plan(req, call) {
+        asked.push(req.runId);
+        return scripted.plan(req, call);
+      },
+    };
     let worker: Worker | undefined;
     let running: Promise<void> | undefined;
     try {
@@ -74,7 +87,7 @@ export const identityAttacks: AttackGroup = {
         balanceMinor: 10_000_000,
         currency: 'EUR',
       });
-      worker = await inProcessWorker(stack, tq);
+      worker = await inProcessWorker(stack, tq, undefined, { models: [askedModel] });
       running = worker.run();
     } catch (err) {
       await stack.stop();
@@ -103,7 +116,9 @@ export const identityAttacks: AttackGroup = {
         const created = ledger.events.find((e) => e.type === 'RunCreated');
         const identity = created?.type === 'RunCreated' ? created.identity : undefined;
         const got = identity && !identity.verified ? identity.code : 'verified';
-        const modelCalls = ledger.events.filter((e) => e.type === 'ModelRequestStarted').length;
+        const modelCalls =
+          ledger.events.filter((e) => e.type === 'ModelRequestStarted').length +
+          asked.filter((runId) => runId === handle.workflowId).length;
         const failed = await failedTasks(handle);
         return {
           observed: `${result.stopReason} ${got}, ${modelCalls} model call(s), ${failed} failed task(s)`,

@@ -1,5 +1,6 @@
 /** Inputs and outputs of the activities, shared by workflow code (as types) and activity code. */
-import type { DispatchAuthorization } from '../policy/authorization';
+import type { VerifiedIdentity } from '../identity/types';
+import type { DispatchAuthorization, HeldPolicy } from '../policy/authorization';
 import type { CapabilityRecord } from '../policy/capability';
 import type { Json } from './canonical';
 import type { ToolIntent } from './identity';
@@ -26,6 +27,30 @@ export interface PlanRequest {
   readonly planner: PlannerConfig;
   readonly observations: readonly Observation[];
 }
+
+/**
+ * A new run's opening, carried by its first planning request: the planner activity verifies the token, and that it
+ * names `principal`, before it calls the model, so the run's identity check costs no activity of its own. A refusal
+ * is the identity activity's typed failure (`Identity.*`, not retried), and the model is never called.
+ */
+export interface RunOpening {
+  readonly token: string;
+  readonly principal: { readonly id: string; readonly tenant: string };
+  /** Return the policy the run will be held to, as the identity activity does for an opening. */
+  readonly includePolicy?: boolean;
+}
+
+/** What an opening verified: who the token names (never the token) and, when asked, the held policy. */
+export interface OpenedIdentity {
+  readonly identity: VerifiedIdentity;
+  readonly policy?: HeldPolicy;
+}
+
+/** The planner activity's request: a planning turn, and for a new run's first turn its opening. */
+export type PlanTurnRequest = PlanRequest & { readonly opening?: RunOpening };
+
+/** The planner activity's response: the model's, and what the opening verified when it carried one. */
+export type PlanTurnResponse = PlanResponse & { readonly opening?: OpenedIdentity };
 
 export interface ProposedCall {
   readonly providerCallId: string;

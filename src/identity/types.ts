@@ -42,3 +42,16 @@ const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export function isTokenShaped(v: unknown): v is string {
   return typeof v === 'string' && v.length <= MAX_TOKEN_CHARS && COMPACT_JWS.test(v);
 }
+
+/**
+ * Why a verified identity cannot open a run for `principal`, or `undefined` when it names that principal in that
+ * tenant. One sentence for the workflow's check and the planner activity's, so both refuse in the same words.
+ */
+export function principalMismatch(
+  identity: Pick<VerifiedIdentity, 'principalId' | 'tenant'>,
+  principal: { readonly id: string; readonly tenant: string },
+): string | undefined {
+  return identity.principalId === principal.id && identity.tenant === principal.tenant
+    ? undefined
+    : `the token names ${identity.principalId} (${identity.tenant}), the input ${principal.id} (${principal.tenant})`;
+}

@@ -11,6 +11,8 @@ import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { deadlineIn, inProcessWorker, taskQueue } from './stack';
 import type { IdentitySource } from '../../src/identity/config';
+import type { ModelProvider } from '../../src/planner/model';
+import type { Activities } from '../../activities';
 
 /** A token of the stack's development issuer for an approver, operator or canceller (roles as given). */
 export function actorToken(
@@ -61,6 +63,8 @@ export async function runAgent(
     noCapabilityKey?: boolean;
     identity?: IdentitySource;
     identityToken?: string | null;
+    models?: readonly ModelProvider[];
+    activities?: (built: Activities) => Activities;
   } = {},
 ): Promise<RunOutcome> {
   const tq = taskQueue(name);
@@ -68,6 +72,8 @@ export async function runAgent(
     ...(opts.policies ? { policies: opts.policies } : {}),
     ...(opts.noCapabilityKey ? { noCapabilityKey: true } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.models ? { models: opts.models } : {}),
+    ...(opts.activities ? { activities: opts.activities } : {}),
   });
   // The principal's token from the stack's development issuer, unless the input carries one or the test sets one (null: none).
   const identityToken =

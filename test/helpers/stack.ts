@@ -9,7 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { startStack, type BusinessService, type Stack } from '../../lab/stack';
 import { REPO_ROOT } from '../../src/worker/bundle';
-import { createActivities } from '../../activities';
+import { createActivities, type Activities } from '../../activities';
+import type { ModelProvider } from '../../src/planner/model';
 import { DownstreamClient } from '../../src/downstream/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
@@ -61,6 +62,10 @@ export async function inProcessWorker(
     noCapabilityKey?: boolean;
     allowLabStrategies?: boolean;
     identity?: IdentitySource;
+    /** The models the worker plans with; default the scripted model. */
+    models?: readonly ModelProvider[];
+    /** Replace some of the worker's activities (e.g. a planner built before a change). */
+    activities?: (built: Activities) => Activities;
   } = {},
 ): Promise<Worker> {
   const dataConverter = opts.dataConverter ?? stack.dataConverter;
@@ -68,25 +73,26 @@ export async function inProcessWorker(
   const clients = Object.fromEntries(
     Object.entries(services).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })]),
   );
+  const activities = createActivities({
+    models: opts.models ?? [scriptedModel()],
+    services: clients,
+    workerIdentity: `test-worker:${process.pid}`,
+    allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker
+    authorize: {
+      ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }),
+      ...(opts.policies ? { policies: opts.policies } : {}),
+    },
+    // Cross-run rate limits: the tenant quota workflows run on this worker's queue (use a tenant per test).
+    quota: { client: stack.client, taskQueue: tq },
+    // The stack's development issuer (public keys only); `opts.identity` replaces it (e.g. none configured).
+    identity: { issuers: opts.identity ?? staticIdentitySource([stack.identity.config]) },
+  });
   return Worker.create({
     connection,
     namespace: stack.server.namespace,
     taskQueue: tq,
     workflowBundle: { codePath: stack.bundlePath },
-    activities: createActivities({
-      models: [scriptedModel()],
-      services: clients,
-      workerIdentity: `test-worker:${process.pid}`,
-      allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker
-      authorize: {
-        ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }),
-        ...(opts.policies ? { policies: opts.policies } : {}),
-      },
-      // Cross-run rate limits: the tenant quota workflows run on this worker's queue (use a tenant per test).
-      quota: { client: stack.client, taskQueue: tq },
-      // The stack's development issuer (public keys only); `opts.identity` replaces it (e.g. none configured).
-      identity: { issuers: opts.identity ?? staticIdentitySource([stack.identity.config]) },
-    }),
+    activities: opts.activities ? opts.activities(activities) : activities,
     maxCachedWorkflows: 0,
     ...(dataConverter ? { dataConverter } : {}),
     ...(stack.tracing ? { plugins: [stack.tracing.plugin] } : { sinks: DISCARD_WORKFLOW_SPANS }),

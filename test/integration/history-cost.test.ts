@@ -41,8 +41,8 @@ test('a normal turn records 12 events and upserts no search attribute; the run s
   const perTurn = eventsPerTurn(events);
   expect(perTurn).toHaveLength(turns); // turns 1..5 each end where the next model call is scheduled
   // Every turn, the first included: model call (3) + workflow task (3) + tool call (3) + workflow task (3). The
-  // run decides from the policy its opening returned (the verifyIdentity activity), so no turn asks the
-  // authorizer local activity (whose marker made the first turn 13 events).
+  // run decides from the policy its opening returned, so no turn asks the authorizer local activity (whose marker
+  // made the first turn 13 events).
   expect(perTurn).toEqual(Array(turns).fill(12));
   const markers = events.filter(
     (e) =>
@@ -50,24 +50,28 @@ test('a normal turn records 12 events and upserts no search attribute; the run s
       e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   );
   expect(markers).toHaveLength(0);
-  // What that marker recorded is still in history: the policy and its digest, in the opening's result, and the
-  // ledger's decisions name that policy's version.
-  const verifyId = events.find(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verifyIdentity',
-  )?.eventId;
+  // The opening is the first model call's: the planner activity verified the token before calling the model, so
+  // the run schedules no identity activity of its own.
+  const scheduled = events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  expect(scheduled).not.toContain('verifyIdentity');
+  expect(scheduled[0]).toBe('planTurn');
+  // What the authorizer's marker recorded is still in history: the policy and its digest, in the first planning
+  // turn's result, and the ledger's decisions name that policy's version.
+  const firstPlan = events.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)?.eventId;
   const opened = events.find(
     (e) =>
       e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
-      String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(verifyId),
+      String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(firstPlan),
   );
   const payload = opened?.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
   const result = JSON.parse(Buffer.from(payload ?? []).toString('utf8')) as {
-    policy?: { digest: string; document: { version: string } };
+    opening?: { identity: { principalId: string }; policy?: { digest: string; document: { version: string } } };
   };
-  expect(result.policy?.digest).toMatch(/^[0-9a-f]{64}$/);
+  expect(result.opening?.identity.principalId).toBe('user:alice');
+  expect(result.opening?.policy?.digest).toMatch(/^[0-9a-f]{64}$/);
   const allowed = out.ledger.events.filter((e) => e.type === 'AuthorizationAllowed');
   expect(allowed).toHaveLength(turns);
-  for (const a of allowed) expect(a).toMatchObject({ policyVersion: result.policy?.document.version });
+  for (const a of allowed) expect(a).toMatchObject({ policyVersion: result.opening?.policy?.document.version });
 
   // Our upserts: only the final status (startAgentRun sets the rest at start), nothing per turn. (The SDK adds
   // one TemporalChangeVersion upsert per patch a run records, once per run.)

@@ -4,15 +4,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { Stack } from '../../lab/stack';
 import { IdentityConfigError } from '../../src/identity/config';
+import type { ModelProvider } from '../../src/planner/model';
+import { scriptedModel } from '../../src/planner/scripted-model';
 import {
   decideApprovalUpdate,
   pendingApprovalsQuery,
   requestCancelUpdate,
   type PendingApproval,
 } from '../../workflows/definitions';
-import { actorToken, input, runAgent } from '../helpers/run';
+import type { Activities } from '../../activities';
+import { actorToken, input, runAgent, type RunOutcome } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 
 jest.setTimeout(120_000);
@@ -38,6 +43,33 @@ async function waitPending(handle: WorkflowHandle): Promise<PendingApproval> {
 async function failedTasks(handle: WorkflowHandle): Promise<number> {
   const history = await handle.fetchHistory();
   return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+}
+
+/** The scripted model, counting the turns it is asked to plan; with `failWith`, it fails every one (not retried). */
+function countingModel(failWith?: string): { readonly model: ModelProvider; calls(): number } {
+  const inner = scriptedModel();
+  let calls = 0;
+  return {
+    calls: () => calls,
+    model: {
+      kind: 'scripted',
+      plan(req, call) {
+        calls += 1;
+        if (failWith) throw ApplicationFailure.nonRetryable('the model is unavailable', failWith);
+        return inner.plan(req, call);
+      },
+    },
+  };
+}
+
+/** The activity types a run scheduled, in order. */
+async function scheduled(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((e) =>
+    e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+      ? [e.activityTaskScheduledEventAttributes?.activityType?.name ?? '']
+      : [],
+  );
 }
 
 const typed = (type: string) => ({ cause: expect.objectContaining({ type }) });
@@ -152,4 +184,109 @@ test('requestCancel: a stranger is refused; an operator of the tenant stops the 
     reason: 'stop it',
   });
   expect(await failedTasks(out.handle)).toBe(0);
+});
+
+describe('the opening rides on the first model call', () => {
+  /** The run ended at its opening: refused with `code`, no model call recorded, these activities, no effect. */
+  async function expectRefusedAtOpening(out: RunOutcome, code: string, activities: string[], effectsBefore: number) {
+    expect(out.result.stopReason).toBe('authorization_denied');
+    expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({
+      identity: { verified: false, code },
+    });
+    expect(out.ledger.events.some((e) => e.type === 'ModelRequestStarted')).toBe(false);
+    expect(await scheduled(out.handle)).toEqual(activities);
+    expect(await failedTasks(out.handle)).toBe(0);
+    expect(await effects()).toBe(effectsBefore);
+  }
+
+  const refusals: [string, string, () => Promise<string>][] = [
+    ['a token for another tenant', 'Identity.Mismatch', () => stack.identity.issue('user:alice', 'globex')],
+    ['a token for another principal', 'Identity.Mismatch', () => stack.identity.issue('user:bob', 'acme')],
+    [
+      'a token for another audience',
+      'Identity.Invalid',
+      () => stack.identity.issue('user:alice', 'acme', [], { audience: 'another-service' }),
+    ],
+  ];
+  test.each(refusals)('%s opens no run, and the model is never asked', async (_name, code, token) => {
+    const before = await effects();
+    const counted = countingModel();
+    const out = await runAgent(stack, `opening-${code}`, input({ scenario: 'two-debits', vars }), undefined, {
+      identityToken: await token(),
+      models: [counted.model],
+    });
+    expect(counted.calls()).toBe(0);
+    // One activity: the first planning turn, which refused before calling the model.
+    await expectRefusedAtOpening(out, code, ['planTurn'], before);
+  });
+
+  test('a verified run asks the model once for its first turn and schedules no identity activity', async () => {
+    const counted = countingModel();
+    const out = await runAgent(stack, 'opening-ok', input(), undefined, { models: [counted.model] });
+    expect(out.result.stopReason).toBe('completed');
+    expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({
+      identity: { verified: true, subject: 'user:alice' },
+    });
+    // The ledger tells the first turn as any other: the run was created, then the model was asked and answered.
+    expect(out.ledger.events.slice(0, 3).map((e) => e.type)).toEqual([
+      'RunCreated',
+      'ModelRequestStarted',
+      'ModelResponseRecorded',
+    ]);
+    const types = await scheduled(out.handle);
+    expect(types).not.toContain('verifyIdentity');
+    expect(types.filter((t) => t === 'planTurn')).toHaveLength(counted.calls());
+  });
+
+  test('when the first model call fails, the run still verifies and records its identity, then stops model_failed', async () => {
+    const before = await effects();
+    const counted = countingModel('Planner.Unavailable');
+    const out = await runAgent(stack, 'opening-model-down', input(), undefined, { models: [counted.model] });
+    expect(out.result.stopReason).toBe('model_failed');
+    expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({
+      identity: { verified: true, subject: 'user:alice' },
+    });
+    expect(out.ledger.events.map((e) => e.type)).toEqual(['RunCreated', 'ModelRequestStarted', 'RunCompleted']);
+    expect(counted.calls()).toBe(1);
+    // The first turn could not say who the token names, so the run asked the identity activity on its own.
+    expect(await scheduled(out.handle)).toEqual(['planTurn', 'verifyIdentity']);
+    expect(await effects()).toBe(before);
+  });
+
+  test('a planner built before this change (it ignores the opening) cannot open a run for someone else', async () => {
+    const before = await effects();
+    const ignoresOpening = (built: Activities): Activities => ({
+      ...built,
+      planTurn: ({ opening: _ignored, ...req }) => built.planTurn(req),
+    });
+    const refused = await runAgent(stack, 'opening-old-planner', input(), undefined, {
+      identityToken: await stack.identity.issue('user:alice', 'globex'),
+      activities: ignoresOpening,
+    });
+    await expectRefusedAtOpening(refused, 'Identity.Mismatch', ['planTurn', 'verifyIdentity'], before);
+    // With a token that names the run's principal, the old planner's first turn is used once the token verified.
+    const served = await runAgent(stack, 'opening-old-planner-ok', input(), undefined, { activities: ignoresOpening });
+    expect(served.result.stopReason).toBe('completed');
+    expect(served.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({ identity: { verified: true } });
+    expect((await scheduled(served.handle)).slice(0, 3)).toEqual(['planTurn', 'verifyIdentity', 'dispatchTool']);
+  });
+
+  test('the run checks again what its opening verified: an identity for another tenant is refused', async () => {
+    const before = await effects();
+    // A planner that verifies the token against the principal the token names, not the run's.
+    const checksTheWrongPrincipal = (built: Activities): Activities => ({
+      ...built,
+      planTurn: (req) =>
+        built.planTurn(
+          req.opening
+            ? { ...req, opening: { ...req.opening, principal: { id: 'user:alice', tenant: 'globex' } } }
+            : req,
+        ),
+    });
+    const out = await runAgent(stack, 'opening-recheck', input(), undefined, {
+      identityToken: await stack.identity.issue('user:alice', 'globex'),
+      activities: checksTheWrongPrincipal,
+    });
+    await expectRefusedAtOpening(out, 'Identity.Mismatch', ['planTurn'], before);
+  });
 });

@@ -3,9 +3,14 @@
  * and refuses (typed, not retried) a kind it was not given. A worker process serves the scripted model only when
  * configured (LEDGERLOOP_SCRIPTED_MODEL=1).
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
-import type { PlanRequest, PlanResponse } from '../../src/domain/activity-contracts';
+import type { PlanRequest, PlanResponse, PlanTurnRequest, PlanTurnResponse } from '../../src/domain/activity-contracts';
+import { staticIdentitySource } from '../../src/identity/config';
+import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { MISSING_MODEL, type ModelProvider } from '../../src/planner/model';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { modelsFromEnv } from '../../src/worker/worker';
@@ -62,4 +67,92 @@ test('a worker process serves the scripted model only with LEDGERLOOP_SCRIPTED_M
   expect(modelsFromEnv({}).map((m) => m.kind)).toEqual([]);
   expect(modelsFromEnv({ LEDGERLOOP_SCRIPTED_MODEL: 'true' }).map((m) => m.kind)).toEqual([]);
   expect(modelsFromEnv({ LEDGERLOOP_SCRIPTED_MODEL: '1' }).map((m) => m.kind)).toEqual(['scripted']);
+});
+
+describe("a new run's opening, verified by its first planning turn", () => {
+  let issuer: DevIssuer;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'opening-'));
+    issuer = await createDevIssuer(path.join(dir, 'identity'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A planner with the scripted model behind a call counter, verifying with the dev issuer (or none). */
+  function planner(opts: { issuers?: boolean; requestLogFile?: string } = {}) {
+    let calls = 0;
+    const inner = scriptedModel();
+    const counted: ModelProvider = {
+      kind: 'scripted',
+      plan: (req, call) => {
+        calls += 1;
+        return inner.plan(req, call);
+      },
+    };
+    const { planTurn } = createActivities({
+      services: {},
+      workerIdentity: 'opening-test',
+      models: [counted],
+      ...(opts.requestLogFile ? { planner: { requestLogFile: opts.requestLogFile } } : {}),
+      ...(opts.issuers === false ? {} : { identity: { issuers: staticIdentitySource([issuer.config]) } }),
+    });
+    const run = (req: PlanTurnRequest) =>
+      new MockActivityEnvironment({ attempt: 1 }).run(planTurn, req).then(
+        (value) => ({ value: value as PlanTurnResponse }),
+        (error: unknown) => ({ error: error as { type?: string; nonRetryable?: boolean; message: string } }),
+      );
+    return { run, calls: () => calls };
+  }
+  const opening = async (tenant = 'acme') => ({
+    token: await issuer.issue('user:alice', tenant),
+    principal: { id: 'user:alice', tenant: 'acme' },
+    includePolicy: true,
+  });
+
+  test('a verified opening comes back with the plan: who the token names and the policy, never the token', async () => {
+    const log = path.join(dir, 'requests.jsonl');
+    const p = planner({ requestLogFile: log });
+    const open = await opening();
+    const out = await p.run({ ...scriptedRequest, opening: open });
+    expect('value' in out && out.value.kind).toBe('proposals');
+    const opened = 'value' in out ? out.value.opening : undefined;
+    expect(opened?.identity).toMatchObject({ principalId: 'user:alice', tenant: 'acme', subject: 'user:alice' });
+    expect(opened?.policy?.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(p.calls()).toBe(1);
+    expect(JSON.stringify(out)).not.toContain(open.token);
+    // The request log records that the turn opened a run, for whom, and never the token.
+    const logged = readFileSync(log, 'utf8');
+    expect(logged).toContain('"opening":{"principal":{"id":"user:alice","tenant":"acme"}}');
+    expect(logged).not.toContain(open.token);
+  });
+
+  test.each([
+    ['a token for another tenant', 'Identity.Mismatch', () => opening('globex')],
+    ['a malformed token', 'Identity.Invalid', async () => ({ ...(await opening()), token: 'not-a-token' })],
+  ])('%s is refused, typed and not retried, and the model is never asked', async (_name, type, make) => {
+    const p = planner();
+    const out = await p.run({ ...scriptedRequest, opening: await make() });
+    expect('error' in out && out.error).toMatchObject({ type, nonRetryable: true });
+    expect(p.calls()).toBe(0);
+  });
+
+  test('a planner with no identity issuers refuses every opening (fail closed), without a model call', async () => {
+    const p = planner({ issuers: false });
+    const previous = process.env.LEDGERLOOP_IDENTITY_ISSUERS;
+    delete process.env.LEDGERLOOP_IDENTITY_ISSUERS;
+    try {
+      const out = await p.run({ ...scriptedRequest, opening: await opening() });
+      expect('error' in out && out.error).toMatchObject({ type: 'Identity.Unconfigured', nonRetryable: true });
+    } finally {
+      if (previous !== undefined) process.env.LEDGERLOOP_IDENTITY_ISSUERS = previous;
+    }
+    expect(p.calls()).toBe(0);
+  });
+
+  test('a turn without an opening is planned as before, with nothing verified', async () => {
+    const p = planner();
+    const out = await p.run(scriptedRequest);
+    expect('value' in out && out.value.opening).toBeUndefined();
+    expect(p.calls()).toBe(1);
+  });
 });
