@@ -33,6 +33,7 @@ export interface LoopSpec {
   readonly upsertsPerCall?: number;
   readonly localActivityPerCall?: boolean;
   readonly activityAtStart?: boolean;
+  readonly localActivityAtStart?: boolean;
   readonly patchesAtStart?: number;
   readonly asyncStepsPerTurn?: number;
   readonly evidenceBytesPerCall?: number;
@@ -69,6 +70,7 @@ export function bareInput(spec: LoopSpec): BareLoopInput {
     ...(spec.upsertsPerCall !== undefined ? { upsertsPerCall: spec.upsertsPerCall } : {}),
     ...(spec.localActivityPerCall !== undefined ? { localActivityPerCall: spec.localActivityPerCall } : {}),
     ...(spec.activityAtStart !== undefined ? { activityAtStart: spec.activityAtStart } : {}),
+    ...(spec.localActivityAtStart !== undefined ? { localActivityAtStart: spec.localActivityAtStart } : {}),
     ...(spec.patchesAtStart !== undefined ? { patchesAtStart: spec.patchesAtStart } : {}),
     ...(spec.asyncStepsPerTurn !== undefined ? { asyncStepsPerTurn: spec.asyncStepsPerTurn } : {}),
     ...(spec.evidenceBytesPerCall !== undefined ? { evidenceBytesPerCall: spec.evidenceBytesPerCall } : {}),

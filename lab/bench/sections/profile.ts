@@ -5,9 +5,10 @@
  *   2. `--cpu-prof` of a worker running governed (then bare) runs at concurrency 10, cut to the measured runs:
  *      per thread, self time by category, top functions, inclusive time of the governance functions;
  *   3. ablations at concurrency 10, fresh worker per cell, three rounds: by default the bare loop, the bare loop
- *      plus the governed opening, the bare loop plus the governed run's bytes, and the governed loop; BENCH_ABLATIONS
- *      adds others (the opening's two halves, the governed loop's promises, both loops with the SDK's stack-trace
- *      promise hook off: lab/bench/stack-hook-off.cjs): runs/s, CPU per run, events and bytes per run;
+ *      plus an opening activity (what the governed opening cost before it moved into the first model call), the
+ *      bare loop plus the governed run's bytes, and the governed loop; BENCH_ABLATIONS adds others (that opening's
+ *      two halves, the same opening as a local activity, the governed loop's promises, both loops with the SDK's
+ *      stack-trace promise hook off: lab/bench/stack-hook-off.cjs): runs/s, CPU per run, events and bytes per run;
  *   4. `--cpu-prof` of a process replaying the long governed history, then a bare one of the same length:
  *      workflow code alone, no I/O; then both replayed by one replay worker with the hook on and off.
  */
@@ -220,12 +221,17 @@ const GOVERNED: AblationCell = { id: 'governed', name: 'governed', kind: 'govern
 
 const ABLATION_CELLS: readonly AblationCell[] = [
   BARE,
-  // What a governed run's opening adds before any governance code runs: the identity check's round trip and the
-  // versioning markers. Together they are the floor of a loop that verifies its principal in an activity.
+  // What a governed run's opening added before any governance code ran, until the identity check moved into the
+  // first model call's activity (patch `opening-in-first-plan`): the check's own round trip and the versioning
+  // markers. Together they are the floor of a loop that verifies its principal in an activity of its own.
   bareWith('activity', 'bare + 1 activity before the first model call', { activityAtStart: true }),
   bareWith('markers', 'bare + 3 patch markers at the opening', { patchesAtStart: 3 }),
-  bareWith('opening', 'bare + the governed opening (1 activity, 3 patch markers; no governance)', {
+  bareWith('opening', 'bare + an opening activity (1 activity, 3 patch markers; no governance)', {
     activityAtStart: true,
+    patchesAtStart: 3,
+  }),
+  bareWith('opening-local', 'bare + an opening local activity (1 marker, 3 patch markers; no governance)', {
+    localActivityAtStart: true,
     patchesAtStart: 3,
   }),
   // What the SDK and the server charge for the evidence a governed turn records, with none of the work that makes it.

@@ -24,7 +24,8 @@ export interface BareLoopInput {
    * alone. `upsertsPerCall`: search-attribute upserts around each call (agentRun publishes twice per turn).
    * `localActivityPerCall`: a no-op local activity before each call (agentRun authorizes in one).
    * `activityAtStart`: one no-op activity before the first model call: the round trip agentRun's identity check
-   * takes (that activity's own work, verifying a token, is not in it). `patchesAtStart`: versioning markers a new
+   * takes (that activity's own work, verifying a token, is not in it); `localActivityAtStart`: the same as a local
+   * activity (recorded as one marker, no server round trip). `patchesAtStart`: versioning markers a new
    * run records at its opening (a new agentRun passes three `patched()` checks there). `asyncStepsPerTurn`: that
    * many empty async functions called and awaited in each turn, between the model call and the tool call: the
    * promises the governed loop's async steps (prepare, decide, record, ...) make and the bare loop does not, with
@@ -36,6 +37,7 @@ export interface BareLoopInput {
   readonly upsertsPerCall?: number;
   readonly localActivityPerCall?: boolean;
   readonly activityAtStart?: boolean;
+  readonly localActivityAtStart?: boolean;
   readonly patchesAtStart?: number;
   readonly asyncStepsPerTurn?: number;
   readonly evidenceBytesPerCall?: number;
@@ -71,6 +73,7 @@ export async function bareLoop(input: BareLoopInput): Promise<BareLoopResult> {
   const calls: BareCallResult[] = [];
   for (let i = 0; i < (input.patchesAtStart ?? 0); i++) patched(`bench-ablation-${i}`);
   if (input.activityAtStart) await opening.bareCheck({ key: 'opening' });
+  if (input.localActivityAtStart) await bareCheck({ key: 'opening' });
   const pad = Math.floor((input.evidenceBytesPerCall ?? 0) / 3);
   for (let turn = 1; ; turn++) {
     const plan = await barePlan({
