@@ -18,7 +18,7 @@ import {
 } from '../../workflows/definitions';
 import type { Activities } from '../../activities';
 import { actorToken, input, runAgent, type RunOutcome } from '../helpers/run';
-import { startTestStack } from '../helpers/stack';
+import { deadlineIn, startTestStack } from '../helpers/stack';
 
 jest.setTimeout(120_000);
 let stack: Stack;
@@ -46,16 +46,20 @@ async function failedTasks(handle: WorkflowHandle): Promise<number> {
 }
 
 /** The scripted model, counting the turns it is asked to plan; with `failWith`, it fails every one (not retried). */
-function countingModel(failWith?: string): { readonly model: ModelProvider; calls(): number } {
+function countingModel(opts: { readonly failWith?: string; readonly delayMs?: number } = {}): {
+  readonly model: ModelProvider;
+  calls(): number;
+} {
   const inner = scriptedModel();
   let calls = 0;
   return {
     calls: () => calls,
     model: {
       kind: 'scripted',
-      plan(req, call) {
+      async plan(req, call) {
         calls += 1;
-        if (failWith) throw ApplicationFailure.nonRetryable('the model is unavailable', failWith);
+        if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+        if (opts.failWith) throw ApplicationFailure.nonRetryable('the model is unavailable', opts.failWith);
         return inner.plan(req, call);
       },
     },
@@ -240,7 +244,7 @@ describe('the opening rides on the first model call', () => {
 
   test('when the first model call fails, the run still verifies and records its identity, then stops model_failed', async () => {
     const before = await effects();
-    const counted = countingModel('Planner.Unavailable');
+    const counted = countingModel({ failWith: 'Planner.Unavailable' });
     const out = await runAgent(stack, 'opening-model-down', input(), undefined, { models: [counted.model] });
     expect(out.result.stopReason).toBe('model_failed');
     expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({
@@ -250,6 +254,41 @@ describe('the opening rides on the first model call', () => {
     expect(counted.calls()).toBe(1);
     // The first turn could not say who the token names, so the run asked the identity activity on its own.
     expect(await scheduled(out.handle)).toEqual(['planTurn', 'verifyIdentity']);
+    expect(await effects()).toBe(before);
+  });
+
+  test('a run with no time left for a model call verifies its identity on its own, then stops at its deadline', async () => {
+    const counted = countingModel();
+    // The deadline is inside the recovery reserve (2 s) at once: no model call can be scheduled.
+    const out = await runAgent(stack, 'opening-no-time', input({ deadlineAt: deadlineIn(2_300) }), undefined, {
+      models: [counted.model],
+    });
+    expect(out.result.stopReason).toBe('deadline_exceeded');
+    expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({ identity: { verified: true } });
+    expect(await scheduled(out.handle)).toEqual(['verifyIdentity']);
+    expect(counted.calls()).toBe(0);
+  });
+
+  test('a run cancelled while its opening plans never acts on that plan', async () => {
+    const before = await effects();
+    const counted = countingModel({ delayMs: 3_000 });
+    const out = await runAgent(
+      stack,
+      'opening-cancelled',
+      input(),
+      async (handle) => {
+        // While the first model call (which verified the token) is still thinking, the run's principal stops it.
+        await new Promise((r) => setTimeout(r, 1_000));
+        await handle.executeUpdate(requestCancelUpdate, {
+          args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'changed my mind' }],
+        });
+      },
+      { models: [counted.model] },
+    );
+    expect(out.result.stopReason).toBe('operator_stopped');
+    expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({ identity: { verified: true } });
+    expect(out.ledger.events.some((e) => e.type === 'DispatchIntentRecorded')).toBe(false);
+    expect(counted.calls()).toBe(1);
     expect(await effects()).toBe(before);
   });
 
