@@ -73,7 +73,7 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
     });
     rows.push({
       figure: 'History events, first turn of a run',
-      measured: `${g.firstTurnEvents} (bare ${b.firstTurnEvents}): the authorizer's marker, with the policy the run then holds`,
+      measured: `${g.firstTurnEvents} (bare ${b.firstTurnEvents})`,
       target: '≤ 12',
       met: g.firstTurnEvents <= 12,
     });
