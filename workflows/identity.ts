@@ -117,9 +117,10 @@ export async function openWithFirstPlan(
     first = { ok: true, plan: answer.response };
   } catch (err) {
     if (err instanceof DeadlineTooClose) return { checked: await verifyAlone() };
+    // A cancellation, or a defect in this code: never read as the model's failure.
+    if (!(err instanceof ActivityFailure)) throw err;
     const refused = identityRefusal(err);
     if (refused) return { checked: { ok: false, ...refused } };
-    if (err instanceof TemporalFailure && !(err instanceof ActivityFailure)) throw err; // cancellation
     first = { ok: false, cause: modelFailureCause(err) };
   }
   const checked = opened ? checkedOpening(opened, principal) : await verifyAlone();
