@@ -41,13 +41,32 @@ export function createPlannerActivities(
       appendFileSync(deps.requestLogFile, `${JSON.stringify({ at: new Date().toISOString(), attempt, ...logged })}\n`);
     }
     const opened = opening ? await open(opening) : undefined;
-    const response = await modelFor(models, request.planner.kind).plan(request, {
-      attempt,
-      scheduledTimestampMs: ctx.info.scheduledTimestampMs,
-      startToCloseTimeoutMs: ctx.info.startToCloseTimeoutMs,
-      cancellationSignal: ctx.cancellationSignal,
-    });
+    const response = await modelFor(models, request.planner.kind)
+      .plan(request, {
+        attempt,
+        scheduledTimestampMs: ctx.info.scheduledTimestampMs,
+        startToCloseTimeoutMs: ctx.info.startToCloseTimeoutMs,
+        cancellationSignal: ctx.cancellationSignal,
+      })
+      .catch((err: unknown) => {
+        throw opened ? modelsOwn(err) : err;
+      });
     return opened ? { ...response, opening: opened } : response;
+  }
+
+  /**
+   * A model's failure on an opening turn, typed so that it cannot pass for the opening's refusal: a provider's
+   * `Identity.*` failure becomes `Planner.Identity.*` (retryable or not, as it was), and the run records the model's
+   * failure, not a refused identity.
+   */
+  function modelsOwn(err: unknown): unknown {
+    if (!(err instanceof ApplicationFailure) || !err.type?.startsWith('Identity.')) return err;
+    return ApplicationFailure.create({
+      type: `Planner.${err.type}`,
+      message: err.message,
+      nonRetryable: err.nonRetryable === true,
+      cause: err,
+    });
   }
 
   /** Verify an opening before any model call; refuse, typed and not retried, what cannot open the run. */

@@ -257,6 +257,14 @@ describe('the opening rides on the first model call', () => {
     expect(await effects()).toBe(before);
   });
 
+  test("a model's own Identity.* failure on turn 1 is recorded as the model's, not as a refused identity", async () => {
+    const counted = countingModel({ failWith: 'Identity.Invalid' });
+    const out = await runAgent(stack, 'opening-model-identity-type', input(), undefined, { models: [counted.model] });
+    expect(out.result.stopReason).toBe('model_failed');
+    expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({ identity: { verified: true } });
+    expect(await scheduled(out.handle)).toEqual(['planTurn', 'verifyIdentity']);
+  });
+
   test('a run with no time left for a model call verifies its identity on its own, then stops at its deadline', async () => {
     const counted = countingModel();
     // The deadline is inside the recovery reserve (2 s) at once: no model call can be scheduled.

@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
 import type { PlanRequest, PlanResponse, PlanTurnRequest, PlanTurnResponse } from '../../src/domain/activity-contracts';
@@ -155,4 +156,38 @@ describe("a new run's opening, verified by its first planning turn", () => {
     expect('value' in out && out.value.opening).toBeUndefined();
     expect(p.calls()).toBe(1);
   });
+});
+
+test("a model's Identity.* failure on an opening turn is typed as the model's own; elsewhere it passes unchanged", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'opening-model-'));
+  try {
+    const issuer = await createDevIssuer(path.join(dir, 'identity'));
+    const failing: ModelProvider = {
+      kind: 'scripted',
+      plan: () =>
+        Promise.reject(ApplicationFailure.nonRetryable('the provider says the key is invalid', 'Identity.Invalid')),
+    };
+    const { planTurn } = createActivities({
+      services: {},
+      workerIdentity: 'opening-model-test',
+      models: [failing],
+      identity: { issuers: staticIdentitySource([issuer.config]) },
+    });
+    const run = (req: PlanTurnRequest) =>
+      new MockActivityEnvironment({ attempt: 1 }).run(planTurn, req).then(
+        () => undefined,
+        (error: unknown) => error as { type?: string; nonRetryable?: boolean },
+      );
+    const opening = {
+      token: await issuer.issue('user:alice', 'acme'),
+      principal: { id: 'user:alice', tenant: 'acme' },
+    };
+    expect(await run({ ...scriptedRequest, opening })).toMatchObject({
+      type: 'Planner.Identity.Invalid',
+      nonRetryable: true,
+    });
+    expect(await run(scriptedRequest)).toMatchObject({ type: 'Identity.Invalid', nonRetryable: true });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
