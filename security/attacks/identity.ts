@@ -20,8 +20,7 @@ import {
   type PendingApproval,
 } from '../../workflows/definitions';
 import { inProcessWorker, taskQueue } from '../../test/helpers/stack';
-import { scriptedModel } from '../../src/planner/scripted-model';
-import type { ModelProvider } from '../../src/planner/model';
+import { askedModel } from '../../test/helpers/models';
 import type { Attack, AttackGroup, AttackOutcome } from '../attack';
 
 const TENANT = 'acme';
@@ -63,15 +62,7 @@ export const identityAttacks: AttackGroup = {
     const tq = taskQueue('security-identity');
     // The scripted model, noting which run asked it: "no model call" is read from the model's side too, not only
     // from the ledger (a new run's first turn also verifies its token, in the same activity).
-    const asked: string[] = [];
-    const scripted = scriptedModel();
-    const askedModel: ModelProvider = {
-      kind: 'scripted',
-      plan(req, call) {
-        asked.push(req.runId);
-        return scripted.plan(req, call);
-      },
-    };
+    const asked = askedModel();
     let worker: Worker | undefined;
     let running: Promise<void> | undefined;
     try {
@@ -87,7 +78,7 @@ export const identityAttacks: AttackGroup = {
         balanceMinor: 10_000_000,
         currency: 'EUR',
       });
-      worker = await inProcessWorker(stack, tq, undefined, { models: [askedModel] });
+      worker = await inProcessWorker(stack, tq, undefined, { models: [asked.model] });
       running = worker.run();
     } catch (err) {
       await stack.stop();
@@ -118,7 +109,7 @@ export const identityAttacks: AttackGroup = {
         const got = identity && !identity.verified ? identity.code : 'verified';
         const modelCalls =
           ledger.events.filter((e) => e.type === 'ModelRequestStarted').length +
-          asked.filter((runId) => runId === handle.workflowId).length;
+          asked.askedBy.filter((runId) => runId === handle.workflowId).length;
         const failed = await failedTasks(handle);
         return {
           observed: `${result.stopReason} ${got}, ${modelCalls} model call(s), ${failed} failed task(s)`,

@@ -4,12 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Stack } from '../../lab/stack';
 import { IdentityConfigError } from '../../src/identity/config';
-import type { ModelProvider } from '../../src/planner/model';
-import { scriptedModel } from '../../src/planner/scripted-model';
 import {
   decideApprovalUpdate,
   pendingApprovalsQuery,
@@ -17,6 +14,7 @@ import {
   type PendingApproval,
 } from '../../workflows/definitions';
 import type { Activities } from '../../activities';
+import { askedModel } from '../helpers/models';
 import { actorToken, input, runAgent, type RunOutcome } from '../helpers/run';
 import { deadlineIn, startTestStack } from '../helpers/stack';
 
@@ -43,27 +41,6 @@ async function waitPending(handle: WorkflowHandle): Promise<PendingApproval> {
 async function failedTasks(handle: WorkflowHandle): Promise<number> {
   const history = await handle.fetchHistory();
   return (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
-}
-
-/** The scripted model, counting the turns it is asked to plan; with `failWith`, it fails every one (not retried). */
-function countingModel(opts: { readonly failWith?: string; readonly delayMs?: number } = {}): {
-  readonly model: ModelProvider;
-  calls(): number;
-} {
-  const inner = scriptedModel();
-  let calls = 0;
-  return {
-    calls: () => calls,
-    model: {
-      kind: 'scripted',
-      async plan(req, call) {
-        calls += 1;
-        if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
-        if (opts.failWith) throw ApplicationFailure.nonRetryable('the model is unavailable', opts.failWith);
-        return inner.plan(req, call);
-      },
-    },
-  };
 }
 
 /** The activity types a run scheduled, in order. */
@@ -214,7 +191,7 @@ describe('the opening rides on the first model call', () => {
   ];
   test.each(refusals)('%s opens no run, and the model is never asked', async (_name, code, token) => {
     const before = await effects();
-    const counted = countingModel();
+    const counted = askedModel();
     const out = await runAgent(stack, `opening-${code}`, input({ scenario: 'two-debits', vars }), undefined, {
       identityToken: await token(),
       models: [counted.model],
@@ -225,7 +202,7 @@ describe('the opening rides on the first model call', () => {
   });
 
   test('a verified run asks the model once for its first turn and schedules no identity activity', async () => {
-    const counted = countingModel();
+    const counted = askedModel();
     const out = await runAgent(stack, 'opening-ok', input(), undefined, { models: [counted.model] });
     expect(out.result.stopReason).toBe('completed');
     expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({
@@ -244,7 +221,7 @@ describe('the opening rides on the first model call', () => {
 
   test('when the first model call fails, the run still verifies and records its identity, then stops model_failed', async () => {
     const before = await effects();
-    const counted = countingModel({ failWith: 'Planner.Unavailable' });
+    const counted = askedModel({ failWith: 'Planner.Unavailable' });
     const out = await runAgent(stack, 'opening-model-down', input(), undefined, { models: [counted.model] });
     expect(out.result.stopReason).toBe('model_failed');
     expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({
@@ -258,7 +235,7 @@ describe('the opening rides on the first model call', () => {
   });
 
   test("a model's own Identity.* failure on turn 1 is recorded as the model's, not as a refused identity", async () => {
-    const counted = countingModel({ failWith: 'Identity.Invalid' });
+    const counted = askedModel({ failWith: 'Identity.Invalid' });
     const out = await runAgent(stack, 'opening-model-identity-type', input(), undefined, { models: [counted.model] });
     expect(out.result.stopReason).toBe('model_failed');
     expect(out.ledger.events.find((e) => e.type === 'RunCreated')).toMatchObject({ identity: { verified: true } });
@@ -266,7 +243,7 @@ describe('the opening rides on the first model call', () => {
   });
 
   test('a run with no time left for a model call verifies its identity on its own, then stops at its deadline', async () => {
-    const counted = countingModel();
+    const counted = askedModel();
     // The deadline is inside the recovery reserve (2 s) at once: no model call can be scheduled.
     const out = await runAgent(stack, 'opening-no-time', input({ deadlineAt: deadlineIn(2_300) }), undefined, {
       models: [counted.model],
@@ -279,7 +256,7 @@ describe('the opening rides on the first model call', () => {
 
   test('a run cancelled while its opening plans never acts on that plan', async () => {
     const before = await effects();
-    const counted = countingModel({ delayMs: 3_000 });
+    const counted = askedModel({ delayMs: 3_000 });
     const out = await runAgent(
       stack,
       'opening-cancelled',

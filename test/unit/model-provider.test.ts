@@ -6,7 +6,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
 import type { PlanRequest, PlanResponse, PlanTurnRequest, PlanTurnResponse } from '../../src/domain/activity-contracts';
@@ -15,6 +14,7 @@ import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { MISSING_MODEL, type ModelProvider } from '../../src/planner/model';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { modelsFromEnv } from '../../src/worker/worker';
+import { askedModel } from '../helpers/models';
 
 const scriptedRequest: PlanRequest = {
   runId: 'run-model',
@@ -81,19 +81,11 @@ describe("a new run's opening, verified by its first planning turn", () => {
 
   /** A planner with the scripted model behind a call counter, verifying with the dev issuer (or none). */
   function planner(opts: { issuers?: boolean; requestLogFile?: string } = {}) {
-    let calls = 0;
-    const inner = scriptedModel();
-    const counted: ModelProvider = {
-      kind: 'scripted',
-      plan: (req, call) => {
-        calls += 1;
-        return inner.plan(req, call);
-      },
-    };
+    const asked = askedModel();
     const { planTurn } = createActivities({
       services: {},
       workerIdentity: 'opening-test',
-      models: [counted],
+      models: [asked.model],
       ...(opts.requestLogFile ? { planner: { requestLogFile: opts.requestLogFile } } : {}),
       ...(opts.issuers === false ? {} : { identity: { issuers: staticIdentitySource([issuer.config]) } }),
     });
@@ -102,7 +94,7 @@ describe("a new run's opening, verified by its first planning turn", () => {
         (value) => ({ value: value as PlanTurnResponse }),
         (error: unknown) => ({ error: error as { type?: string; nonRetryable?: boolean; message: string } }),
       );
-    return { run, calls: () => calls };
+    return { run, calls: asked.calls };
   }
   const opening = async (tenant = 'acme') => ({
     token: await issuer.issue('user:alice', tenant),
@@ -162,15 +154,11 @@ test("a model's Identity.* failure on an opening turn is typed as the model's ow
   const dir = mkdtempSync(path.join(os.tmpdir(), 'opening-model-'));
   try {
     const issuer = await createDevIssuer(path.join(dir, 'identity'));
-    const failing: ModelProvider = {
-      kind: 'scripted',
-      plan: () =>
-        Promise.reject(ApplicationFailure.nonRetryable('the provider says the key is invalid', 'Identity.Invalid')),
-    };
+    const failing = askedModel({ failWith: 'Identity.Invalid' });
     const { planTurn } = createActivities({
       services: {},
       workerIdentity: 'opening-model-test',
-      models: [failing],
+      models: [failing.model],
       identity: { issuers: staticIdentitySource([issuer.config]) },
     });
     const run = (req: PlanTurnRequest) =>
