@@ -45,7 +45,7 @@ export function createActivities(deps: ActivityDeps) {
   const authorize = resolveAuthorizeDeps(deps.tools ? { ...deps.authorize, tools: deps.tools } : deps.authorize);
   const { verifyIdentity } = createIdentityActivities({ ...deps.identity, policies: authorize.policies });
   // A new run's first planning turn verifies its opening with the same issuers and policy store.
-  const { planTurn } = createPlannerActivities(models, deps.planner, verifyIdentity);
+  const { planTurn } = createPlannerActivities(models, deps.planner ?? {}, verifyIdentity);
   const { dispatchTool, reconcileCall } = createDispatchActivities({
     ...deps,
     authorize,

@@ -12,25 +12,22 @@ import { appendFileSync } from 'node:fs';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { PlanTurnRequest, PlanTurnResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { principalMismatch, type VerifiedIdentity } from '../src/identity/types';
-import type { HeldPolicy } from '../src/policy/authorization';
+import { principalMismatch } from '../src/identity/types';
 import { modelFor, type ModelProvider } from '../src/planner/model';
+import type { createIdentityActivities } from './identity.activities';
 
 export interface PlannerDeps {
   /** When set, every request the planner receives is appended here as one JSON line (an opening's token never). */
   readonly requestLogFile?: string;
 }
 
-/** The identity activity's verification (activities/identity.activities.ts), which an opening is checked by. */
-export type VerifyOpening = (input: {
-  readonly token: string;
-  readonly includePolicy?: boolean;
-}) => Promise<VerifiedIdentity & { readonly policy?: HeldPolicy }>;
+/** The identity activity's verification, which an opening is checked by (one verifier, one set of issuers). */
+export type VerifyOpening = ReturnType<typeof createIdentityActivities>['verifyIdentity'];
 
 export function createPlannerActivities(
   models: readonly ModelProvider[],
-  deps: PlannerDeps = {},
-  verifyOpening?: VerifyOpening,
+  deps: PlannerDeps,
+  verifyOpening: VerifyOpening,
 ) {
   async function planTurn(req: PlanTurnRequest): Promise<PlanTurnResponse> {
     const ctx = Context.current();
@@ -71,13 +68,6 @@ export function createPlannerActivities(
 
   /** Verify an opening before any model call; refuse, typed and not retried, what cannot open the run. */
   async function open(opening: NonNullable<PlanTurnRequest['opening']>) {
-    if (!verifyOpening) {
-      throw ApplicationFailure.create({
-        type: Failure.IdentityUnconfigured,
-        nonRetryable: true,
-        message: 'this planner was given no identity verification, so it opens no run',
-      });
-    }
     const { policy, ...identity } = await verifyOpening({
       token: opening.token,
       ...(opening.includePolicy ? { includePolicy: true } : {}),

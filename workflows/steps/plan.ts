@@ -66,10 +66,12 @@ export async function planOpening(
   opening: RunOpening,
 ): Promise<{ readonly opened?: OpenedIdentity; readonly response: PlanResponse }> {
   const options = modelCallPreset(run.clock(), 'open the run; plan turn 1');
-  const { opening: opened, ...response } = await activities.planTurn.executeWithOptions(options, [
+  const { opening: opened, ...rest } = await activities.planTurn.executeWithOptions(options, [
     { ...request(run, 1, []), opening },
   ]);
-  return opened ? { opened, response: response as PlanResponse } : { response: response as PlanResponse };
+  // `Omit` over the response union loses its discriminant; what is left is the model's response, whole.
+  const response = rest as PlanResponse;
+  return opened ? { opened, response } : { response };
 }
 
 /** Record the first turn asked at the opening, as `plan` records any turn: the request, then the response. */
