@@ -12,8 +12,6 @@ import path from 'node:path';
 import { TS_LOADER } from '../../services/spawn';
 
 const REPO = path.resolve(__dirname, '..', '..');
-/** The loader the `ledgerloop` binary starts through. */
-const LOADER = TS_LOADER;
 
 const WORKER_PACKAGE = String.raw`[\\/]@temporalio[\\/]worker[\\/]`;
 const OPENTELEMETRY = String.raw`[\\/]@opentelemetry[\\/]`;
@@ -27,7 +25,7 @@ function filesLoadedAfter(setup: string, pattern: string, env: NodeJS.ProcessEnv
 Promise.resolve().then(() => { ${setup} }).catch(() => undefined).finally(() => {
   process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((f) => pattern.test(f))));
 });`;
-  const out = execFileSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8', env });
+  const out = execFileSync(process.execPath, ['-r', TS_LOADER, '-e', script], { cwd: REPO, encoding: 'utf8', env });
   return JSON.parse(out) as string[];
 }
 
@@ -55,7 +53,7 @@ process.on('exit', () => {
   process.stderr.write('LOADED ' + JSON.stringify(loaded) + '\\n');
 });
 require('./cli/main.ts');`;
-  const run = spawnSync(process.execPath, ['-r', LOADER, '-e', script], { cwd: REPO, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['-r', TS_LOADER, '-e', script], { cwd: REPO, encoding: 'utf8' });
   const line = run.stderr.split('\n').find((l) => l.startsWith('LOADED '));
   if (line === undefined) throw new Error(`no report from the command: ${run.stderr.slice(-500)}`);
   return JSON.parse(line.slice('LOADED '.length)) as string[];

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { TS_LOADER } from '../../services/spawn';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const LOADER = TS_LOADER;
 
 let dir: string;
 let tmp: string;
@@ -24,7 +23,7 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Runs `entry` (a path, or `-e` code) in a fresh Node under the loader; its cache goes under this test's TMPDIR. */
 function run(args: readonly string[]) {
-  const r = spawnSync(process.execPath, ['-r', LOADER, ...args], {
+  const r = spawnSync(process.execPath, ['-r', TS_LOADER, ...args], {
     cwd: REPO,
     encoding: 'utf8',
     env: { PATH: process.env.PATH, TMPDIR: tmp },
