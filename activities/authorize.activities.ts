@@ -1,8 +1,7 @@
 /**
- * The authorizer: evaluates the CURRENT policy for a call and returns the decision (never a signed capability:
- * its result is recorded in workflow history). Runs as a local activity. Asked with `includePolicy`, it also
- * returns the policy it decided under (document and digest), so the workflow can decide the run's next calls
- * itself.
+ * The authorizer: reads the CURRENT policy for a run to hold (`readPolicy`: the document and its digest; never a
+ * signed capability, since its result is recorded in workflow history). The workflow evaluates the policy it
+ * holds itself, at workflow time.
  *
  * The signer (`signAtDispatch`, called by the dispatch activity for every attempt) signs nothing it was merely
  * handed: it re-derives the call from the request body and the tool declaration, checks that the workflow's
@@ -16,7 +15,7 @@ import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/
 import { Failure } from '../src/domain/failures';
 import { keyModeFor } from '../src/domain/retry-contract';
 import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
-import type { ApprovalGrant, AuthorizationInput, AuthorizerResult } from '../src/policy/authorization';
+import type { ApprovalGrant, AuthorizationInput, HeldPolicy } from '../src/policy/authorization';
 import {
   CapabilityError,
   lapsesBeforeSend,
@@ -149,36 +148,32 @@ export interface SignedCapability {
 export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs: number): SignedCapability | undefined {
   const current = currentPolicy(deps.policies);
   const auth = req.authorization;
-  if (auth !== undefined) {
-    if (policyDigest(current) !== auth.policyDigest) {
-      throw ApplicationFailure.nonRetryable(
-        `the policy changed after the decision (${auth.claims.policyVersion} -> ${current.version}): decide again`,
-        Failure.AuthorizationStale,
-      );
-    }
-    if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
-      throw ApplicationFailure.nonRetryable(
-        'the decision for this call expired before dispatch',
-        Failure.AuthorizationExpired,
-      );
-    }
+  if (policyDigest(current) !== auth.policyDigest) {
+    throw ApplicationFailure.nonRetryable(
+      `the policy changed after the decision (${auth.claims.policyVersion} -> ${current.version}): decide again`,
+      Failure.AuthorizationStale,
+    );
+  }
+  if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
+    throw ApplicationFailure.nonRetryable(
+      'the decision for this call expired before dispatch',
+      Failure.AuthorizationExpired,
+    );
   }
   const call = deriveCall(deps.tools ?? builtinTools, req);
-  if (auth !== undefined) {
-    for (const field of CHECKED) {
-      if (auth.claims[field] !== call.claims[field])
-        throw mismatch(
-          `the decision names ${field} ${JSON.stringify(auth.claims[field])}, the request is for ${JSON.stringify(call.claims[field])}`,
-        );
-    }
-    if (auth.claims.policyVersion !== current.version)
-      throw mismatch(`the decision names policy ${auth.claims.policyVersion}, not ${current.version}`);
+  for (const field of CHECKED) {
+    if (auth.claims[field] !== call.claims[field])
+      throw mismatch(
+        `the decision names ${field} ${JSON.stringify(auth.claims[field])}, the request is for ${JSON.stringify(call.claims[field])}`,
+      );
   }
+  if (auth.claims.policyVersion !== current.version)
+    throw mismatch(`the decision names policy ${auth.claims.policyVersion}, not ${current.version}`);
   // Re-evaluate the policy for exactly this call. An approval recorded in the decision's chain stands for the
   // approval requirement (the workflow checked the grant; the signer checks the requirement is met, not waived).
-  const approver = auth?.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
+  const approver = auth.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
   const approval: ApprovalGrant | undefined =
-    approver !== undefined && auth !== undefined
+    approver !== undefined
       ? {
           logicalCallId: req.intent.logicalCallId,
           argumentsHash: call.claims.argumentsHash,
@@ -211,7 +206,7 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
     throw mismatch(`policy ${current.version} does not allow this call (${decision.kind}: ${decision.reason})`);
   }
   if (!deps.capabilityKey) return undefined;
-  const expiresAt = auth?.claims.expiresAt ?? new Date(nowMs + current.decisionTtlMs).toISOString();
+  const expiresAt = auth.claims.expiresAt;
   try {
     return signCapability({ ...call.claims, policyVersion: current.version, expiresAt }, deps.capabilityKey, {
       audience: req.service,
@@ -264,15 +259,16 @@ export function signLookupAtDispatch(deps: AuthorizeDeps, grant: LookupGrant, no
     .token;
 }
 
+/** The policy as it is now, to hold: the document and its canonical digest. */
+export function heldPolicy(store: PolicyStore): HeldPolicy {
+  const policy = currentPolicy(store);
+  return { document: policy, digest: policyDigest(policy) };
+}
+
 export function createAuthorizeActivities(deps: AuthorizeDeps) {
-  /** Decides only: a signed capability in this result would be written into the run's history. */
-  async function authorizeCall(
-    input: AuthorizationInput & { readonly includePolicy?: boolean },
-  ): Promise<AuthorizerResult> {
-    const { includePolicy, ...rest } = input;
-    const policy = currentPolicy(deps.policies);
-    const held = includePolicy ? { policy: { document: policy, digest: policyDigest(policy) } } : {};
-    return { ...evaluate(policy, rest), ...held };
+  /** The current policy for a run whose held policy went stale: data only, never a signed capability. */
+  async function readPolicy(): Promise<HeldPolicy> {
+    return heldPolicy(deps.policies);
   }
-  return { authorizeCall };
+  return { readPolicy };
 }

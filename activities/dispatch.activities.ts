@@ -12,8 +12,8 @@ import type {
 } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import { isLabStrategy } from '../src/domain/run';
-import { strategyOf } from '../src/domain/retry-strategies';
-import type { DownstreamClient } from '../src/downstream/client';
+import { strategyOf, type StrategyDeclaration } from '../src/domain/retry-strategies';
+import type { DownstreamClient, SendOutcome } from '../src/downstream/client';
 import {
   resolveAuthorizeDeps,
   signAtDispatch,
@@ -80,21 +80,19 @@ function receiptOf(body: unknown): string | undefined {
 /** Resend only while well inside the retention window (clocks and queues are not exact). */
 const RETENTION_SAFETY = 0.8;
 
-/**
- * The intent time every attempt sends (`X-Intent-At`): the ledger time the workflow recorded the intent at.
- * A request from a workflow that did not pass it (an activity scheduled before the field existed) falls back,
- * for its first workflow-level dispatch only, to the activity's first scheduling (the same workflow task as the
- * intent, or later: never earlier). For a later dispatch nothing safe is known: nothing is sent, reconcile.
- */
-function intentTimeOf(req: DispatchRequest, firstScheduledMs: number): string {
-  if (req.intentRecordedAt !== undefined && Number.isFinite(Date.parse(req.intentRecordedAt)))
-    return req.intentRecordedAt;
-  if (req.dispatch <= 1 && Number.isFinite(firstScheduledMs) && firstScheduledMs > 0)
-    return new Date(firstScheduledMs).toISOString();
-  throw ApplicationFailure.nonRetryable(
-    `dispatch ${req.dispatch} of ${req.intent.logicalCallId} has no recorded intent time: nothing sent; reconcile by key`,
-    Failure.IntentTimeMissing,
-  );
+/** One attempt of a dispatch, as every stage sees it. */
+interface Attempt {
+  readonly req: DispatchRequest;
+  readonly n: number;
+  readonly fence: number;
+  /** The key this attempt sends (the operation key; the naive strategy derives a fresh one per try). */
+  readonly key: string;
+  readonly downstream: DownstreamClient;
+  readonly strategy: StrategyDeclaration;
+  /** Whether an earlier attempt or dispatch of this call may have sent: a resend, as the stages treat it. */
+  readonly resend: boolean;
+  readonly base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'>;
+  fail(type: string, message: string, retryable?: boolean, extra?: object): ApplicationFailure;
 }
 
 export function createDispatchActivities(deps: DispatchDeps) {
@@ -133,7 +131,20 @@ export function createDispatchActivities(deps: DispatchDeps) {
     return c;
   }
 
+  /** One dispatch attempt: contract and strategy → lookup before a resend → retention guard → sign → send and classify. */
   async function dispatchTool(req: DispatchRequest): Promise<DispatchResponse> {
+    const attempt = begin(req);
+    await deps.probe?.('before_send', req.intent.toolName);
+    contractAllowsSend(attempt);
+    const found = await lookUpBeforeResend(attempt);
+    if (found !== undefined) return found;
+    await guardRetention(attempt);
+    const signed = sign(attempt);
+    return sendAndClassify(attempt, signed);
+  }
+
+  /** The attempt's number, fence and key, and the evidence it reports even if it never returns (a heartbeat). */
+  function begin(req: DispatchRequest): Attempt {
     if (isLabStrategy(req.strategy) && deps.labStrategies !== true) {
       throw ApplicationFailure.nonRetryable(
         `strategy ${req.strategy} is lab-only; this worker refuses it (nothing was sent)`,
@@ -141,26 +152,15 @@ export function createDispatchActivities(deps: DispatchDeps) {
       );
     }
     const ctx = Context.current();
-    const attempt = ctx.info.attempt;
-    const fence = fenceFor(ctx.info.currentAttemptScheduledTimestampMs, attempt);
+    const n = ctx.info.attempt;
+    const fence = fenceFor(ctx.info.currentAttemptScheduledTimestampMs, n);
     // What the last attempt got to is reported even if it never returns (a timeout carries the last heartbeat).
-    ctx.heartbeat({ attempt });
-    const fail = (type: string, message: string, retryable = false): ApplicationFailure =>
-      failure(type, message, retryable, attempt);
-    const downstream = client(req.service);
-    // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
+    ctx.heartbeat({ attempt: n });
     const strategy = strategyOf(req.strategy);
-    const key = strategy.keyFor(req.keyUsed, 1, attempt);
+    // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
+    const key = strategy.keyFor(req.keyUsed, 1, n);
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);
-    const base: Omit<DispatchResponse, 'outcome' | 'httpStatus' | 'body' | 'replayed'> = {
-      attempt,
-      fence,
-      keyUsed: key,
-      workerIdentity: deps.workerIdentity,
-      queueDelayMs,
-    };
-    let recoveredVia: DispatchResponse['recoveredVia'];
     // The SDK's activity logger adds the run's ids and the attempt; the key sent may differ from the intent's.
     ctx.log.info('dispatch attempt', {
       callId: req.intent.logicalCallId,
@@ -169,142 +169,166 @@ export function createDispatchActivities(deps: DispatchDeps) {
       toolName: req.intent.toolName,
       dispatch: req.dispatch,
     });
-    await deps.probe?.('before_send', req.intent.toolName);
+    return {
+      req,
+      n,
+      fence,
+      key,
+      downstream: client(req.service),
+      strategy,
+      resend: n > 1 || req.dispatch > 1,
+      base: { attempt: n, fence, keyUsed: key, workerIdentity: deps.workerIdentity, queueDelayMs },
+      fail: (type, message, retryable = false, extra = {}) => failure(type, message, retryable, n, extra),
+    };
+  }
 
-    if (attempt > 1 && req.idempotency === 'none') {
-      // The tool's contract: never sent twice. An earlier attempt may have sent; settle by lookup or an operator.
-      throw fail(
+  /** Stage 1, contract and strategy: a tool whose contract is `none` is never sent twice. */
+  function contractAllowsSend(a: Attempt): void {
+    if (a.n > 1 && a.req.idempotency === 'none') {
+      // An earlier attempt may have sent; settle by lookup or an operator.
+      throw a.fail(
         Failure.DispatchNoResend,
-        `${req.intent.toolName} is not idempotent: attempt ${attempt} does not resend`,
+        `${a.req.intent.toolName} is not idempotent: attempt ${a.n} does not resend`,
       );
     }
-    if ((attempt > 1 || req.dispatch > 1) && strategy.lookUpBeforeResend) {
-      // An earlier attempt did not report: its effect may exist. Ask before sending anything again.
-      const found = await downstream.lookup(req.keyUsed, lookupOptions(req.service, req.intent, req.keyUsed, false));
-      if (found.kind === 'unreachable') throw fail(Failure.DispatchUnavailable, found.reason, true);
-      if (found.kind === 'refused')
-        throw fail(Failure.CapabilityRejected, `lookup refused: ${found.code}: ${found.reason}`);
-      if (found.kind === 'found') {
-        const r = found.record;
-        if (r.status === 'in_progress')
-          throw fail(Failure.IdempotencyInProgress, 'earlier attempt still in progress', true);
-        if (r.status === 'completed') {
-          return {
-            ...base,
-            outcome: 'succeeded',
-            httpStatus: 200,
-            body: r.result,
-            receipt: r.receipt,
-            replayed: true,
-            recoveredVia: 'receipt_lookup',
-          };
-        }
-        if (r.status === 'failed') {
-          return {
-            ...base,
-            outcome: 'rejected',
-            httpStatus: 422,
-            body: r.error,
-            replayed: true,
-            errorCode: r.error?.error ?? Failure.DispatchRejected,
-            errorMessage: r.error?.message ?? 'rejected by the downstream',
-          };
-        }
-      }
-    }
+  }
 
-    const intentAt = intentTimeOf(req, ctx.info.scheduledTimestampMs);
-    if (strategy.guardRetention && (attempt > 1 || req.dispatch > 1)) {
-      // A pruned key turns a same-key retry into a second charge. Past the declared retention, do not resend:
-      // the workflow reconciles by lookup instead (the effect log outlives the idempotency record). The
-      // downstream refuses such a request too (`IntentExpired`); this guard spares the request and decides early.
-      const retention = await retentionOf(req.service, downstream);
-      const age = Date.now() - Date.parse(intentAt);
-      if (age > retention * RETENTION_SAFETY) {
-        throw fail(
-          Failure.RetentionExpired,
-          `the key was sent ${age} ms ago; ${req.service} retains keys for ${retention} ms: reconcile instead of resending`,
-        );
-      }
+  /**
+   * Stage 2, lookup before a resend: an earlier attempt did not report, so its effect may exist. Under a strategy
+   * that looks first, ask the downstream by key before sending anything again: its record answers for it.
+   */
+  async function lookUpBeforeResend(a: Attempt): Promise<DispatchResponse | undefined> {
+    if (!a.resend || !a.strategy.lookUpBeforeResend) return undefined;
+    const { req } = a;
+    const found = await a.downstream.lookup(req.keyUsed, lookupOptions(req.service, req.intent, req.keyUsed, false));
+    if (found.kind === 'unreachable') throw a.fail(Failure.DispatchUnavailable, found.reason, true);
+    if (found.kind === 'refused')
+      throw a.fail(Failure.CapabilityRejected, `lookup refused: ${found.code}: ${found.reason}`);
+    if (found.kind !== 'found') return undefined;
+    const r = found.record;
+    if (r.status === 'in_progress')
+      throw a.fail(Failure.IdempotencyInProgress, 'earlier attempt still in progress', true);
+    if (r.status === 'completed') {
+      const body = r.result;
+      return {
+        ...a.base,
+        outcome: 'succeeded',
+        httpStatus: 200,
+        body,
+        receipt: r.receipt,
+        replayed: true,
+        recoveredVia: 'receipt_lookup',
+      };
     }
-    // Every attempt signs its own capability, here, at the instant of sending: the signer re-derives the call from
-    // the body, checks the workflow's decision names exactly it, and re-evaluates the current policy (a policy
-    // change sends nothing). A capability an old workflow recorded in `req.capability` is never sent: tokens
-    // are not taken from history. Only the token's digest, kid and jti are returned (recorded), never the token.
-    let signed: SignedCapability | undefined;
+    if (r.status === 'failed') {
+      return {
+        ...a.base,
+        outcome: 'rejected',
+        httpStatus: 422,
+        body: r.error,
+        replayed: true,
+        recoveredVia: 'receipt_lookup',
+        errorCode: r.error?.error ?? Failure.DispatchRejected,
+        errorMessage: r.error?.message ?? 'rejected by the downstream',
+      };
+    }
+    return undefined; // sealed: the send below is refused by the downstream, typed
+  }
+
+  /**
+   * Stage 3, retention guard: a pruned key turns a same-key resend into a second charge. Past the declared
+   * retention nothing is resent: the workflow reconciles by lookup instead (the effect log outlives the
+   * idempotency record). The downstream refuses such a request too (`IntentExpired`); this spares the request.
+   */
+  async function guardRetention(a: Attempt): Promise<void> {
+    if (!a.strategy.guardRetention || !a.resend) return;
+    const retention = await retentionOf(a.req.service, a.downstream);
+    const age = Date.now() - Date.parse(a.req.intentRecordedAt);
+    if (age > retention * RETENTION_SAFETY) {
+      throw a.fail(
+        Failure.RetentionExpired,
+        `the key was sent ${age} ms ago; ${a.req.service} retains keys for ${retention} ms: reconcile instead of resending`,
+      );
+    }
+  }
+
+  /**
+   * Stage 4, sign: every attempt signs its own capability, here, at the instant of sending. The signer re-derives
+   * the call from the body, checks the workflow's decision names exactly it, and re-evaluates the current policy
+   * (a policy change sends nothing). Only the token's digest, kid and jti are returned (recorded), never the token.
+   */
+  function sign(a: Attempt): SignedCapability | undefined {
     try {
-      signed = signAtDispatch(signer, req, Date.now());
+      return signAtDispatch(signer, a.req, Date.now());
     } catch (err) {
-      if (err instanceof ApplicationFailure && err.type) throw fail(err.type, err.message);
+      if (err instanceof ApplicationFailure && err.type) throw a.fail(err.type, err.message);
       throw err;
     }
-    const capability = signed?.token;
-    const sentCapability = signed !== undefined ? { capability: signed.record } : {};
-    const sent = await downstream.send(req.route, req.body, {
-      key,
+  }
+
+  /** Stage 5, send and classify: one request under the key and fence, and its answer as a typed outcome. */
+  async function sendAndClassify(a: Attempt, signed: SignedCapability | undefined): Promise<DispatchResponse> {
+    const { req } = a;
+    const sent = await a.downstream.send(req.route, req.body, {
+      key: a.key,
       argumentsHash: req.intent.argumentsHash,
-      fence,
-      intentAt,
-      signal: ctx.cancellationSignal,
-      ...(capability !== undefined ? { capability } : {}),
+      fence: a.fence,
+      intentAt: req.intentRecordedAt,
+      signal: Context.current().cancellationSignal,
+      ...(signed !== undefined ? { capability: signed.token } : {}),
     });
     await deps.probe?.('after_response', req.intent.toolName);
+    const sentCapability = signed !== undefined ? { capability: signed.record } : {};
     switch (sent.kind) {
-      case 'ok':
-        if (attempt > 1 && sent.replayed) recoveredVia = 'same_key_replay';
-        return {
-          ...base,
-          ...sentCapability,
-          outcome: 'succeeded',
-          httpStatus: sent.status,
-          body: sent.body,
-          receipt: receiptOf(sent.body),
-          replayed: sent.replayed,
-          ...(recoveredVia ? { recoveredVia } : {}),
-        };
-      case 'rejected': {
-        if (sent.code === 'Capability.Invalid') {
-          throw failure(
-            Failure.CapabilityRejected,
-            'downstream refused the capability',
-            false,
-            attempt,
-            sentCapability,
-          );
-        }
-        if (
-          sent.code === Failure.IdempotencyArgumentsMismatch ||
-          sent.code === Failure.IdempotencyKeySealed ||
-          sent.code === Failure.FenceStale
-        ) {
-          throw fail(sent.code, `downstream refused the key: ${sent.code}`);
-        }
-        if (sent.code === Failure.IntentExpired || sent.code === Failure.IntentTimeMissing) {
-          // This request did nothing; an earlier attempt may have. The workflow reconciles (lookup and seal).
-          throw fail(sent.code, `downstream refused the intent time ${intentAt}: ${sent.code}`);
-        }
-        const message =
-          typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body
-            ? String((sent.body as { message: unknown }).message)
-            : sent.code;
-        return {
-          ...base,
-          ...sentCapability,
-          outcome: 'rejected',
-          httpStatus: sent.status,
-          body: sent.body,
-          replayed: false,
-          errorCode: sent.reason ?? sent.code,
-          errorMessage: message,
-        };
+      case 'ok': {
+        const recovered = a.n > 1 && sent.replayed ? { recoveredVia: 'same_key_replay' as const } : {};
+        const body = sent.body;
+        const answer = { outcome: 'succeeded' as const, httpStatus: sent.status, body, receipt: receiptOf(body) };
+        return { ...a.base, ...sentCapability, ...answer, replayed: sent.replayed, ...recovered };
       }
+      case 'rejected':
+        return rejected(a, sent, sentCapability);
       case 'in_progress':
-        throw fail(Failure.IdempotencyInProgress, 'an attempt with this key is in progress downstream', true);
+        throw a.fail(Failure.IdempotencyInProgress, 'an attempt with this key is in progress downstream', true);
       case 'unavailable':
-        throw fail(Failure.DispatchUnavailable, `downstream unavailable, nothing committed: ${sent.reason}`, true);
+        throw a.fail(Failure.DispatchUnavailable, `downstream unavailable, nothing committed: ${sent.reason}`, true);
       case 'response_lost':
-        throw fail(Failure.DispatchResponseLost, `request sent, response lost: ${sent.reason}`, true);
+        throw a.fail(Failure.DispatchResponseLost, `request sent, response lost: ${sent.reason}`, true);
     }
+  }
+
+  /** A refusal: of the capability or the key (typed failures, no effect), or of the business (an answer). */
+  function rejected(
+    a: Attempt,
+    sent: Extract<SendOutcome, { kind: 'rejected' }>,
+    sentCapability: { capability?: SignedCapability['record'] },
+  ): DispatchResponse {
+    if (sent.code === 'Capability.Invalid')
+      throw a.fail(Failure.CapabilityRejected, 'downstream refused the capability', false, sentCapability);
+    const keyRefusals: readonly string[] = [
+      Failure.IdempotencyArgumentsMismatch,
+      Failure.IdempotencyKeySealed,
+      Failure.FenceStale,
+    ];
+    if (keyRefusals.includes(sent.code)) throw a.fail(sent.code, `downstream refused the key: ${sent.code}`);
+    if (sent.code === Failure.IntentExpired || sent.code === Failure.IntentTimeMissing) {
+      // This request did nothing; an earlier attempt may have. The workflow reconciles (lookup and seal).
+      throw a.fail(sent.code, `downstream refused the intent time ${a.req.intentRecordedAt}: ${sent.code}`);
+    }
+    const message =
+      typeof sent.body === 'object' && sent.body !== null && 'message' in sent.body
+        ? String((sent.body as { message: unknown }).message)
+        : sent.code;
+    return {
+      ...a.base,
+      ...sentCapability,
+      outcome: 'rejected',
+      httpStatus: sent.status,
+      body: sent.body,
+      replayed: false,
+      errorCode: sent.reason ?? sent.code,
+      errorMessage: message,
+    };
   }
 
   /** Lookup options carrying a capability for exactly this key, tenant and service, signed here at dispatch. */
@@ -331,7 +355,15 @@ export function createDispatchActivities(deps: DispatchDeps) {
         `lookup refused: ${found.code}: ${found.reason}`,
         Failure.CapabilityRejected,
       );
-    if (found.kind === 'not_found') return { kind: 'not_found', sealed: found.sealed };
+    if (found.kind === 'not_found') {
+      // A seal the downstream did not confirm proves nothing: asked to, try the seal again (Temporal retries).
+      if (req.seal && !found.sealed && req.retrySeal === true)
+        throw ApplicationFailure.retryable(
+          `${req.service} found no effect under the key but did not seal it`,
+          Failure.SealRefused,
+        );
+      return { kind: 'not_found', sealed: found.sealed };
+    }
     const r = found.record;
     if (r.status === 'in_progress')
       throw ApplicationFailure.retryable('effect still in progress downstream', Failure.IdempotencyInProgress);

@@ -12,8 +12,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { identitySourceFromEnv, type IdentitySource } from '../src/identity/config';
 import type { VerifiedIdentity } from '../src/identity/types';
 import type { HeldPolicy } from '../src/policy/authorization';
-import { policyDigest, type PolicyStore } from '../src/policy/policy-store';
+import type { PolicyStore } from '../src/policy/policy-store';
 import { IdentityError, verifyIdentityToken } from '../src/identity/verify';
+import { heldPolicy as readHeld } from './authorize.activities';
 
 export interface IdentityDeps {
   /** The issuers; default LEDGERLOOP_IDENTITY_ISSUERS (read at each verification; unset refuses every token). */
@@ -25,8 +26,7 @@ export interface IdentityDeps {
 function heldPolicy(store: PolicyStore | undefined): { policy?: HeldPolicy } {
   if (!store) return {};
   try {
-    const document = store.current();
-    return { policy: { document, digest: policyDigest(document) } };
+    return { policy: readHeld(store) };
   } catch {
     return {}; // unreadable: the first decision asks the authorizer, which refuses with its typed reason
   }
@@ -37,6 +37,10 @@ export function createIdentityActivities(deps: IdentityDeps | undefined) {
   async function verifyIdentity(input: {
     readonly token?: string;
     readonly includePolicy?: boolean;
+    /** What the token is presented for (a run start, an approval, a resolution, a cancel), and on which run and call. */
+    readonly purpose?: 'start' | 'approve' | 'resolve' | 'cancel';
+    readonly runId?: string;
+    readonly callId?: string;
   }): Promise<VerifiedIdentity & { readonly policy?: HeldPolicy }> {
     try {
       const identity = await verifyIdentityToken(source, input.token);

@@ -51,9 +51,9 @@ export function createActivities(deps: ActivityDeps) {
     authorize,
     labStrategies: deps.allowLabStrategies === true,
   });
-  const { authorizeCall } = createAuthorizeActivities(authorize);
+  const { readPolicy } = createAuthorizeActivities(authorize);
   const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
-  return { planTurn, dispatchTool, reconcileCall, authorizeCall, reserveQuota, releaseQuota, verifyIdentity };
+  return { planTurn, dispatchTool, reconcileCall, readPolicy, reserveQuota, releaseQuota, verifyIdentity };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

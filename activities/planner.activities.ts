@@ -68,10 +68,7 @@ export function createPlannerActivities(
 
   /** Verify an opening before any model call; refuse, typed and not retried, what cannot open the run. */
   async function open(opening: NonNullable<PlanTurnRequest['opening']>) {
-    const { policy, ...identity } = await verifyOpening({
-      token: opening.token,
-      ...(opening.includePolicy ? { includePolicy: true } : {}),
-    });
+    const { policy, ...identity } = await verifyOpening({ token: opening.token, includePolicy: true });
     const mismatch = principalMismatch(identity, opening.principal);
     if (mismatch !== undefined)
       throw ApplicationFailure.create({ type: Failure.IdentityMismatch, nonRetryable: true, message: mismatch });

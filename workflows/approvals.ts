@@ -8,7 +8,7 @@
  * approver of another tenant, the run's own principal, or one without a role the held policy lists for the
  * call's action (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
  */
-import { ApplicationFailure, condition, patched, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { ApplicationFailure, condition, setHandler, TemporalFailure } from '@temporalio/workflow';
 import { Failure } from '../src/domain/failures';
 import { actorRecord, isTokenShaped, type ActorRecord } from '../src/identity/types';
 import type { ApprovalGrant } from '../src/policy/authorization';
@@ -23,11 +23,6 @@ import {
 import { forbidden, verifyActor } from './identity';
 import type { Ledger } from './ledger';
 
-/** Patch id: approval decisions carry a verified token and are checked against the policy's approver roles. */
-export const VERIFIED_APPROVERS = 'verified-approvers';
-
-/** Cap on an approval TTL when the call's policy is not known to the run (it always is for new runs). */
-const TTL_CAP_WITHOUT_POLICY_MS = 3_600_000;
 const MAX_REASON = 2_000;
 
 type Outcome =
@@ -37,9 +32,9 @@ type Outcome =
 interface Waiting extends PendingApproval {
   readonly ttlMs: number;
   /** The policy the approval was asked under: who may approve, and the TTL cap. */
-  readonly policy?: Policy;
+  readonly policy: Policy;
   /** The action of the call (policy `approvers[].action`). */
-  readonly action?: string;
+  readonly action: string;
 }
 
 export class Approvals {
@@ -50,7 +45,7 @@ export class Approvals {
   constructor(
     private readonly ledger: Ledger,
     private readonly onChange: () => void,
-    private readonly run: { readonly principalId: string; readonly tenant: string },
+    private readonly run: { readonly runId: string; readonly principalId: string; readonly tenant: string },
   ) {}
 
   /** The pending requests as the `pendingApprovals` query shows them. */
@@ -62,23 +57,33 @@ export class Approvals {
     return this.pending.size;
   }
 
-  /** Ask for a decision and wait for it, at most `timeoutMs`. Returns undefined on timeout. */
+  /**
+   * Ask for a decision and wait for it, at most `timeoutMs`. Returns undefined on timeout, after withdrawing the
+   * request; a wait interrupted otherwise (a cancellation) leaves the request for the call runner to withdraw.
+   */
   async request(
     p: PendingApproval,
     ttlMs: number,
     timeoutMs: number,
-    held?: { readonly policy: Policy; readonly action: string },
+    held: { readonly policy: Policy; readonly action: string },
   ): Promise<Outcome | undefined> {
-    this.outcomes.delete(p.logicalCallId);
-    this.pending.set(p.logicalCallId, { ...p, ttlMs, ...(held ? { policy: held.policy, action: held.action } : {}) });
+    const id = p.logicalCallId;
+    this.outcomes.delete(id);
+    this.pending.set(id, { ...p, ttlMs, policy: held.policy, action: held.action });
     this.onChange();
-    const decided = await condition(() => this.outcomes.has(p.logicalCallId), Math.max(0, timeoutMs));
+    const decided = await condition(() => this.outcomes.has(id), Math.max(0, timeoutMs));
     if (!decided) {
-      this.pending.delete(p.logicalCallId);
-      this.onChange();
+      this.withdraw(id, 'no decision before the run deadline');
       return undefined;
     }
-    return this.outcomes.get(p.logicalCallId);
+    return this.outcomes.get(id);
+  }
+
+  /** Withdraw the call's pending request, if it has one: no decision can be taken on it from now on. */
+  withdraw(logicalCallId: string, reason: string): void {
+    if (!this.pending.delete(logicalCallId)) return;
+    this.ledger.append({ type: 'ApprovalWithdrawn', logicalCallId, reason: reason.slice(0, 500) });
+    this.onChange();
   }
 
   /** The validator (and the handler's first step): a well-formed decision on a pending call. Throws typed failures. */
@@ -125,15 +130,17 @@ export class Approvals {
     if (this.deciding.has(id)) throw refusedBusy(id);
     this.deciding.add(id);
     try {
-      const verified = await verifyActor(input.token, `approver of ${id}`);
+      const verified = await verifyActor(input.token, `approver of ${id}`, {
+        purpose: 'approve',
+        runId: this.run.runId,
+        callId: id,
+      });
       // The call may have been decided or timed out while the token was checked.
       if (this.pending.get(id) !== waiting) throw invalid(`call ${id} is no longer waiting for approval`);
       if (verified.tenant !== this.run.tenant)
         throw forbidden(`${verified.principalId} belongs to tenant ${verified.tenant}, not ${this.run.tenant}`);
       if (verified.principalId === this.run.principalId)
         throw forbidden(`${verified.principalId} may not approve or deny its own call`);
-      if (!waiting.policy || waiting.action === undefined)
-        throw forbidden(`the run holds no policy naming who may approve ${id}`);
       if (!mayApprove(waiting.policy, waiting.action, verified.roles)) {
         throw forbidden(
           `${verified.principalId} (roles: ${verified.roles.join(', ') || 'none'}) may not approve ${waiting.action} under policy ${waiting.policy.version}`,
@@ -152,10 +159,10 @@ export class Approvals {
     d: ApprovalDecisionInput,
     p: Waiting,
     approver: string,
-    actor?: ActorRecord,
+    actor: ActorRecord,
   ): { accepted: true; expiresAt?: string } {
     this.pending.delete(d.logicalCallId);
-    const who = actor ? { actor } : {};
+    const who = { actor };
     if (d.decision === 'deny') {
       const reason = d.reason ?? 'denied';
       this.ledger.append({ type: 'ApprovalDenied', logicalCallId: d.logicalCallId, approver, reason, ...who });
@@ -164,7 +171,7 @@ export class Approvals {
       return { accepted: true as const };
     }
     const now = Date.now();
-    const ttl = actor ? Math.min(d.ttlMs ?? p.ttlMs, ttlCap(p)) : (d.ttlMs ?? p.ttlMs);
+    const ttl = Math.min(d.ttlMs ?? p.ttlMs, ttlCap(p));
     const expiresAt = new Date(now + ttl).toISOString();
     const grant: ApprovalGrant = {
       logicalCallId: d.logicalCallId,
@@ -188,15 +195,10 @@ export class Approvals {
     this.onChange();
     return { accepted: true as const, expiresAt };
   }
-
-  /** The original handler, kept for histories recorded before `verified-approvers` (a free `approver` string). */
-  recordUnverified(d: ApprovalDecisionInput): { accepted: true; expiresAt?: string } {
-    return this.record(d, this.pending.get(d.logicalCallId)!, d.approver ?? '');
-  }
 }
 
 function ttlCap(p: Waiting): number {
-  return p.policy?.maxApprovalTtlMs ?? TTL_CAP_WITHOUT_POLICY_MS;
+  return p.policy.maxApprovalTtlMs;
 }
 
 function invalid(message: string): ApplicationFailure {
@@ -217,8 +219,6 @@ export function handleApprovalDecisions(approvals: Approvals): void {
   setHandler(
     decideApprovalUpdate,
     async (d) => {
-      // Versioned change: runs that recorded decisions before approvers were verified replay them as they were.
-      if (!patched(VERIFIED_APPROVERS)) return approvals.recordUnverified(d);
       try {
         return await approvals.decideVerified(d);
       } catch (err) {

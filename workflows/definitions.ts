@@ -11,11 +11,9 @@ export interface OperatorResolution {
   readonly outcome: 'SUCCEEDED' | 'FAILED';
   /**
    * The operator's identity token (compact JWS of a configured issuer): verified by the run, whose ledger records
-   * the verified principal. Required for every new resolution.
+   * the verified principal.
    */
-  readonly token?: string;
-  /** Before verified operators: a free name, e.g. `ops:bob` (kept only so recorded histories replay). */
-  readonly operator?: string;
+  readonly token: string;
   /** Why: the evidence the operator used (a statement, a receipt found by hand). */
   readonly reason: string;
   readonly receipt?: string;
@@ -23,7 +21,7 @@ export interface OperatorResolution {
 
 /** An operator settles a call that reconciliation left UNKNOWN. Refused for a call that is not UNKNOWN. */
 export const resolveCallUpdate = defineUpdate<
-  { readonly accepted: true; readonly operator?: string },
+  { readonly accepted: true; readonly operator: string },
   [OperatorResolution]
 >('resolveCall');
 
@@ -34,11 +32,9 @@ export interface ApprovalDecisionInput {
   readonly policyVersion: string;
   /**
    * The approver's identity token (compact JWS of a configured issuer). The run verifies it; the ledger and the
-   * decision chain record the verified principal. Required for every new decision.
+   * decision chain record the verified principal.
    */
-  readonly token?: string;
-  /** Before verified approvers: a free name, e.g. `manager:carol` (kept only so recorded histories replay). */
-  readonly approver?: string;
+  readonly token: string;
   /** Only `approve` or `deny`; anything else is refused by the validator. */
   readonly decision: 'approve' | 'deny';
   readonly reason?: string;
@@ -58,7 +54,7 @@ export interface PendingApproval {
 
 /** Approve or deny a call waiting for approval. Refused unless it names the pending call's hash and policy. */
 export const decideApprovalUpdate = defineUpdate<
-  { readonly accepted: true; readonly expiresAt?: string; readonly approver?: string },
+  { readonly accepted: true; readonly expiresAt?: string; readonly approver: string },
   [ApprovalDecisionInput]
 >('decideApproval');
 

@@ -14,16 +14,6 @@ import { principalMismatch, type VerifiedIdentity } from '../src/identity/types'
 import type { HeldPolicy } from '../src/policy/authorization';
 import { modelFailureCause, planOpening, type Planned } from './steps/plan';
 
-/** Patch id: a new run verifies its identity token before its first model call. */
-export const VERIFIED_IDENTITY = 'verified-identity';
-
-/**
- * Patch id: a new run's token is verified by its first planning turn's activity, before that activity calls the
- * model, instead of by an activity of its own (one activity and one workflow task less per run). Runs recorded
- * before it replay their `verifyIdentity` activity.
- */
-export const OPENING_IN_FIRST_PLAN = 'opening-in-first-plan';
-
 /**
  * The verification an actor or a run start waits on: 10 s per attempt, 3 attempts 0.5 s apart. Refusals are
  * non-retryable; only a worker that does not answer is retried.
@@ -68,21 +58,16 @@ function checkedOpening(opened: OpenedIdentity, principal: Principal): RunIdenti
 }
 
 /**
- * Verify the run's token and that it names the input's principal and tenant. Never throws for a bad token. With
- * `includePolicy` the same activity returns the policy the run is held to: whether a run took it is decided by
- * what its history recorded (runs recorded before it have no policy there), so no patch marker is needed.
+ * Verify the run's token and that it names the input's principal and tenant, and read the policy the run is held
+ * to. Never throws for a bad token.
  */
-export async function verifyRunIdentity(
-  token: string | undefined,
-  principal: Principal,
-  opts: { readonly includePolicy?: boolean } = {},
-): Promise<RunIdentity> {
+export async function verifyRunIdentity(token: string | undefined, principal: Principal): Promise<RunIdentity> {
   if (token === undefined)
     return { ok: false, code: Failure.IdentityInvalid, reason: 'the run carries no identity token' };
   let verified: VerifiedIdentity & { readonly policy?: HeldPolicy };
   try {
     verified = await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: 'verify run identity' }, [
-      opts.includePolicy ? { token, includePolicy: true } : { token },
+      { token, includePolicy: true, purpose: 'start' },
     ]);
   } catch (err) {
     if (err instanceof TemporalFailure && !(err instanceof ActivityFailure)) throw err; // cancellation
@@ -93,26 +78,25 @@ export async function verifyRunIdentity(
 }
 
 /**
- * Open a new run with its first planning turn (patch OPENING_IN_FIRST_PLAN): the planner activity verifies the
- * token and its principal, then calls the model. `first` is the turn to record once the run is created; there is
- * none when the identity was refused, since no model was called.
+ * Open a new run with its first planning turn: the planner activity verifies the token and its principal, then
+ * calls the model. `first` is the turn to record once the run is created; there is none when the identity was
+ * refused, since no model was called.
  *
- * When the activity could not say who the token names, the run verifies it on its own, as before this change, so
- * every run records its identity: after the model's failure (turn 1 then records that failure), when the deadline
- * leaves no room for a model call (turn 1 then stops at the deadline), and when the planner ignored the opening (a
- * worker built before this change: its plan is used only once the token has verified).
+ * When the activity could not say who the token names, the run verifies it on its own, so every run records its
+ * identity: after the model's failure (turn 1 then records that failure), when the deadline leaves no room for a
+ * model call (turn 1 then stops at the deadline), and when the planner did not verify the opening (its plan is
+ * used only once the token has verified).
  */
 export async function openWithFirstPlan(
   run: Parameters<typeof planOpening>[0],
   token: string,
-  opts: { readonly includePolicy: boolean },
 ): Promise<{ readonly checked: RunIdentity; readonly first?: Planned }> {
   const { principal } = run.input;
-  const verifyAlone = () => verifyRunIdentity(token, principal, opts);
+  const verifyAlone = () => verifyRunIdentity(token, principal);
   let opened: OpenedIdentity | undefined;
   let first: Planned;
   try {
-    const answer = await planOpening(run, { token, principal, ...(opts.includePolicy ? { includePolicy: true } : {}) });
+    const answer = await planOpening(run, { token, principal });
     opened = answer.opened;
     first = { ok: true, plan: answer.response };
   } catch (err) {
@@ -127,19 +111,28 @@ export async function openWithFirstPlan(
   return checked.ok ? { checked, first } : { checked };
 }
 
+/** What an actor's token is presented for: the act, and the run (and call) it acts on. */
+export interface ActorPurpose {
+  readonly purpose: 'approve' | 'resolve' | 'cancel';
+  readonly runId: string;
+  readonly callId?: string;
+}
+
 /**
- * Verify an actor's token from an update handler. A refusal becomes an `ApplicationFailure` of the same type,
- * which fails the update only (never the workflow task).
+ * Verify an actor's token from an update handler, for one purpose on this run (and call). A refusal becomes an
+ * `ApplicationFailure` of the same type, which fails the update only (never the workflow task).
  */
-export async function verifyActor(token: string, purpose: string): Promise<VerifiedIdentity> {
+export async function verifyActor(token: string, who: string, purpose: ActorPurpose): Promise<VerifiedIdentity> {
   try {
-    return await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: `verify ${purpose}` }, [{ token }]);
+    return await activities.verifyIdentity.executeWithOptions({ ...VERIFY, summary: `verify ${who}` }, [
+      { token, ...purpose },
+    ]);
   } catch (err) {
     const r = refusalOf(err);
     throw ApplicationFailure.create({
       type: r.code,
       nonRetryable: true,
-      message: `${purpose}: ${r.reason}; nothing recorded`,
+      message: `${who}: ${r.reason}; nothing recorded`,
     });
   }
 }

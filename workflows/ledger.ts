@@ -42,6 +42,10 @@ export class Ledger {
   private readonly byState = new Map<CallState, Set<string>>();
   /** Call ids by operation key, in `order`. */
   private readonly byKey = new Map<string, string[]>();
+  /** When each call's intent was first recorded (ms), by the action it was authorized as: rate-limit windows. */
+  private readonly intentsByAction = new Map<string, Map<string, number>>();
+  /** Calls whose approval is pending. */
+  private readonly awaitingApproval = new Set<string>();
 
   /** A fresh ledger, or one that continues from a projection carried over by continue-as-new. */
   constructor(carried?: { readonly projection: Projection; readonly eventCount: number }) {
@@ -83,6 +87,21 @@ export class Ledger {
     return this.byState.get(state)?.size ?? 0;
   }
 
+  /** How many calls wait for a human approval now (before their first dispatch, or a renewed one after it). */
+  get pendingApprovalCount(): number {
+    return this.awaitingApproval.size;
+  }
+
+  /**
+   * The times (ms) this run's intents of `action` were first recorded, except `exceptCallId`'s own: what a rate
+   * limit counts. From the projection, so the window survives continue-as-new.
+   */
+  intentTimes(action: string, exceptCallId: string): number[] {
+    const times: number[] = [];
+    for (const [id, at] of this.intentsByAction.get(action) ?? []) if (id !== exceptCallId) times.push(at);
+    return times;
+  }
+
   /** The calls that carry operation key `key`, in the projection's order. */
   callsWithKey(key: string): CallView[] {
     return (this.byKey.get(key) ?? []).map((id) => this.current.calls[id]!);
@@ -99,6 +118,13 @@ export class Ledger {
 
   private index(before: CallView | undefined, after: CallView): void {
     const id = after.logicalCallId;
+    const intentMoved = before?.firstIntentAt !== after.firstIntentAt || before?.action !== after.action;
+    if (after.action !== null && after.firstIntentAt !== null && intentMoved) {
+      const times = this.intentsByAction.get(after.action) ?? new Map<string, number>();
+      this.intentsByAction.set(after.action, times.set(id, Date.parse(after.firstIntentAt)));
+    }
+    if (after.approval === 'pending') this.awaitingApproval.add(id);
+    else this.awaitingApproval.delete(id);
     if (!this.place.has(id)) {
       this.place.set(id, this.order.length);
       this.order.push(id);

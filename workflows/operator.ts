@@ -8,11 +8,11 @@
  * fails, the workflow task does not) and nothing is recorded; the call stays UNKNOWN. The lookup's evidence is
  * recorded beside who and why.
  *
- * Who resolves is verified (`verified-operators`): the operator's token is checked by the `verifyIdentity`
- * activity, and the operator must belong to the run's tenant and hold a role the held policy lists for the
- * call's tool (`operators`). A cancel request (`requestCancel`) is verified the same way.
+ * Who resolves is verified: the operator's token is checked by the `verifyIdentity` activity, and the operator
+ * must belong to the run's tenant and hold a role the held policy lists for the call's tool (`operators`). A
+ * cancel request (`requestCancel`) is verified the same way.
  */
-import { ApplicationFailure, type CancellationScope, patched, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { ApplicationFailure, type CancellationScope, setHandler, TemporalFailure } from '@temporalio/workflow';
 import { activities } from './proxies';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
@@ -25,12 +25,8 @@ import type { Policy } from '../src/policy/policy-format';
 import { mayCancel, mayResolve } from '../src/policy/policy-rules';
 import { requestCancelUpdate, resolveCallUpdate, type OperatorResolution } from './definitions';
 import { forbidden, verifyActor } from './identity';
+import { evidenceOf } from './steps/settle';
 import type { Ledger } from './ledger';
-
-/** Patch id: a resolution is checked against a downstream lookup (with seal) before it is recorded. */
-export const VERIFIED_RESOLUTION = 'verified-resolution';
-/** Patch id: the resolution carries the operator's token, verified and checked against the policy's roles. */
-export const VERIFIED_OPERATORS = 'verified-operators';
 
 /** Longest accepted `operator` and `receipt` (characters); longer input is refused, never truncated. */
 const MAX_NAME = 200;
@@ -55,13 +51,13 @@ export function handleOperatorResolutions(
   setHandler(
     resolveCallUpdate,
     async (res) => {
-      // Versioned change: runs that recorded resolutions before verification existed replay them unchecked.
-      if (!patched(VERIFIED_RESOLUTION)) return recordUnchecked(ledger, res, onChange);
       try {
-        // Versioned change: resolutions recorded before verified operators named a free `operator` string.
-        if (!patched(VERIFIED_OPERATORS)) return await recordVerified(ledger, res, onChange, checking);
-        checkResolution(ledger, res, true);
-        const actor = await verifyActor(res.token!, `operator of ${res.logicalCallId}`);
+        checkResolution(ledger, res); // the same check as the validator, so the handler never relies on it alone
+        const actor = await verifyActor(res.token, `operator of ${res.logicalCallId}`, {
+          purpose: 'resolve',
+          runId: ledger.projection.runId ?? '',
+          callId: res.logicalCallId,
+        });
         allowOperator(ledger, res, actor, policy());
         return { ...(await recordVerified(ledger, res, onChange, checking, actor)), operator: actor.principalId };
       } catch (err) {
@@ -70,7 +66,7 @@ export function handleOperatorResolutions(
         throw invalid(`the resolution could not be checked: ${err instanceof Error ? err.message : String(err)}`);
       }
     },
-    { validator: (res) => checkResolution(ledger, res, true) },
+    { validator: (res) => checkResolution(ledger, res) },
   );
 }
 
@@ -124,7 +120,10 @@ export function handleCancelRequests(
     async (req) => {
       try {
         const { token, reason } = check(req);
-        const actor = await verifyActor(token, 'cancel request');
+        const actor = await verifyActor(token, 'cancel request', {
+          purpose: 'cancel',
+          runId: ledger.projection.runId ?? '',
+        });
         if (actor.tenant !== run.tenant)
           throw forbidden(`${actor.principalId} belongs to tenant ${actor.tenant}, not ${run.tenant}`);
         const held = policy();
@@ -152,28 +151,13 @@ function cancelInvalid(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: Failure.OperatorResolutionInvalid, nonRetryable: true, message });
 }
 
-/** The original handler, kept for histories recorded before `verified-resolution`. */
-function recordUnchecked(ledger: Ledger, res: OperatorResolution, onChange: () => void): { accepted: true } {
-  ledger.append({
-    type: 'ToolEffectReconciled',
-    logicalCallId: res.logicalCallId,
-    via: 'operator',
-    outcome: res.outcome,
-    ...(res.receipt !== undefined ? { receipt: res.receipt } : {}),
-    detail: `${res.operator ?? ''}: ${res.reason}`,
-  });
-  onChange();
-  return { accepted: true as const };
-}
-
 async function recordVerified(
   ledger: Ledger,
   res: OperatorResolution,
   onChange: () => void,
   checking: Set<string>,
-  actor?: VerifiedIdentity,
+  actor: VerifiedIdentity,
 ): Promise<{ accepted: true }> {
-  checkResolution(ledger, res, actor !== undefined); // the same check as the validator, so the handler never relies on it alone
   const id = res.logicalCallId;
   const call = callOf(ledger, id) as CallView;
   const service = call.service ?? workflowTools.get(call.toolName)?.service;
@@ -218,9 +202,9 @@ async function recordVerified(
       via: 'operator',
       outcome: res.outcome,
       ...(receipt !== undefined ? { receipt } : {}),
-      detail: `${actor ? actor.principalId : (res.operator ?? '')}: ${res.reason}`,
+      detail: `${actor.principalId}: ${res.reason}`,
       evidence,
-      ...(actor ? { actor: actorRecord(actor) } : {}),
+      actor: actorRecord(actor),
     });
     onChange();
     return { accepted: true as const };
@@ -252,18 +236,6 @@ function whyRefused(res: OperatorResolution, ev: ResolutionEvidence): string | u
   return undefined;
 }
 
-function evidenceOf(answer: ReconcileResponse, service: string, operationKey: string): ResolutionEvidence {
-  const base = { service, operationKey, checkedAt: new Date(Date.now()).toISOString() };
-  if (answer.kind === 'not_found') return { lookup: answer.sealed ? 'sealed' : 'not_found', ...base };
-  return {
-    lookup: 'found',
-    status: answer.status,
-    ...(answer.receipt !== undefined ? { receipt: answer.receipt } : {}),
-    ...(answer.errorCode !== undefined ? { errorCode: answer.errorCode } : {}),
-    ...base,
-  };
-}
-
 /**
  * The intent a lookup needs, rebuilt from the projection (which survives continue-as-new): the lookup itself
  * uses only the operation key; the other fields name the call in the activity's input.
@@ -291,27 +263,23 @@ function callOf(ledger: Ledger, id: unknown): CallView | undefined {
   return typeof id === 'string' && Object.prototype.hasOwnProperty.call(calls, id) ? calls[id] : undefined;
 }
 
-/**
- * The validator: a well-formed resolution of a call that is UNKNOWN, with who (a token; before verified operators
- * a name) and why. Throws typed failures.
- */
-function checkResolution(ledger: Ledger, res: unknown, withToken: boolean): asserts res is OperatorResolution {
+/** The validator: a well-formed resolution of a call that is UNKNOWN, with who (a token) and why. Throws typed failures. */
+function checkResolution(ledger: Ledger, res: unknown): asserts res is OperatorResolution {
   if (typeof res !== 'object' || res === null) throw invalid('a resolution must be an object');
   const r = res as Record<string, unknown>;
   const call = callOf(ledger, r['logicalCallId']);
   if (call === undefined) throw invalid(`no call ${String(r['logicalCallId']).slice(0, MAX_NAME)} in this run`);
   if (call.state !== 'UNKNOWN') throw invalid(`call ${call.logicalCallId} is not UNKNOWN`);
   if (r['outcome'] !== 'SUCCEEDED' && r['outcome'] !== 'FAILED') throw invalid('outcome must be SUCCEEDED or FAILED');
-  if (withToken && !isTokenShaped(r['token'])) {
+  if (!isTokenShaped(r['token'])) {
     throw ApplicationFailure.create({
       type: Failure.IdentityInvalid,
       nonRetryable: true,
       message: 'an operator resolution needs the operator’s identity token (a compact JWS)',
     });
   }
-  if ((!withToken && !nonEmpty(r['operator'], MAX_NAME)) || !nonEmpty(r['reason'], MAX_REASON)) {
-    throw invalid(`an operator resolution needs who (at most ${MAX_NAME} characters) and why (at most ${MAX_REASON})`);
-  }
+  if (!nonEmpty(r['reason'], MAX_REASON))
+    throw invalid(`an operator resolution needs why (at most ${MAX_REASON} characters)`);
   if (r['receipt'] !== undefined && !nonEmpty(r['receipt'], MAX_NAME)) {
     throw invalid(`a receipt must be a non-empty string of at most ${MAX_NAME} characters`);
   }

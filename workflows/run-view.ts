@@ -11,12 +11,10 @@ import type { Ledger } from './ledger';
 /**
  * Publishes the run's state as search attributes and as the UI's current details (markdown).
  *
- * Each search-attribute upsert is a history event and a visibility write, so `onChangeOnly` upserts only the
- * keys whose value differs from what the workflow already carries (`workflowInfo().typedSearchAttributes`
- * holds the start-time values, every earlier upsert, and the previous run's values after continue-as-new):
- * a normal turn upserts nothing. Runs recorded before this change upserted every key on every publish;
- * `onChangeOnly` is false for them (see the `publish-on-change` patch in agent-run.workflow.ts).
- * The current details cost no event; they are rebuilt only when the ledger moved.
+ * Each search-attribute upsert is a history event and a visibility write, so only the keys whose value differs
+ * from what the workflow already carries are upserted (`workflowInfo().typedSearchAttributes` holds the
+ * start-time values, every earlier upsert, and the previous run's values after continue-as-new): a normal turn
+ * upserts nothing. The current details cost no event; they are rebuilt only when the ledger moved.
  */
 export class RunView {
   private detailsAt = -1;
@@ -24,7 +22,6 @@ export class RunView {
   constructor(
     private readonly ledger: Ledger,
     private readonly budgets: Budgets,
-    private readonly onChangeOnly: boolean,
   ) {}
 
   /** Set the run's identity attributes (principal, tenant, strategy), when the starter has not already. */
@@ -41,10 +38,11 @@ export class RunView {
     this.upsert([
       { key: SA.status, value: p.status },
       { key: SA.unknownCalls, value: this.ledger.countIn('UNKNOWN') },
-      { key: SA.pendingApprovals, value: this.ledger.countIn('AWAITING_APPROVAL') },
+      { key: SA.pendingApprovals, value: this.ledger.pendingApprovalCount },
       ...(p.stopReason ? [{ key: SA.stopReason, value: p.stopReason }] : []),
+      ...(p.status === 'stopped' ? [{ key: SA.leftStanding, value: p.leftStanding.length }] : []),
     ]);
-    if (!this.onChangeOnly || this.detailsAt !== this.ledger.size) {
+    if (this.detailsAt !== this.ledger.size) {
       this.detailsAt = this.ledger.size;
       setCurrentDetails(currentDetails(this.ledger, this.budgets));
     }
@@ -52,7 +50,7 @@ export class RunView {
 
   private upsert(pairs: SearchAttributeUpdatePair[]): void {
     const current = workflowInfo().typedSearchAttributes;
-    const changed = this.onChangeOnly ? pairs.filter((u) => current.get(u.key) !== u.value) : pairs;
+    const changed = pairs.filter((u) => current.get(u.key) !== u.value);
     if (changed.length > 0) upsertSearchAttributes(changed);
   }
 }
@@ -90,6 +88,7 @@ export function runResult(ledger: Ledger, stopReason: StopReason, detail: string
   return {
     stopReason,
     detail,
+    leftStanding: snap.projection.leftStanding,
     ...(finalText !== undefined ? { finalText } : {}),
     projectionHash: snap.projectionHash,
     eventCount: snap.eventCount,

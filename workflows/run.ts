@@ -1,10 +1,11 @@
 /**
- * `AgentRun`: one run's state, and its turns told in the essay's order. The workflow function
- * (`agent-run.workflow.ts`) registers the handlers over this state, then calls `execute`.
+ * `AgentRun`: one run's state (the run model every step reads, model.ts), and its turns told in the essay's order.
+ * The workflow function (`agent-run.workflow.ts`) registers the handlers over this state, then calls `execute`.
  *
- * A turn: `plan` (the model proposes) → for each proposal `validate` → `key` → `decide` → `recordIntent` →
- * `dispatch` → `settle`; a failed effect → `compensate`. After each step `nextStop` (stops.ts) says whether the
- * run ends here, and why.
+ * A turn: `plan` (the model proposes) → for each proposal `validate` → `key` → `runCall` (decide, record the
+ * intent, dispatch, settle; call-runner.ts); a failed effect → `compensate`. After each step `nextStop` (stops.ts)
+ * says whether the run ends here, and why. Every stop but `completed` settles what stands (`onAbort`) and names
+ * what it leaves for an operator.
  */
 import {
   allHandlersFinished,
@@ -13,14 +14,12 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Observation, PlanResponse, ProposedCall } from '../src/domain/activity-contracts';
-import type { ActorRecord } from '../src/identity/types';
 import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
 import { Failure } from '../src/domain/failures';
-import { retryAmplification, REDUCER_VERSION, type Projection } from '../src/domain/reducer';
+import { REDUCER_VERSION, retryAmplification, type Projection } from '../src/domain/reducer';
 import {
   DEFAULT_BUDGETS,
   DEFAULT_CAPS,
@@ -30,58 +29,45 @@ import {
   type Budgets,
   type CarriedState,
 } from '../src/domain/run';
+import type { ActorRecord } from '../src/identity/types';
 import { workflowTools } from '../src/tools/workflow-registry';
 import { Approvals } from './approvals';
 import { proposalSignature } from './budgets';
-import { runCall, type CallRunnerContext } from './call-runner';
+import { runCall, withGrace } from './call-runner';
 import { CircuitBreakers } from './circuit-breaker';
-import {
-  OPENING_IN_FIRST_PLAN,
-  openWithFirstPlan,
-  VERIFIED_IDENTITY,
-  verifyRunIdentity,
-  type RunIdentity,
-} from './identity';
+import { openWithFirstPlan, verifyRunIdentity, type RunIdentity } from './identity';
 import { Ledger } from './ledger';
+import type { RunModel, ValidatedCall, Who } from './model';
+import { PolicyHolder } from './policy-holder';
 import { RunView, runResult } from './run-view';
-import { Saga, settleStanding, type SagaRegistration } from './steps/compensate';
-import { PolicyHolder, type DispatchGate } from './steps/decide';
+import { describeStanding, Saga, settleStanding, type SagaRegistration } from './steps/compensate';
 import { answerRepeat, earlierIntent, key } from './steps/key';
 import { plan, recordFirstPlan, type Planned } from './steps/plan';
-import {
-  ProposalRecord,
-  validate,
-  validateBinding,
-  type Prepared,
-  type RunContext,
-  type ValidatedCall,
-} from './steps/validate';
+import { ProposalRecord, validate, validateBinding, type Prepared } from './steps/validate';
 import {
   afterCompensation,
   cancelledStop,
   deadlineStop,
   failureSummary,
   nextStop,
-  SETTLE_STANDING_EFFECTS,
-  settlesStanding,
   type Moment,
   type Stop,
 } from './stops';
 
-/** Patch id: search attributes are upserted only when a value changes (fewer history events per turn). */
-export const PUBLISH_ON_CHANGE = 'publish-on-change';
-/** Patch id: the run decides from the policy the authorizer returned; the dispatch activity re-checks and signs. */
-export const DECIDE_FROM_HELD_POLICY = 'decide-from-held-policy';
-
 /** Who asked a verified cancel (from the cancel handler), if anyone did. */
 export type CancelledBy = () => { readonly actor: ActorRecord; readonly reason: string } | undefined;
 
-export class AgentRun {
+export class AgentRun implements RunModel {
   readonly runId = workflowInfo().workflowId;
   readonly ledger: Ledger;
   readonly budgets: Budgets;
-  readonly who: { readonly principalId: string; readonly tenant: string };
+  readonly who: Who;
+  readonly deadlineAt: string;
+  readonly strategy: AgentRunInput['strategy'];
+  readonly tools = workflowTools;
   readonly approvals: Approvals;
+  readonly policy = new PolicyHolder();
+  readonly breakers: CircuitBreakers;
   /** Cancelling this scope (`requestCancel`, or Temporal's cancel of the run) stops the turn loop. */
   readonly scope = new CancellationScope();
   private readonly carried: CarriedState | undefined;
@@ -89,12 +75,9 @@ export class AgentRun {
   private readonly caps: typeof DEFAULT_CAPS;
   private readonly limits: typeof DEFAULT_LIMITS;
   private readonly view: RunView;
-  private readonly proposals: RunContext;
   private readonly saga: Saga;
-  /** Compensations carried across continue-as-new whose tool this worker no longer knows. */
+  /** Compensations carried across continue-as-new whose tool this worker no longer knows (forward call ids). */
   private readonly lostRegistrations: readonly string[];
-  private readonly gate: DispatchGate;
-  private readonly runner: CallRunnerContext;
   /** Calls holding a place in the tool-call budget while they wait (authorizer, approval, rate limit). */
   private readonly reservedIntents = new Set<string>();
   private observations: Observation[];
@@ -111,48 +94,16 @@ export class AgentRun {
     this.limits = { ...DEFAULT_LIMITS, ...input.limits };
     this.caps = { ...DEFAULT_CAPS, ...input.caps };
     this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
+    this.deadlineAt = input.deadlineAt;
     this.deadlineAtMs = Date.parse(input.deadlineAt);
+    this.strategy = input.strategy;
     this.who = { principalId: input.principal.id, tenant: input.principal.tenant };
-    this.proposals = {
-      runId: this.runId,
-      ...this.who,
-      deadlineAt: input.deadlineAt,
-      tools: workflowTools,
-      ledger: this.ledger,
-      occurrences: new Map(carried?.occurrences ?? []),
-    };
-    // Versioned change: runs started before it upserted every search attribute on every publish (replayed as such).
-    this.view = new RunView(this.ledger, this.budgets, patched(PUBLISH_ON_CHANGE));
+    this.view = new RunView(this.ledger, this.budgets);
     this.saga = new Saga(this.ledger, workflowTools, this.runId, this.who);
     // Compensations are owed across continue-as-new: the registrations travel with the carried state.
     this.lostRegistrations = carried?.saga ? this.saga.restore(carried.saga as SagaRegistration[]) : [];
-    const breakers = new CircuitBreakers(this.ledger);
-    this.approvals = new Approvals(this.ledger, this.show, this.who);
-    this.gate = {
-      ledger: this.ledger,
-      approvals: this.approvals,
-      runId: this.runId,
-      ...this.who,
-      deadlineAt: input.deadlineAt,
-      strategy: input.strategy,
-      clock: this.clock,
-      dispatchTimes: new Map(),
-      unresolved: (except) => this.ledger.callsIn('UNKNOWN').filter((c) => c !== except),
-      reserveBudget: (callId) => this.reserve(callId),
-      releaseBudget: (callId) => void this.reservedIntents.delete(callId),
-      circuitOpen: (service) => breakers.openReason(service),
-      // Versioned change: runs started before it asked the authorizer local activity for every call.
-      ...(patched(DECIDE_FROM_HELD_POLICY) ? { held: new PolicyHolder() } : {}),
-    };
-    this.runner = {
-      ledger: this.ledger,
-      strategy: input.strategy,
-      tenant: this.who.tenant,
-      clock: this.clock,
-      gate: this.gate,
-      breakers,
-      beforeDispatch: (c) => this.saga.register(c),
-    };
+    this.breakers = new CircuitBreakers(this.ledger);
+    this.approvals = new Approvals(this.ledger, this.show, { runId: this.runId, ...this.who });
     this.observations = (carried?.observations ?? []) as Observation[];
     this.lastSignature = carried?.lastProposalSignature;
     this.repeated = carried?.repeatedTurns ?? 0;
@@ -160,14 +111,27 @@ export class AgentRun {
 
   /** Publish the run's state for the UI (search attributes, current details). */
   readonly show = (): void => this.view.publish();
-  /** The policy the run decides from now (held), for the checks on approvers, operators and cancellers. */
-  readonly heldPolicy = () => this.gate.held?.current?.document;
-  readonly clock = (): DeadlineClock => ({
-    deadlineAtMs: this.deadlineAtMs,
-    nowMs: Date.now(),
-    caps: this.caps,
-    limits: this.limits,
-  });
+  /** The policy the run decides from now, for the checks on approvers, operators and cancellers. */
+  readonly heldPolicy = () => this.policy.current?.document;
+
+  clock(): DeadlineClock {
+    return { deadlineAtMs: this.deadlineAtMs, nowMs: Date.now(), caps: this.caps, limits: this.limits };
+  }
+
+  reserveIntent(callId: string): boolean {
+    if (this.reservedIntents.has(callId)) return true;
+    if (this.ledger.projection.intents + this.reservedIntents.size >= this.budgets.maxToolCalls) return false;
+    this.reservedIntents.add(callId);
+    return true;
+  }
+
+  releaseIntent(callId: string): void {
+    this.reservedIntents.delete(callId);
+  }
+
+  registerCompensation(call: ValidatedCall): void {
+    this.saga.register(call);
+  }
 
   retryAccounting() {
     const p = this.ledger.projection;
@@ -183,18 +147,16 @@ export class AgentRun {
     } catch (err) {
       if (err instanceof DeadlineTooClose) return this.end(deadlineStop(err.message));
       if (!isCancellation(err)) throw err;
-      // Cancelling proves only that we stopped waiting. Calls in flight were marked UNKNOWN and reconciled by
-      // their runners (reconciliation is not cancellable); nothing new is dispatched.
-      const inFlight = Object.values(this.ledger.projection.calls)
-        .filter((c) => c.state === 'UNKNOWN' || c.state === 'DISPATCHING')
-        .map((c) => c.logicalCallId);
+      // Cancelling proves only that we stopped waiting. Every call settled on its way out (call-runner.ts):
+      // what it may have sent was looked up by key; nothing new is dispatched.
+      const unsettled = this.ledger.callsIn('UNKNOWN');
       const by = cancelledBy();
       this.ledger.append({
         type: 'CancellationRequested',
-        inFlight,
+        inFlight: unsettled,
         ...(by ? { requestedBy: by.actor, reason: by.reason } : {}),
       });
-      return this.end(cancelledStop(inFlight, by));
+      return this.end(cancelledStop(unsettled, by));
     }
   }
 
@@ -250,13 +212,13 @@ export class AgentRun {
     return nextStop(this.facts, m);
   }
 
-  /** Record the run's start (identity verified), or take over the state continue-as-new carried. */
+  /** Record the run's start (identity verified, policy held), or take over the state continue-as-new carried. */
   private async open(): Promise<{ identityRefused?: string }> {
     const { input, ledger, carried } = this;
     let refused: string | undefined;
     if (carried) {
       // Carried state is the workflow's own, handed over at continue-as-new; a starter that sets it is refused.
-      if (patched(VERIFIED_IDENTITY) && workflowInfo().continuedFromExecutionRunId === undefined) {
+      if (workflowInfo().continuedFromExecutionRunId === undefined) {
         throw ApplicationFailure.create({
           type: Failure.IdentityInvalid,
           nonRetryable: true,
@@ -270,24 +232,10 @@ export class AgentRun {
         eventCount: carried.eventCount,
       });
     } else {
-      // Versioned change: runs started before it took the principal from the input text.
-      const checked = patched(VERIFIED_IDENTITY) ? await this.verifyOpening() : undefined;
-      // The policy the opening returned is held from the start: the first turn decides without asking the
-      // authorizer (history decides whether a run took this path: older runs' openings returned no policy).
-      if (checked?.ok && checked.policy) this.gate.held?.hold(checked.policy);
-      const identity =
-        checked === undefined
-          ? undefined
-          : checked.ok
-            ? {
-                verified: true as const,
-                subject: checked.identity.subject,
-                issuer: checked.identity.issuer,
-                tokenDigest: checked.identity.tokenDigest,
-                roles: checked.identity.roles,
-              }
-            : { verified: false as const, code: checked.code, reason: checked.reason };
-      if (checked && !checked.ok) refused = `${checked.code}: ${checked.reason}`;
+      const checked = await this.verifyOpening();
+      // The policy the opening returned is held from the start: the first turn decides without asking for it.
+      if (checked.ok && checked.policy) this.policy.hold(checked.policy);
+      if (!checked.ok) refused = `${checked.code}: ${checked.reason}`;
       ledger.append({
         type: 'RunCreated',
         runId: this.runId,
@@ -297,7 +245,15 @@ export class AgentRun {
         budgets: this.budgets,
         reducerVersion: REDUCER_VERSION,
         onAbort: this.onAbort,
-        identity,
+        identity: checked.ok
+          ? {
+              verified: true,
+              subject: checked.identity.subject,
+              issuer: checked.identity.issuer,
+              tokenDigest: checked.identity.tokenDigest,
+              roles: checked.identity.roles,
+            }
+          : { verified: false, code: checked.code, reason: checked.reason },
       });
     }
     this.view.identify({ principal: this.who.principalId, tenant: this.who.tenant, strategy: input.strategy });
@@ -307,30 +263,20 @@ export class AgentRun {
 
   /**
    * Verify the run's token before any model call. A run with a token and a turn to take has its first planning
-   * turn verify it (versioned change: runs before it verified in an activity of their own, and still do when the
-   * first turn cannot say who the token names).
+   * turn verify it; otherwise (or when that turn cannot say who the token names) it is verified on its own.
    */
   private async verifyOpening(): Promise<RunIdentity> {
-    const { input } = this;
-    const includePolicy = this.gate.held !== undefined;
-    const token = input.identityToken;
-    if (token !== undefined && this.budgets.maxTurns >= 1 && patched(OPENING_IN_FIRST_PLAN)) {
-      const { checked, first } = await openWithFirstPlan(this, token, { includePolicy });
+    const token = this.input.identityToken;
+    if (token !== undefined && this.budgets.maxTurns >= 1) {
+      const { checked, first } = await openWithFirstPlan(this, token);
       this.firstPlan = first;
       return checked;
     }
-    return verifyRunIdentity(token, input.principal, { includePolicy });
+    return verifyRunIdentity(token, this.input.principal);
   }
 
   private get onAbort(): 'compensate' | 'leave' {
     return this.input.onAbort ?? 'compensate';
-  }
-
-  private reserve(callId: string): boolean {
-    if (this.reservedIntents.has(callId)) return true;
-    if (this.ledger.projection.intents + this.reservedIntents.size >= this.budgets.maxToolCalls) return false;
-    this.reservedIntents.add(callId);
-    return true;
   }
 
   /** Count turns proposing the same calls as the last (no-progress detection); returns the count. */
@@ -344,12 +290,12 @@ export class AgentRun {
 
   /** validate → key → validateBinding: a proposal becomes a call the run may decide on, or a typed rejection. */
   private prepare(turn: number, proposal: ProposedCall, inTurn: Map<string, number>, overCap?: number): Prepared {
-    const record = new ProposalRecord(this.proposals, turn, proposal, inTurn);
+    const record = new ProposalRecord(this, turn, proposal, inTurn);
     const shaped = validate(record, overCap);
     if (!shaped.ok) return shaped;
     const keyed = key(record, shaped.tool, shaped.args);
     if (!keyed.ok) return keyed;
-    return validateBinding(record, keyed.call, keyed.occurrenceSlot);
+    return validateBinding(record, keyed.call);
   }
 
   /** One turn's calls side by side; each is tracked by its logical call id, never by position. */
@@ -375,7 +321,7 @@ export class AgentRun {
         };
         return Promise.resolve(answerRepeat(ledger, c, earlier.logicalCallId, settledBefore));
       }
-      const outcome = runCall(this.runner, c);
+      const outcome = runCall(this, c);
       byKey.set(c.operationKey, { id: c.logicalCallId, outcome });
       return outcome;
     };
@@ -406,7 +352,6 @@ export class AgentRun {
       eventCount: snap.eventCount,
       nextTurn: turn,
       observations: this.observations,
-      occurrences: [...this.proposals.occurrences.entries()],
       ...(this.lastSignature !== undefined ? { lastProposalSignature: this.lastSignature } : {}),
       repeatedTurns: this.repeated,
       usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
@@ -419,48 +364,37 @@ export class AgentRun {
 
   /**
    * End the run. A failed call's turn is compensated first (in the turn's scope, as any step); then, never
-   * interrupted by a cancellation: settle what stands (`onAbort`), record why, publish, and return.
+   * interrupted by a cancellation: a stop other than `completed` settles what stands (`onAbort`, within the
+   * deadline's grace) and records what it leaves for an operator; publish, and return.
    */
   private async end(s: Stop): Promise<AgentRunResult> {
     let stop = s;
     if (stop.kind === 'compensate') {
-      const outcome = await this.saga.compensate(stop.turn, failureSummary(stop.failed), (c) =>
-        runCall(this.runner, c),
-      );
+      const outcome = await this.saga.compensate(stop.turn, failureSummary(stop.failed), (c) => runCall(this, c));
       this.show();
       stop = afterCompensation(stop.failed, outcome);
     }
     const { reason, detail, finalText } = stop as Extract<Stop, { kind: 'stop' }>;
     return CancellationScope.nonCancellable(async () => {
-      const standing = settlesStanding(reason) ? await this.settleStanding(reason) : '';
-      const lost =
-        this.lostRegistrations.length > 0
-          ? `compensations lost across continue-as-new (unknown tool): ${this.lostRegistrations.join(', ')}`
-          : '';
-      const full = [detail, standing, reason === 'completed' ? '' : lost].filter((x) => x !== '').join('; ');
-      this.ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full });
+      const left =
+        reason === 'completed'
+          ? []
+          : await settleStanding(
+              {
+                ledger: this.ledger,
+                saga: this.saga,
+                tools: workflowTools,
+                onAbort: this.onAbort,
+                lost: this.lostRegistrations,
+              },
+              reason,
+              (c) => runCall(withGrace(this), c),
+            );
+      const full = [detail, describeStanding(this.onAbort, left)].filter((x) => x !== '').join('; ');
+      this.ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full, leftStanding: left });
       this.show();
       await condition(allHandlersFinished);
       return runResult(this.ledger, reason, full, finalText);
     });
-  }
-
-  private settleStanding(reason: Parameters<typeof settleStanding>[1]): Promise<string> {
-    // Offsetting at a stop may use the grace past the deadline: that is what the grace is kept for.
-    const abortRunner: CallRunnerContext = {
-      ...this.runner,
-      clock: () => ({ ...this.clock(), deadlineAtMs: this.deadlineAtMs + this.caps.abortGraceMs }),
-    };
-    return settleStanding(
-      {
-        ledger: this.ledger,
-        saga: this.saga,
-        tools: workflowTools,
-        onAbort: this.onAbort,
-        versioned: () => patched(SETTLE_STANDING_EFFECTS),
-      },
-      reason,
-      (c) => runCall(abortRunner, c),
-    );
   }
 }

@@ -3,7 +3,6 @@
  * learns something (the run opened, a turn began, the model answered, the calls came back, an operator settled
  * what was UNKNOWN, the turn ended), and an interruption (the deadline, a cancellation) maps to its stop here too.
  */
-import { patched } from '@temporalio/workflow';
 import type { Observation, PlanResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { ActorRecord } from '../src/identity/types';
@@ -11,14 +10,6 @@ import type { Projection } from '../src/domain/reducer';
 import type { AgentRunInput, Budgets, StopReason } from '../src/domain/run';
 import { spentBudget } from './budgets';
 import type { SagaOutcome } from './steps/compensate';
-
-/**
- * Patch id: a run with a token or cost budget stops when the model reports no usage (fail closed: a budget that
- * cannot be measured is not a budget). Runs before it went on, counting nothing.
- */
-export const BUDGET_NEEDS_USAGE = 'budget-needs-usage';
-/** Patch id: a stop other than `completed` settles standing effects by the run's `onAbort` choice. */
-export const SETTLE_STANDING_EFFECTS = 'settle-standing-effects';
 
 export type Stop =
   | { readonly kind: 'stop'; readonly reason: StopReason; readonly detail: string; readonly finalText?: string }
@@ -91,7 +82,8 @@ export function nextStop(run: StopView, m: Moment): Stop | null {
       const spent = spentBudget(run.projection, budgets);
       if (spent !== null) return stop('budget_exhausted', spent);
       const metered = budgets.maxTokens !== undefined || budgets.maxCostMicros !== undefined;
-      if (metered && m.plan.usage === undefined && patched(BUDGET_NEEDS_USAGE))
+      // Fail closed: a budget that cannot be measured is not a budget.
+      if (metered && m.plan.usage === undefined)
         return stop(
           'budget_exhausted',
           'the model reported no usage: the token and cost budgets cannot be enforced, so nothing more is dispatched',
@@ -116,7 +108,7 @@ export function nextStop(run: StopView, m: Moment): Stop | null {
       if (!m.settled) return stop('outcome_unknown', `calls still UNKNOWN at the deadline: ${m.open.join(', ')}`);
       // An operator who settles a call FAILED late: the turn's other effects are offset as for any failed call.
       const failed = failedAfterIntent(run, m.results, m.open);
-      if (failed.length > 0 && run.input.onToolFailure !== 'report_to_model' && patched(SETTLE_STANDING_EFFECTS))
+      if (failed.length > 0 && run.input.onToolFailure !== 'report_to_model')
         return { kind: 'compensate', turn: m.turn, failed };
       return null;
     }
@@ -131,10 +123,11 @@ export function nextStop(run: StopView, m: Moment): Stop | null {
 export function afterCompensation(failed: readonly Observation[], outcome: SagaOutcome): Stop {
   const why = failureSummary(failed);
   const summary = `offset ${outcome.offset.length}, nothing to offset ${outcome.nothingToOffset.length}`;
-  if (outcome.unsettled.length > 0) {
+  const unsettled = [...outcome.unsettled, ...outcome.noTime];
+  if (unsettled.length > 0) {
     return stop(
       'compensation_failed',
-      `${why}; ${summary}; compensation did not settle for ${outcome.unsettled.join(', ')}: an operator must repair`,
+      `${why}; ${summary}; compensation did not settle for ${unsettled.join(', ')}: an operator must repair`,
     );
   }
   return stop('tool_failed', `${why}; ${summary} (compensated, not rolled back)`);
@@ -157,9 +150,4 @@ export function cancelledStop(inFlight: readonly string[], by: { readonly actor:
     'operator_stopped',
     `cancelled by request${who}${inFlight.length ? `; still unsettled: ${inFlight.join(', ')}` : ''}`,
   );
-}
-
-/** Stops that settle the run's standing effects first (`onAbort`): all but a finished or compensated run. */
-export function settlesStanding(reason: StopReason): boolean {
-  return reason !== 'completed' && reason !== 'tool_failed' && reason !== 'compensation_failed';
 }

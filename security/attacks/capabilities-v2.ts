@@ -92,6 +92,7 @@ function requestFor(
     keyUsed: key,
     authorization,
     intentRecordedAt: new Date().toISOString(),
+    idempotency: 'idempotent_by_key',
   };
 }
 

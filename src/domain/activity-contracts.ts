@@ -36,11 +36,9 @@ export interface PlanRequest {
 export interface RunOpening {
   readonly token: string;
   readonly principal: { readonly id: string; readonly tenant: string };
-  /** Return the policy the run will be held to, as the identity activity does for an opening. */
-  readonly includePolicy?: boolean;
 }
 
-/** What an opening verified: who the token names (never the token) and, when asked, the held policy. */
+/** What an opening verified: who the token names (never the token) and the policy to hold, when it was readable. */
 export interface OpenedIdentity {
   readonly identity: VerifiedIdentity;
   readonly policy?: HeldPolicy;
@@ -88,19 +86,14 @@ export interface DispatchRequest {
   /** The key to send: the operation key, or a fresh one under the naive strategy. */
   readonly keyUsed: string;
   /**
-   * Recorded by workflows from before the dispatch activity signed every attempt itself: never sent (a token is
-   * not taken from history); the activity signs a fresh one. Kept so those histories still decode.
+   * The workflow's decision from the policy it holds, which this activity signs at the instant of dispatch, and
+   * only while the current policy still has the decision's digest.
    */
-  readonly capability?: string;
-  /**
-   * Instead of a capability: the workflow's decision from the policy it holds, which this activity signs at the
-   * instant of dispatch, and only while the current policy still has the decision's digest.
-   */
-  readonly authorization?: DispatchAuthorization;
-  /** When the intent was recorded (workflow time): a same-key resend after the downstream's retention is refused. */
-  readonly intentRecordedAt?: string;
-  /** The tool's idempotency contract: `none` is never sent twice (absent in requests recorded before it existed). */
-  readonly idempotency?: IdempotencyContract;
+  readonly authorization: DispatchAuthorization;
+  /** When the intent was first recorded (workflow time): a same-key resend after the downstream's retention is refused. */
+  readonly intentRecordedAt: string;
+  /** The tool's idempotency contract: `none` is never sent twice. */
+  readonly idempotency: IdempotencyContract;
 }
 
 export interface DispatchResponse {
@@ -132,6 +125,11 @@ export interface ReconcileRequest {
   readonly service: string;
   /** Seal a missing key, so a late request can no longer commit after we concluded "no effect". */
   readonly seal: boolean;
+  /**
+   * A missing key the downstream would not seal is a retryable failure (`Reconcile.SealRefused`), so the seal is
+   * tried again within the activity's attempts; without it, the answer says `sealed: false`.
+   */
+  readonly retrySeal?: boolean;
 }
 
 export type ReconcileResponse =

@@ -23,7 +23,7 @@ export interface DeadlineClock {
 }
 
 export class DeadlineTooClose extends Error {
-  override readonly name = 'Deadline.TooClose';
+  override readonly name = Failure.DeadlineTooClose;
 }
 
 /** Time left for work, after keeping the recovery reserve back. */

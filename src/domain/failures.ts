@@ -61,6 +61,8 @@ export const Failure = {
   DispatchRejected: 'Dispatch.Rejected',
   ResultInvalid: 'Result.Invalid',
   ReconcileUnreachable: 'Reconcile.Unreachable',
+  /** The policy could not be read (the authorizer failed or is unreachable): nothing is sent (fail closed). */
+  PolicyUnavailable: 'Policy.Unavailable',
   /** No cross-run quota decision could be made (no quota client, the quota workflow unreachable): fail closed. */
   QuotaUnavailable: 'Quota.Unavailable',
   /** The tenant quota workflow refused a malformed reservation (its validator): no retry can change that. */
@@ -98,6 +100,14 @@ export const Failure = {
   ApprovalInvalid: 'Approval.Invalid',
   /** The run's input does not fit what the workflow reads (a raw client can send anything): nothing was run. */
   RunInputInvalid: 'Run.InputInvalid',
+  /** Too little of the run is left for the next step (an attempt, a rate-limit wait): it is not begun. */
+  DeadlineTooClose: 'Deadline.TooClose',
+  /** The run was cancelled while the call was being decided or dispatched. */
+  RunCancelled: 'Run.Cancelled',
+  /** The call was interrupted by something other than the deadline or a cancellation. */
+  RunInterrupted: 'Run.Interrupted',
+  /** The downstream answered a lookup with seal `not_found` but did not seal the key: nothing is proven. */
+  SealRefused: 'Reconcile.SealRefused',
 } as const;
 export type FailureType = (typeof Failure)[keyof typeof Failure];
 

@@ -21,20 +21,19 @@ export interface ToolIntent {
   readonly deadlineAt: string;
 }
 
-export const OPERATION_KEY_VERSION = 1;
+export const OPERATION_KEY_VERSION = 2;
 
+/**
+ * What names one business intent: the same tenant, run, tool and canonical arguments are the same intent for the
+ * life of the run. A tool whose users mean to repeat an identical effect names a distinguishing argument
+ * (`intentReference`), so the model varies it.
+ */
 export interface OperationKeyInput {
   readonly tenant: string;
   readonly runId: string;
   readonly toolName: string;
   readonly toolVersion: number;
   readonly argumentsHash: string;
-  /**
-   * How many earlier intents of this run had the same tool and arguments hash. Two deliberate identical debits
-   * in one run are two intents (occurrence 0 and 1); a regenerated turn proposing the same debit again after a
-   * reset computes the same occurrence, so the same key.
-   */
-  readonly occurrence: number;
 }
 
 /** `op_` + 40 hex of SHA-256 over the canonical key input. Contains no secret and no provider id. */

@@ -7,10 +7,17 @@ import type { ActorRecord } from '../identity/types';
 import type { ToolIntent } from './identity';
 import type { Budgets, RetryStrategy, StopReason } from './run';
 
+/**
+ * Where a call stands. The lifecycle is monotone (src/domain/lifecycle.ts): proposed → validated → deciding
+ * (awaiting approval, approved, authorized) → intent recorded → in flight (dispatching, unknown) → settled
+ * (succeeded, failed). A call never moves to an earlier phase: a decision taken again for a call that has
+ * dispatched is recorded on it, and leaves its state where its dispatches put it.
+ */
 export type CallState =
   | 'PROPOSED'
   | 'VALIDATED'
   | 'AWAITING_APPROVAL'
+  | 'APPROVED'
   | 'AUTHORIZED'
   | 'INTENT_RECORDED'
   | 'DISPATCHING'
@@ -47,13 +54,10 @@ export type LedgerEventBody =
       readonly deadlineAt: string;
       readonly budgets: Budgets;
       readonly reducerVersion: number;
-      /** What a stop other than `completed` does with standing effects (absent in runs recorded before it existed). */
-      readonly onAbort?: 'compensate' | 'leave';
-      /**
-       * The verified identity (subject, issuer, token digest, roles), or why it was refused; never the token.
-       * Absent in runs recorded before identities were verified.
-       */
-      readonly identity?:
+      /** What a stop other than `completed` does with standing effects. */
+      readonly onAbort: 'compensate' | 'leave';
+      /** The verified identity (subject, issuer, token digest, roles), or why it was refused; never the token. */
+      readonly identity:
         | {
             readonly verified: true;
             readonly subject: string;
@@ -91,8 +95,7 @@ export type LedgerEventBody =
       readonly logicalCallId: string;
       readonly providerCallId: string;
       readonly toolName: string;
-      /** Absent for model proposals recorded before compensation existed. */
-      readonly origin?: CallOrigin;
+      readonly origin: CallOrigin;
     }
   | {
       readonly type: 'ProposalRejected';
@@ -143,15 +146,36 @@ export type LedgerEventBody =
       readonly policyVersion: string;
       readonly approver: string;
       readonly expiresAt: string;
-      /** The verified approver (absent in runs recorded before approvers were verified). */
-      readonly actor?: ActorRecord;
+      /** The verified approver. */
+      readonly actor: ActorRecord;
     }
   | {
       readonly type: 'ApprovalDenied';
       readonly logicalCallId: string;
       readonly approver: string;
       readonly reason: string;
-      readonly actor?: ActorRecord;
+      readonly actor: ActorRecord;
+    }
+  | {
+      /**
+       * A pending approval that will not be decided: the wait ran out (the run deadline), or the call left its
+       * runner (a cancellation, the deadline too close). Nothing may approve it from now on.
+       */
+      readonly type: 'ApprovalWithdrawn';
+      readonly logicalCallId: string;
+      readonly reason: string;
+    }
+  | {
+      /**
+       * A call that has dispatched is decided again under the same key: its capability lapsed or its policy
+       * changed before an attempt could send. The call stays where its dispatches left it; the decision events
+       * that follow are recorded on it, and only evidence settles it.
+       */
+      readonly type: 'ReauthorizationStarted';
+      readonly logicalCallId: string;
+      readonly cause: string;
+      /** Attempts of the dispatch that ended with the refusal. */
+      readonly attempts: number;
     }
   | {
       readonly type: 'DispatchDeferred';
@@ -199,11 +223,11 @@ export type LedgerEventBody =
       readonly receipt?: string;
       readonly detail: string;
       /**
-       * For an operator's resolution: what the downstream said when asked by key (and sealed) just before it was
-       * recorded. Absent on resolutions recorded before verification existed (taken on the operator's word).
+       * What the downstream said when asked by key (and sealed), for a lookup's settlement (`receipt_lookup`) and an
+       * operator's resolution: a FAILED settlement stands only on a sealed key or a retained refusal.
        */
       readonly evidence?: ResolutionEvidence;
-      /** The verified operator (absent on resolutions recorded before operators were verified). */
+      /** The verified operator of an operator's resolution. */
       readonly actor?: ActorRecord;
     }
   | {
@@ -273,7 +297,39 @@ export type LedgerEventBody =
       readonly reason?: string;
     }
   | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }
-  | { readonly type: 'RunCompleted'; readonly stopReason: StopReason; readonly detail: string };
+  | {
+      readonly type: 'RunCompleted';
+      readonly stopReason: StopReason;
+      readonly detail: string;
+      /**
+       * Every stop other than `completed`: the effects it leaves standing (a forward effect that holds or may hold,
+       * not offset), each with why. Empty when nothing stands.
+       */
+      readonly leftStanding: readonly LeftStanding[];
+    };
+
+/** An effect a stopped run leaves for an operator: it holds or may hold, and was not offset. */
+export interface LeftStanding {
+  readonly logicalCallId: string;
+  readonly toolName: string;
+  readonly operationKey: string;
+  /** The call's state when the run stopped: SUCCEEDED (the effect holds) or UNKNOWN (it may). */
+  readonly state: 'SUCCEEDED' | 'UNKNOWN';
+  /**
+   * Why it stands: `no_compensation` (the tool declares none, or it is irreversible), `left_by_choice`
+   * (`onAbort: 'leave'`), `compensation_unsettled` (the compensation failed or its outcome is UNKNOWN),
+   * `no_time` (the deadline and its grace left no room to offset it), `compensation_lost` (continue-as-new
+   * carried a compensation this worker's tools no longer know), or `outcome_unknown` (nobody knows yet whether
+   * the effect exists, and nothing offset it).
+   */
+  readonly why:
+    | 'no_compensation'
+    | 'left_by_choice'
+    | 'compensation_unsettled'
+    | 'no_time'
+    | 'compensation_lost'
+    | 'outcome_unknown';
+}
 
 export type LedgerEventType = LedgerEventBody['type'];
 

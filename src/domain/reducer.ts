@@ -1,10 +1,13 @@
 /**
  * The pure, versioned reducer. `reduce(events, version)` rebuilds the projection; `projectionHash` hashes it.
- * Invariants: replay of the same events with the same reducer version gives the same hash, and a dispatch
- * (ToolAttemptStarted) without an earlier DispatchIntentRecorded for its call is a recorded violation.
+ * Invariants, each a recorded violation when broken: replay of the same events with the same reducer version
+ * gives the same hash; a dispatch (ToolAttemptStarted) needs an earlier DispatchIntentRecorded for its call; a
+ * call's state only moves forward (src/domain/lifecycle.ts), and once a call has dispatched, only its dispatches,
+ * lookups and an operator move it (a decision taken again is recorded on it and leaves its state alone).
  */
 import { hashCanonical } from './canonical';
-import type { CallState, LedgerEvent } from './ledger-events';
+import type { CallState, LedgerEvent, LeftStanding } from './ledger-events';
+import { advances } from './lifecycle';
 import type { StopReason } from './run';
 
 export const REDUCER_VERSION = 1;
@@ -24,7 +27,15 @@ export interface CallView {
   readonly errorCode: string | null;
   readonly reconciledVia: string | null;
   readonly approvedBy: string | null;
+  /** The call's latest approval request: waiting for a human, decided, or withdrawn (null: none asked). */
+  readonly approval: 'pending' | 'granted' | 'denied' | 'withdrawn' | null;
+  /** Decisions taken again after the call had dispatched (its capability lapsed or its policy changed). */
+  readonly reauthorizations: number;
   readonly intentRecorded: boolean;
+  /** When the call's intent was first recorded (workflow time): it counts in its action's rate-limit windows. */
+  readonly firstIntentAt: string | null;
+  /** The policy action the call was authorized as (`wallet.debit`), for the rate-limit windows. */
+  readonly action: string | null;
   readonly origin: 'model' | 'compensation';
   readonly compensationCallId: string | null;
   readonly compensation: 'OFFSET' | 'NOTHING_TO_OFFSET' | 'FAILED' | 'UNKNOWN' | null;
@@ -43,6 +54,8 @@ export interface Projection {
   readonly calls: Readonly<Record<string, CallView>>;
   readonly violations: readonly string[];
   readonly cancelRequested: boolean;
+  /** What the run's stop left standing (RunCompleted), for an operator. */
+  readonly leftStanding: readonly LeftStanding[];
   readonly tokens: number;
   readonly costMicros: number;
   /** Retry accounting per dependency: logical calls, attempts, and outcomes that were not a success. */
@@ -120,6 +133,7 @@ export function emptyProjection(): Projection {
     calls: {},
     violations: [],
     cancelRequested: false,
+    leftStanding: [],
     tokens: 0,
     costMicros: 0,
     dependencies: {},
@@ -154,6 +168,28 @@ function patchCall(d: OwnedProjection, id: string, patch: Partial<CallView>, eve
 }
 
 /**
+ * Move a call to `to` with `patch`. A state that would go back (a settled call dispatched again, a reconciliation
+ * of a settled call) is a recorded violation, and the call keeps its state.
+ */
+function moveCall(d: OwnedProjection, id: string, to: CallState, patch: Partial<CallView>, event: LedgerEvent): void {
+  const current = d.calls[id];
+  if (current !== undefined && !advances(current.state, to)) {
+    d.violations.push(`#${event.seq} ${event.type} would move ${id} from ${current.state} back to ${to}`);
+    return patchCall(d, id, patch, event);
+  }
+  patchCall(d, id, { ...patch, state: to }, event);
+}
+
+/**
+ * A decision about a call (validation, policy, approval, intent). Before the call's first dispatch it moves the
+ * call; after, the call's state is its dispatches' to say, so only the decision's own fields change.
+ */
+function decided(d: OwnedProjection, id: string, to: CallState, patch: Partial<CallView>, event: LedgerEvent): void {
+  if ((d.calls[id]?.dispatches ?? 0) > 0) return patchCall(d, id, patch, event);
+  moveCall(d, id, to, patch, event);
+}
+
+/**
  * Whether a reconciliation contradicts the downstream evidence recorded with it: FAILED while the downstream
  * holds the effect, SUCCEEDED without an effect, or a receipt other than the one the downstream holds.
  */
@@ -163,6 +199,9 @@ function contradictsEvidence(e: Extract<LedgerEvent, { type: 'ToolEffectReconcil
   const holdsEffect = ev.lookup === 'found' && ev.status === 'completed';
   if (e.outcome === 'FAILED' && holdsEffect)
     return `FAILED while ${ev.service} holds the effect under ${ev.operationKey}`;
+  // Only a seal proves no effect can appear later: a lookup that found nothing and did not seal settles nothing.
+  if (e.outcome === 'FAILED' && ev.lookup === 'not_found')
+    return `FAILED while ${ev.service} neither holds nor sealed ${ev.operationKey}`;
   if (e.outcome === 'SUCCEEDED' && !holdsEffect)
     return `SUCCEEDED while ${ev.service} holds no effect under ${ev.operationKey}`;
   if (e.outcome === 'SUCCEEDED' && e.receipt !== undefined && e.receipt !== ev.receipt)
@@ -218,8 +257,12 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
             errorCode: null,
             reconciledVia: null,
             approvedBy: null,
+            approval: null,
+            reauthorizations: 0,
             intentRecorded: false,
-            origin: e.origin ?? 'model',
+            firstIntentAt: null,
+            action: null,
+            origin: e.origin,
             compensationCallId: null,
             compensation: null,
             service: null,
@@ -227,50 +270,87 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
       return;
     }
     case 'ProposalRejected':
-      return patchCall(d, e.logicalCallId, { state: 'FAILED', errorCode: e.code }, e);
+      return decided(d, e.logicalCallId, 'FAILED', { errorCode: e.code }, e);
     case 'ArgumentsCanonicalized':
-      return patchCall(
+      return moveCall(
         d,
         e.logicalCallId,
-        { state: 'VALIDATED', operationKey: e.operationKey, argumentsHash: e.argumentsHash },
+        'VALIDATED',
+        { operationKey: e.operationKey, argumentsHash: e.argumentsHash },
         e,
       );
     case 'AuthorizationAllowed':
-      return patchCall(d, e.logicalCallId, { state: 'AUTHORIZED', policyVersion: e.policyVersion }, e);
-    case 'AuthorizationDenied':
-      return patchCall(
+      return decided(
         d,
         e.logicalCallId,
-        { state: 'FAILED', policyVersion: e.policyVersion, errorCode: e.code ?? 'Authorization.Denied' },
+        'AUTHORIZED',
+        { policyVersion: e.policyVersion, action: d.calls[e.logicalCallId]?.action ?? e.action },
+        e,
+      );
+    case 'AuthorizationDenied':
+      return decided(
+        d,
+        e.logicalCallId,
+        'FAILED',
+        { policyVersion: e.policyVersion, errorCode: e.code ?? 'Authorization.Denied' },
         e,
       );
     case 'ApprovalRequested':
-      return patchCall(d, e.logicalCallId, { state: 'AWAITING_APPROVAL', policyVersion: e.policyVersion }, e);
+      return decided(
+        d,
+        e.logicalCallId,
+        'AWAITING_APPROVAL',
+        { policyVersion: e.policyVersion, approval: 'pending' },
+        e,
+      );
     case 'ApprovalGranted':
-      return patchCall(d, e.logicalCallId, { state: 'VALIDATED', approvedBy: e.approver }, e);
+      return decided(d, e.logicalCallId, 'APPROVED', { approvedBy: e.approver, approval: 'granted' }, e);
     case 'ApprovalDenied':
-      return patchCall(d, e.logicalCallId, { state: 'FAILED', errorCode: 'Approval.Denied' }, e);
+      return decided(d, e.logicalCallId, 'FAILED', { errorCode: 'Approval.Denied', approval: 'denied' }, e);
+    case 'ApprovalWithdrawn':
+      return patchCall(d, e.logicalCallId, { approval: 'withdrawn' }, e);
     case 'DispatchDeferred':
       return;
     case 'DispatchIntentRecorded': {
-      const first = d.calls[e.logicalCallId]?.intentRecorded === false;
-      patchCall(
+      const call = d.calls[e.logicalCallId];
+      const first = call?.intentRecorded === false;
+      decided(
         d,
         e.logicalCallId,
-        { state: 'INTENT_RECORDED', intentRecorded: true, policyVersion: e.intent.policyVersion },
+        'INTENT_RECORDED',
+        {
+          intentRecorded: true,
+          policyVersion: e.intent.policyVersion,
+          firstIntentAt: call?.firstIntentAt ?? e.at,
+        },
         e,
       );
       if (first) d.intents += 1;
       return;
     }
+    case 'ReauthorizationStarted': {
+      const call = d.calls[e.logicalCallId];
+      const seen = call?.attempts ?? 0;
+      patchCall(
+        d,
+        e.logicalCallId,
+        { reauthorizations: (call?.reauthorizations ?? 0) + 1, attempts: Math.max(seen, e.attempts) },
+        e,
+      );
+      account(d, serviceOf(d, e.logicalCallId), (s) => ({
+        ...s,
+        attempts: s.attempts + Math.max(0, e.attempts - seen),
+      }));
+      return;
+    }
     case 'IntentRepeated':
       // The repeat did nothing of its own: it mirrors the earlier call's settled outcome (UNKNOWN leaves it as it is).
       if (e.outcome === 'UNKNOWN') return;
-      return patchCall(
+      return moveCall(
         d,
         e.logicalCallId,
+        e.outcome,
         {
-          state: e.outcome,
           receipt: e.receipt ?? null,
           errorCode: e.outcome === 'FAILED' ? 'Intent.Repeated' : null,
           reconciledVia: 'same_intent',
@@ -282,11 +362,11 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
       if (call?.intentRecorded !== true)
         d.violations.push(`#${e.seq} dispatch of ${e.logicalCallId} before DispatchIntentRecorded`);
       // A new dispatch is a new activity: its attempts count from zero (`attempts` is the current dispatch's).
-      patchCall(
+      moveCall(
         d,
         e.logicalCallId,
+        'DISPATCHING',
         {
-          state: 'DISPATCHING',
           dispatches: (call?.dispatches ?? 0) + 1,
           attempts: 0,
           service: e.service ?? call?.service ?? null,
@@ -301,7 +381,7 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
       // ones not already counted by an earlier event of the same dispatch are added.
       const seen = d.calls[e.logicalCallId]?.attempts ?? 0;
       const service = serviceOf(d, e.logicalCallId);
-      patchCall(d, e.logicalCallId, { state: 'UNKNOWN', attempts: Math.max(seen, e.attempts) }, e);
+      moveCall(d, e.logicalCallId, 'UNKNOWN', { attempts: Math.max(seen, e.attempts) }, e);
       account(d, service, (s) => ({
         ...s,
         attempts: s.attempts + Math.max(0, e.attempts - seen),
@@ -313,10 +393,11 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
       d.circuits[e.service] = e.until;
       return;
     case 'ToolEffectReconciled': {
-      patchCall(
+      moveCall(
         d,
         e.logicalCallId,
-        { state: e.outcome, receipt: e.receipt ?? e.evidence?.receipt ?? null, reconciledVia: e.via },
+        e.outcome,
+        { receipt: e.receipt ?? e.evidence?.receipt ?? null, reconciledVia: e.via },
         e,
       );
       const contradiction = contradictsEvidence(e);
@@ -326,11 +407,11 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
     case 'ToolResultRecorded': {
       const seen = d.calls[e.logicalCallId]?.attempts ?? 0;
       const service = serviceOf(d, e.logicalCallId);
-      patchCall(
+      moveCall(
         d,
         e.logicalCallId,
+        e.state,
         {
-          state: e.state,
           attempts: Math.max(seen, e.attempts),
           receipt: e.receipt ?? null,
           errorCode: e.errorCode ?? null,
@@ -362,14 +443,15 @@ export function applyOwned(d: OwnedProjection, e: LedgerEvent): void {
     case 'RunCompleted':
       d.status = 'stopped';
       d.stopReason = e.stopReason;
+      d.leftStanding = e.leftStanding;
       return;
   }
 }
 
-/** Calls waiting for a human approval. */
+/** Calls waiting for a human approval (before their first dispatch, or a renewed one after it). */
 export function pendingApprovals(p: Projection): string[] {
   return Object.values(p.calls)
-    .filter((c) => c.state === 'AWAITING_APPROVAL')
+    .filter((c) => c.approval === 'pending')
     .map((c) => c.logicalCallId)
     .sort();
 }

@@ -1,5 +1,6 @@
 /** What starts a run and what a run ends with: shared by the client, the workflow and the CLI. */
 
+import type { LeftStanding } from './ledger-events';
 import { STRATEGIES, type RetryStrategy } from './retry-strategies';
 
 export type { RetryStrategy } from './retry-strategies';
@@ -137,7 +138,6 @@ export interface CarriedState {
   readonly eventCount: number;
   readonly nextTurn: number;
   readonly observations: readonly unknown[];
-  readonly occurrences: readonly (readonly [string, number])[];
   readonly lastProposalSignature?: string;
   readonly repeatedTurns: number;
   readonly usage: { readonly tokens: number; readonly costMicros: number };
@@ -189,6 +189,8 @@ export interface CallSummary {
 export interface AgentRunResult {
   readonly stopReason: StopReason;
   readonly detail: string;
+  /** What the stop left standing for an operator (empty for `completed`). */
+  readonly leftStanding: readonly LeftStanding[];
   readonly finalText?: string;
   readonly projectionHash: string;
   readonly eventCount: number;

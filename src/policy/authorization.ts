@@ -67,9 +67,6 @@ export interface HeldPolicy {
   readonly digest: string;
 }
 
-/** What the authorizer local activity returns: the decision, and the policy itself when it was asked for it. */
-export type AuthorizerResult = AuthorizationDecision & { readonly policy?: HeldPolicy };
-
 /**
  * A decision the workflow made from the policy it holds, to be signed at the instant of dispatch: the dispatch
  * activity signs `claims` only if the current policy still has `policyDigest`, and otherwise sends nothing.

@@ -22,6 +22,7 @@ export const SEARCH_ATTRIBUTES: readonly SearchAttributeDef[] = [
   { name: 'LedgerloopUnknownCalls', type: 'Int' },
   { name: 'LedgerloopPendingApprovals', type: 'Int' },
   { name: 'LedgerloopStrategy', type: 'Keyword' },
+  { name: 'LedgerloopLeftStanding', type: 'Int' },
 ];
 
 /** Typed keys for `upsertSearchAttributes([{ key: SA.status, value }])` and `typedSearchAttributes`. */
@@ -33,6 +34,8 @@ export const SA = {
   unknownCalls: defineSearchAttributeKey('LedgerloopUnknownCalls', SearchAttributeType.INT),
   pendingApprovals: defineSearchAttributeKey('LedgerloopPendingApprovals', SearchAttributeType.INT),
   strategy: defineSearchAttributeKey('LedgerloopStrategy', SearchAttributeType.KEYWORD),
+  /** Set when the run stops: how many effects its stop left standing for an operator (0 for `completed`). */
+  leftStanding: defineSearchAttributeKey('LedgerloopLeftStanding', SearchAttributeType.INT),
 } as const;
 
 /** `SearchAttributeType` (SDK spelling) for each CLI type name. */

@@ -6,6 +6,10 @@
 import { hashCanonical } from '../../src/domain/canonical';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { deriveOperationKey, type ToolIntent } from '../../src/domain/identity';
+import { capabilityClaims, type AuthorizationInput, type DispatchAuthorization } from '../../src/policy/authorization';
+import { evaluate } from '../../src/policy/evaluate';
+import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-format';
+import { policyDigest } from '../../src/policy/policy-store';
 
 export function walletDebitIntent(
   minor = 100,
@@ -24,7 +28,6 @@ export function walletDebitIntent(
       toolName: 'wallet_debit',
       toolVersion: 1,
       argumentsHash,
-      occurrence: 0,
     }),
     toolName: 'wallet_debit',
     toolVersion: 1,
@@ -38,17 +41,62 @@ export function walletDebitIntent(
   return { intent, body };
 }
 
+/**
+ * The decision a workflow holding `policy` makes for a wallet debit of `intent` and `body`, as the dispatch activity
+ * is handed it: evaluated honestly (an amount over the approval threshold is refused here, not forged).
+ */
+export function walletDebitAuthorization(
+  intent: ToolIntent,
+  body: { readonly amount: { readonly minor: number; readonly currency: string } },
+  policy: Policy = DEFAULT_POLICY,
+  keyMode: 'exact' | 'derived' = 'exact',
+): DispatchAuthorization {
+  const input: AuthorizationInput = {
+    principalId: intent.principalId,
+    tenant: intent.tenant,
+    logicalCallId: intent.logicalCallId,
+    operationKey: intent.operationKey,
+    argumentsHash: intent.argumentsHash,
+    toolName: 'wallet_debit',
+    scope: 'wallet.charge',
+    request: {
+      action: 'wallet.debit',
+      resource: `${intent.tenant}/account/acct_1`,
+      resourceTenant: intent.tenant,
+      amountMinor: body.amount.minor,
+      currency: body.amount.currency,
+    },
+    origin: 'model',
+    toolApprovalReason: null,
+    recentDispatches: [],
+    keyMode,
+    nowMs: Date.now(),
+  };
+  const decision = evaluate(policy, input);
+  if (decision.kind !== 'allowed') throw new Error(`the policy does not allow this debit: ${decision.reason}`);
+  return {
+    claims: capabilityClaims(input, decision),
+    policyDigest: policyDigest(policy),
+    chain: decision.chain,
+    reason: decision.reason,
+    issuedAt: decision.issuedAt,
+  };
+}
+
 export function walletDebitRequest(minor = 100, over: Partial<DispatchRequest> = {}): DispatchRequest {
   const { intent, body } = walletDebitIntent(minor);
+  const strategy = over.strategy ?? 'same_key_replay';
   return {
     intent,
     service: 'wallet',
     route: '/v1/debits',
     body,
-    strategy: 'same_key_replay',
+    strategy,
     dispatch: 1,
     keyUsed: intent.operationKey,
     intentRecordedAt: new Date().toISOString(),
+    idempotency: 'idempotent_by_key',
+    authorization: walletDebitAuthorization(intent, body, DEFAULT_POLICY, strategy === 'blind_retry' ? 'derived' : 'exact'),
     ...over,
   };
 }

@@ -167,7 +167,6 @@ describe('the OpenAI planner over HTTP, with Temporal as the only retry owner', 
       toolName: 'wallet_debit',
       toolVersion: walletDebit.version,
       argumentsHash: hashCanonical(walletDebit.canonicalize(args, ctx)),
-      occurrence: 0,
     });
     const canonicalized = out.ledger.events.find((e) => e.type === 'ArgumentsCanonicalized');
     expect(canonicalized).toMatchObject({ operationKey: expected });

@@ -52,6 +52,7 @@ class Ledger {
       logicalCallId: id,
       providerCallId: `call_${id}`,
       toolName: 'wallet_debit',
+      origin: 'model',
     })
       .add({
         type: 'ArgumentsCanonicalized',
@@ -297,6 +298,7 @@ describe('audit of settled-otherwise and unsettled calls', () => {
         logicalCallId: 'lc_1_a',
         providerCallId: 'c',
         toolName: 'wallet_debit',
+        origin: 'model',
       })
       .add({ type: 'ProposalRejected', logicalCallId: 'lc_1_a', code: 'Proposal.Malformed', message: 'bad' });
     expect(auditRun(l.events, evidence([]))).toEqual({ ok: true, problems: 0, calls: [], notes: [] });

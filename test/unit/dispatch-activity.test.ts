@@ -8,8 +8,7 @@ import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import type { DownstreamClient, SendOptions } from '../../src/downstream/client';
 import { Failure } from '../../src/domain/failures';
-import { hashCanonical } from '../../src/domain/canonical';
-import { deriveOperationKey } from '../../src/domain/identity';
+import { walletDebitRequest } from '../helpers/dispatch-request';
 
 interface Sent {
   readonly path: string;
@@ -35,41 +34,11 @@ function recordingDownstream(): { client: DownstreamClient; sent: Sent[]; lookup
   return { client, sent, lookups };
 }
 
-const BODY = { tenant: 'acme', account: 'acct_1', amount: { minor: 1, currency: 'EUR' } };
-const ARGS_HASH = hashCanonical(BODY);
-// A request the signer re-derives as consistent: the key and hash are those of the canonical body.
-const KEY = deriveOperationKey({
-  tenant: 'acme',
-  runId: 'run-1',
-  toolName: 'wallet_debit',
-  toolVersion: 1,
-  argumentsHash: ARGS_HASH,
-  occurrence: 0,
-});
+const KEY = walletDebitRequest(1).intent.operationKey;
+
+/** A request the signer re-derives as consistent, with the decision the held default policy makes for it. */
 function request(over: Partial<DispatchRequest> = {}): DispatchRequest {
-  return {
-    intent: {
-      runId: 'run-1',
-      providerCallId: 'call_1',
-      logicalCallId: 'lc_1_abc',
-      operationKey: KEY,
-      toolName: 'wallet_debit',
-      toolVersion: 1,
-      argumentsHash: ARGS_HASH,
-      principalId: 'user:alice',
-      tenant: 'acme',
-      policyVersion: 'p/1',
-      deadlineAt: new Date(Date.now() + 60_000).toISOString(),
-    },
-    service: 'wallet',
-    route: '/v1/debits',
-    body: BODY,
-    strategy: 'same_key_replay',
-    dispatch: 1,
-    keyUsed: KEY,
-    intentRecordedAt: new Date().toISOString(),
-    ...over,
-  };
+  return walletDebitRequest(1, over);
 }
 
 async function attempt(

@@ -3,7 +3,7 @@
  * declared retention provably covers it, every send carries the intent's recorded time, and the downstream's
  * refusal of an expired intent comes back as a typed, non-retryable failure that the workflow reconciles.
  */
-import { walletDebitIntent } from '../helpers/dispatch-request';
+import { walletDebitIntent, walletDebitRequest } from '../helpers/dispatch-request';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
@@ -28,17 +28,7 @@ function fakeWallet(contract: () => Promise<ServiceContract>, answer?: SendOutco
 }
 
 function request(overrides: Partial<DispatchRequest> = {}): DispatchRequest {
-  return {
-    intent,
-    service: 'wallet',
-    route: '/v1/debits',
-    body,
-    strategy: 'same_key_replay',
-    dispatch: 1,
-    keyUsed: intent.operationKey,
-    intentRecordedAt: new Date(Date.now() - 1_000).toISOString(),
-    ...overrides,
-  };
+  return walletDebitRequest(100, { intentRecordedAt: new Date(Date.now() - 1_000).toISOString(), ...overrides });
 }
 
 async function dispatch(client: DownstreamClient, req: DispatchRequest, attempt: number, scheduledMs = Date.now()) {
@@ -106,26 +96,6 @@ describe('the retention guard fails closed', () => {
 });
 
 describe('intent time on every send', () => {
-  it('without intentRecordedAt, a first dispatch uses the time the activity was first scheduled', async () => {
-    const wallet = fakeWallet(declared(86_400_000));
-    const scheduled = Date.now() - 2_000;
-    const { intentRecordedAt: _omitted, ...withoutTime } = request();
-    await dispatch(wallet.client, withoutTime, 1, scheduled);
-    expect(wallet.sends.map((s) => s.intentAt)).toEqual([new Date(scheduled).toISOString()]);
-  });
-
-  it('without intentRecordedAt, a later workflow-level dispatch sends nothing: IntentTimeMissing, reconciled', async () => {
-    const wallet = fakeWallet(declared(86_400_000));
-    const { intentRecordedAt: _omitted, ...withoutTime } = request({ dispatch: 2 });
-    const err = await dispatch(wallet.client, withoutTime, 1).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toMatchObject({ type: Failure.IntentTimeMissing, nonRetryable: true });
-    expect(wallet.sends).toHaveLength(0);
-    expect(classifyDispatchFailure(err as never)).toMatchObject({ state: 'UNKNOWN' });
-  });
-
   it('the downstream refusing an expired intent is a non-retryable IntentExpired, classified UNKNOWN for reconciliation', async () => {
     const refused: SendOutcome = { kind: 'rejected', status: 409, code: 'Idempotency.IntentExpired', body: {} };
     const wallet = fakeWallet(declared(86_400_000), refused);

@@ -67,6 +67,8 @@ const opening = (): LedgerEvent[] => {
       deadlineAt: '2026-01-01T00:10:00.000Z',
       budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2, maxProposalsPerTurn: 8 },
       reducerVersion: 1,
+      onAbort: 'compensate',
+      identity: { verified: true, subject: 'alice', issuer: 'test', tokenDigest: 'd', roles: [] },
     }),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
   ];
@@ -85,7 +87,7 @@ const succeeded = (call: string, receipt: string): LedgerEvent =>
 const stop = (
   stopReason: 'completed' | 'tool_failed' | 'outcome_unknown' | 'budget_exhausted',
   detail = '',
-): LedgerEvent => ev({ type: 'RunCompleted', stopReason, detail });
+): LedgerEvent => ev({ type: 'RunCompleted', stopReason, detail, leftStanding: [] });
 
 const effect = (operationKey: string, receipt = `rcpt_${operationKey}`, service = 'wallet'): EffectRow => ({
   service,
@@ -259,16 +261,16 @@ describe('the universal invariants', () => {
 
   describe('(c) FAILED without effect, intent before dispatch, fences and arguments', () => {
     test('a call FAILED while the downstream holds an effect under its key is reported', () => {
-      // The issue's path: the first response is lost after the commit, the re-approval is denied, the call ends FAILED.
+      // A defect that settles a call FAILED without evidence while the downstream holds its effect.
       const events = [
         ...opening(),
         ...callEvents('lc_a', 'op_a'),
-        ev({ type: 'ApprovalDenied', logicalCallId: 'lc_a', approver: 'bob', reason: 'no' }),
+        ev({ type: 'ToolEffectReconciled', logicalCallId: 'lc_a', via: 'receipt_lookup', outcome: 'FAILED', detail: 'x' }),
         stop('tool_failed', 'compensated, not rolled back'),
       ];
       const out = checkInvariants(records(events, { effects: [effect('op_a')] }));
       expect(out.map((v) => v.invariant)).toContain('failed_means_no_effect');
-      expect(out.find((v) => v.invariant === 'failed_means_no_effect')!.message).toMatch(/Approval\.Denied/);
+      expect(out.find((v) => v.invariant === 'failed_means_no_effect')!.message).toMatch(/lc_a .* is FAILED/);
       // the same records without the effect hold
       expect(checkInvariants(records(events))).toEqual([]);
     });

@@ -14,6 +14,7 @@ const STATES: readonly CallState[] = [
   'PROPOSED',
   'VALIDATED',
   'AWAITING_APPROVAL',
+  'APPROVED',
   'AUTHORIZED',
   'INTENT_RECORDED',
   'DISPATCHING',
@@ -23,6 +24,7 @@ const STATES: readonly CallState[] = [
 ];
 const CALLS = ['lc_a', 'lc_b', 'lc_c', 'lc_d', 'lc_e', 'lc_f'];
 const KEYS = ['op_1', 'op_2', 'op_3'];
+const ACTIONS = ['wallet.debit', 'inventory.reserve'];
 
 /** The fault lab's seeded generator: every failure names a seed that reproduces it. */
 function rng(seed: number): () => number {
@@ -43,7 +45,7 @@ function randomBody(next: () => number, turn: number): LedgerEventBody {
         providerCallId: `call_${Math.floor(next() * 1e6)}`,
         toolName: 'wallet_debit',
         turn,
-        ...(next() < 0.2 ? { origin: 'compensation' } : {}),
+        origin: next() < 0.2 ? 'compensation' : 'model',
       });
     case 2:
       return body({ type: 'ArgumentsCanonicalized', logicalCallId, operationKey: pick(KEYS), argumentsHash: 'h' });
@@ -52,7 +54,7 @@ function randomBody(next: () => number, turn: number): LedgerEventBody {
     case 4:
       return body({ type: 'ApprovalGranted', logicalCallId, approver: 'user:bob' });
     case 5:
-      return body({ type: 'AuthorizationAllowed', logicalCallId, policyVersion: 'p/1' });
+      return body({ type: 'AuthorizationAllowed', logicalCallId, policyVersion: 'p/1', action: pick(ACTIONS) });
     case 6:
       return body({ type: 'DispatchIntentRecorded', logicalCallId, intent: { policyVersion: 'p/2' } });
     case 7:
@@ -121,6 +123,8 @@ function indexed(ledger: Ledger) {
     byKey: KEYS.map((key) => ({ key, ids: ledger.callsWithKey(key).map((c) => c.logicalCallId) })),
     recent: ledger.recentCalls(3).map((c) => c.logicalCallId),
     callCount: ledger.callCount,
+    pendingApprovals: ledger.pendingApprovalCount,
+    intents: ACTIONS.map((action) => ({ action, times: ledger.intentTimes(action, 'lc_a').sort() })),
   };
 }
 
@@ -134,6 +138,14 @@ function scanned(p: Projection) {
     byKey: KEYS.map((key) => ({ key, ids: scanKey(p, key) })),
     recent: order.slice(-3),
     callCount: order.length,
+    pendingApprovals: Object.values(p.calls).filter((c) => c.approval === 'pending').length,
+    intents: ACTIONS.map((action) => ({
+      action,
+      times: Object.values(p.calls)
+        .filter((c) => c.action === action && c.firstIntentAt !== null && c.logicalCallId !== 'lc_a')
+        .map((c) => Date.parse(c.firstIntentAt!))
+        .sort(),
+    })),
   };
 }
 
@@ -173,6 +185,7 @@ describe('the ledger applies events in place and indexes its calls', () => {
         providerCallId: 'c',
         toolName: 't',
         turn: 99,
+        origin: 'model',
       } as LedgerEventBody);
       expect(projectionHash(taken.projection)).toBe(before);
       expect(taken.projection.calls['lc_late']).toBeUndefined();

@@ -35,6 +35,8 @@ function opening(): LedgerEvent[] {
       deadlineAt: intent.deadlineAt,
       budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2, maxProposalsPerTurn: 8 },
       reducerVersion: 1,
+      onAbort: 'compensate',
+      identity: { verified: true, subject: 'alice', issuer: 'test', tokenDigest: 'd', roles: [] },
     }),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
     ev({
@@ -43,6 +45,7 @@ function opening(): LedgerEvent[] {
       logicalCallId: 'lc_1_a',
       providerCallId: 'call_a',
       toolName: 'wallet_debit',
+      origin: 'model',
     }),
     ev({
       type: 'ArgumentsCanonicalized',

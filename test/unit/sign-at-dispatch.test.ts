@@ -64,7 +64,7 @@ function decided(policy: Policy, input: AuthorizationInput): DispatchAuthorizati
 
 function requestFor(
   body: Json,
-  authorization: DispatchAuthorization | undefined,
+  authorization: DispatchAuthorization,
   over: Partial<DispatchRequest> = {},
 ): DispatchRequest {
   return {
@@ -87,7 +87,9 @@ function requestFor(
     strategy: 'same_key_replay',
     dispatch: 1,
     keyUsed: OP,
-    ...(authorization ? { authorization } : {}),
+    authorization,
+    intentRecordedAt: new Date(NOW).toISOString(),
+    idempotency: 'idempotent_by_key',
     ...over,
   };
 }
@@ -292,15 +294,5 @@ describe('the signer re-evaluates the policy for the derived call', () => {
     expect(() => signAtDispatch(deps(), asModel, NOW + 10)).toThrow(refusedAs('Capability.ClaimsMismatch'));
     const asSaga = { ...asModel, intent: { ...asModel.intent, providerCallId: 'saga' } };
     expect(signAtDispatch(deps(), asSaga, NOW + 10)).toBeDefined();
-  });
-
-  test('a request without a held-policy decision (a workflow from before it) is derived and evaluated in full', () => {
-    expect(signAtDispatch(deps(), requestFor(bodyOf(1250), undefined), NOW + 10)).toBeDefined();
-    expect(() => signAtDispatch(deps(), requestFor(bodyOf(500_000), undefined), NOW + 10)).toThrow(
-      refusedAs('Capability.ClaimsMismatch'),
-    );
-    // A token recorded by such a workflow is never what is sent: the signer signs afresh.
-    const legacy = requestFor(bodyOf(1250), undefined, { capability: 'recorded.token.value' });
-    expect(signAtDispatch(deps(), legacy, NOW + 10)!.token).not.toBe('recorded.token.value');
   });
 });

@@ -74,9 +74,9 @@ async function run(
     activities: {
       ...real,
       ...fake.activities(),
-      authorizeCall: (...args: Parameters<typeof real.authorizeCall>) => {
+      readPolicy: (...args: Parameters<typeof real.readPolicy>) => {
         authorizerCalls += 1;
-        return real.authorizeCall(...args);
+        return real.readPolicy(...args);
       },
     },
     sinks: DISCARD_WORKFLOW_SPANS,
@@ -105,7 +105,7 @@ async function run(
     const result = await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];
     const authorizerAsked = {
-      activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'authorizeCall')
+      activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'readPolicy')
         .length,
       localActivityMarkers: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
         .length,

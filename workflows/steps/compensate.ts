@@ -10,10 +10,13 @@ import { DeadlineTooClose } from '../../src/domain/activity-presets';
 import type { StopReason } from '../../src/domain/run';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { deriveOperationKey } from '../../src/domain/identity';
+import type { LeftStanding } from '../../src/domain/ledger-events';
+import { isSettled } from '../../src/domain/lifecycle';
+import type { CallView } from '../../src/domain/reducer';
 import type { AnyTool, DispatchContext } from '../../src/domain/tool';
 import type { ToolRegistry } from '../../src/tools/registry';
 import type { Ledger } from '../ledger';
-import type { ValidatedCall } from './validate';
+import type { ValidatedCall } from '../model';
 
 interface Registered {
   readonly forward: { readonly logicalCallId: string; readonly toolName: string };
@@ -34,6 +37,8 @@ export interface SagaOutcome {
   readonly nothingToOffset: readonly string[];
   /** Compensations that failed or whose outcome stayed UNKNOWN: an operator must act. */
   readonly unsettled: readonly string[];
+  /** Compensations the deadline (and its grace) left no room to begin: an operator must act. */
+  readonly noTime: readonly string[];
 }
 
 export class Saga {
@@ -96,7 +101,6 @@ export class Saga {
       toolName: tool.name,
       toolVersion: tool.version,
       argumentsHash,
-      occurrence: 0,
     });
     return {
       tool,
@@ -141,13 +145,18 @@ export class Saga {
     reason: string,
     run: (call: ValidatedCall) => Promise<Observation>,
   ): Promise<SagaOutcome> {
-    const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
+    const out = {
+      offset: [] as string[],
+      nothingToOffset: [] as string[],
+      unsettled: [] as string[],
+      noTime: [] as string[],
+    };
     for (const { forward, compensation } of [...this.registered].reverse()) {
       const view = this.ledger.projection.calls[forward.logicalCallId];
       const state = view?.state;
       if (state !== 'SUCCEEDED' && state !== 'UNKNOWN') continue;
-      // Offset once: an effect already offset (or proven absent) by an earlier pass is not offset again.
-      if (view?.compensation === 'OFFSET' || view?.compensation === 'NOTHING_TO_OFFSET') continue;
+      // Offset once: a compensation an earlier pass began (whatever came of it) is never dispatched again.
+      if (view?.compensation !== null) continue;
       const ids = { forwardCallId: forward.logicalCallId, compensationCallId: compensation.logicalCallId };
       this.ledger.append({ type: 'CompensationStarted', ...ids, reason });
       this.ledger.append({
@@ -165,7 +174,15 @@ export class Saga {
         argumentsHash: compensation.argumentsHash,
         operationKey: compensation.operationKey,
       });
-      const obs = await run(compensation);
+      let obs: Observation;
+      try {
+        obs = await run(compensation);
+      } catch (err) {
+        // Too close to the deadline: this compensation was settled as not sent; the later ones would be too.
+        if (!(err instanceof DeadlineTooClose)) throw err;
+        out.noTime.push(forward.logicalCallId);
+        continue;
+      }
       const absent =
         obs.state === 'FAILED' && (compensation.tool.forwardAbsentReasons ?? []).includes(obs.error?.code ?? '');
       if (obs.state === 'SUCCEEDED') {
@@ -209,10 +226,19 @@ export class Saga {
   }
 }
 
+/** A forward effect that holds or may hold at a stop, not offset: a model call whose intent was recorded. */
+function stands(c: CallView, tools: ToolRegistry): boolean {
+  if (c.origin !== 'model' || !c.intentRecorded) return false;
+  if (c.compensation === 'OFFSET' || c.compensation === 'NOTHING_TO_OFFSET') return false;
+  if (tools.get(c.toolName)?.compensation.kind === 'none') return false;
+  // SUCCEEDED holds; UNKNOWN may; a dispatched call that is neither (none should be) may too.
+  return c.state === 'SUCCEEDED' || c.state === 'UNKNOWN' || (c.dispatches > 0 && !isSettled(c.state));
+}
+
 /**
  * A stop other than `completed`: every forward effect still standing is offset (`onAbort: 'compensate'`) or left
  * for an operator (`'leave'`, no compensation declared, or no time left). Records `StandingEffectsSettled` and
- * returns what the stop detail must name, or '' when nothing stands.
+ * returns what stands after it, each effect with why, for the stop event.
  */
 export async function settleStanding(
   s: {
@@ -220,44 +246,51 @@ export async function settleStanding(
     readonly saga: Saga;
     readonly tools: ToolRegistry;
     readonly onAbort: 'compensate' | 'leave';
-    /** Versioned change: runs recorded before it left standing effects unnamed. */
-    readonly versioned: () => boolean;
+    /** Forward calls whose compensation continue-as-new carried, and this worker's tools no longer know. */
+    readonly lost: readonly string[];
   },
   reason: StopReason,
   run: (call: ValidatedCall) => Promise<Observation>,
-): Promise<string> {
+): Promise<readonly LeftStanding[]> {
   const { ledger, saga, onAbort } = s;
-  const standing = Object.values(ledger.projection.calls).filter(
-    (c) =>
-      c.origin === 'model' &&
-      c.intentRecorded &&
-      (c.state === 'SUCCEEDED' || c.state === 'UNKNOWN') &&
-      c.compensation !== 'OFFSET' &&
-      c.compensation !== 'NOTHING_TO_OFFSET' &&
-      s.tools.get(c.toolName)?.compensation.kind !== 'none',
-  );
-  if (standing.length === 0 || !s.versioned()) return '';
-  const out = { offset: [] as string[], nothingToOffset: [] as string[], unsettled: [] as string[] };
-  if (onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))) {
-    try {
-      const done = await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, run);
-      out.offset.push(...done.offset);
-      out.nothingToOffset.push(...done.nothingToOffset);
-      out.unsettled.push(...done.unsettled);
-    } catch (err) {
-      if (!(err instanceof DeadlineTooClose)) throw err;
-    }
-  }
+  const standing = Object.values(ledger.projection.calls).filter((c) => stands(c, s.tools));
+  if (standing.length === 0) return [];
+  const none: SagaOutcome = { offset: [], nothingToOffset: [], unsettled: [], noTime: [] };
+  const out =
+    onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))
+      ? await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, run)
+      : none;
   const handled = new Set([...out.offset, ...out.nothingToOffset]);
-  const left = standing.map((c) => c.logicalCallId).filter((id) => !handled.has(id) && !out.unsettled.includes(id));
-  ledger.append({ type: 'StandingEffectsSettled', stopReason: reason, choice: onAbort, ...out, left });
-  const parts = [
-    out.offset.length > 0 ? `offset ${out.offset.join(', ')}` : '',
-    out.nothingToOffset.length > 0 ? `nothing to offset for ${out.nothingToOffset.join(', ')}` : '',
-    out.unsettled.length > 0 ? `compensation did not settle for ${out.unsettled.join(', ')}` : '',
-    left.length > 0
-      ? `left standing for an operator: ${left.map((id) => `${id} (${ledger.projection.calls[id]?.toolName ?? '?'})`).join(', ')}`
-      : '',
-  ].filter((x) => x !== '');
-  return `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}`;
+  const left = standing.filter((c) => !handled.has(c.logicalCallId));
+  ledger.append({
+    type: 'StandingEffectsSettled',
+    stopReason: reason,
+    choice: onAbort,
+    offset: out.offset,
+    nothingToOffset: out.nothingToOffset,
+    unsettled: out.unsettled,
+    left: left.map((c) => c.logicalCallId).filter((id) => !out.unsettled.includes(id)),
+  });
+  const why = (c: CallView): LeftStanding['why'] => {
+    const now = ledger.projection.calls[c.logicalCallId]?.compensation;
+    if (now === 'FAILED' || now === 'UNKNOWN') return 'compensation_unsettled';
+    if (s.lost.includes(c.logicalCallId)) return 'compensation_lost';
+    if (!saga.covers(c.logicalCallId)) return c.state === 'SUCCEEDED' ? 'no_compensation' : 'outcome_unknown';
+    if (onAbort === 'leave') return 'left_by_choice';
+    return out.noTime.includes(c.logicalCallId) ? 'no_time' : 'outcome_unknown';
+  };
+  return left.map((c) => ({
+    logicalCallId: c.logicalCallId,
+    toolName: c.toolName,
+    operationKey: c.operationKey ?? '',
+    state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'UNKNOWN',
+    why: why(c),
+  }));
+}
+
+/** What a stop's detail says of what it left standing. */
+export function describeStanding(onAbort: 'compensate' | 'leave', left: readonly LeftStanding[]): string {
+  if (left.length === 0) return '';
+  const named = left.map((l) => `${l.logicalCallId} (${l.toolName}, ${l.state}: ${l.why})`).join(', ');
+  return `standing effects (onAbort: ${onAbort}): left for an operator: ${named}`;
 }

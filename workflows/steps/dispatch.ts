@@ -1,16 +1,17 @@
 /**
  * Step 6 of a call, `dispatch`: one send of a recorded intent, under the key its retry strategy names, with
- * attempt timeouts derived from the run deadline before anything is sent (too close to the deadline, nothing is).
- * Temporal owns the retries of the activity. What comes back is typed: an answer from the downstream, or no
- * answer, judged with its attempt evidence (`judgeDispatchFailure`); `settle` turns either into an outcome.
+ * attempt timeouts derived from the run deadline. `prepare` computes everything before anything is sent (too
+ * close to the deadline it throws, and nothing is); `send` records the attempt and awaits the activity. Temporal
+ * owns the retries of the activity. What comes back is typed: an answer from the downstream, or no answer, judged
+ * with its attempt evidence (`judgeDispatchFailure`); `settle` turns either into an outcome.
  */
-import type { DispatchResponse } from '../../src/domain/activity-contracts';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { DispatchRequest, DispatchResponse } from '../../src/domain/activity-contracts';
 import { compensationPreset, toolDispatchPreset } from '../../src/domain/activity-presets';
 import { judgeDispatchFailure, type FailedDispatch } from '../../src/domain/failures';
 import type { CallRetry } from '../../src/domain/retry-contract';
-import type { CallRunnerContext, ReadyCall } from '../call-runner';
+import type { Allowed, ReadyCall, RunModel } from '../model';
 import { activities } from '../proxies';
-import type { GateResult } from './decide';
 
 export type Sent =
   /** The downstream answered: it did the effect (or had it already under the key), or refused it. */
@@ -18,49 +19,57 @@ export type Sent =
   /** No answer: the activity failed, timed out or was cancelled. */
   | { readonly kind: 'no_answer'; readonly failed: FailedDispatch; readonly failure: unknown };
 
+/** A dispatch ready to send: nothing has left the workflow yet. */
+export interface Prepared {
+  readonly dispatch: number;
+  readonly options: ActivityOptions;
+  readonly request: DispatchRequest;
+  readonly deadlineRemainingMs: number;
+}
+
 export function keyPrefix(key: string): string {
   return key.slice(0, 14);
 }
 
-export async function dispatch(
-  ctx: CallRunnerContext,
-  call: ReadyCall,
-  gate: Extract<GateResult, { ok: true }>,
-  n: number,
-  retry: CallRetry,
-  firstIntentAt: string | undefined,
-): Promise<Sent> {
-  const { intent } = call;
-  const keyUsed = retry.keyFor(intent.operationKey, n);
-  const c = ctx.clock();
+/** Everything dispatch `n` of `call` sends, computed before anything is: throws `DeadlineTooClose` when too late. */
+export function prepare(run: RunModel, call: ReadyCall, allowed: Allowed, n: number, retry: CallRetry): Prepared {
+  const c = run.clock();
   const summary = `${call.tool.summary(call.args)} · ${call.logicalCallId} · ${keyPrefix(call.operationKey)}`;
   const options = (call.origin === 'compensation' ? compensationPreset : toolDispatchPreset)(c, summary);
-  ctx.ledger.append({
+  return {
+    dispatch: n,
+    options,
+    deadlineRemainingMs: c.deadlineAtMs - c.nowMs,
+    request: {
+      intent: call.intent,
+      service: call.tool.service,
+      route: call.tool.route,
+      body: call.body,
+      strategy: retry.strategy,
+      dispatch: n,
+      keyUsed: retry.keyFor(call.intent.operationKey, n),
+      authorization: allowed.authorization,
+      intentRecordedAt: allowed.intentRecordedAt,
+      idempotency: call.tool.idempotency,
+    },
+  };
+}
+
+/** Record the attempt, then send it. From the record on, the call may have reached the downstream. */
+export async function send(run: RunModel, call: ReadyCall, p: Prepared): Promise<Sent> {
+  run.ledger.append({
     type: 'ToolAttemptStarted',
     logicalCallId: call.logicalCallId,
-    dispatch: n,
-    keyUsed,
+    dispatch: p.dispatch,
+    keyUsed: p.request.keyUsed,
     service: call.tool.service,
-    deadlineRemainingMs: c.deadlineAtMs - c.nowMs,
+    deadlineRemainingMs: p.deadlineRemainingMs,
   });
   try {
-    const response = await activities.dispatchTool.executeWithOptions(options, [
-      {
-        intent,
-        service: call.tool.service,
-        route: call.tool.route,
-        body: call.body,
-        strategy: retry.strategy,
-        dispatch: n,
-        keyUsed,
-        ...(gate.capability ? { capability: gate.capability } : {}),
-        ...(gate.authorization ? { authorization: gate.authorization } : {}),
-        ...(firstIntentAt ? { intentRecordedAt: firstIntentAt } : {}),
-        ...(call.tool.idempotency !== 'idempotent_by_key' ? { idempotency: call.tool.idempotency } : {}),
-      },
-    ]);
+    const response = await activities.dispatchTool.executeWithOptions(p.options, [p.request]);
     return { kind: 'answered', response };
   } catch (err) {
-    return { kind: 'no_answer', failure: err, failed: judgeDispatchFailure(err, options.retry?.maximumAttempts ?? 1) };
+    const failed = judgeDispatchFailure(err, p.options.retry?.maximumAttempts ?? 1);
+    return { kind: 'no_answer', failure: err, failed };
   }
 }

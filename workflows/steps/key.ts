@@ -3,24 +3,20 @@
  * names this proposal; the operation key names the business intent (tenant, run, tool, canonical arguments), so a
  * re-proposal of the same intent meets the earlier one instead of making a second effect: one intent, one call.
  */
-import { patched } from '@temporalio/workflow';
 import type { Observation } from '../../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
 import { deriveOperationKey } from '../../src/domain/identity';
 import type { AnyTool } from '../../src/domain/tool';
 import type { Ledger } from '../ledger';
-import type { ProposalRecord, Refused, ValidatedCall } from './validate';
+import type { Refused, ValidatedCall } from '../model';
+import type { ProposalRecord } from './validate';
 
-/** Patch id: the operation key names the intent (no occurrence counter), so a re-proposal is the same intent. */
-export const INTENT_KEY = 'intent-key';
-
-/** A keyed call, and the slot its intent counts in (for `validateBinding`). */
-export type Keyed = { readonly ok: true; readonly call: ValidatedCall; readonly occurrenceSlot: string } | Refused;
+export type Keyed = { readonly ok: true; readonly call: ValidatedCall } | Refused;
 
 export function key(p: ProposalRecord, tool: AnyTool, args: unknown): Keyed {
-  const { ctx } = p;
-  const who = { tenant: ctx.tenant, principalId: ctx.principalId };
+  const { run } = p;
+  const { who } = run;
   let body: Json;
   let argumentsHash: string;
   try {
@@ -31,20 +27,16 @@ export function key(p: ProposalRecord, tool: AnyTool, args: unknown): Keyed {
   }
   const logicalCallId = p.callId(argumentsHash);
   p.recordProposed(logicalCallId, tool.name);
-  const occurrenceSlot = `${tool.name}@${tool.version}|${argumentsHash}`;
-  const occurrence = ctx.occurrences.get(occurrenceSlot) ?? 0;
   // The key names the business intent: the same tenant, run, tool and canonical arguments give the same key for
-  // the life of the run. Runs recorded before this counted occurrences into the key (asked only where they differ).
-  const keyOccurrence = occurrence > 0 && !patched(INTENT_KEY) ? occurrence : 0;
+  // the life of the run, so a re-proposal meets the earlier intent.
   const operationKey = deriveOperationKey({
-    tenant: ctx.tenant,
-    runId: ctx.runId,
+    tenant: who.tenant,
+    runId: run.runId,
     toolName: tool.name,
     toolVersion: tool.version,
     argumentsHash,
-    occurrence: keyOccurrence,
   });
-  ctx.ledger.append({
+  run.ledger.append({
     type: 'ArgumentsCanonicalized',
     logicalCallId,
     toolVersion: tool.version,
@@ -53,7 +45,6 @@ export function key(p: ProposalRecord, tool: AnyTool, args: unknown): Keyed {
   });
   return {
     ok: true,
-    occurrenceSlot,
     call: {
       tool,
       args,

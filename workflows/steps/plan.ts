@@ -8,7 +8,7 @@
  * any turn's.
  */
 import { isCancellation } from '@temporalio/workflow';
-import { DeadlineTooClose, modelCallPreset, type DeadlineClock } from '../../src/domain/activity-presets';
+import { DeadlineTooClose, modelCallPreset } from '../../src/domain/activity-presets';
 import type {
   Observation,
   OpenedIdentity,
@@ -16,20 +16,16 @@ import type {
   PlanResponse,
   RunOpening,
 } from '../../src/domain/activity-contracts';
-import { DEFAULT_PRICES, type AgentRunInput } from '../../src/domain/run';
+import { DEFAULT_PRICES } from '../../src/domain/run';
 import { costMicros } from '../budgets';
-import type { Ledger } from '../ledger';
+import type { RunModel } from '../model';
 import { activities } from '../proxies';
 
 export type Planned =
   { readonly ok: true; readonly plan: PlanResponse } | { readonly ok: false; readonly cause: string };
 
-interface PlanningRun {
-  readonly runId: string;
-  readonly input: AgentRunInput;
-  readonly ledger: Ledger;
-  readonly clock: () => DeadlineClock;
-}
+/** What planning reads of the run. */
+type PlanningRun = Pick<RunModel, 'runId' | 'input' | 'ledger' | 'clock'>;
 
 function request(run: PlanningRun, turn: number, observations: readonly Observation[]): PlanRequest {
   const { input } = run;

@@ -2,7 +2,8 @@
  * Step 5 of a call, `recordIntent`: an allowed decision becomes a durable intent before anything is sent. The
  * intent names the call (run, keys, tool and version, arguments hash, principal, tenant, policy version,
  * deadline); it is in the ledger now, and in history as the dispatch activity's input. The budget reservation
- * `decide` took becomes this intent, and the dispatch counts toward the action's rate limit.
+ * `decide` took becomes this intent, and the intent counts in its action's rate-limit windows from the time it
+ * was first recorded (a decision taken again for the same call records it again, and counts nothing more).
  */
 import type { ToolIntent } from '../../src/domain/identity';
 import {
@@ -10,58 +11,49 @@ import {
   type ApprovalGrant,
   type AuthorizationDecision,
   type AuthorizationInput,
-  type DispatchAuthorization,
   type HeldPolicy,
 } from '../../src/policy/authorization';
-import type { DispatchGate, GateResult } from './decide';
-import type { ValidatedCall } from './validate';
+import type { Allowed, RunModel, ValidatedCall } from '../model';
 
-type Allowed = Extract<AuthorizationDecision, { kind: 'allowed' }>;
+type AllowedDecision = Extract<AuthorizationDecision, { kind: 'allowed' }>;
 
 export function recordIntent(
-  g: DispatchGate,
+  run: RunModel,
   call: ValidatedCall,
-  decision: Allowed,
+  decision: Omit<AllowedDecision, 'capability'>,
   basis: {
     readonly input: AuthorizationInput;
     /** The held policy the decision was made from (the dispatch activity signs it at sending). */
-    readonly held: HeldPolicy | undefined;
+    readonly held: HeldPolicy;
     readonly approval: ApprovalGrant | undefined;
   },
-): GateResult {
+): Allowed {
   const id = call.logicalCallId;
   const intent: ToolIntent = {
-    runId: g.runId,
+    runId: run.runId,
     providerCallId: call.providerCallId,
     logicalCallId: id,
     operationKey: call.operationKey,
     toolName: call.tool.name,
     toolVersion: call.tool.version,
     argumentsHash: call.argumentsHash,
-    principalId: g.principalId,
-    tenant: g.tenant,
+    ...run.who,
     policyVersion: decision.policyVersion,
-    deadlineAt: g.deadlineAt,
+    deadlineAt: run.deadlineAt,
   };
-  const recorded = g.ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
-  g.releaseBudget(id); // the reservation is now the recorded intent
-  const action = basis.input.request.action;
-  g.dispatchTimes.set(action, [...(g.dispatchTimes.get(action) ?? []), Date.now()]);
-  const signLater: DispatchAuthorization | undefined = basis.held
-    ? {
-        claims: capabilityClaims(basis.input, decision),
-        policyDigest: basis.held.digest,
-        chain: decision.chain,
-        reason: decision.reason,
-        issuedAt: decision.issuedAt,
-      }
-    : undefined;
+  run.ledger.append({ type: 'DispatchIntentRecorded', logicalCallId: id, intent });
+  run.releaseIntent(id); // the reservation is now the recorded intent
   return {
     ok: true,
     intent,
-    intentRecordedAt: recorded.at,
-    capability: decision.capability,
-    authorization: signLater,
-    approval: basis.approval,
+    intentRecordedAt: run.ledger.projection.calls[id]!.firstIntentAt!,
+    authorization: {
+      claims: capabilityClaims(basis.input, decision),
+      policyDigest: basis.held.digest,
+      chain: decision.chain,
+      reason: decision.reason,
+      issuedAt: decision.issuedAt,
+    },
+    ...(basis.approval ? { approval: basis.approval } : {}),
   };
 }

@@ -2,20 +2,20 @@
  * Step 7 of a call, `settle`: every call ends in a state the ledger can defend.
  * - An answer settles it: SUCCEEDED with the result admitted as untrusted data (size, schema, tenant), or FAILED
  *   with a vetted code, never the downstream's text.
- * - No answer makes it UNKNOWN, never FAILED. Reconciliation asks the downstream by key (sealing a missing key)
- *   and settles it by that evidence, or leaves it UNKNOWN for an operator.
- * - FAILED without evidence only when nothing was, or could have been, sent.
+ * - No answer makes it UNKNOWN, never FAILED. Reconciliation asks the downstream by key and seals a missing key;
+ *   it settles the call by that evidence: SUCCEEDED with the effect found, FAILED only on a seal the downstream
+ *   confirmed (or a refusal it retained), else UNKNOWN for an operator.
+ * - FAILED without a lookup only when nothing was, or could have been, sent.
  */
 import { CancellationScope } from '@temporalio/workflow';
-import type { DispatchResponse, Observation } from '../../src/domain/activity-contracts';
+import type { DispatchResponse, Observation, ReconcileResponse } from '../../src/domain/activity-contracts';
 import { reconcilePreset } from '../../src/domain/activity-presets';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure, vetDownstreamFailure, type DispatchVerdict } from '../../src/domain/failures';
-import type { CallRunnerContext, ReadyCall } from '../call-runner';
+import type { ResolutionEvidence } from '../../src/domain/ledger-events';
+import { callBase, type CallBase, type ReadyCall, type RunModel } from '../model';
 import { activities } from '../proxies';
 import { keyPrefix } from './dispatch';
-
-export type CallBase = Omit<Observation, 'state'>;
 
 /** Validate an untrusted result: size, schema, tenant. Only the promoted fields go on to the model. */
 function admitResult(
@@ -37,7 +37,8 @@ function admitResult(
   return { data: call.tool.promote(parsed.data) };
 }
 
-function succeeded(call: ReadyCall, tenant: string, base: CallBase, body: unknown): Observation {
+function succeeded(call: ReadyCall, tenant: string, body: unknown): Observation {
+  const base = callBase(call);
   const admitted = admitResult(call, tenant, body);
   return 'error' in admitted
     ? { ...base, state: 'SUCCEEDED', error: admitted.error }
@@ -45,13 +46,8 @@ function succeeded(call: ReadyCall, tenant: string, base: CallBase, body: unknow
 }
 
 /** The downstream answered this dispatch. */
-export function settleAnswer(
-  ctx: CallRunnerContext,
-  call: ReadyCall,
-  base: CallBase,
-  r: DispatchResponse,
-): Observation {
-  const { ledger } = ctx;
+export function settleAnswer(run: RunModel, call: ReadyCall, r: DispatchResponse): Observation {
+  const { ledger } = run;
   const id = call.logicalCallId;
   if (r.recoveredVia !== undefined) {
     ledger.append({
@@ -60,13 +56,24 @@ export function settleAnswer(
       cause: 'earlier attempt did not report',
       attempts: r.attempt - 1,
     });
+    const found = r.outcome === 'succeeded';
     ledger.append({
       type: 'ToolEffectReconciled',
       logicalCallId: id,
       via: r.recoveredVia,
-      outcome: r.outcome === 'succeeded' ? 'SUCCEEDED' : 'FAILED',
+      outcome: found ? 'SUCCEEDED' : 'FAILED',
       receipt: r.receipt,
-      detail: `attempt ${r.attempt} found the effect of an earlier attempt`,
+      detail: `attempt ${r.attempt} found the ${found ? 'effect' : 'retained refusal'} of an earlier attempt`,
+      // What the attempt's own lookup found: the effect, or a refusal the downstream retained (no effect).
+      evidence: {
+        lookup: 'found',
+        status: found ? 'completed' : 'failed',
+        ...(r.receipt !== undefined ? { receipt: r.receipt } : {}),
+        ...(r.errorCode !== undefined ? { errorCode: r.errorCode } : {}),
+        service: call.tool.service,
+        operationKey: call.intent.operationKey,
+        checkedAt: new Date(Date.now()).toISOString(),
+      },
     });
   }
   const common = {
@@ -78,7 +85,7 @@ export function settleAnswer(
     // Data only (no command): what the ledger keeps of the capability is its digest, kid and jti.
     capability: r.capability,
   };
-  ctx.breakers?.record(call.tool.service, r.outcome === 'succeeded', r.errorCode ?? 'ok');
+  run.breakers.record(call.tool.service, r.outcome === 'succeeded', r.errorCode ?? 'ok');
   if (r.outcome === 'rejected') {
     // Downstream failure text is untrusted: a vetted code and a message written here.
     const vetted = vetDownstreamFailure(r.errorCode, call.tool.service);
@@ -89,9 +96,9 @@ export function settleAnswer(
       errorCode: vetted.code,
       ...common,
     });
-    return { ...base, state: 'FAILED', error: vetted };
+    return { ...callBase(call), state: 'FAILED', error: vetted };
   }
-  const outcome = succeeded(call, ctx.tenant, base, r.body);
+  const outcome = succeeded(call, run.who.tenant, r.body);
   ledger.append({
     type: 'ToolResultRecorded',
     logicalCallId: id,
@@ -106,13 +113,13 @@ export function settleAnswer(
 
 /** The call ends FAILED because nothing was, or could have been, sent (a rejection that proves no effect). */
 export function settleUnsent(
-  ctx: CallRunnerContext,
+  run: RunModel,
   base: CallBase,
   code: string,
   message: string,
   attempts: number,
 ): Observation {
-  ctx.ledger.append({
+  run.ledger.append({
     type: 'ToolResultRecorded',
     logicalCallId: base.logicalCallId,
     state: 'FAILED',
@@ -125,24 +132,24 @@ export function settleUnsent(
 
 /** No answer: the effect may or may not exist. The call is UNKNOWN until evidence settles it. */
 export function markUnknown(
-  ctx: CallRunnerContext,
+  run: RunModel,
   call: ReadyCall,
   verdict: Extract<DispatchVerdict, { state: 'UNKNOWN' }>,
   attempts: number,
 ): void {
-  ctx.ledger.append({
+  run.ledger.append({
     type: 'ToolOutcomeMarkedUnknown',
     logicalCallId: call.logicalCallId,
     cause: verdict.cause,
     attempts,
     timeoutClass: verdict.timeoutClass,
   });
-  ctx.breakers?.record(call.tool.service, false, verdict.cause);
+  run.breakers.record(call.tool.service, false, verdict.cause);
 }
 
 /** The naive loop gives up and calls the call failed with no evidence. This is the bug it demonstrates. */
-export function assumeFailed(ctx: CallRunnerContext, base: CallBase, cause: string): Observation {
-  ctx.ledger.append({
+export function assumeFailed(run: RunModel, base: CallBase, cause: string): Observation {
+  run.ledger.append({
     type: 'ToolResultRecorded',
     logicalCallId: base.logicalCallId,
     state: 'FAILED',
@@ -154,70 +161,91 @@ export function assumeFailed(ctx: CallRunnerContext, base: CallBase, cause: stri
 }
 
 /**
- * Settle a call by the downstream's record under its key (sealing a missing key); it runs to its end even when
- * the run is being cancelled. `decided`: the decision that stopped a call that may have sent; a lookup that finds
- * no effect ends the call FAILED with that decision's code.
+ * Settle a call by the downstream's record under its key, sealing a missing key; it runs to its end even when the
+ * run is being cancelled. SUCCEEDED with the effect found; FAILED only when the downstream confirmed the seal (or
+ * retained a refusal); otherwise the call stays UNKNOWN for an operator. `why`: the decision or interruption that
+ * sent a call that may have sent here, named in the ledger.
  */
 export function reconcile(
-  ctx: CallRunnerContext,
+  run: RunModel,
   call: ReadyCall,
-  base: CallBase,
-  decided?: { code: string; message: string },
+  why?: { readonly code: string; readonly message: string },
 ): Promise<Observation> {
-  return CancellationScope.nonCancellable(() => lookUp(ctx, call, base, decided));
+  return CancellationScope.nonCancellable(() => lookUp(run, call, why));
+}
+
+/** What a lookup's answer proves, as the ledger records it beside a settlement. */
+export function evidenceOf(answer: ReconcileResponse, service: string, operationKey: string): ResolutionEvidence {
+  const base = { service, operationKey, checkedAt: new Date(Date.now()).toISOString() };
+  if (answer.kind === 'not_found') return { lookup: answer.sealed ? 'sealed' : 'not_found', ...base };
+  return {
+    lookup: 'found',
+    status: answer.status,
+    ...(answer.receipt !== undefined ? { receipt: answer.receipt } : {}),
+    ...(answer.errorCode !== undefined ? { errorCode: answer.errorCode } : {}),
+    ...base,
+  };
 }
 
 async function lookUp(
-  ctx: CallRunnerContext,
+  run: RunModel,
   call: ReadyCall,
-  base: CallBase,
-  decided: { code: string; message: string } | undefined,
+  why: { readonly code: string; readonly message: string } | undefined,
 ): Promise<Observation> {
-  const { ledger } = ctx;
+  const { ledger } = run;
   const id = call.intent.logicalCallId;
+  const base = callBase(call);
+  // A call that leaves its runner mid-flight is UNKNOWN before anyone asks: the lookup decides from there.
+  if (ledger.projection.calls[id]?.state !== 'UNKNOWN') {
+    ledger.append({
+      type: 'ToolOutcomeMarkedUnknown',
+      logicalCallId: id,
+      cause: why ? `unsettled after ${why.code}` : 'unsettled',
+      attempts: 0,
+    });
+  }
+  const unknown = (detail: string): Observation => ({
+    ...base,
+    state: 'UNKNOWN',
+    error: { code: Failure.ReconcileUnreachable, message: `outcome unknown (${detail}); waiting for an operator` },
+  });
+  let answer: ReconcileResponse;
   try {
-    const r = await activities.reconcileCall.executeWithOptions(
-      reconcilePreset(ctx.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`),
-      [{ intent: call.intent, service: call.tool.service, seal: true }],
+    answer = await activities.reconcileCall.executeWithOptions(
+      reconcilePreset(run.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`),
+      [{ intent: call.intent, service: call.tool.service, seal: true, retrySeal: true }],
     );
-    if (r.kind === 'found' && r.status === 'completed') {
-      ledger.append({
-        type: 'ToolEffectReconciled',
-        logicalCallId: id,
-        via: 'receipt_lookup',
-        outcome: 'SUCCEEDED',
-        receipt: r.receipt || undefined,
-        detail: 'the downstream holds the effect under the operation key',
-      });
-      return succeeded(call, ctx.tenant, base, r.result);
-    }
-    const refused = r.kind === 'found' ? vetDownstreamFailure(r.errorCode, call.tool.service) : undefined;
-    const detail = refused
-      ? `the downstream recorded a terminal failure ${refused.code}`
-      : 'no effect under the key; the key is now sealed';
+  } catch (err) {
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    return unknown(cause instanceof Error ? cause.message.slice(0, 200) : 'the lookup failed');
+  }
+  // Not found and not sealed proves nothing: a late request could still commit under the key.
+  if (answer.kind === 'not_found' && !answer.sealed) return unknown(`${call.tool.service} would not seal the key`);
+  const evidence = evidenceOf(answer, call.tool.service, call.intent.operationKey);
+  if (answer.kind === 'found' && answer.status === 'completed') {
     ledger.append({
       type: 'ToolEffectReconciled',
       logicalCallId: id,
       via: 'receipt_lookup',
-      outcome: 'FAILED',
-      detail: decided ? `${detail} (after ${decided.code})` : detail,
+      outcome: 'SUCCEEDED',
+      receipt: answer.receipt || undefined,
+      detail: 'the downstream holds the effect under the operation key',
+      evidence,
     });
-    if (refused) return { ...base, state: 'FAILED', error: refused };
-    return { ...base, state: 'FAILED', error: decided ?? { code: 'Reconcile.NoEffect', message: detail } };
-  } catch {
-    // Reconciliation could not establish the outcome: the call stays UNKNOWN and an operator must settle it.
-    if (decided !== undefined && ledger.projection.calls[id]?.state !== 'UNKNOWN') {
-      ledger.append({
-        type: 'ToolOutcomeMarkedUnknown',
-        logicalCallId: id,
-        cause: `unsettled after ${decided.code}`,
-        attempts: 0,
-      });
-    }
-    return {
-      ...base,
-      state: 'UNKNOWN',
-      error: { code: Failure.ReconcileUnreachable, message: 'outcome unknown; waiting for an operator' },
-    };
+    return succeeded(call, run.who.tenant, answer.result);
   }
+  const refused = answer.kind === 'found' ? vetDownstreamFailure(answer.errorCode, call.tool.service) : undefined;
+  const detail = refused
+    ? `the downstream recorded a terminal failure ${refused.code}`
+    : 'no effect under the key, and the downstream sealed it';
+  ledger.append({
+    type: 'ToolEffectReconciled',
+    logicalCallId: id,
+    via: 'receipt_lookup',
+    outcome: 'FAILED',
+    detail: why ? `${detail} (after ${why.code})` : detail,
+    evidence,
+  });
+  if (refused) return { ...base, state: 'FAILED', error: refused };
+  return { ...base, state: 'FAILED', error: why ?? { code: 'Reconcile.NoEffect', message: detail } };
 }

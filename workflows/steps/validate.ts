@@ -5,50 +5,22 @@
  * invariants. Steps (6) authorization and approval, (7) unresolved-call state and (8) the dispatch budget are
  * `decide`'s, at the instant of dispatch. Every rejection is typed and recorded; none reaches a downstream system.
  */
-import type { Json } from '../../src/domain/canonical';
 import { sha256Hex } from '../../src/domain/canonical';
-import type { Observation, ProposedCall } from '../../src/domain/activity-contracts';
+import type { ProposedCall } from '../../src/domain/activity-contracts';
 import { Failure } from '../../src/domain/failures';
 import { deriveLogicalCallId } from '../../src/domain/identity';
-import type { CallOrigin } from '../../src/domain/ledger-events';
 import type { AnyTool } from '../../src/domain/tool';
-import type { ToolRegistry } from '../../src/tools/registry';
-import type { Ledger } from '../ledger';
+import type { Refused, RunModel, ValidatedCall } from '../model';
 
 /** Argument text larger than this is rejected before any parsing, whatever the tool. */
 export const MAX_PROPOSAL_BYTES = 65_536;
 
-/** What the proposal steps (validate, key) read of the run. */
-export interface RunContext {
-  readonly runId: string;
-  readonly principalId: string;
-  readonly tenant: string;
-  readonly deadlineAt: string;
-  readonly tools: ToolRegistry;
-  readonly ledger: Ledger;
-  /** Intents already recorded in this run, by tool and arguments hash: the occurrence part of the key. */
-  readonly occurrences: Map<string, number>;
-}
-
-/** A proposal that passed validation steps 1-5: authorization (6-8) happens at dispatch, in `decide`. */
-export interface ValidatedCall {
-  readonly tool: AnyTool;
-  readonly args: unknown;
-  readonly body: Json;
-  readonly logicalCallId: string;
-  readonly providerCallId: string;
-  readonly operationKey: string;
-  readonly argumentsHash: string;
-  readonly origin: CallOrigin;
-}
-
-export type Refused = { readonly ok: false; readonly observation: Observation };
 export type Prepared = { readonly ok: true; readonly call: ValidatedCall } | Refused;
 
 /** One proposal on its way through validate and key: how it is named, recorded and refused. */
 export class ProposalRecord {
   constructor(
-    readonly ctx: RunContext,
+    readonly run: RunModel,
     readonly turn: number,
     readonly proposal: ProposedCall,
     /** Proposals of this turn so far, by tool and hash: the occurrence part of the logical call id. */
@@ -61,7 +33,7 @@ export class ProposalRecord {
     const n = this.inTurn.get(slot) ?? 0;
     this.inTurn.set(slot, n + 1);
     return deriveLogicalCallId({
-      runId: this.ctx.runId,
+      runId: this.run.runId,
       turn: this.turn,
       toolName: this.proposal.name,
       argumentsHash: hash,
@@ -71,18 +43,19 @@ export class ProposalRecord {
 
   /** Record that the model proposed this call, under `logicalCallId`. */
   recordProposed(logicalCallId: string, toolName: string): void {
-    this.ctx.ledger.append({
+    this.run.ledger.append({
       type: 'ToolProposalRecorded',
       turn: this.turn,
       logicalCallId,
       providerCallId: this.proposal.providerCallId,
       toolName,
+      origin: 'model',
     });
   }
 
   /** Refuse a proposal already recorded under `logicalCallId`. */
   reject(logicalCallId: string, code: string, message: string): Refused {
-    this.ctx.ledger.append({ type: 'ProposalRejected', logicalCallId, code, message });
+    this.run.ledger.append({ type: 'ProposalRejected', logicalCallId, code, message });
     return {
       ok: false,
       observation: {
@@ -122,8 +95,8 @@ function utf8Bytes(text: string): number {
 
 /** Steps 0-2: the per-turn cap, the size limit, a known tool, and the tool's schema. */
 export function validate(p: ProposalRecord, overTurnCap?: number): Shaped {
-  const { proposal, ctx } = p;
-  const tool = ctx.tools.get(proposal.name);
+  const { proposal, run } = p;
+  const tool = run.tools.get(proposal.name);
   const limit = tool?.maxArgumentBytes ?? MAX_PROPOSAL_BYTES;
   // 0. the per-turn cap on proposals: what a turn proposes past it is never considered
   if (overTurnCap !== undefined)
@@ -134,7 +107,7 @@ export function validate(p: ProposalRecord, overTurnCap?: number): Shaped {
   if (tool === undefined)
     return p.refuse(
       Failure.ProposalUnknownTool,
-      `unknown tool "${proposal.name}"; known: ${ctx.tools.names().join(', ')}`,
+      `unknown tool "${proposal.name}"; known: ${run.tools.names().join(', ')}`,
     );
   // schema
   let parsed: unknown;
@@ -153,23 +126,21 @@ export function validate(p: ProposalRecord, overTurnCap?: number): Shaped {
 
 /**
  * Steps 4-5, on a keyed call: a principal of one tenant never names another tenant's resource, and the tool's
- * business invariants hold. A call that passes counts as an occurrence of its intent in this run.
+ * business invariants hold.
  */
-export function validateBinding(p: ProposalRecord, call: ValidatedCall, occurrenceSlot: string): Prepared {
-  const { ctx } = p;
-  const who = { tenant: ctx.tenant, principalId: ctx.principalId };
+export function validateBinding(p: ProposalRecord, call: ValidatedCall): Prepared {
+  const { who } = p.run;
   // 4. tenant and resource binding
   const authz = call.tool.authorization(call.args, who);
-  if (authz.resourceTenant !== ctx.tenant) {
+  if (authz.resourceTenant !== who.tenant) {
     return p.reject(
       call.logicalCallId,
       Failure.TenantMismatch,
-      `resource ${authz.resource} is not in tenant ${ctx.tenant}`,
+      `resource ${authz.resource} is not in tenant ${who.tenant}`,
     );
   }
   // 5. business invariants declared by the tool
   const broken = call.tool.invariants?.(call.args, who) ?? null;
   if (broken !== null) return p.reject(call.logicalCallId, Failure.ProposalInvariant, broken);
-  ctx.occurrences.set(occurrenceSlot, (ctx.occurrences.get(occurrenceSlot) ?? 0) + 1);
   return { ok: true, call };
 }
