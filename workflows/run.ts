@@ -40,7 +40,7 @@ import { Ledger } from './ledger';
 import type { RunModel, ValidatedCall, Who } from './model';
 import { PolicyHolder } from './policy-holder';
 import { RunView, runResult } from './run-view';
-import { describeStanding, Saga, settleStanding, type SagaRegistration } from './steps/compensate';
+import { Saga, settleStanding, type SagaRegistration } from './steps/compensate';
 import { answerRepeat, earlierIntent, key } from './steps/key';
 import { plan, recordFirstPlan, type Planned } from './steps/plan';
 import { ProposalRecord, validate, validateBinding, type Prepared } from './steps/validate';
@@ -376,9 +376,9 @@ export class AgentRun implements RunModel {
     }
     const { reason, detail, finalText } = stop as Extract<Stop, { kind: 'stop' }>;
     return CancellationScope.nonCancellable(async () => {
-      const left =
+      const settled =
         reason === 'completed'
-          ? []
+          ? { left: [], detail: '' }
           : await settleStanding(
               {
                 ledger: this.ledger,
@@ -390,8 +390,8 @@ export class AgentRun implements RunModel {
               reason,
               (c) => runCall(withGrace(this), c),
             );
-      const full = [detail, describeStanding(this.onAbort, left)].filter((x) => x !== '').join('; ');
-      this.ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full, leftStanding: left });
+      const full = [detail, settled.detail].filter((x) => x !== '').join('; ');
+      this.ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full, leftStanding: settled.left });
       this.show();
       await condition(allHandlersFinished);
       return runResult(this.ledger, reason, full, finalText);

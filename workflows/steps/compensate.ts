@@ -192,6 +192,16 @@ export class Saga {
           outcome: 'OFFSET',
           detail: `${compensation.tool.name} offset ${forward.toolName}`,
         });
+        if (state === 'UNKNOWN' && (compensation.tool.forwardAbsentReasons ?? []).length > 0) {
+          // A compensation that refuses an absent forward effect offsets only one the downstream holds: it existed.
+          this.ledger.append({
+            type: 'ToolEffectReconciled',
+            logicalCallId: forward.logicalCallId,
+            via: 'compensation',
+            outcome: 'SUCCEEDED',
+            detail: `${compensation.tool.name} offset the effect under the forward key, so it existed`,
+          });
+        }
         out.offset.push(forward.logicalCallId);
       } else if (absent) {
         this.ledger.append({
@@ -251,10 +261,10 @@ export async function settleStanding(
   },
   reason: StopReason,
   run: (call: ValidatedCall) => Promise<Observation>,
-): Promise<readonly LeftStanding[]> {
+): Promise<StandingSettled> {
   const { ledger, saga, onAbort } = s;
   const standing = Object.values(ledger.projection.calls).filter((c) => stands(c, s.tools));
-  if (standing.length === 0) return [];
+  if (standing.length === 0) return { left: [], detail: '' };
   const none: SagaOutcome = { offset: [], nothingToOffset: [], unsettled: [], noTime: [] };
   const out =
     onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))
@@ -279,18 +289,25 @@ export async function settleStanding(
     if (onAbort === 'leave') return 'left_by_choice';
     return out.noTime.includes(c.logicalCallId) ? 'no_time' : 'outcome_unknown';
   };
-  return left.map((c) => ({
+  const leftStanding = left.map((c): LeftStanding => ({
     logicalCallId: c.logicalCallId,
     toolName: c.toolName,
     operationKey: c.operationKey ?? '',
-    state: c.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'UNKNOWN',
+    state: ledger.projection.calls[c.logicalCallId]?.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'UNKNOWN',
     why: why(c),
   }));
+  const parts = [
+    out.offset.length > 0 ? `offset ${out.offset.join(', ')}` : '',
+    out.nothingToOffset.length > 0 ? `nothing to offset for ${out.nothingToOffset.join(', ')}` : '',
+    leftStanding.length > 0
+      ? `left standing for an operator: ${leftStanding.map((l) => `${l.logicalCallId} (${l.toolName}) [${l.state}, ${l.why}]`).join(', ')}`
+      : '',
+  ].filter((x) => x !== '');
+  return { left: leftStanding, detail: `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}` };
 }
 
-/** What a stop's detail says of what it left standing. */
-export function describeStanding(onAbort: 'compensate' | 'leave', left: readonly LeftStanding[]): string {
-  if (left.length === 0) return '';
-  const named = left.map((l) => `${l.logicalCallId} (${l.toolName}, ${l.state}: ${l.why})`).join(', ');
-  return `standing effects (onAbort: ${onAbort}): left for an operator: ${named}`;
+/** What a stop did about its standing effects: what it leaves for an operator, and the sentence its detail adds. */
+export interface StandingSettled {
+  readonly left: readonly LeftStanding[];
+  readonly detail: string;
 }

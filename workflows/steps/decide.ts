@@ -17,6 +17,7 @@ import { Failure } from '../../src/domain/failures';
 import { keyModeFor } from '../../src/domain/retry-contract';
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from '../../src/policy/authorization';
 import { evaluate } from '../../src/policy/evaluate';
+import type { RateLimit } from '../../src/policy/policy-format';
 import type { Decision, Refused, RunModel, ValidatedCall } from '../model';
 import { activities } from '../proxies';
 import { QuotaUnavailable, releaseAcrossRuns, reserveAcrossRuns } from '../quota-client';
@@ -40,7 +41,19 @@ export async function decide(run: RunModel, call: ValidatedCall, prior?: Approva
   return decision;
 }
 
-/** The four stages, again after every wait, until one of them refuses or the call is allowed. */
+/** What deciding now calls for: the decision, or one wait after which the stages run again. */
+type Now =
+  | { readonly kind: 'final'; readonly decision: Decision }
+  | { readonly kind: 'read_policy' }
+  | { readonly kind: 'ask_approval'; readonly decision: Extract<Evaluated, { kind: 'approval_required' }> }
+  | { readonly kind: 'wait'; readonly retryAfterMs: number; readonly reason: string }
+  | { readonly kind: 'reserve'; readonly limits: readonly RateLimit[]; readonly action: string };
+
+/**
+ * The stages, again after every wait, until one of them refuses or the call is allowed. Everything from the
+ * checks to the recorded intent happens in one synchronous step (`decideNow`): parallel calls of a turn cannot
+ * all pass a check or a rate limit made before any of them recorded its intent.
+ */
 async function decideUntilFinal(
   run: RunModel,
   call: ValidatedCall,
@@ -50,22 +63,50 @@ async function decideUntilFinal(
   const holdsIntent = run.ledger.projection.calls[call.logicalCallId]?.intentRecorded === true;
   let approval = prior;
   for (;;) {
-    const refused = checks(run, call, holdsIntent);
-    if (refused) return refused;
-    const asked = await policy(run, call, approval);
-    if ('ok' in asked) return asked;
-    const { input, decision } = asked;
-    if (decision.kind === 'denied') return deny(run, call, input, decision);
-    if (decision.kind === 'approval_required') {
-      const answer = await askApproval(run, call, decision);
+    const now = decideNow(run, call, holdsIntent, approval, quota);
+    if (now.kind === 'final') return now.decision;
+    if (now.kind === 'read_policy') {
+      const unavailable = await readPolicy(run, call);
+      if (unavailable) return unavailable;
+    } else if (now.kind === 'ask_approval') {
+      const answer = await askApproval(run, call, now.decision);
       if (!answer.ok) return answer;
       approval = answer.grant;
-    } else if (decision.kind === 'rate_limited') {
-      await waitOut(run, call, decision.retryAfterMs, decision.reason);
+    } else if (now.kind === 'wait') {
+      await waitOut(run, call, now.retryAfterMs, now.reason);
     } else {
-      const across = await quotaAcrossRuns(run, call, decision, quota);
-      if (across === 'allowed') return allow(run, call, input, decision, approval);
-      if (across !== 'again') return across;
+      const refused = await reserveAcross(run, call, now.limits, now.action, quota);
+      if (refused) return refused;
+    }
+  }
+}
+
+/** One synchronous pass: checks → policy → approval → quota, ending in a decision or in the wait it needs. */
+function decideNow(
+  run: RunModel,
+  call: ValidatedCall,
+  holdsIntent: boolean,
+  approval: ApprovalGrant | undefined,
+  quota: { held: boolean },
+): Now {
+  const refused = checks(run, call, holdsIntent);
+  if (refused) return { kind: 'final', decision: refused };
+  const held = run.policy.current;
+  if (held === undefined) return { kind: 'read_policy' };
+  const input = authorizationInput(run, call, approval);
+  const decision = evaluate(held.document, input);
+  switch (decision.kind) {
+    case 'denied':
+      return { kind: 'final', decision: deny(run, call, input, decision) };
+    case 'approval_required':
+      return { kind: 'ask_approval', decision };
+    case 'rate_limited':
+      return { kind: 'wait', retryAfterMs: decision.retryAfterMs, reason: decision.reason };
+    case 'allowed': {
+      const limits = (decision.rateLimits ?? []).filter((l) => l.per !== 'run');
+      if (!quota.held && call.origin === 'model' && limits.length > 0)
+        return { kind: 'reserve', limits, action: input.request.action };
+      return { kind: 'final', decision: allow(run, call, input, decision, approval) };
     }
   }
 }
@@ -110,31 +151,27 @@ function checks(run: RunModel, call: ValidatedCall, holdsIntent: boolean): Refus
 }
 
 /**
- * Stage 2, policy: the held policy's decision for exactly this call, at workflow time. When the held policy went
- * stale, one call asks the authorizer (an activity) for the current one and the others wait for its answer.
+ * Stage 2, policy: the run decides from the policy it holds (from its opening). When that went stale, one call
+ * reads the current policy (an activity) and the others wait for its answer; a policy that cannot be read
+ * refuses the call (fail closed).
  */
-async function policy(
-  run: RunModel,
-  call: ValidatedCall,
-  approval: ApprovalGrant | undefined,
-): Promise<{ readonly input: AuthorizationInput; readonly decision: Evaluated } | Refused> {
+async function readPolicy(run: RunModel, call: ValidatedCall): Promise<Refused | undefined> {
   const holder = run.policy;
-  if (holder.current === undefined && holder.fetching) await condition(() => !holder.fetching);
-  if (holder.current === undefined) {
-    holder.fetching = true;
-    try {
-      holder.hold(await activities.readPolicy.executeWithOptions(authorizerPreset(run.clock(), 'read the policy'), []));
-    } catch (err) {
-      if (err instanceof DeadlineTooClose) throw err;
-      const why = (err as Error).message;
-      return reject(run, call, Failure.PolicyUnavailable, `no authorization decision could be made: ${why}`);
-    } finally {
-      holder.fetching = false;
-    }
+  if (holder.fetching) {
+    await condition(() => !holder.fetching);
+    return undefined;
   }
-  // Decided synchronously from here on: parallel calls that waited together see each other's intents.
-  const input = authorizationInput(run, call, approval);
-  return { input, decision: evaluate(holder.current!.document, input) };
+  holder.fetching = true;
+  try {
+    holder.hold(await activities.readPolicy.executeWithOptions(authorizerPreset(run.clock(), 'read the policy'), []));
+    return undefined;
+  } catch (err) {
+    if (err instanceof DeadlineTooClose) throw err;
+    const why = (err as Error).message;
+    return reject(run, call, Failure.PolicyUnavailable, `no authorization decision could be made: ${why}`);
+  } finally {
+    holder.fetching = false;
+  }
 }
 
 function authorizationInput(run: RunModel, call: ValidatedCall, approval?: ApprovalGrant): AuthorizationInput {
@@ -209,18 +246,16 @@ async function waitOut(run: RunModel, call: ValidatedCall, retryAfterMs: number,
 
 /**
  * Stage 4, quota: the run's own limits were counted by the policy; limits per principal or tenant hold across
- * runs, counted by the tenant's quota. `allowed`: nothing more to hold. `again`: a slot was taken, or a full
- * window waited out; either way an await passed, so the stages run again. Otherwise the refusal.
+ * runs, counted by the tenant's quota. A slot taken, or a full window waited out: the stages run again, since an
+ * await passed. A quota that cannot be asked refuses the call (fail closed).
  */
-async function quotaAcrossRuns(
+async function reserveAcross(
   run: RunModel,
   call: ValidatedCall,
-  decision: Extract<Evaluated, { kind: 'allowed' }>,
+  limits: readonly RateLimit[],
+  action: string,
   quota: { held: boolean },
-): Promise<'allowed' | 'again' | Refused> {
-  const limits = (decision.rateLimits ?? []).filter((l) => l.per !== 'run');
-  if (quota.held || call.origin !== 'model' || limits.length === 0) return 'allowed';
-  const action = call.tool.authorization(call.args, run.who).action;
+): Promise<Refused | undefined> {
   let across;
   try {
     across = await reserveAcrossRuns({
@@ -235,12 +270,10 @@ async function quotaAcrossRuns(
     if (err instanceof QuotaUnavailable) return reject(run, call, Failure.QuotaUnavailable, err.message);
     throw err;
   }
-  if (!across.ok) {
+  if (across.ok) quota.held = true;
+  else
     await waitOut(run, call, across.retryAfterMs, `${action}: the ${across.scope} rate limit is reached across runs`);
-    return 'again';
-  }
-  quota.held = true;
-  return 'again';
+  return undefined;
 }
 
 function decisionRecord(call: ValidatedCall, input: AuthorizationInput, decision: Evaluated) {
