@@ -108,3 +108,35 @@ describe("a tool's idempotency contract decides what a retry may do", () => {
     expect(again.lookups).toEqual([KEY]);
   });
 });
+
+describe('a lookup that did not seal is not a seal', () => {
+  async function reconcile(sealed: boolean, retrySeal: boolean) {
+    const downstream = {
+      async lookup() {
+        return { kind: 'not_found', sealed };
+      },
+    } as unknown as DownstreamClient;
+    const { reconcileCall } = createDispatchActivities({ services: { wallet: downstream }, workerIdentity: 'unit' });
+    const req = request();
+    return new MockActivityEnvironment({ attempt: 1 })
+      .run(reconcileCall, { intent: req.intent, service: 'wallet', seal: true, retrySeal })
+      .then(
+        (r) => ({ ok: true as const, r }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
+  }
+
+  test('asked to retry the seal, a downstream that found nothing and did not seal fails the attempt, retryable', async () => {
+    const out = await reconcile(false, true);
+    expect(out.ok).toBe(false);
+    expect(!out.ok && out.e).toMatchObject({ type: Failure.SealRefused, nonRetryable: false });
+  });
+
+  test('a seal the downstream confirmed is the answer (the refusal above is not a refusal of everything)', async () => {
+    expect(await reconcile(true, true)).toEqual({ ok: true, r: { kind: 'not_found', sealed: true } });
+  });
+
+  test('not asked to retry (an operator reads the answer), the unsealed answer is reported as it is', async () => {
+    expect(await reconcile(false, false)).toEqual({ ok: true, r: { kind: 'not_found', sealed: false } });
+  });
+});

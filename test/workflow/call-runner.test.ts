@@ -21,6 +21,8 @@ import type { LedgerSnapshot } from '../../workflows/ledger';
 import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
 import { scriptedModel } from '../../src/planner/scripted-model';
+import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
+import { StaticPolicyStore } from '../../src/policy/policy-store';
 
 jest.setTimeout(60_000);
 
@@ -56,15 +58,16 @@ let runs = 0;
 /** One run of `scenario` on a fresh worker whose downstream is `fake`; counts the authorizer's calls. */
 async function run(
   fake: FakeDownstream,
-  over: Partial<AgentRunInput> & { scenario?: string; vars?: Record<string, unknown> } = {},
+  over: Partial<AgentRunInput> & { scenario?: string; vars?: Record<string, unknown>; policy?: Policy } = {},
 ): Promise<Outcome> {
-  const { scenario, vars, ...rest } = over;
+  const { scenario, vars, policy, ...rest } = over;
   const taskQueue = `wf-tier-${process.pid}-${++runs}`;
   const real = createActivities({
     models: [scriptedModel()],
     services: {},
     workerIdentity: 'wf-tier',
     identity: { issuers: staticIdentitySource([issuer.config]) },
+    ...(policy ? { authorize: { policies: new StaticPolicyStore(policy) } } : {}),
   });
   let authorizerCalls = 0;
   const worker = await Worker.create({
@@ -144,6 +147,19 @@ describe('retries, UNKNOWN and reconciliation', () => {
     expect(fake.effectsOf('wallet_debit')).toHaveLength(1);
   });
 
+  test('a lookup that finds nothing but does not seal settles nothing: the seal is retried, then the call is UNKNOWN for an operator', async () => {
+    const fake = new FakeDownstream(always('unavailable'), { refuseSeal: true });
+    const out = await run(fake, { onAbort: 'leave' });
+    const call = debits(out)[0]!;
+    expect(out.ledger.projection.calls[call.logicalCallId]).toMatchObject({ state: 'UNKNOWN' });
+    expect(types(out)).not.toContain('ToolEffectReconciled');
+    expect(fake.lookups).toBeGreaterThan(1); // the seal was tried again
+    expect(out.result.stopReason).toBe('outcome_unknown');
+    expect(out.result.leftStanding).toEqual([
+      expect.objectContaining({ logicalCallId: call.logicalCallId, state: 'UNKNOWN', why: 'left_by_choice' }),
+    ]);
+  });
+
   test('the downstream never reached: UNKNOWN all the same; the lookup finds nothing, seals the key, and the call is FAILED', async () => {
     const fake = new FakeDownstream(always('unavailable'));
     const out = await run(fake);
@@ -173,6 +189,55 @@ describe('reauthorization', () => {
   test('without the stale step the authorizer is never asked: the run holds its policy from its opening (the count above can fail)', async () => {
     const out = await run(new FakeDownstream());
     expect(out.authorizerCalls).toBe(0);
+  });
+});
+
+/** Debits limited to one per `perMs` per run. */
+const oneDebitPer = (perMs: number): Policy =>
+  Policy.parse({
+    ...DEFAULT_POLICY,
+    version: `one-per-${perMs}/1`,
+    rules: DEFAULT_POLICY.rules.map((r) =>
+      r.action === 'wallet.debit' ? { ...r, rateLimit: { max: 1, perMs, per: 'run' } } : r,
+    ),
+  });
+
+describe('rate limits count intents, not attempts', () => {
+  test('a call decided again after its policy went stale is not held back by its own earlier intent', async () => {
+    const fake = new FakeDownstream(['stale']);
+    const out = await run(fake, { policy: oneDebitPer(120_000) });
+    expect(out.result.stopReason).toBe('completed');
+    expect(types(out)).toContain('ReauthorizationStarted');
+    expect(types(out)).not.toContain('DispatchDeferred');
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(1);
+  });
+
+  test('the positive control: a second intent of the action in the window is held back', async () => {
+    const fake = new FakeDownstream();
+    const out = await run(fake, {
+      policy: oneDebitPer(120_000),
+      scenario: 'parallel-debits',
+      vars: { account: 'acct_1', count: 2 },
+    });
+    expect(types(out).filter((t) => t === 'DispatchDeferred')).toHaveLength(1);
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(2);
+  });
+
+  test('the per-run window survives continue-as-new: the continued run holds back its first debit', async () => {
+    const fake = new FakeDownstream();
+    const out = await run(fake, {
+      policy: oneDebitPer(600_000),
+      scenario: 'endless-debits',
+      vars: { account: 'acct_1' },
+      budgets: { maxTurns: 3, maxToolCalls: 16, maxHistoryEvents: 30 },
+      onAbort: 'leave',
+    });
+    const events = out.ledger.events;
+    expect(events[0]?.type).toBe('LedgerCarriedForward');
+    const firstDeferred = events.findIndex((e) => e.type === 'DispatchDeferred');
+    const firstIntent = events.findIndex((e) => e.type === 'DispatchIntentRecorded');
+    expect(firstDeferred).toBeGreaterThanOrEqual(0);
+    expect(firstDeferred).toBeLessThan(firstIntent);
   });
 });
 

@@ -92,7 +92,13 @@ let runs = 0;
 async function runWith(
   s: Scenario,
   inject: { readonly at: number; readonly kind: 'deadline' | 'cancel' },
-): Promise<{ result: AgentRunResult; ledger: LedgerSnapshot; fake: FakeDownstream; schedules: number; taskFailures: number }> {
+): Promise<{
+  result: AgentRunResult;
+  ledger: LedgerSnapshot;
+  fake: FakeDownstream;
+  schedules: number;
+  taskFailures: number;
+}> {
   const fake = new FakeDownstream(s.steps);
   const taskQueue = `ways-out-${process.pid}-${++runs}`;
   const worker = await Worker.create({
@@ -134,7 +140,9 @@ async function runWith(
     });
     const result = await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];
-    const first = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'dispatchTool');
+    const first = events.findIndex(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'dispatchTool',
+    );
     // (Used only for the run without an injection: an injected throw can unschedule the first dispatch itself.)
     const schedules =
       first < 0
@@ -150,7 +158,9 @@ async function runWith(
 function settlementProblems(ledger: LedgerSnapshot, holds: (key: string) => boolean): string[] {
   const problems: string[] = [];
   const p = ledger.projection;
-  const stop = ledger.events.find((e): e is Extract<LedgerEvent, { type: 'RunCompleted' }> => e.type === 'RunCompleted');
+  const stop = ledger.events.find(
+    (e): e is Extract<LedgerEvent, { type: 'RunCompleted' }> => e.type === 'RunCompleted',
+  );
   const left = new Set(stop?.leftStanding.map((l) => l.logicalCallId) ?? []);
   for (const c of Object.values(p.calls)) {
     const id = c.logicalCallId;
@@ -159,18 +169,19 @@ function settlementProblems(ledger: LedgerSnapshot, holds: (key: string) => bool
     if (c.state === 'FAILED' && c.dispatches > 0) {
       const last = [...ledger.events]
         .reverse()
-        .find(
-          (e) => (e.type === 'ToolResultRecorded' || e.type === 'ToolEffectReconciled') && e.logicalCallId === id,
-        );
+        .find((e) => (e.type === 'ToolResultRecorded' || e.type === 'ToolEffectReconciled') && e.logicalCallId === id);
       const evidence =
         last?.type === 'ToolResultRecorded' ||
         (last?.type === 'ToolEffectReconciled' &&
-          (last.evidence?.lookup === 'sealed' || (last.evidence?.lookup === 'found' && last.evidence.status === 'failed')));
+          (last.evidence?.lookup === 'sealed' ||
+            (last.evidence?.lookup === 'found' && last.evidence.status === 'failed')));
       if (!evidence) problems.push(`${id} is FAILED after a send without evidence`);
       if (holds(key)) problems.push(`${id} is FAILED while the downstream holds its effect`);
     }
-    if (c.state === 'SUCCEEDED' && c.origin === 'model' && !holds(key)) problems.push(`${id} SUCCEEDED without an effect`);
-    const standing = c.origin === 'model' && (c.state === 'UNKNOWN' || (c.state === 'SUCCEEDED' && c.compensation !== 'OFFSET'));
+    if (c.state === 'SUCCEEDED' && c.origin === 'model' && !holds(key))
+      problems.push(`${id} SUCCEEDED without an effect`);
+    const standing =
+      c.origin === 'model' && (c.state === 'UNKNOWN' || (c.state === 'SUCCEEDED' && c.compensation !== 'OFFSET'));
     if (stop && stop.stopReason !== 'completed' && standing && !left.has(id))
       problems.push(`${id} stands (${c.state}) but the stop does not name it`);
   }

@@ -37,7 +37,11 @@ export class FakeDownstream {
   lookups = 0;
   private readonly script: Step[];
 
-  constructor(script: readonly Step[] = []) {
+  /** `refuseSeal`: a lookup finds nothing and does not seal the key (the seal refused, as a faulty downstream may). */
+  constructor(
+    script: readonly Step[] = [],
+    private readonly opts: { readonly refuseSeal?: boolean } = {},
+  ) {
     this.script = [...script];
   }
 
@@ -111,6 +115,12 @@ export class FakeDownstream {
     const key = req.intent.operationKey;
     const found = this.effects.get(key);
     if (found) return { kind: 'found', status: 'completed', receipt: found.receipt, result: found.body };
+    if (this.opts.refuseSeal) {
+      // As the real activity does: a seal asked for and not confirmed is retried (retrySeal), else reported.
+      if (req.seal && req.retrySeal)
+        throw ApplicationFailure.retryable('no effect under the key, but it was not sealed', Failure.SealRefused);
+      return { kind: 'not_found', sealed: false };
+    }
     if (req.seal) this.sealed.add(key);
     return { kind: 'not_found', sealed: req.seal };
   }
