@@ -1,9 +1,10 @@
 /**
- * Records the replay fixtures: runs real scenarios on a dev server and writes each history as JSON under
- * test/replay/histories/<version>/. Fixtures are append-only: add a new version folder for an intended
- * incompatibility instead of overwriting an old one.
+ * Records replay fixtures: runs real scenarios on a dev server and writes each history as JSON under
+ * test/replay/histories/<folder>/ (default `baseline`). A release records its baseline once, covering every path
+ * docs/versioning.md lists (`BASELINE_PATHS`, test/replay/baseline-paths.ts); a patch records its own folder
+ * (`patches/<patch-id>`), kept for the window the document sets and removed with the patch.
  *
- *   node -r tsx/cjs scripts/record-histories.ts [version]
+ *   node -r tsx/cjs scripts/record-histories.ts [folder]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +29,9 @@ import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
 import { REPO_ROOT } from '../src/worker/bundle';
 import { scriptedModel } from '../src/planner/scripted-model';
+import { DEFAULT_POLICY, Policy } from '../src/policy/policy-format';
+import { StaticPolicyStore } from '../src/policy/policy-store';
+import { BASELINE_PATHS } from '../test/replay/baseline-paths';
 
 async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
@@ -52,7 +56,7 @@ async function decide(
     return pending !== undefined;
   });
   const p = pending!;
-  // v5 on: the approver is a verified token of the stack's development issuer (role `approver`).
+  // The approver is a verified token of the stack's development issuer (role `approver`).
   const token = await stack.identity.issue('manager:carol', 'acme', ['approver']);
   await h.executeUpdate(decideApprovalUpdate, {
     args: [
@@ -73,7 +77,7 @@ async function walletWorker(
   stack: Stack,
   tq: string,
   walletUrl: string,
-  authorize: { capabilityKey?: Stack['capabilityKey'] },
+  authorize: { capabilityKey?: Stack['capabilityKey']; policies?: StaticPolicyStore },
 ): Promise<Worker> {
   return Worker.create({
     connection: (await connectNative(serverTarget(stack.server))).connection,
@@ -99,16 +103,18 @@ async function recordOperatorResolution(
   base: (over: Partial<AgentRunInput>) => AgentRunInput,
   save: (name: string, workflowId: string) => Promise<void>,
   stamp: number,
+  resolve: boolean,
 ): Promise<void> {
-  const dbPath = path.join(stack.dataDir, `record-operator-${stamp}.db`);
+  const name = resolve ? 'operator-resolved' : 'outcome-unknown-at-deadline';
+  const dbPath = path.join(stack.dataDir, `record-${name}-${stamp}.db`);
   let wallet = await spawnService('wallet', { dbPath, env: { ...stack.capabilityTrust.serviceEnv } });
   const port = Number(new URL(wallet.url).port);
   const admin = spawnedClient(wallet);
   await admin.seedAccount({ tenant: 'acme', account: 'acct_op', balanceMinor: 10_000, currency: 'EUR' });
   await admin.armFault({ at: 'after_commit', do: 'delay', ms: 60_000, path: '/v1/debits' });
-  const tq = `record-operator-${stamp}`;
+  const tq = `record-${name}-${stamp}`;
   const worker = await walletWorker(stack, tq, wallet.url, { capabilityKey: stack.capabilityKey });
-  const workflowId = 'record-operator-resolved';
+  const workflowId = `record-${name}`;
   try {
     await worker.runUntil(async () => {
       const input = base({
@@ -118,8 +124,10 @@ async function recordOperatorResolution(
           scenario: 'wallet-debit',
           vars: { account: 'acct_op', amount: { minor: 900, currency: 'EUR' } },
         },
-        caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
-        limits: { tool: 2, reconcile: 2 },
+        caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000, abortGraceMs: 5_000 },
+        limits: { tool: 2, reconcile: 2, compensation: 2 },
+        // Left to its deadline, the run stops outcome_unknown and names the effect it leaves standing.
+        ...(resolve ? {} : { deadlineAt: new Date(Date.now() + 25_000).toISOString() }),
       });
       const handle = await startAgentRun(stack.client, {
         workflowId,
@@ -135,6 +143,10 @@ async function recordOperatorResolution(
       });
       await wallet.stop(); // the effect exists, and now nobody can say so
       await until(async () => (await readLedger(handle)).projection.status === 'waiting_for_operator', 90_000);
+      if (!resolve) {
+        await handle.result();
+        return;
+      }
       wallet = await spawnService('wallet', { dbPath, port, env: { ...stack.capabilityTrust.serviceEnv } });
       const found = await spawnedClient(wallet, { capabilityKey: stack.capabilityKey }).lookup(key, { tenant: 'acme' });
       const receipt = found.kind === 'found' ? found.record.receipt : undefined;
@@ -155,12 +167,50 @@ async function recordOperatorResolution(
   } finally {
     await wallet.stop();
   }
-  await save('operator-resolved', workflowId);
+  await save(name, workflowId);
 }
 
 /**
- * v6 on (patch `proven-unsent`): a worker that holds no signing key sends a debit the wallet refuses
- * (`Capability.Rejected`) on the call's only attempt; the call ends FAILED without reconciliation.
+ * A stop at the deadline with an effect standing: one debit per ten minutes per run, so the run's second debit
+ * would wait past its deadline; the run stops `deadline_exceeded` and offsets the first debit.
+ */
+async function recordDeadlineAfterEffect(
+  stack: Stack,
+  base: (over: Partial<AgentRunInput>) => AgentRunInput,
+  save: (name: string, workflowId: string) => Promise<void>,
+  stamp: number,
+): Promise<void> {
+  const policy = Policy.parse({
+    ...DEFAULT_POLICY,
+    version: 'record-rate-limited/1',
+    rules: DEFAULT_POLICY.rules.map((r) =>
+      r.action === 'wallet.debit' ? { ...r, rateLimit: { max: 1, perMs: 600_000, per: 'run' } } : r,
+    ),
+  });
+  const tq = `record-deadline-${stamp}`;
+  const worker = await walletWorker(stack, tq, stack.wallet.url, {
+    capabilityKey: stack.capabilityKey,
+    policies: new StaticPolicyStore(policy),
+  });
+  const workflowId = 'record-deadline-after-effect';
+  await worker.runUntil(async () => {
+    const handle = await startAgentRun(stack.client, {
+      workflowId,
+      taskQueue: tq,
+      input: base({
+        planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } },
+        deadlineAt: new Date(Date.now() + 30_000).toISOString(),
+      }),
+      identityToken: await stack.identity.issue('user:alice', 'acme'),
+    });
+    await handle.result();
+  });
+  await save('deadline-after-effect', workflowId);
+}
+
+/**
+ * A worker that holds no signing key sends a debit the wallet refuses (`Capability.Rejected`) on the call's only
+ * attempt; the call ends FAILED without reconciliation.
  */
 async function recordProvenUnsent(
   stack: Stack,
@@ -183,31 +233,27 @@ async function recordProvenUnsent(
   await save('proven-unsent', workflowId);
 }
 
-/** The number of a fixture folder name `vN` (compared as a number: `v10` comes after `v6`). */
-function versionNumber(version: string): number {
-  const match = /^v([1-9][0-9]*)$/.exec(version);
-  if (match === null) throw new Error(`fixture version must look like v1, v2, ...; got ${JSON.stringify(version)}`);
-  return Number(match[1]);
-}
-
 async function main(): Promise<void> {
-  const version = process.argv[2] ?? 'v1';
-  const number = versionNumber(version);
-  const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', version);
+  const folder = process.argv[2] ?? 'baseline';
+  if (!/^(baseline|patches\/[a-z0-9-]+)$/.test(folder))
+    throw new Error(`the folder is \`baseline\` or \`patches/<patch-id>\`; got ${JSON.stringify(folder)}`);
+  const dir = path.join(REPO_ROOT, 'test', 'replay', 'histories', folder);
   mkdirSync(dir, { recursive: true });
   const stack = await startStack({
     name: 'record',
     server: { headless: true },
     services: ['inventory', 'shipping', 'orders'],
   });
+  const recorded: string[] = [];
   const save = async (name: string, workflowId: string): Promise<void> => {
+    recorded.push(name);
     const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     writeFileSync(path.join(dir, `${name}.json`), `${historyToJSON(history)}\n`);
     console.log(`recorded ${name} (${history.events?.length ?? 0} events)`);
   };
   try {
     const stamp = Date.now();
-    for (const strategy of ['blind_retry', 'check_receipt', 'same_key_replay'] as const) {
+    for (const strategy of ['check_receipt', 'same_key_replay'] as const) {
       const row = await runOpeningFailure(stack, {
         strategy,
         taskQueue: `record-${strategy}-${stamp}`,
@@ -301,8 +347,8 @@ async function main(): Promise<void> {
           },
         ],
       ];
-      // v4 on: the paths issue #11 named (approvals, re-authorization, continue-as-new with a saga, cancellation,
-      // compensation at a stop, repeated intents, the budget); the operator resolution is recorded below.
+      // Approvals, re-authorization, continue-as-new with a saga, cancellation, compensation at a stop, repeated
+      // intents, the budget; the operator's paths and the deadline are recorded below.
       const big = (account = 'acct_fx') => ({
         kind: 'scripted' as const,
         scenario: 'wallet-debit',
@@ -322,6 +368,26 @@ async function main(): Promise<void> {
           },
         ],
         [
+          'approval-lapsed-renewed',
+          base({ planner: big(), caps: { toolAttemptMs: 3_000 } }),
+          () =>
+            stack.walletClient.armFault({ at: 'after_commit', do: 'delay', ms: 6_000, path: '/v1/debits', times: 1 }),
+          async (h) => {
+            await decide(stack, h, 1, 'approve', 3_000);
+            await decide(stack, h, 2, 'approve');
+          },
+        ],
+        [
+          'model-failed-after-effect',
+          base({
+            planner: {
+              kind: 'scripted',
+              scenario: 'debit-then-silence',
+              vars: { account: 'acct_fx', amount: { minor: 333, currency: 'EUR' } },
+            },
+          }),
+        ],
+        [
           'saga-across-continue-as-new',
           base({
             planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } },
@@ -338,7 +404,7 @@ async function main(): Promise<void> {
           undefined,
           async (h) => {
             await until(async () => (await readLedger(h)).events.some((e) => e.type === 'ToolResultRecorded'));
-            // v5 on: a verified cancel request (the run's own principal), recorded in CancellationRequested.
+            // A verified cancel request (the run's own principal), recorded in CancellationRequested.
             await h.executeUpdate(requestCancelUpdate, {
               args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'fixture' }],
             });
@@ -362,19 +428,15 @@ async function main(): Promise<void> {
           }),
         ],
         ['identity-refused', base({})],
+        // The first planning turn verifies the token: a token for another tenant is refused there, before any
+        // model call; a first model call that fails leaves the run to verify the token on its own.
+        ['identity-mismatch', base({})],
+        ['opening-model-failed', base({ planner: { kind: 'scripted', scenario: 'no-such-scenario', vars: {} } })],
       );
-      if (number >= 12) {
-        // v12 on: the first planning turn verifies the token. A token for another tenant is refused there, before
-        // any model call; a first model call that fails leaves the run to verify the token on its own.
-        runs.push(
-          ['identity-mismatch', base({})],
-          ['opening-model-failed', base({ planner: { kind: 'scripted', scenario: 'no-such-scenario', vars: {} } })],
-        );
-      }
       for (const [name, input, arm, during] of runs) {
         if (arm) await arm();
         const workflowId = `record-${name}`;
-        // v5 on: every run carries its principal's token; `identity-refused` carries none and is denied at start.
+        // Every run carries its principal's token; `identity-refused` carries none and is denied at start.
         const identityToken =
           name === 'identity-refused'
             ? undefined
@@ -395,11 +457,15 @@ async function main(): Promise<void> {
         await save(name, workflowId);
       }
     });
-    await recordOperatorResolution(stack, base, save, stamp);
-    if (number >= 6) await recordProvenUnsent(stack, base, save, stamp);
+    await recordOperatorResolution(stack, base, save, stamp, true);
+    await recordOperatorResolution(stack, base, save, stamp, false);
+    await recordDeadlineAfterEffect(stack, base, save, stamp);
+    await recordProvenUnsent(stack, base, save, stamp);
   } finally {
     await stack.stop();
   }
+  const missing = folder === 'baseline' ? BASELINE_PATHS.filter((p) => !recorded.includes(p.fixture)) : [];
+  if (missing.length > 0) throw new Error(`the baseline misses ${missing.map((p) => p.fixture).join(', ')}`);
 }
 
 main().catch((err: unknown) => {

@@ -141,6 +141,10 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     { final: (obs) => `Done: ${summarize(obs)}.` },
   ],
   /** A model that never stops proposing: ends on the turn budget. */
+  /** One debit, then a model that has nothing more to say (its script runs out): the run stops `model_failed`. */
+  'debit-then-silence': (vars) => [
+    { proposals: [{ name: 'wallet_debit', arguments: { account: vars.account, amount: vars.amount } }] },
+  ],
   'endless-debits': (vars) =>
     Array.from({ length: 64 }, (_, i) => ({
       proposals: [

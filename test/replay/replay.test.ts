@@ -1,8 +1,9 @@
 /**
- * Replay tier: every checked-in history replays with the current workflow code; a deliberately changed
+ * Replay tier: every checked-in history (the release's baseline, and the fixtures of patches in flight) replays
+ * with the current workflow code; the baseline covers every path docs/versioning.md lists; a deliberately changed
  * workflow fails with a determinism error; a history round-trips through JSON.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -10,15 +11,21 @@ import { Worker } from '@temporalio/worker';
 import { workflowIdOfHistory } from '../../src/client/history-workflow-id';
 import { buildWorkflowBundle } from '../../src/worker/bundle';
 import { installRuntimeLogger } from '../../src/observability/logger';
+import { BASELINE_PATHS } from './baseline-paths';
 
 jest.setTimeout(120_000);
 
 const root = path.join(__dirname, 'histories');
-const fixtures = readdirSync(root).flatMap((version) =>
-  readdirSync(path.join(root, version))
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ name: `${version}/${f}`, file: path.join(root, version, f) })),
-);
+
+/** Every `.json` history under `dir`, named by its path from the histories folder. */
+function historiesUnder(dir: string): Array<{ name: string; file: string }> {
+  return readdirSync(dir).flatMap((entry) => {
+    const file = path.join(dir, entry);
+    if (statSync(file).isDirectory()) return historiesUnder(file);
+    return entry.endsWith('.json') ? [{ name: path.relative(root, file), file }] : [];
+  });
+}
+const fixtures = historiesUnder(root);
 
 let current: { code: string };
 let changed: { code: string };
@@ -54,24 +61,15 @@ beforeAll(async () => {
   await replayAll();
 });
 
-test('there are checked-in histories to replay', () => {
-  expect(fixtures.length).toBeGreaterThanOrEqual(5);
-});
-
-test('each fixture version records every scenario the version before it did', () => {
-  // Folders compare by number (v10 after v9), the way a recording script must compare them too.
-  const versions = readdirSync(root)
-    .filter((v) => /^v[0-9]+$/.test(v))
-    .sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)));
-  const missing: string[] = [];
-  for (let i = 1; i < versions.length; i += 1) {
-    const have = new Set(readdirSync(path.join(root, versions[i]!)));
-    for (const f of readdirSync(path.join(root, versions[i - 1]!))) {
-      if (!have.has(f)) missing.push(`${versions[i]!}/${f}`);
-    }
-  }
-  expect(versions.length).toBeGreaterThanOrEqual(2);
-  expect(missing).toEqual([]);
+test('the baseline covers every path docs/versioning.md lists, and nothing else is a baseline', () => {
+  const baseline = readdirSync(path.join(root, 'baseline')).filter((f) => f.endsWith('.json'));
+  expect(baseline.sort()).toEqual(BASELINE_PATHS.map((p) => `${p.fixture}.json`).sort());
+  const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'versioning.md'), 'utf8');
+  for (const p of BASELINE_PATHS)
+    expect({ fixture: p.fixture, inDoc: doc.includes(`\`${p.fixture}\``) }).toEqual({
+      fixture: p.fixture,
+      inDoc: true,
+    });
 });
 
 test.each(fixtures)('$name replays with the current workflow code', ({ name }) => {
