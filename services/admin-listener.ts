@@ -31,7 +31,8 @@ export interface AdminConfig {
 export class ServiceConfigError extends Error {
   override readonly name = 'ServiceConfigError';
   constructor(
-    readonly code: 'Service.KeysMissing' | 'Service.AdminTokenMissing' | 'Service.LabWithoutAdmin',
+    readonly code:
+      'Service.KeysMissing' | 'Service.AdminTokenMissing' | 'Service.LabWithoutAdmin' | 'Service.ReadUnscoped',
     message: string,
   ) {
     super(`${code}: ${message}`);

@@ -6,7 +6,7 @@
  * (activities/authorize.activities.ts).
  */
 import type { CapabilitySigner } from '../src/downstream/client';
-import { lookupCapabilityScope } from '../src/downstream/protocol';
+import { lookupCapabilityScope, readCapabilityScope } from '../src/downstream/protocol';
 import { signCapability } from '../src/policy/capability';
 import type { CapabilitySigningKey } from '../src/policy/capability-keys';
 
@@ -29,7 +29,11 @@ const TTL_MS = 60_000;
 export function devCapabilitySigner(key: CapabilitySigningKey, service: string): CapabilitySigner {
   return (req) => {
     const scope =
-      req.kind === 'mutation' ? ROUTE_SCOPES[req.path] : lookupCapabilityScope(service, req.kind === 'seal');
+      req.kind === 'mutation'
+        ? ROUTE_SCOPES[req.path]
+        : req.kind === 'read'
+          ? readCapabilityScope(service)
+          : lookupCapabilityScope(service, req.kind === 'seal');
     if (scope === undefined) return undefined;
     const nowMs = Date.now();
     return signCapability(

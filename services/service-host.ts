@@ -12,7 +12,9 @@ import { SqliteJtiRegistry } from '../src/policy/capability-replay';
 import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminListener } from './admin-listener';
 import { FaultInjector } from './faults';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
-import { closeServer, createHttpServer, HttpError, listen, Router, sendJson } from './http-kit';
+import { CAPABILITY_HEADER } from '../src/policy/capability';
+import { closeServer, createHttpServer, HttpError, listen, Router, sendJson, type RequestContext } from './http-kit';
+import { READ_TENANT_PARAM, readsOneTenant, verifyReadCapability } from './read-capability';
 import { IdempotencyStore } from './idempotency-store';
 import { mutationHandler, type Mutation, type ServiceRuntime } from './idempotent-route';
 import { registerStandardAdminRoutes, registerStandardRoutes } from './standard-routes';
@@ -54,7 +56,11 @@ export interface ServiceDefinition {
    * capability, intent time, the retained outcome) from `mutationHandler`.
    */
   readonly mutations?: Readonly<Record<string, Mutation>>;
-  /** Reads of one record by path parameters (`GET`): the value as JSON, or 404 with `notFound` when absent. */
+  /**
+   * Reads of one record by path parameters (`GET`): the value as JSON, or 404 with `notFound` when absent. Each
+   * pattern names its tenant (`:tenant`); the public listener answers only with a read capability for exactly that
+   * path and tenant (services/read-capability.ts), the admin listener (when enabled) at `/admin<pattern>`.
+   */
   readonly reads?: Readonly<Record<string, ReadRoute>>;
   /** Registers any other business routes on top of the standard ones (public listener). */
   routes?(router: Router, runtime: ServiceRuntime): void;
@@ -157,17 +163,24 @@ export function mountService(definition: ServiceDefinition, options: MountOption
   const router = registerStandardRoutes(new Router(), definition.name, runtime);
   for (const [path, spec] of Object.entries(definition.mutations ?? {}))
     router.on('POST', path, mutationHandler(runtime, spec));
-  for (const [path, read] of Object.entries(definition.reads ?? {})) {
-    router.on('GET', path, ({ res, params }) => {
-      const value = read.get(db, params);
-      if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
-      sendJson(res, 200, value);
+  const reads = Object.entries(definition.reads ?? {});
+  for (const [path, read] of reads) {
+    if (!readsOneTenant(path))
+      throw new ServiceConfigError(
+        'Service.ReadUnscoped',
+        `${definition.name}: read route ${path} names no :${READ_TENANT_PARAM}; every read is of one tenant's record`,
+      );
+    router.on('GET', path, (ctx) => {
+      authorizeRead(definition.name, runtime, ctx);
+      answerRead(db, read, ctx);
     });
   }
   definition.routes?.(router, runtime);
   let adminRouter: Router | undefined;
   if (options.admin === true) {
     adminRouter = registerStandardAdminRoutes(new Router(), runtime);
+    // An operator's reads: the same records on the loopback admin listener, behind its token.
+    for (const [path, read] of reads) adminRouter.on('GET', `/admin${path}`, (ctx) => answerRead(db, read, ctx));
     definition.adminRoutes?.(adminRouter, runtime);
   }
   return {
@@ -176,6 +189,28 @@ export function mountService(definition: ServiceDefinition, options: MountOption
     ...(adminRouter === undefined ? {} : { adminRouter }),
     handle: (req, res) => router.handle(req, res),
   };
+}
+
+function answerRead(db: Database, read: ReadRoute, { res, params }: RequestContext): void {
+  const value = read.get(db, params);
+  if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
+  sendJson(res, 200, value);
+}
+
+/** A public read needs a read capability for exactly its path and tenant (403 `Capability.Invalid`, counted). */
+function authorizeRead(service: string, runtime: ServiceRuntime, { req, path, params }: RequestContext): void {
+  if (runtime.capabilityKeys === undefined) return; // --insecure-dev only
+  const header = req.headers[CAPABILITY_HEADER];
+  try {
+    verifyReadCapability(Array.isArray(header) ? header[0] : header, runtime.capabilityKeys, {
+      service,
+      path,
+      tenant: params[READ_TENANT_PARAM] ?? '',
+    });
+  } catch (err) {
+    runtime.store.countRefusal(DownstreamErrorCode.CapabilityInvalid, 'lookup');
+    throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** Opens the database, migrates, registers the routes and starts listening. */

@@ -206,7 +206,7 @@ export function spawnedClient(
   opts: {
     readonly capabilityKey?: CapabilitySigningKey;
     readonly timeoutMs?: number;
-    /** What the signer signs: `all` requests given no capability (service tests), or only `lookups` (stacks, whose mutations go through the dispatch path). Default `all`. */
+    /** What the signer signs: `all` requests given no capability (service tests), or only `lookups` and reads (stacks, whose mutations go through the dispatch path). Default `all`. */
     readonly signs?: 'all' | 'lookups';
   } = {},
 ): DownstreamClient {

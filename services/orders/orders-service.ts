@@ -3,15 +3,16 @@
  * `src/downstream/protocol.ts`, writing the `OrderFulfilled` message into its transactional outbox in the same
  * transaction. Publishing is the relay's job (`relay-main.ts`, a separate process on the same database).
  *
- * Business routes: `POST /v1/fulfilments`, `GET /v1/orders/:tenant/:orderId`. Admin listener: `POST /admin/orders`
+ * Business routes: `POST /v1/fulfilments`, `GET /v1/orders/:tenant/:orderId` (with a read capability; on the admin
+ * listener as `GET /admin/v1/orders/:tenant/:orderId`). Admin listener: `POST /admin/orders`
  * (seed), `GET /admin/outbox` (outbox and relay evidence), `POST /admin/fulfilment-faults` (one-shot fault
  * inside the next fulfilment transaction, between the order write and the outbox write).
  */
 import { z } from 'zod';
-import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { adminBodyRoute } from '../body-schemas';
-import { HttpError, sendJson } from '../http-kit';
+import { sendJson } from '../http-kit';
 import { mutationHandler } from '../idempotent-route';
+import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import { applyFulfilment, FulfilBody, getOrder, migrateOrders, SeedOrderBody, seedOrder } from './orders';
 import { outboxStats } from './outbox';
@@ -31,29 +32,24 @@ export const ordersDefinition: ServiceDefinition = {
   name: 'orders',
   migrate: migrateOrders,
   routes(router, runtime) {
-    const { db } = runtime;
     const betweenWrites = (): void => {
       const fault = armedFulfilmentFault;
       armedFulfilmentFault = undefined;
       if (fault === 'crash') process.kill(process.pid, 'SIGKILL');
       if (fault === 'throw') throw new Error('injected failure between the order write and the outbox write');
     };
-    router
-      .on(
-        'POST',
-        '/v1/fulfilments',
-        mutationHandler(runtime, {
-          scope: ORDERS_FULFIL_SCOPE,
-          schema: FulfilBody,
-          apply: (d, body, key, request) => applyFulfilment(d, body, key, request, { betweenWrites }),
-        }),
-      )
-      .on('GET', '/v1/orders/:tenant/:orderId', ({ res, params }) => {
-        const order = getOrder(db, params['tenant'] ?? '', params['orderId'] ?? '');
-        if (order === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, 'no such order');
-        sendJson(res, 200, order);
-      });
+    router.on(
+      'POST',
+      '/v1/fulfilments',
+      mutationHandler(runtime, {
+        scope: ORDERS_FULFIL_SCOPE,
+        schema: FulfilBody,
+        apply: (d, body, key, request) => applyFulfilment(d, body, key, request, { betweenWrites }),
+      }),
+    );
   },
+  // A read of one tenant's order: with a read capability, or on the admin listener (services/read-capability.ts).
+  reads: readRoute('/v1/orders/:tenant/:orderId', getOrder, 'no such order'),
   adminRoutes(router, { db, faults }) {
     router
       .on(

@@ -16,6 +16,7 @@ import {
   HEADER_KEY,
   HEADER_REPLAYED,
   LOOKUP_ARGUMENTS_HASH,
+  READ_ARGUMENTS_HASH,
   type FaultRule,
   type KeyStats,
   type OperationRecord,
@@ -47,10 +48,10 @@ export interface DownstreamClientOptions {
   readonly signer?: CapabilitySigner;
 }
 
-/** What a `CapabilitySigner` is asked to sign: a mutation (its path and body hash), a lookup or a seal. */
+/** What a `CapabilitySigner` is asked to sign: a mutation (its path and body hash), a lookup, a seal or a read. */
 export interface CapabilitySignRequest {
-  readonly kind: 'mutation' | 'lookup' | 'seal';
-  /** The route path, e.g. `/v1/debits` (mutations) or `/v1/operations/<key>`. */
+  readonly kind: 'mutation' | 'lookup' | 'seal' | 'read';
+  /** The route path, e.g. `/v1/debits` (mutations), `/v1/operations/<key>`, or the record read (`/v1/accounts/acme/a1`). */
   readonly path: string;
   readonly key: string;
   readonly argumentsHash: string;
@@ -272,10 +273,10 @@ export class DownstreamClient {
     return this.admin('POST', '/admin/accounts', seed);
   }
 
-  /** `GET /v1/accounts/:tenant/:account` (wallet): the balance, or undefined for an unknown account. */
+  /** `GET /v1/accounts/:tenant/:account` (wallet, a scoped read: see `request`): the balance, or undefined. */
   async balance(tenant: string, account: string): Promise<{ minor: number; currency: string } | undefined> {
     const path = `/v1/accounts/${encodeURIComponent(tenant)}/${encodeURIComponent(account)}`;
-    const body = await this.call<{ balance: { minor: number; currency: string } } | undefined>(
+    const body = await this.request<{ balance: { minor: number; currency: string } } | undefined>(
       'GET',
       path,
       undefined,
@@ -286,13 +287,34 @@ export class DownstreamClient {
 
   /**
    * Any admin or read route of a service (`POST /admin/stock`, `GET /v1/stock/...`): the parsed JSON body. A path
-   * under `/admin/` goes to the admin listener with its token, any other to the public listener.
+   * under `/admin/` goes to the admin listener with its token. A record read (`GET /v1/<records>/<tenant>/...`) is
+   * scoped (services/read-capability.ts): with the client's signer, to the public listener with a read capability
+   * for that path and tenant; without one, to the admin listener (`/admin/v1/...`) when the client has it.
    * Resolves undefined for a status in `absentOn` (e.g. 404); throws `DownstreamAdminError` on other failures.
    */
   request<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
-    return path.startsWith('/admin/')
-      ? this.admin<T>(method, path, body, absentOn)
-      : this.call<T>(method, path, body, absentOn);
+    if (path.startsWith('/admin/')) return this.admin<T>(method, path, body, absentOn);
+    if (method.toUpperCase() === 'GET' && path.startsWith('/v1/') && !path.startsWith('/v1/operations/')) {
+      const read = this.readCapability(path);
+      if (read !== undefined) return this.call<T>(method, path, body, absentOn, undefined, read);
+      if (this.adminTarget !== undefined) return this.admin<T>(method, `/admin${path}`, body, absentOn);
+    }
+    return this.call<T>(method, path, body, absentOn);
+  }
+
+  /** A read capability from the client's signer for the record at `path` (`/v1/<records>/<tenant>/...`). */
+  private readCapability(path: string): string | undefined {
+    const bare = path.split('?')[0] ?? path;
+    const segments = bare.split('/').map((s) => decodeURIComponent(s));
+    const tenant = segments[3];
+    if (this.signer === undefined || tenant === undefined) return undefined;
+    return this.signer({
+      kind: 'read',
+      path: segments.join('/'),
+      key: segments.join('/'),
+      argumentsHash: READ_ARGUMENTS_HASH,
+      tenant,
+    });
   }
 
   private admin<T>(method: string, path: string, body?: unknown, absentOn: readonly number[] = []): Promise<T> {
@@ -310,12 +332,14 @@ export class DownstreamClient {
     body?: unknown,
     absentOn: readonly number[] = [],
     admin?: { readonly baseUrl: string; readonly token: string },
+    capability?: string,
   ): Promise<T> {
     let response: Response;
     let text: string;
     const headers: Record<string, string> = {
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       ...(admin === undefined ? {} : { authorization: `Bearer ${admin.token}` }),
+      ...(capability === undefined ? {} : { [CAPABILITY_HEADER]: capability }),
     };
     try {
       response = await fetch((admin?.baseUrl ?? this.baseUrl) + path, {

@@ -99,14 +99,14 @@ export interface KeyStats {
 }
 
 /**
- * What `GET /admin/refusals` returns: requests refused before the idempotency rules, counted by code. Lookup and
- * seal refusals are counted under `lookup:<code>`, mutating requests' under `<code>`.
+ * What `GET /admin/refusals` returns: requests refused before the idempotency rules, counted by code. Lookup, seal
+ * and read refusals are counted under `lookup:<code>`, mutating requests' under `<code>`.
  */
 export interface RefusalCounts {
   readonly total: number;
   /** Refused mutating requests. */
   readonly mutations: number;
-  /** Refused lookups and seals. */
+  /** Refused lookups, seals and reads. */
   readonly lookups: number;
   readonly byCode: Readonly<Record<string, number>>;
 }
@@ -120,6 +120,18 @@ export const LOOKUP_ARGUMENTS_HASH = 'lookup';
 /** The capability scope of a lookup (`lookup:<service>`) or a seal (`seal:<service>`) at service `service`. */
 export function lookupCapabilityScope(service: string, seal: boolean): string {
   return `${seal ? 'seal' : 'lookup'}:${service}`;
+}
+
+/**
+ * The `argumentsHash` claim of a read capability (`GET /v1/<records>/:tenant/...`): like a lookup's, it is no
+ * SHA-256, and the scope `read:<service>` is a read's alone. A read capability names the exact path it reads (as
+ * its `operationKey`) and the tenant in that path: one record of one tenant, once.
+ */
+export const READ_ARGUMENTS_HASH = 'read';
+
+/** The capability scope of a read of a record (`read:<service>`) at service `service`. */
+export function readCapabilityScope(service: string): string {
+  return `read:${service}`;
 }
 
 /** Fault points a test or the fault protocol can arm on a lab start's admin listener with `POST /admin/faults`. */

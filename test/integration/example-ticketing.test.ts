@@ -101,6 +101,15 @@ function capabilityFor(key: string, argumentsHash: string, scope: string): strin
   ).token;
 }
 
+/** GET /v1/tickets/acme/:ticketId with a read capability for exactly that record (every read is scoped). */
+async function readTicket(ticketId: string): Promise<unknown> {
+  const record = `/v1/tickets/acme/${ticketId}`;
+  const res = await fetch(`${service.ready.url}${record}`, {
+    headers: { 'x-capability': capabilityFor(record, 'read', 'read:ticketing') },
+  });
+  return res.json();
+}
+
 /** GET /v1/operations/:key?tenant=acme: the service's record under the key. */
 async function lookup(key: string): Promise<{ status: string; fence: number; receipt?: string }> {
   const res = await fetch(`${service.ready.url}/v1/operations/${key}?tenant=acme`, {
@@ -182,7 +191,7 @@ describe('examples/ticketing', () => {
     expect(await stats(call!.operationKey!)).toMatchObject({ dispatchCount: 1, businessEffectCount: 1 });
     // The service holds the tool's canonical form: text normalized, labels a sorted set, the due time in UTC.
     const ticketId = call!.receipt!.replace(/^rcpt_/, '');
-    const ticket = (await (await fetch(`${service.ready.url}/v1/tickets/acme/${ticketId}`)).json()) as unknown;
+    const ticket = await readTicket(ticketId);
     expect(ticket).toMatchObject({
       title: 'Printer on floor 3 is jammed',
       labels: ['floor-3', 'printer'],
@@ -249,7 +258,7 @@ describe('examples/ticketing', () => {
     expect(pair.events).toEqual(expect.arrayContaining(['CompensationStarted', 'CompensationCompleted']));
     const opened = pair.result.calls.find((c) => c.toolName === 'ticketing_open_ticket' && c.state === 'SUCCEEDED')!;
     const ticketId = opened.receipt!.replace(/^rcpt_/, '');
-    const ticket = (await (await fetch(`${service.ready.url}/v1/tickets/acme/${ticketId}`)).json()) as unknown;
+    const ticket = await readTicket(ticketId);
     expect(ticket).toMatchObject({ project: 'ops', status: 'cancelled' });
     expect(await stats(opened.operationKey!)).toMatchObject({ businessEffectCount: 1 });
   }, 60_000);

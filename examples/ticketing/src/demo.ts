@@ -13,7 +13,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectOrStartDevServer } from 'ledgerloop';
 import { keySetFromJwks } from 'ledgerloop/services';
 import { createProjectKeys } from './keys';
-import { startTicketingService } from './service/ticketing-service';
+import { startTicketingService, ticketingService } from './service/ticketing-service';
 import { runTicket } from './start-run';
 import { startTicketingWorker } from './worker';
 
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
     const call = run.result.calls[0];
     const stats = call?.operationKey ? service.runtime.store.stats(call.operationKey, false) : undefined;
     const ticketId = call?.receipt?.replace(/^rcpt_/, '');
-    const ticket = ticketId ? await (await fetch(`${service.url}/v1/tickets/acme/${ticketId}`)).json() : undefined;
+    // Read where the service holds it: its public read route answers only with a read capability for the tenant.
+    const read = ticketingService.reads?.['/v1/tickets/:tenant/:ticketId'];
+    const ticket = ticketId ? read?.get(service.runtime.db, { tenant: 'acme', ticketId }) : undefined;
     console.log(`run ${run.workflowId}: ${run.result.stopReason}`);
     console.log(`  call ${call?.toolName ?? '-'}: ${call?.state ?? '-'} under ${call?.operationKey ?? '-'}`);
     console.log(`  ledger: ${run.events.join(' → ')}`);
