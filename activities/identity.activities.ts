@@ -3,12 +3,18 @@
  * returns who it names, with the token's SHA-256 digest. Refusals are non-retryable typed failures
  * (`Identity.Invalid`, `Identity.Unmapped`, `Identity.Unconfigured`): no retry can change them.
  *
+ * A token is verified for one act (src/identity/purpose.ts): the `purpose` asked (an opening, `includePolicy`, is a
+ * `start`), on the run whose workflow asked (read from the activity's own context, never from its input alone) and,
+ * to approve or resolve, the `callId` asked. A token for another act, run or call is refused `Identity.Invalid`.
+ *
  * Asked with `includePolicy` (a run opening), it also returns the policy the run will be held to, with its digest:
  * the run decides its first calls from it, as from the authorizer's answer, without a local activity (and so
  * without a marker) on its first turn. A policy that cannot be read is left out, never a refusal of the identity:
  * the run then asks the authorizer, which fails closed as before.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Failure } from '../src/domain/failures';
+import type { TokenScope } from '../src/identity/purpose';
 import { identitySourceFromEnv, type IdentitySource } from '../src/identity/config';
 import type { VerifiedIdentity } from '../src/identity/types';
 import type { HeldPolicy } from '../src/policy/authorization';
@@ -32,6 +38,35 @@ function heldPolicy(store: PolicyStore | undefined): { policy?: HeldPolicy } {
   }
 }
 
+/** The workflow id of the run whose activity this is, or undefined outside an activity (a direct call in a test). */
+function askingRun(): string | undefined {
+  try {
+    return Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The act a token must grant, from the request and the asking run; `IdentityError` when it names none. */
+function scopeOf(input: {
+  readonly includePolicy?: boolean;
+  readonly purpose?: TokenScope['purpose'];
+  readonly runId?: string;
+  readonly callId?: string;
+}): TokenScope {
+  const purpose = input.purpose ?? (input.includePolicy === true ? 'start' : undefined);
+  if (purpose === undefined)
+    throw new IdentityError(Failure.IdentityInvalid, 'no act to verify the token for (purpose missing)');
+  const asking = askingRun();
+  // A run that has not recorded its creation yet asks with no run id ('', e.g. a cancel during its opening).
+  const named = input.runId === '' ? undefined : input.runId;
+  if (asking !== undefined && named !== undefined && named !== asking)
+    throw new IdentityError(Failure.IdentityInvalid, `run ${named.slice(0, 200)} is not the run asking`);
+  const run = asking ?? named;
+  if (run === undefined) throw new IdentityError(Failure.IdentityInvalid, 'no run to verify the token for');
+  return { purpose, run, ...(input.callId !== undefined ? { call: input.callId } : {}) };
+}
+
 export function createIdentityActivities(deps: IdentityDeps | undefined) {
   const source = deps?.issuers ?? identitySourceFromEnv();
   async function verifyIdentity(input: {
@@ -43,7 +78,7 @@ export function createIdentityActivities(deps: IdentityDeps | undefined) {
     readonly callId?: string;
   }): Promise<VerifiedIdentity & { readonly policy?: HeldPolicy }> {
     try {
-      const identity = await verifyIdentityToken(source, input.token);
+      const identity = await verifyIdentityToken(source, input.token, scopeOf(input));
       return input.includePolicy ? { ...identity, ...heldPolicy(deps?.policies) } : identity;
     } catch (err) {
       if (err instanceof IdentityError)

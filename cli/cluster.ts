@@ -158,6 +158,7 @@ async function up(workers: number): Promise<number> {
     for (const line of nextCommands({
       env: `TEMPORAL_ADDRESS=${cluster.address}${codecEnv} `,
       tokensDir: first.tokensDir,
+      devIssuerKey: first.devIssuerKey,
       uiUrl: ui.url,
     }))
       log(line);

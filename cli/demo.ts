@@ -112,6 +112,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     for (const line of nextCommands({
       env: address,
       tokensDir: first.tokensDir,
+      devIssuerKey: first.devIssuerKey,
       ...(stack.server.uiUrl ? { uiUrl: stack.server.uiUrl } : {}),
       exampleRun,
     }))

@@ -57,7 +57,8 @@ async function decide(
   });
   const p = pending!;
   // The approver is a verified token of the stack's development issuer (role `approver`).
-  const token = await stack.identity.issue('manager:carol', 'acme', ['approver']);
+  const scope = { purpose: 'approve', run: h.workflowId, call: p.logicalCallId } as const;
+  const token = await stack.identity.issueFor(scope, 'manager:carol', 'acme', ['approver']);
   await h.executeUpdate(decideApprovalUpdate, {
     args: [
       {
@@ -133,7 +134,7 @@ async function recordOperatorResolution(
         workflowId,
         taskQueue: tq,
         input,
-        identityToken: await stack.identity.issue('user:alice', 'acme'),
+        identityToken: await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
       });
       let key = '';
       await until(async () => {
@@ -156,7 +157,9 @@ async function recordOperatorResolution(
           {
             logicalCallId: id,
             outcome: 'SUCCEEDED',
-            token: await stack.identity.issue('ops:bob', 'acme', ['operator']),
+            token: await stack.identity.issueFor({ purpose: 'resolve', run: workflowId, call: id }, 'ops:bob', 'acme', [
+              'operator',
+            ]),
             reason: 'the wallet statement shows the debit',
             ...(receipt ? { receipt } : {}),
           },
@@ -201,7 +204,7 @@ async function recordDeadlineAfterEffect(
         planner: { kind: 'scripted', scenario: 'endless-debits', vars: { account: 'acct_fx' } },
         deadlineAt: new Date(Date.now() + 30_000).toISOString(),
       }),
-      identityToken: await stack.identity.issue('user:alice', 'acme'),
+      identityToken: await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
     });
     await handle.result();
   });
@@ -226,7 +229,7 @@ async function recordProvenUnsent(
       workflowId,
       taskQueue: tq,
       input: base({}),
-      identityToken: await stack.identity.issue('user:alice', 'acme'),
+      identityToken: await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
     });
     await handle.result();
   });
@@ -406,7 +409,12 @@ async function main(): Promise<void> {
             await until(async () => (await readLedger(h)).events.some((e) => e.type === 'ToolResultRecorded'));
             // A verified cancel request (the run's own principal), recorded in CancellationRequested.
             await h.executeUpdate(requestCancelUpdate, {
-              args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'fixture' }],
+              args: [
+                {
+                  token: await stack.identity.issueFor({ purpose: 'cancel', run: h.workflowId }, 'user:alice', 'acme'),
+                  reason: 'fixture',
+                },
+              ],
             });
           },
         ],
@@ -440,7 +448,8 @@ async function main(): Promise<void> {
         const identityToken =
           name === 'identity-refused'
             ? undefined
-            : await stack.identity.issue(
+            : await stack.identity.issueFor(
+                { purpose: 'start', run: workflowId },
                 input.principal.id,
                 name === 'identity-mismatch' ? 'globex' : input.principal.tenant,
               );

@@ -120,6 +120,8 @@ export const CONFIG_VARIABLES = {
   // The CLI.
   LEDGERLOOP_IDENTITY_TOKEN: v(text, ['CLI'], true),
   LEDGERLOOP_ACTOR_TOKEN: v(text, ['CLI'], true),
+  /** The development issuer's private key file: the CLI mints act tokens from a session token (src/identity/act-token.ts). */
+  LEDGERLOOP_DEV_ISSUER_KEY: v(text, ['CLI']),
   // Services and the relay.
   LEDGERLOOP_CAPABILITY_KEYS: v(text, ['services']),
   LEDGERLOOP_CAPABILITY_SKEW_MS: v(wholeNumber(0, 3_600_000), ['services']),

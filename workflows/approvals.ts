@@ -4,13 +4,15 @@
  * that is malformed: an unknown decision value, a TTL that is not a positive safe integer within the policy's
  * cap, a missing or ill-shaped token. Nothing a client sends can fail a workflow task.
  *
- * The approver is verified: the handler has the `verifyIdentity` activity check the token, then refuses an
- * approver of another tenant, the run's own principal, or one without a role the held policy lists for the
- * call's action (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
+ * The approver is verified: the handler has the `verifyIdentity` activity check the token (an `approve` token for
+ * this run and call), then refuses an approver of another tenant, the run's own identity (its issuer and subject,
+ * or its principal in normal form), or one without a role the held policy lists for the call's action
+ * (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
  */
 import { ApplicationFailure, condition, setHandler, TemporalFailure } from '@temporalio/workflow';
 import { Failure } from '../src/domain/failures';
-import { actorRecord, isTokenShaped, type ActorRecord } from '../src/identity/types';
+import { principalsDiffer } from '../src/identity/principal-id';
+import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
 import type { ApprovalGrant } from '../src/policy/authorization';
 import type { Policy } from '../src/policy/policy-format';
 import { mayApprove } from '../src/policy/policy-rules';
@@ -139,8 +141,8 @@ export class Approvals {
       if (this.pending.get(id) !== waiting) throw invalid(`call ${id} is no longer waiting for approval`);
       if (verified.tenant !== this.run.tenant)
         throw forbidden(`${verified.principalId} belongs to tenant ${verified.tenant}, not ${this.run.tenant}`);
-      if (verified.principalId === this.run.principalId)
-        throw forbidden(`${verified.principalId} may not approve or deny its own call`);
+      const own = this.ownIdentity(verified);
+      if (own !== undefined) throw forbidden(own);
       if (!mayApprove(waiting.policy, waiting.action, verified.roles)) {
         throw forbidden(
           `${verified.principalId} (roles: ${verified.roles.join(', ') || 'none'}) may not approve ${waiting.action} under policy ${waiting.policy.version}`,
@@ -153,6 +155,21 @@ export class Approvals {
     } finally {
       this.deciding.delete(id);
     }
+  }
+
+  /**
+   * Why `v` may be the run's own identity, or undefined: the same issuer and subject as the run verified at its
+   * start (RunCreated.identity), or a principal that is not certainly another (src/identity/principal-id.ts). A run
+   * whose ledger no longer holds its RunCreated (continued as new) cannot tell them apart: it refuses (fail closed).
+   */
+  private ownIdentity(v: VerifiedIdentity): string | undefined {
+    const created = this.ledger.snapshot(1).events[0];
+    const run = created?.type === 'RunCreated' && created.identity.verified ? created.identity : undefined;
+    if (run === undefined)
+      return `this run's ledger does not hold the identity it was started with, so ${v.principalId} cannot be told apart from it`;
+    const same =
+      (run.issuer === v.issuer && run.subject === v.subject) || !principalsDiffer(v.principalId, this.run.principalId);
+    return same ? `${v.principalId} may not approve or deny its own call` : undefined;
   }
 
   private record(

@@ -7,7 +7,12 @@ import type { Command } from 'commander';
 import { addConnectionOptions, addTimeoutOption } from '../connect';
 import { CliUsageError } from '../errors';
 import { parseNonEmpty, parsePrincipal } from '../parse';
+import type { DataConverter } from '@temporalio/common';
+import { guardTokenTransport, TokenInClearError } from '../../src/client/token-transport';
+import { ActTokenError, tokenForAct } from '../../src/identity/act-token';
 import { readToken } from '../../src/identity/issue';
+import type { TokenScope } from '../../src/identity/purpose';
+import type { ProgressStream } from '../progress';
 
 /** The variable an actor's token is read from when `--token` is not given. */
 export const ACTOR_TOKEN_ENV = 'LEDGERLOOP_ACTOR_TOKEN';
@@ -21,6 +26,37 @@ export function actorToken(flag: string | undefined, env: NodeJS.ProcessEnv = pr
     );
   }
   return token;
+}
+
+/**
+ * The token to send for one act: the given one when it names exactly this act, run and call, else one minted from
+ * a session token with the development issuer's key (LEDGERLOOP_DEV_ISSUER_KEY; src/identity/act-token.ts). A
+ * usage error (nothing sent) when neither is possible.
+ */
+export async function tokenForCommand(presented: string, scope: TokenScope): Promise<string> {
+  try {
+    return (await tokenForAct(presented, scope)).token;
+  } catch (e) {
+    if (e instanceof ActTokenError) throw new CliUsageError(`--token: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Before a token is sent: a warning on stderr when this client would write it to the run's history in clear text,
+ * a usage error (nothing sent) under LEDGERLOOP_CODEC_STRICT (src/client/token-transport.ts).
+ */
+export async function guardCommandToken(
+  dataConverter: DataConverter | undefined,
+  what: string,
+  err: ProgressStream,
+): Promise<void> {
+  try {
+    await guardTokenTransport(dataConverter, what, { warn: (line) => err.write(`${line}\n`) });
+  } catch (e) {
+    if (e instanceof TokenInClearError) throw new CliUsageError(e.message);
+    throw e;
+  }
 }
 
 /** `--token`, shared by approve, deny, resolve and cancel. */

@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { requestCancelUpdate } from '../../workflows/definitions';
-import { actorToken, addTokenOption } from './call-command';
+import { actorToken, addTokenOption, guardCommandToken, tokenForCommand } from './call-command';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { OperationRefusedError } from '../errors';
 import { parseNonEmpty } from '../parse';
@@ -44,9 +44,11 @@ export function registerCancel(program: Command, io: CommandIO): void {
   addConnectionOptions(cmd);
   configureCommand(cmd, io);
   cmd.action((workflowId: string, flags: CancelFlags) =>
-    runAction(cmd, io, () => {
-      const token = actorToken(flags.token);
+    runAction(cmd, io, async () => {
+      // A token to cancel exactly this run (src/identity/purpose.ts).
+      const token = await tokenForCommand(actorToken(flags.token), { purpose: 'cancel', run: workflowId });
       return withSession(flags, workflowId, async (s) => {
+        await guardCommandToken(s.dataConverter, 'the canceller’s token', io.err);
         const { handle, description } = await describeRun(s, workflowId);
         if (description.status.name !== 'RUNNING') {
           throw new OperationRefusedError(`run ${workflowId} is already ${description.status.name}; nothing to cancel`);

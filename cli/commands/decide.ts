@@ -13,7 +13,7 @@ import {
 import { withSession, type ConnectionFlags } from '../connect';
 import { CallNotFoundError } from '../errors';
 import { parseDuration, parseNonEmpty } from '../parse';
-import { actorToken, callCommand, finishCallCommand } from './call-command';
+import { actorToken, callCommand, finishCallCommand, guardCommandToken, tokenForCommand } from './call-command';
 import { describeRun } from './read-run';
 import { arg, printJson, runAction, type CommandIO } from './shared';
 
@@ -98,9 +98,12 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
     .option('--json', 'print JSON: the pending call and the outcome', false);
   finishCallCommand(cmd, io);
   cmd.action((workflowId: string, logicalCallId: string, flags: DecideFlags) =>
-    runAction(cmd, io, () => {
-      const token = actorToken(flags.token);
+    runAction(cmd, io, async () => {
+      // A token to approve (or deny) exactly this call of this run (src/identity/purpose.ts).
+      const scope = { purpose: 'approve', run: workflowId, call: logicalCallId } as const;
+      const token = await tokenForCommand(actorToken(flags.token), scope);
       return withSession(flags, workflowId, async (s) => {
+        await guardCommandToken(s.dataConverter, 'the approver’s token', io.err);
         const { handle, description } = await describeRun(s, workflowId);
         const tq = description.taskQueue;
         const pending = await s.answered(

@@ -14,7 +14,7 @@ import { resolveCallUpdate, type OperatorResolution } from '../../workflows/defi
 import { withSession, type ConnectionFlags } from '../connect';
 import { CallNotFoundError, EXIT_FAILED, OperationRefusedError } from '../errors';
 import { parseNonEmpty, parseOutcome } from '../parse';
-import { actorToken, callCommand, finishCallCommand } from './call-command';
+import { actorToken, callCommand, finishCallCommand, guardCommandToken, tokenForCommand } from './call-command';
 import { readRun } from './read-run';
 import { arg, printJson, runAction, type CommandIO } from './shared';
 
@@ -49,9 +49,12 @@ export function registerResolve(program: Command, io: CommandIO): void {
     .option('--json', 'print JSON: the call before and the resolution sent', false);
   finishCallCommand(cmd, io);
   cmd.action((workflowId: string, logicalCallId: string, flags: ResolveFlags) =>
-    runAction(cmd, io, () => {
-      const token = actorToken(flags.token);
+    runAction(cmd, io, async () => {
+      // A token to resolve exactly this call of this run (src/identity/purpose.ts).
+      const scope = { purpose: 'resolve', run: workflowId, call: logicalCallId } as const;
+      const token = await tokenForCommand(actorToken(flags.token), scope);
       return withSession(flags, workflowId, async (s) => {
+        await guardCommandToken(s.dataConverter, 'the operator’s token', io.err);
         const view = await readRun(s, workflowId, flags.timeout);
         const call = view.ledger.projection.calls[logicalCallId];
         if (!call) {

@@ -15,6 +15,7 @@ import { collect, parseNonEmpty } from '../parse';
 import { withProgress } from '../progress';
 import { buildRunInput, START_DEFAULTS, type StartInputFlags } from '../run-input';
 import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
+import { guardCommandToken, tokenForCommand } from './call-command';
 
 interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags {
   /** The repeatable `--var` (commander names it after the flag). */
@@ -116,10 +117,14 @@ export function registerStart(program: Command, io: CommandIO): void {
         );
       }
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
-      const identityToken = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
-      if (identityToken === undefined)
+      const presented = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
+      if (presented === undefined)
         io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
+      // A token to start exactly this run (src/identity/purpose.ts).
+      const identityToken =
+        presented === undefined ? undefined : await tokenForCommand(presented, { purpose: 'start', run: workflowId });
       return withSession(flags, workflowId, async (s) => {
+        if (identityToken !== undefined) await guardCommandToken(s.dataConverter, 'your identity token', io.err);
         const handle = await startAgentRun(s.client, {
           workflowId,
           taskQueue: flags.taskQueue,

@@ -1,7 +1,8 @@
 /**
  * What a new user needs for a first run of their own, on a stack that stays up (`npm start`, `npm run cluster`):
- * acme's `acct_1` seeded, identity tokens of the stack's development issuer for a principal, an approver and an
- * operator, and the commands to try next, printed exactly as they work against that stack.
+ * acme's `acct_1` seeded, session tokens of the stack's development issuer for a principal, an approver and an
+ * operator (the CLI trades them for a token per act with the issuer's key: src/identity/act-token.ts), and the
+ * commands to try next, printed exactly as they work against that stack.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,9 +11,19 @@ import type { Stack } from '../stack';
 export interface FirstRun {
   /** Where the tokens are, relative to the working directory when it is inside it. */
   readonly tokensDir: string;
+  /** The development issuer's key file (LEDGERLOOP_DEV_ISSUER_KEY), relative as `tokensDir`. */
+  readonly devIssuerKey: string;
 }
 
-/** Seeds acme's acct_1 (10,000.00 EUR) and writes alice.jwt, carol.jwt (approver), bob.jwt (operator), mode 0600. */
+const shown = (p: string): string => {
+  const rel = path.relative(process.cwd(), p);
+  return rel !== '' && !rel.startsWith('..') ? rel : p;
+};
+
+/**
+ * Seeds acme's acct_1 (10,000.00 EUR) and writes session tokens alice.jwt, carol.jwt (approver), bob.jwt
+ * (operator), mode 0600: each says who you are; the workflow accepts none of them for an act.
+ */
 export async function prepareFirstRun(stack: Pick<Stack, 'walletClient' | 'identity'>, dir: string): Promise<FirstRun> {
   await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
   const tokens = path.join(dir, 'tokens');
@@ -28,14 +39,15 @@ export async function prepareFirstRun(stack: Pick<Stack, 'walletClient' | 'ident
       mode: 0o600,
     });
   }
-  const rel = path.relative(process.cwd(), tokens);
-  return { tokensDir: rel !== '' && !rel.startsWith('..') ? rel : tokens };
+  return { tokensDir: shown(tokens), devIssuerKey: shown(stack.identity.keyPath) };
 }
 
 export interface NextCommandsOptions {
   /** `VAR=value ` prefixes every command needs against this stack (TEMPORAL_ADDRESS, codec keys), or ''. */
   readonly env: string;
   readonly tokensDir: string;
+  /** The development issuer's key file, for the CLI to mint act tokens from the session tokens (prepareFirstRun). */
+  readonly devIssuerKey?: string;
   /** The Web UI's base URL, when there is one. */
   readonly uiUrl?: string;
   /** A run of the stack's own to look at (the demo's), if any. */
@@ -48,6 +60,12 @@ export function nextCommands(o: NextCommandsOptions): string[] {
   const debit = '--var account=acct_1 --var amount.currency=EUR';
   const run = o.exampleRun ?? '<run id>';
   return [
+    ...(o.devIssuerKey
+      ? [
+          'The tokens below are session tokens; the CLI mints a short token for each act with the demo issuer’s key:',
+          `  export LEDGERLOOP_DEV_ISSUER_KEY=${o.devIssuerKey}`,
+        ]
+      : []),
     'Start a run (a worker polls task queue ledgerloop) and wait for its result:',
     `  ${cli} start --scenario wallet-debit ${debit} --var amount.minor=1250 --token @${o.tokensDir}/alice.jwt --wait`,
     `Show a run's ledger${o.exampleRun ? ' (this one is the demo\u2019s)' : ''}, and open it in the Web UI:`,

@@ -82,7 +82,7 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
       workflowId,
       taskQueue: opts.taskQueue,
       allowLabStrategies: true, // the demo runs blind_retry on purpose; its workers get the stack's lab switch
-      identityToken: await stack.identity.issue('user:alice', tenant),
+      identityToken: await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', tenant),
       input: {
         principal: { id: 'user:alice', tenant },
         goal: 'Charge 12.50 EUR for order 1001',

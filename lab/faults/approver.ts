@@ -50,7 +50,7 @@ export async function approver(ctx: DriverContext): Promise<void> {
         earlier === 0 ? 'fault protocol approver' : `asked again (${p.reason}); the approver does not renew`;
       if (a.afterMs > 0) await sleep(a.afterMs);
       try {
-        const token = await ctx.approverToken();
+        const token = await ctx.approverToken(p.logicalCallId);
         await withDeadline(ctx.link, 5_000, () =>
           ctx.handle.executeUpdate(decideApprovalUpdate, {
             args: [

@@ -164,7 +164,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       taskQueue,
       memo: { [FAULTS_MEMO_KEY]: true },
       allowLabStrategies: true, // the lab runs blind_retry on purpose
-      identityToken: await lab.identity.issue(pc.principal, pc.tenant),
+      identityToken: await lab.identity.issueFor({ purpose: 'start', run: workflowId }, pc.principal, pc.tenant),
       input: {
         principal: { id: pc.principal, tenant: pc.tenant },
         goal: pc.goal,
@@ -184,7 +184,10 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       pool,
       timeline,
       ledger,
-      approverToken: () => lab.identity.issue('faults:approver', pc.tenant, ['approver']),
+      approverToken: (call) =>
+        lab.identity.issueFor({ purpose: 'approve', run: workflowId!, call }, 'faults:approver', pc.tenant, [
+          'approver',
+        ]),
       ...(policyFile ? { policyFile } : {}),
       done: done.signal,
       onServerRestarted: (s) => (restarted = s),

@@ -33,7 +33,8 @@ export interface DriverContext {
   readonly ledger: LedgerWatch;
   readonly policyFile?: string;
   /** A fresh token for the lab's approver (role `approver`, the case's tenant). */
-  readonly approverToken: () => Promise<string>;
+  /** A token of the lab approver to approve (or deny) `call` of this run. */
+  readonly approverToken: (call: string) => Promise<string>;
   /** Aborted when the run has ended (or the case gave up). */
   readonly done: AbortSignal;
   /** Set by the server-restart driver: the restarted server, which the case must stop. */

@@ -6,6 +6,7 @@ import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { SA } from '../server/search-attributes';
+import { guardTokenTransport } from './token-transport';
 
 /** The task queue runs are started on, and workers poll, unless configured (`LEDGERLOOP_TASK_QUEUE`). */
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
@@ -22,8 +23,10 @@ export interface StartRunOptions {
    */
   readonly allowLabStrategies?: boolean;
   /**
-   * The principal's identity token (compact JWS), when the input does not carry it already. The run verifies it
-   * before its first model call; without one (or with a bad one) the run ends `authorization_denied`.
+   * The principal's identity token (compact JWS), when the input does not carry it already: a `start` token for
+   * this workflow id (src/identity/purpose.ts). The run verifies it before its first model call; without one (or
+   * with a bad one) the run ends `authorization_denied`. A client whose payloads are not encrypted is warned, or,
+   * under LEDGERLOOP_CODEC_STRICT, refused (src/client/token-transport.ts): the token goes into the run's history.
    */
   readonly identityToken?: string;
 }
@@ -45,6 +48,8 @@ export async function startAgentRun(
     opts.identityToken !== undefined ? { ...opts.input, identityToken: opts.identityToken } : opts.input;
   if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true)
     throw new StrategyForbiddenError(input.strategy);
+  if (input.identityToken !== undefined)
+    await guardTokenTransport(client.options.loadedDataConverter, "the run's identity token");
   return client.workflow.start<typeof agentRun>('agentRun', {
     workflowId: opts.workflowId,
     taskQueue: opts.taskQueue,

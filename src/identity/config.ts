@@ -17,6 +17,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { configValue } from '../config';
+import { checkExactId, normalisePrincipalId, PrincipalIdError } from './principal-id';
 
 export const IDENTITY_ISSUERS_ENV = 'LEDGERLOOP_IDENTITY_ISSUERS';
 
@@ -65,6 +66,24 @@ export function parseIdentityConfig(json: unknown): IdentityConfig {
     throw new IdentityConfigError(
       `identity issuers invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
+  // Principals are identities (src/identity/principal-id.ts): a mapping that names one no token could is refused.
+  for (const issuer of parsed.data) {
+    for (const [sub, m] of Object.entries(issuer.subjects)) {
+      try {
+        checkExactId('subject', sub);
+        checkExactId('tenant', m.tenant);
+        if (normalisePrincipalId(m.principal) !== m.principal)
+          throw new PrincipalIdError(
+            `the principal id is not in its normal form (${normalisePrincipalId(m.principal)})`,
+          );
+      } catch (err) {
+        if (!(err instanceof PrincipalIdError)) throw err;
+        throw new IdentityConfigError(
+          `identity issuers invalid: ${issuer.issuer} subject ${sub.slice(0, 100)}: ${err.message}`,
+        );
+      }
+    }
+  }
   const names = parsed.data.map((i) => i.issuer);
   if (new Set(names).size !== names.length)
     throw new IdentityConfigError('identity issuers invalid: two issuers share an `issuer`');

@@ -7,6 +7,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import type { IssuerConfig } from './config';
+import { checkExactId, normalisePrincipalId } from './principal-id';
+import {
+  ACT_MAX_LIFETIME_SEC,
+  CALL_CLAIM,
+  isActPurpose,
+  PURPOSE_CLAIM,
+  RUN_CLAIM,
+  scopeShapeError,
+  SESSION_PURPOSE,
+  type TokenPurpose,
+  type TokenScope,
+} from './purpose';
 
 export interface IdentityClaims {
   readonly subject: string;
@@ -14,6 +26,18 @@ export interface IdentityClaims {
   readonly principal?: string;
   readonly tenant?: string;
   readonly roles?: readonly string[];
+  /**
+   * What the token may do (src/identity/purpose.ts): an act (`start`, `approve`, `resolve`, `cancel`) on `run` (and
+   * `call`), or `session` (default): who you are, for minting those, and nothing the workflow accepts.
+   */
+  readonly purpose?: TokenPurpose;
+  readonly run?: string;
+  readonly call?: string;
+}
+
+/** Claims that cannot be minted: a principal, tenant or subject out of normal form, an act without its run or call. */
+export class IssueError extends Error {
+  override readonly name = 'IssueError';
 }
 
 export interface IssueOptions {
@@ -22,27 +46,54 @@ export interface IssueOptions {
   readonly kid: string;
   /** Ed25519 private key as a JWK. */
   readonly privateJwk: JWK;
-  /** Default 600 s. */
+  /** Default: an act's longest lifetime (src/identity/purpose.ts), 600 s for a session token. */
   readonly ttlSec?: number;
   /** Issued-at, seconds; default now. Tests set it in the past to mint expired tokens. */
   readonly iatSec?: number;
 }
 
-/** Sign an identity token: compact JWS, EdDSA, with `iss`, `aud`, `sub`, `iat`, `exp`, `jti`. */
+/** The body claims of a token, checked and in normal form; throws `IssueError`. */
+function bodyClaims(claims: IdentityClaims): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  try {
+    checkExactId('subject', claims.subject);
+    if (claims.principal !== undefined) body['principal'] = normalisePrincipalId(claims.principal);
+    if (claims.tenant !== undefined) body['tenant'] = checkExactId('tenant', claims.tenant);
+  } catch (err) {
+    throw new IssueError((err as Error).message);
+  }
+  if (claims.roles !== undefined) body['roles'] = [...claims.roles];
+  const purpose = claims.purpose ?? SESSION_PURPOSE;
+  body[PURPOSE_CLAIM] = purpose;
+  if (purpose === SESSION_PURPOSE) {
+    if (claims.run !== undefined || claims.call !== undefined)
+      throw new IssueError('a session token names no run and no call');
+    return body;
+  }
+  const shape = scopeShapeError({ purpose, run: claims.run, call: claims.call });
+  if (shape !== undefined) throw new IssueError(shape);
+  body[RUN_CLAIM] = claims.run;
+  if (claims.call !== undefined) body[CALL_CLAIM] = claims.call;
+  return body;
+}
+
+/**
+ * Sign an identity token: compact JWS, EdDSA, with `iss`, `aud`, `sub`, `iat`, `exp`, `jti`, and `purpose` (with
+ * `run` and `call` for an act). The principal is written in its normal form; claims that have none are refused.
+ */
 export async function issueIdentityToken(claims: IdentityClaims, opts: IssueOptions): Promise<string> {
+  const body = bodyClaims(claims);
   const key = await importJWK({ ...opts.privateJwk, alg: 'EdDSA' }, 'EdDSA');
   const iat = opts.iatSec ?? Math.floor(Date.now() / 1000);
-  const body: Record<string, unknown> = {};
-  if (claims.principal !== undefined) body['principal'] = claims.principal;
-  if (claims.tenant !== undefined) body['tenant'] = claims.tenant;
-  if (claims.roles !== undefined) body['roles'] = [...claims.roles];
+  const purpose = body[PURPOSE_CLAIM];
+  const ttl = opts.ttlSec ?? (isActPurpose(purpose) ? ACT_MAX_LIFETIME_SEC[purpose] : 600);
   return new SignJWT(body)
     .setProtectedHeader({ alg: 'EdDSA', kid: opts.kid, typ: 'JWT' })
     .setIssuer(opts.issuer)
     .setAudience(opts.audience)
     .setSubject(claims.subject)
     .setIssuedAt(iat)
-    .setExpirationTime(iat + (opts.ttlSec ?? 600))
+    .setExpirationTime(iat + ttl)
     .setJti(`${iat}-${Math.random().toString(36).slice(2, 12)}`)
     .sign(key);
 }
@@ -58,16 +109,35 @@ export async function newIssuerKey(kid: string): Promise<{ publicJwk: JWK; priva
   return { publicJwk, privateJwk };
 }
 
+/** How a development token differs from the default (a session token, 600 s, the principal as its subject). */
+export interface DevIssueOverrides {
+  readonly ttlSec?: number;
+  readonly iatSec?: number;
+  readonly audience?: string;
+  /** The token's `sub`; default the principal id. */
+  readonly subject?: string;
+  /** An act and its run (and call): a token the workflow accepts for exactly that. Default: a session token. */
+  readonly scope?: TokenScope;
+}
+
 export interface DevIssuer {
   /** The issuer file for workers (LEDGERLOOP_IDENTITY_ISSUERS): public keys only. */
   readonly configPath: string;
+  /** The private key file (mode 0600): what `LEDGERLOOP_DEV_ISSUER_KEY` names for the CLI to mint act tokens. */
+  readonly keyPath: string;
   readonly config: IssuerConfig;
-  /** A token for a principal of a tenant, with roles; the subject is the principal id. */
-  issue(
+  /**
+   * A token for a principal of a tenant, with roles; the subject is the principal id. A session token unless
+   * `over.scope` names the act, run and call it is for.
+   */
+  issue(principal: string, tenant: string, roles?: readonly string[], over?: DevIssueOverrides): Promise<string>;
+  /** `issue` for one act: the token that starts, approves, resolves or cancels exactly `scope`. */
+  issueFor(
+    scope: TokenScope,
     principal: string,
     tenant: string,
     roles?: readonly string[],
-    over?: { ttlSec?: number; iatSec?: number; audience?: string },
+    over?: Omit<DevIssueOverrides, 'scope'>,
   ): Promise<string>;
   readonly options: IssueOptions;
 }
@@ -90,26 +160,28 @@ export async function createDevIssuer(dir: string): Promise<DevIssuer> {
   };
   const configPath = path.join(dir, 'issuer.json');
   fs.writeFileSync(configPath, JSON.stringify(config, null, 2));
-  fs.writeFileSync(
-    path.join(dir, 'issuer-key.json'),
-    JSON.stringify({ issuer: DEV_ISSUER, audience: DEV_AUDIENCE, privateJwk }),
-    { mode: 0o600 },
-  );
+  const keyPath = path.join(dir, 'issuer-key.json');
+  fs.writeFileSync(keyPath, JSON.stringify({ issuer: DEV_ISSUER, audience: DEV_AUDIENCE, privateJwk }), {
+    mode: 0o600,
+  });
   const options: IssueOptions = { issuer: DEV_ISSUER, audience: DEV_AUDIENCE, kid, privateJwk };
+  const issue: DevIssuer['issue'] = (principal, tenant, roles = [], over = {}) =>
+    issueIdentityToken(
+      { subject: over.subject ?? principal, principal, tenant, roles, ...(over.scope ?? {}) },
+      {
+        ...options,
+        ...(over.audience ? { audience: over.audience } : {}),
+        ...(over.ttlSec !== undefined ? { ttlSec: over.ttlSec } : {}),
+        ...(over.iatSec !== undefined ? { iatSec: over.iatSec } : {}),
+      },
+    );
   return {
     configPath,
+    keyPath,
     config,
     options,
-    issue: (principal, tenant, roles = [], over = {}) =>
-      issueIdentityToken(
-        { subject: principal, principal, tenant, roles },
-        {
-          ...options,
-          ...(over.audience ? { audience: over.audience } : {}),
-          ...(over.ttlSec !== undefined ? { ttlSec: over.ttlSec } : {}),
-          ...(over.iatSec !== undefined ? { iatSec: over.iatSec } : {}),
-        },
-      ),
+    issue,
+    issueFor: (scope, principal, tenant, roles = [], over = {}) => issue(principal, tenant, roles, { ...over, scope }),
   };
 }
 

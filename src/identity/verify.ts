@@ -1,12 +1,16 @@
 /**
  * Verify an identity token (compact JWS, EdDSA/Ed25519) against the configured issuers: signature by a key of
- * the issuer's set (by `kid`), exact `iss`, `aud`, `exp` and `iat` (30 s skew), a bounded lifetime, and a mapping
- * of the subject to a principal and tenant. Node side only (activities, CLI): `jose` uses WebCrypto.
+ * the issuer's set (by `kid`), exact `iss`, `aud`, `exp` and `iat` (30 s skew), a lifetime no longer than the
+ * issuer and the token's purpose allow, the act it is presented for (purpose, run, call: src/identity/purpose.ts),
+ * and a mapping of the subject to a principal and tenant, each in its normal form (src/identity/principal-id.ts).
+ * Node side only (activities, CLI): `jose` uses WebCrypto.
  */
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import { Failure } from '../domain/failures';
 import { IdentityConfigError, type IdentitySource, type IssuerConfig } from './config';
+import { checkExactId, normalisePrincipalId, PrincipalIdError } from './principal-id';
+import { ACT_MAX_LIFETIME_SEC, scopeMismatch, scopeShapeError, type TokenScope } from './purpose';
 import { isTokenShaped, type VerifiedIdentity } from './types';
 
 /** Allowed clock difference between the issuer and the worker. */
@@ -55,7 +59,7 @@ function mapSubject(
         Failure.IdentityUnmapped,
         `subject ${sub.slice(0, 100)} of ${issuer.issuer} maps to no principal`,
       );
-    return { principalId: m.principal, tenant: m.tenant, roles: [...m.roles] };
+    return named(sub, m.principal, m.tenant, [...m.roles]);
   }
   const { principal, tenant } = payload as { principal?: unknown; tenant?: unknown };
   const roles = payload['roles'] === undefined ? [] : strings(payload['roles']);
@@ -73,14 +77,32 @@ function mapSubject(
       `the token of subject ${sub.slice(0, 100)} carries no valid principal, tenant and roles claims`,
     );
   }
-  return { principalId: principal, tenant, roles };
+  return named(sub, principal, tenant, roles);
 }
 
+/** The principal in its normal form and the tenant as it must be spelled, or `Identity.Unmapped`. */
+function named(sub: string, principal: string, tenant: string, roles: string[]) {
+  try {
+    return { principalId: normalisePrincipalId(principal), tenant: checkExactId('tenant', tenant), roles };
+  } catch (err) {
+    if (!(err instanceof PrincipalIdError)) throw err;
+    throw new IdentityError(Failure.IdentityUnmapped, `the token of subject ${sub.slice(0, 100)}: ${err.message}`);
+  }
+}
+
+/**
+ * Who `token` names, if it verifies and grants exactly `expected` (the act, the run, and for an approval or a
+ * resolution the call). Throws `IdentityError` otherwise; never returns for a token that names another act.
+ */
 export async function verifyIdentityToken(
   source: IdentitySource,
   token: unknown,
+  expected: TokenScope,
   nowMs: number = Date.now(),
 ): Promise<VerifiedIdentity> {
+  const shape = scopeShapeError(expected);
+  if (shape !== undefined)
+    throw new IdentityError(Failure.IdentityInvalid, `nothing to verify the token for: ${shape}`);
   let issuers;
   try {
     issuers = source.current();
@@ -118,8 +140,23 @@ export async function verifyIdentityToken(
   const iat = payload.iat as number;
   if (exp - iat > issuer.maxLifetimeSec)
     throw new IdentityError(Failure.IdentityInvalid, `the token is valid longer than ${issuer.maxLifetimeSec} s`);
-  if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 200)
+  const mismatch = scopeMismatch(payload, expected);
+  if (mismatch !== undefined) throw new IdentityError(Failure.IdentityInvalid, mismatch);
+  // An act's token is short-lived whatever the issuer allows: valid no longer, and presented no later, than that.
+  const cap = ACT_MAX_LIFETIME_SEC[expected.purpose];
+  if (exp - iat > cap || nowMs / 1000 - iat > cap + CLOCK_SKEW_SEC)
+    throw new IdentityError(
+      Failure.IdentityInvalid,
+      `a token to ${expected.purpose} lives at most ${cap} s (this one: ${exp - iat} s, issued ${Math.max(0, Math.round(nowMs / 1000 - iat))} s ago)`,
+    );
+  if (typeof payload.sub !== 'string' || payload.sub.length > 200)
     throw new IdentityError(Failure.IdentityInvalid, 'the token has no valid subject');
+  try {
+    checkExactId('subject', payload.sub);
+  } catch (err) {
+    if (!(err instanceof PrincipalIdError)) throw err;
+    throw new IdentityError(Failure.IdentityInvalid, err.message);
+  }
   const mapped = mapSubject(issuer, payload);
   return {
     subject: payload.sub,

@@ -11,18 +11,26 @@ import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { deadlineIn, inProcessWorker, taskQueue } from './stack';
 import type { IdentitySource } from '../../src/identity/config';
+import type { TokenScope } from '../../src/identity/purpose';
 import type { ModelProvider } from '../../src/planner/model';
 import type { Activities } from '../../activities';
 
-/** A token of the stack's development issuer for an approver, operator or canceller (roles as given). */
+/**
+ * A token of the stack's development issuer for an approver, operator or canceller (roles as given), for exactly one
+ * act: approve or resolve a call of a run, or cancel a run (src/identity/purpose.ts).
+ */
 export function actorToken(
   stack: Stack,
+  scope: TokenScope,
   principal: string,
   roles: readonly string[],
   tenant = 'acme',
 ): Promise<string> {
-  return stack.identity.issue(principal, tenant, roles);
+  return stack.identity.issueFor(scope, principal, tenant, roles);
 }
+
+/** The run's own start token, minted for the workflow id it is started under. */
+export type StartToken = (workflowId: string) => Promise<string>;
 
 export interface RunOutcome {
   readonly result: AgentRunResult;
@@ -62,7 +70,8 @@ export async function runAgent(
     policies?: PolicyStore;
     noCapabilityKey?: boolean;
     identity?: IdentitySource;
-    identityToken?: string | null;
+    /** The start token: a value, one minted for the run's workflow id, or null for none. Default alice's own. */
+    identityToken?: string | null | StartToken;
     models?: readonly ModelProvider[];
     activities?: (built: Activities) => Activities;
   } = {},
@@ -75,14 +84,21 @@ export async function runAgent(
     ...(opts.models ? { models: opts.models } : {}),
     ...(opts.activities ? { activities: opts.activities } : {}),
   });
-  // The principal's token from the stack's development issuer, unless the input carries one or the test sets one (null: none).
+  const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
+  // The principal's start token for this run from the stack's development issuer, unless the input carries one or
+  // the test sets one (null: none).
   const identityToken =
     opts.identityToken === null
       ? undefined
-      : (opts.identityToken ??
-        runInput.identityToken ??
-        (await stack.identity.issue(runInput.principal.id, runInput.principal.tenant)));
-  const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
+      : typeof opts.identityToken === 'function'
+        ? await opts.identityToken(workflowId)
+        : (opts.identityToken ??
+          runInput.identityToken ??
+          (await stack.identity.issueFor(
+            { purpose: 'start', run: workflowId },
+            runInput.principal.id,
+            runInput.principal.tenant,
+          )));
   return worker.runUntil(async () => {
     const handle = await startAgentRun(stack.client, {
       workflowId,

@@ -83,13 +83,14 @@ test('an approval that expires while the call waits forces a new decision; a fre
     }),
   });
   await worker.runUntil(async () => {
+    const workflowId = `expiry-${Date.now()}`;
     const handle = await env.client.workflow.start<typeof agentRun>('agentRun', {
       taskQueue,
-      workflowId: `expiry-${Date.now()}`,
+      workflowId,
       args: [
         {
           principal: { id: 'user:alice', tenant: 'acme' },
-          identityToken: await issuer.issue('user:alice', 'acme'),
+          identityToken: await issuer.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
           goal: 'two debits',
           strategy: 'same_key_replay',
           planner: {
@@ -123,7 +124,12 @@ test('an approval that expires while the call waits forces a new decision; a fre
           logicalCallId: first.logicalCallId,
           argumentsHash: first.argumentsHash,
           policyVersion: first.policyVersion,
-          token: await issuer.issue('manager:carol', 'acme', ['approver']),
+          token: await issuer.issueFor(
+            { purpose: 'approve', run: workflowId, call: first.logicalCallId },
+            'manager:carol',
+            'acme',
+            ['approver'],
+          ),
           decision: 'approve',
         },
       ],
@@ -143,7 +149,12 @@ test('an approval that expires while the call waits forces a new decision; a fre
           logicalCallId: second.logicalCallId,
           argumentsHash: second.argumentsHash,
           policyVersion: second.policyVersion,
-          token: await issuer.issue('manager:dave', 'acme', ['approver']),
+          token: await issuer.issueFor(
+            { purpose: 'approve', run: workflowId, call: second.logicalCallId },
+            'manager:dave',
+            'acme',
+            ['approver'],
+          ),
           decision: 'approve',
           ttlMs: 120_000,
         },

@@ -8,10 +8,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { Worker } from '@temporalio/worker';
 import { readLedger } from '../../src/client/runs';
 import type { Stack } from '../../lab/stack';
+import { generateCodecKeys } from '../../src/codec/data-converter';
 import { REDUCER_VERSION } from '../../src/domain/reducer';
 import type { AgentRunResult } from '../../src/domain/run';
 import { getFreePort } from '../../src/server/dev-server';
@@ -37,13 +39,25 @@ interface CliRun {
   readonly err: string;
 }
 
-/** Runs the CLI as a child process; `server` adds --address and --namespace. */
-function cli(args: readonly string[], opts: { server?: boolean } = {}): Promise<CliRun> {
+/**
+ * Runs the CLI as a child process; `server` adds --address and --namespace; `env` overrides its environment. The
+ * tokens are session tokens: the CLI mints the token for each act with the issuer's key (LEDGERLOOP_DEV_ISSUER_KEY).
+ */
+function cli(
+  args: readonly string[],
+  opts: { server?: boolean; env?: Record<string, string | undefined> } = {},
+): Promise<CliRun> {
   const conn = opts.server === false ? [] : ['--address', stack.server.address, '--namespace', stack.server.namespace];
   // The run principal's token for `start` comes from the environment (LEDGERLOOP_IDENTITY_TOKEN); actors pass --token.
   const child = spawn(process.execPath, [BIN, ...args, ...conn], {
     cwd: REPO,
-    env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! },
+    env: {
+      ...process.env,
+      NO_COLOR: '1',
+      LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']!,
+      LEDGERLOOP_DEV_ISSUER_KEY: stack.identity.keyPath,
+      ...opts.env,
+    },
   });
   let out = '';
   let err = '';
@@ -107,7 +121,12 @@ async function startTwoDebits(): Promise<{ id: string; handle: WorkflowHandle; p
 /** Tokens of the stack's development issuer: the run principal, an approver, an operator. */
 const tokens: Record<string, string> = {};
 
+/** The codec keys of this file's stack: its client, its worker and the CLI encrypt payloads (tokens included). */
+const codecKeys = generateCodecKeys('cli');
+const codecBefore = process.env.LEDGERLOOP_CODEC_KEYS;
+
 beforeAll(async () => {
+  process.env.LEDGERLOOP_CODEC_KEYS = codecKeys.keys;
   stack = await startTestStack('cli');
   // Workers built by createLedgerloopWorker read the issuers from the environment, as a deployed worker does.
   process.env.LEDGERLOOP_IDENTITY_ISSUERS = stack.identity.configPath;
@@ -127,7 +146,16 @@ afterAll(async () => {
   for (const w of workers) w.worker.shutdown();
   await Promise.all(workers.map((w) => w.running.catch(() => undefined)));
   await stack?.stop();
+  if (codecBefore === undefined) delete process.env.LEDGERLOOP_CODEC_KEYS;
+  else process.env.LEDGERLOOP_CODEC_KEYS = codecBefore;
 });
+
+/** Whether a run's history holds an EdDSA JWS in clear text anywhere (its protobuf bytes, payloads as written). */
+async function historyHoldsAToken(handle: WorkflowHandle): Promise<boolean> {
+  const bytes = temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish();
+  // base64url of `{"alg":"EdDSA",`: how every identity token of the development issuer begins.
+  return Buffer.from(bytes).toString('latin1').includes('eyJhbGciOiJFZERTQSIs');
+}
 
 describe('a scripted debit from start to audit', () => {
   let id = '';
@@ -369,6 +397,62 @@ describe('human decisions from the command line', () => {
   });
 });
 
+describe('tokens with a purpose at the command line', () => {
+  test('a session token is refused before anything is sent unless the CLI can mint; an exact token needs no minting', async () => {
+    const { id, handle, pending } = await startTwoDebits();
+    const noKey = { LEDGERLOOP_DEV_ISSUER_KEY: '' };
+    const session = await cli(['approve', id, pending.logicalCallId, '--token', tokens['manager:carol']!], {
+      env: noKey,
+    });
+    expect(session.code).toBe(2);
+    expect(session.err).toMatch(/--token: the token names no act \(session\), not approve on run .* call lc_/);
+    // Carol's approval of another call (here: of the run's first, settled call) is not this call's token.
+    const first = Object.keys((await readLedger(handle)).projection.calls).find((c) => c !== pending.logicalCallId)!;
+    const other = await stack.identity.issueFor({ purpose: 'approve', run: id, call: first }, 'manager:carol', 'acme', [
+      'approver',
+    ]);
+    const elsewhere = await cli(['approve', id, pending.logicalCallId, '--token', other], { env: noKey });
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.err).toContain(`the token is for approve on run ${id} call ${first}`);
+    expect((await handle.query(pendingApprovalsQuery)).map((p) => p.logicalCallId)).toEqual([pending.logicalCallId]);
+    // Control: a token for exactly this call, minted elsewhere, is sent as it is and approves.
+    const exact = await stack.identity.issueFor(
+      { purpose: 'approve', run: id, call: pending.logicalCallId },
+      'manager:carol',
+      'acme',
+      ['approver'],
+    );
+    const ok = await cli(['approve', id, pending.logicalCallId, '--token', exact], { env: noKey });
+    expect(ok).toMatchObject({ code: 0, err: '' });
+    expect((await handle.result()).stopReason).toBe('completed');
+  });
+
+  test('a token leaves encrypted with the codec keys; without them it is in the history in clear, with a warning', async () => {
+    const sealed = await startTwoDebits();
+    const approve = (r: typeof sealed, env?: Record<string, string>) =>
+      cli(['approve', r.id, r.pending.logicalCallId, '--token', tokens['manager:carol']!], env ? { env } : {});
+    expect(await approve(sealed)).toMatchObject({ code: 0, err: '' });
+    await sealed.handle.result();
+    expect(await historyHoldsAToken(sealed.handle)).toBe(false);
+
+    // A client without the keys: warned, and the start token is in the history in clear (the check above can fail).
+    const idle = taskQueue('cli-clear');
+    const clear = await cli(['start', '--scenario', 'wallet-debit', ...debitVars, '--task-queue', idle], {
+      env: { LEDGERLOOP_CODEC_KEYS: '' },
+    });
+    expect(clear.code).toBe(0);
+    expect(clear.err).toMatch(/^warning: your identity token would be written to the run's history in clear text/);
+    const clearRun = stack.client.workflow.getHandle(clear.out.trim());
+    expect(await historyHoldsAToken(clearRun)).toBe(true);
+    await clearRun.terminate('cli test: nothing polls this queue');
+
+    // Strict mode without keys refuses before anything is sent.
+    const strict = await approve(sealed, { LEDGERLOOP_CODEC_KEYS: '', LEDGERLOOP_CODEC_STRICT: '1' });
+    expect(strict.code).toBe(2);
+    expect(strict.err).toMatch(/LEDGERLOOP_CODEC_STRICT=1 needs keys/);
+  });
+});
+
 describe('an outcome only an operator can settle', () => {
   test('list --unknown finds the run, resolve records who and why, audit reports the fence nobody reported', async () => {
     // A wallet of its own that commits, then hangs, then dies: nobody can say what happened.
@@ -544,7 +628,12 @@ describe('no worker on the queue', () => {
       ],
       {
         cwd: REPO,
-        env: { ...process.env, NO_COLOR: '1', LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']! },
+        env: {
+          ...process.env,
+          NO_COLOR: '1',
+          LEDGERLOOP_IDENTITY_TOKEN: tokens['user:alice']!,
+          LEDGERLOOP_DEV_ISSUER_KEY: stack.identity.keyPath,
+        },
       },
     );
     let err = '';

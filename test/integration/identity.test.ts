@@ -15,7 +15,7 @@ import {
 } from '../../workflows/definitions';
 import type { Activities } from '../../activities';
 import { askedModel } from '../helpers/models';
-import { actorToken, input, runAgent, type RunOutcome } from '../helpers/run';
+import { actorToken, input, runAgent, type RunOutcome, type StartToken } from '../helpers/run';
 import { deadlineIn, startTestStack } from '../helpers/stack';
 
 jest.setTimeout(120_000);
@@ -65,8 +65,9 @@ test('a self-approval with an absurd TTL is refused by the validator and never f
   const out = await runAgent(stack, 'absurd-ttl', input({ scenario: 'two-debits', vars }), async (handle) => {
     const p = await waitPending(handle);
     const base = { logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion };
+    const scope = { purpose: 'approve', run: handle.workflowId, call: p.logicalCallId } as const;
     // `ledgerloop approve <run> <call> --token <alice's> --ttl 100000000d` on alice's own pending debit
-    const alice = await actorToken(stack, 'user:alice', ['approver']);
+    const alice = await actorToken(stack, scope, 'user:alice', ['approver']);
     await expect(
       handle.executeUpdate(decideApprovalUpdate, {
         args: [{ ...base, token: alice, decision: 'approve', ttlMs: 100_000_000 * 86_400_000 }],
@@ -79,7 +80,12 @@ test('a self-approval with an absurd TTL is refused by the validator and never f
     expect(await failedTasks(handle)).toBe(0);
     await handle.executeUpdate(decideApprovalUpdate, {
       args: [
-        { ...base, token: await actorToken(stack, 'manager:carol', ['approver']), decision: 'deny', reason: 'no' },
+        {
+          ...base,
+          token: await actorToken(stack, scope, 'manager:carol', ['approver']),
+          decision: 'deny',
+          reason: 'no',
+        },
       ],
     });
   });
@@ -88,7 +94,7 @@ test('a self-approval with an absurd TTL is refused by the validator and never f
 });
 
 test('a verified run records the subject and the token digest, never the token; the approver is the verified principal', async () => {
-  const token = await stack.identity.issue('user:alice', 'acme');
+  let token = '';
   let carolToken = '';
   const out = await runAgent(
     stack,
@@ -96,7 +102,8 @@ test('a verified run records the subject and the token digest, never the token; 
     input({ scenario: 'two-debits', vars }),
     async (handle) => {
       const p = await waitPending(handle);
-      carolToken = await actorToken(stack, 'manager:carol', ['approver']);
+      const scope = { purpose: 'approve', run: handle.workflowId, call: p.logicalCallId } as const;
+      carolToken = await actorToken(stack, scope, 'manager:carol', ['approver']);
       await handle.executeUpdate(decideApprovalUpdate, {
         args: [
           {
@@ -110,7 +117,10 @@ test('a verified run records the subject and the token digest, never the token; 
         ],
       });
     },
-    { identityToken: token },
+    {
+      identityToken: async (run) =>
+        (token = await stack.identity.issueFor({ purpose: 'start', run }, 'user:alice', 'acme')),
+    },
   );
   expect(out.result.stopReason).toBe('completed');
   const created = out.ledger.events.find((e) => e.type === 'RunCreated');
@@ -146,16 +156,17 @@ test('a worker with no identity issuers denies every run before any model call (
 test('requestCancel: a stranger is refused; an operator of the tenant stops the run and is recorded', async () => {
   const out = await runAgent(stack, 'verified-cancel', input({ scenario: 'two-debits', vars }), async (handle) => {
     await waitPending(handle);
-    const bob = await actorToken(stack, 'user:bob', []);
+    const scope = { purpose: 'cancel', run: handle.workflowId } as const;
+    const bob = await actorToken(stack, scope, 'user:bob', []);
     await expect(
       handle.executeUpdate(requestCancelUpdate, { args: [{ token: bob, reason: 'because' }] }),
     ).rejects.toMatchObject(typed('Actor.Forbidden'));
-    const globexOps = await actorToken(stack, 'ops:gus', ['operator'], 'globex');
+    const globexOps = await actorToken(stack, scope, 'ops:gus', ['operator'], 'globex');
     await expect(
       handle.executeUpdate(requestCancelUpdate, { args: [{ token: globexOps, reason: 'because' }] }),
     ).rejects.toMatchObject(typed('Actor.Forbidden'));
     await handle.executeUpdate(requestCancelUpdate, {
-      args: [{ token: await actorToken(stack, 'ops:bob', ['operator']), reason: 'stop it' }],
+      args: [{ token: await actorToken(stack, scope, 'ops:bob', ['operator']), reason: 'stop it' }],
     });
   });
   expect(out.result.stopReason).toBe('operator_stopped');
@@ -180,20 +191,29 @@ describe('the opening rides on the first model call', () => {
     expect(await effects()).toBe(effectsBefore);
   }
 
-  const refusals: [string, string, () => Promise<string>][] = [
-    ['a token for another tenant', 'Identity.Mismatch', () => stack.identity.issue('user:alice', 'globex')],
-    ['a token for another principal', 'Identity.Mismatch', () => stack.identity.issue('user:bob', 'acme')],
+  const startOf = (run: string) => ({ purpose: 'start', run }) as const;
+  const refusals: [string, string, StartToken][] = [
+    [
+      'a token for another tenant',
+      'Identity.Mismatch',
+      (run) => stack.identity.issueFor(startOf(run), 'user:alice', 'globex'),
+    ],
+    [
+      'a token for another principal',
+      'Identity.Mismatch',
+      (run) => stack.identity.issueFor(startOf(run), 'user:bob', 'acme'),
+    ],
     [
       'a token for another audience',
       'Identity.Invalid',
-      () => stack.identity.issue('user:alice', 'acme', [], { audience: 'another-service' }),
+      (run) => stack.identity.issueFor(startOf(run), 'user:alice', 'acme', [], { audience: 'another-service' }),
     ],
   ];
   test.each(refusals)('%s opens no run, and the model is never asked', async (_name, code, token) => {
     const before = await effects();
     const counted = askedModel();
     const out = await runAgent(stack, `opening-${code}`, input({ scenario: 'two-debits', vars }), undefined, {
-      identityToken: await token(),
+      identityToken: token,
       models: [counted.model],
     });
     expect(counted.calls()).toBe(0);
@@ -265,7 +285,12 @@ describe('the opening rides on the first model call', () => {
         // While the first model call (which verified the token) is still thinking, the run's principal stops it.
         await new Promise((r) => setTimeout(r, 1_000));
         await handle.executeUpdate(requestCancelUpdate, {
-          args: [{ token: await stack.identity.issue('user:alice', 'acme'), reason: 'changed my mind' }],
+          args: [
+            {
+              token: await stack.identity.issueFor({ purpose: 'cancel', run: handle.workflowId }, 'user:alice', 'acme'),
+              reason: 'changed my mind',
+            },
+          ],
         });
       },
       { models: [counted.model] },
@@ -284,7 +309,7 @@ describe('the opening rides on the first model call', () => {
       planTurn: ({ opening: _ignored, ...req }) => built.planTurn(req),
     });
     const refused = await runAgent(stack, 'opening-old-planner', input(), undefined, {
-      identityToken: await stack.identity.issue('user:alice', 'globex'),
+      identityToken: (run) => stack.identity.issueFor(startOf(run), 'user:alice', 'globex'),
       activities: ignoresOpening,
     });
     await expectRefusedAtOpening(refused, 'Identity.Mismatch', ['planTurn', 'verifyIdentity'], before);
@@ -308,7 +333,7 @@ describe('the opening rides on the first model call', () => {
         ),
     });
     const out = await runAgent(stack, 'opening-recheck', input(), undefined, {
-      identityToken: await stack.identity.issue('user:alice', 'globex'),
+      identityToken: (run) => stack.identity.issueFor(startOf(run), 'user:alice', 'globex'),
       activities: checksTheWrongPrincipal,
     });
     await expectRefusedAtOpening(out, 'Identity.Mismatch', ['planTurn'], before);

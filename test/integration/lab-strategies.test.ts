@@ -25,12 +25,13 @@ test('a production worker refuses a blind_retry run at dispatch: FAILED with Str
   const worker = await inProcessWorker(stack, tq, undefined, { allowLabStrategies: false });
   const { result, ledger } = await worker.runUntil(async () => {
     // The client is told this is a lab run; the worker is not a lab worker and must still refuse.
+    const workflowId = `prod-refuses-${Date.now()}`;
     const handle = await startAgentRun(stack.client, {
-      workflowId: `prod-refuses-${Date.now()}`,
+      workflowId,
       taskQueue: tq,
       input: input({ strategy: 'blind_retry', vars: { account, amount: { minor: 1250, currency: 'EUR' } } }),
       allowLabStrategies: true,
-      identityToken: await stack.identity.issue('user:alice', 'acme'),
+      identityToken: await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
     });
     return { result: await handle.result(), ledger: await readLedger(handle) };
   });

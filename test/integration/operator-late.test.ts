@@ -72,7 +72,12 @@ test('a call the operator settles FAILED after the wait: the turn’s standing e
             {
               logicalCallId: unknown!.logicalCallId,
               outcome: 'FAILED',
-              token: await stack.identity.issue('ops:bob', 'acme', ['operator']),
+              token: await stack.identity.issueFor(
+                { purpose: 'resolve', run: handle.workflowId, call: unknown!.logicalCallId },
+                'ops:bob',
+                'acme',
+                ['operator'],
+              ),
               reason: 'the carrier never received the booking',
             },
           ],

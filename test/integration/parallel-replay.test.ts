@@ -55,7 +55,12 @@ test('three calls side by side, one needing an approval: the run completes and i
                 logicalCallId: p[0]!.logicalCallId,
                 argumentsHash: p[0]!.argumentsHash,
                 policyVersion: p[0]!.policyVersion,
-                token: await stack.identity.issue('manager:carol', 'acme', ['approver']),
+                token: await stack.identity.issueFor(
+                  { purpose: 'approve', run: handle.workflowId, call: p[0]!.logicalCallId },
+                  'manager:carol',
+                  'acme',
+                  ['approver'],
+                ),
                 decision: 'approve',
               },
             ],

@@ -45,7 +45,7 @@ test('a debit leaves intent, attempt, settlement and stop lines, each with the r
   const account = `acct_logs_${Date.now()}`;
   await stack.walletClient.seedAccount({ tenant: 'acme', account, balanceMinor: 10_000, currency: 'EUR' });
   const workflowId = `${queue}-run`;
-  const identityToken = await stack.identity.issue('user:alice', 'acme');
+  const identityToken = await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme');
   const handle = await startAgentRun(stack.client, {
     workflowId,
     taskQueue: queue,

@@ -190,7 +190,7 @@ describe('an OpenAI-planned run across worker hosts', () => {
       workflowId: `${queue}-run`,
       taskQueue: queue,
       allowLabStrategies: true,
-      identityToken: await stack.identity.issue('user:alice', 'acme'),
+      identityToken: await stack.identity.issueFor({ purpose: 'start', run: `${queue}-run` }, 'user:alice', 'acme'),
       input: input({
         goal: 'Charge 1.00 EUR, then 2.00 EUR',
         planner: { kind: 'openai', model: 'test-model' },

@@ -107,7 +107,15 @@ describe('an outcome nobody can establish', () => {
           expect(attrs.get(SA.status)).toBe('waiting_for_operator');
           const id = Object.keys(snap.projection.calls)[0]!;
           expect(snap.projection.calls[id]?.state).toBe('UNKNOWN');
-          const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
+          const who = {
+            logicalCallId: id,
+            token: await stack.identity.issueFor(
+              { purpose: 'resolve', run: handle.workflowId, call: id },
+              'ops:bob',
+              'acme',
+              ['operator'],
+            ),
+          };
           // A resolution without a reason is refused by the validator; nothing is recorded.
           expect(await refusal(handle, { ...who, outcome: 'SUCCEEDED', reason: '' })).toMatchObject({
             type: 'Operator.ResolutionInvalid',
@@ -195,7 +203,15 @@ describe('an outcome nobody can establish', () => {
           expect(await spawnedClient(back, { capabilityKey: stack.capabilityKey }).stats(key)).toMatchObject({
             businessEffectCount: 0,
           });
-          const who = { logicalCallId: id, token: await stack.identity.issue('ops:bob', 'acme', ['operator']) };
+          const who = {
+            logicalCallId: id,
+            token: await stack.identity.issueFor(
+              { purpose: 'resolve', run: handle.workflowId, call: id },
+              'ops:bob',
+              'acme',
+              ['operator'],
+            ),
+          };
           const claimed = await refusal(handle, {
             ...who,
             outcome: 'SUCCEEDED',

@@ -69,7 +69,11 @@ export async function runWithModel(
     });
     const workflowId = `${name}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
     return await worker.runUntil(async () => {
-      const identityToken = await stack.identity.issue(runInput.principal.id, runInput.principal.tenant);
+      const identityToken = await stack.identity.issueFor(
+        { purpose: 'start', run: workflowId },
+        runInput.principal.id,
+        runInput.principal.tenant,
+      );
       const handle = await startAgentRun(stack.client, { workflowId, taskQueue: tq, input: runInput, identityToken });
       const result = await handle.result();
       const ledger = await readLedger(handle);

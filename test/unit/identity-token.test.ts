@@ -10,7 +10,12 @@ import {
   type IssuerConfig,
 } from '../../src/identity/config';
 import { createDevIssuer, issueIdentityToken, newIssuerKey, readToken, type DevIssuer } from '../../src/identity/issue';
+import type { TokenScope } from '../../src/identity/purpose';
 import { tokenDigest, verifyIdentityToken } from '../../src/identity/verify';
+
+/** The act every token here is minted and verified for (token purposes: test/unit/token-purpose.test.ts). */
+const START: TokenScope = { purpose: 'start', run: 'acme:run-1' };
+const APPROVE: TokenScope = { purpose: 'approve', run: 'acme:run-1', call: 'lc_1' };
 
 let dev: DevIssuer;
 let other: DevIssuer;
@@ -22,14 +27,14 @@ beforeAll(async () => {
 
 const source = () => staticIdentitySource([dev.config]);
 const refusal = async (token: unknown, src = source()) =>
-  verifyIdentityToken(src, token).then(
+  verifyIdentityToken(src, token, START).then(
     () => 'accepted',
     (e: { type: string; message: string }) => `${e.type}: ${e.message}`,
   );
 
 test('a token of the configured issuer maps to its principal, tenant and roles, with the token digest', async () => {
-  const token = await dev.issue('manager:carol', 'acme', ['approver']);
-  const v = await verifyIdentityToken(source(), token);
+  const token = await dev.issueFor(APPROVE, 'manager:carol', 'acme', ['approver']);
+  const v = await verifyIdentityToken(source(), token, APPROVE);
   expect(v).toMatchObject({
     subject: 'manager:carol',
     principalId: 'manager:carol',
@@ -48,21 +53,22 @@ test.each([
     'forged (another key, same kid)',
     async () =>
       issueIdentityToken(
-        { subject: 'user:alice', principal: 'user:alice', tenant: 'acme' },
+        { subject: 'user:alice', principal: 'user:alice', tenant: 'acme', ...START },
         { ...other.options, kid: dev.options.kid },
       ),
     /signature does not verify/,
   ],
-  ['unknown kid', async () => other.issue('user:alice', 'acme').then((t) => t), /Identity.Invalid/],
+  ['unknown kid', async () => other.issueFor(START, 'user:alice', 'acme'), /Identity.Invalid/],
   [
     'expired',
-    async () => dev.issue('user:alice', 'acme', [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }),
+    async () =>
+      dev.issueFor(START, 'user:alice', 'acme', [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }),
     /expired/,
   ],
-  ['wrong audience', async () => dev.issue('user:alice', 'acme', [], { audience: 'elsewhere' }), /aud/],
+  ['wrong audience', async () => dev.issueFor(START, 'user:alice', 'acme', [], { audience: 'elsewhere' }), /aud/],
   [
     'lifetime beyond the issuer maximum',
-    async () => dev.issue('user:alice', 'acme', [], { ttlSec: 2 * 86_400 }),
+    async () => dev.issueFor(START, 'user:alice', 'acme', [], { ttlSec: 2 * 86_400 }),
     /valid longer/,
   ],
 ])('refused: %s', async (_name, make, why) => {
@@ -79,19 +85,24 @@ test('with subject mapping, an unlisted subject is refused (Identity.Unmapped) a
   })[0] as IssuerConfig;
   const opts = { issuer: issuer.issuer, audience: issuer.audience, kid: 'k1', privateJwk };
   const src = staticIdentitySource([issuer]);
-  expect(await verifyIdentityToken(src, await issueIdentityToken({ subject: 'alice' }, opts))).toMatchObject({
+  expect(
+    await verifyIdentityToken(src, await issueIdentityToken({ subject: 'alice', ...START }, opts), START),
+  ).toMatchObject({
     principalId: 'user:alice',
     tenant: 'acme',
     roles: [],
   });
   // Claims in the token do not count under subject mapping.
   expect(
-    await refusal(await issueIdentityToken({ subject: 'mallory', principal: 'user:alice', tenant: 'acme' }, opts), src),
+    await refusal(
+      await issueIdentityToken({ subject: 'mallory', principal: 'user:alice', tenant: 'acme', ...START }, opts),
+      src,
+    ),
   ).toMatch(/Identity.Unmapped/);
 });
 
 test('fail closed: no configuration, an unreadable file, or a key set holding a private key', async () => {
-  const token = await dev.issue('user:alice', 'acme');
+  const token = await dev.issueFor(START, 'user:alice', 'acme');
   expect(await refusal(token, identitySourceFromEnv({}))).toMatch(/Identity.Unconfigured/);
   expect(
     await refusal(token, identitySourceFromEnv({ LEDGERLOOP_IDENTITY_ISSUERS: '/nonexistent/issuers.json' })),

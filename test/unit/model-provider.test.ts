@@ -97,7 +97,8 @@ describe("a new run's opening, verified by its first planning turn", () => {
     return { run, calls: asked.calls };
   }
   const opening = async (tenant = 'acme') => ({
-    token: await issuer.issue('user:alice', tenant),
+    // A start token for the run MockActivityEnvironment runs its activity for (workflow id `test`).
+    token: await issuer.issueFor({ purpose: 'start', run: 'test' }, 'user:alice', tenant),
     principal: { id: 'user:alice', tenant: 'acme' },
     includePolicy: true,
   });
@@ -167,7 +168,7 @@ test("a model's Identity.* failure on an opening turn is typed as the model's ow
         (error: unknown) => error as { type?: string; nonRetryable?: boolean },
       );
     const opening = {
-      token: await issuer.issue('user:alice', 'acme'),
+      token: await issuer.issueFor({ purpose: 'start', run: 'test' }, 'user:alice', 'acme'),
       principal: { id: 'user:alice', tenant: 'acme' },
     };
     expect(await run({ ...scriptedRequest, opening })).toMatchObject({

@@ -103,7 +103,7 @@ async function run(
       workflowId: `${taskQueue}-run`,
       taskQueue,
       input,
-      identityToken: await issuer.issue('user:alice', 'acme'),
+      identityToken: await issuer.issueFor({ purpose: 'start', run: `${taskQueue}-run` }, 'user:alice', 'acme'),
     });
     const result = await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];

@@ -135,7 +135,7 @@ async function runWith(
       workflowId: `${taskQueue}-run`,
       taskQueue,
       input,
-      identityToken: await issuer.issue('user:alice', 'acme'),
+      identityToken: await issuer.issueFor({ purpose: 'start', run: `${taskQueue}-run` }, 'user:alice', 'acme'),
       memo: { injectThrow: inject },
     });
     const result = await handle.result();

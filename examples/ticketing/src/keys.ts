@@ -23,13 +23,22 @@ import {
 } from 'ledgerloop';
 import { KEYS_DIR } from './project';
 
+/** The act a token is for: the run it starts (Ledgerloop's token purposes). */
+export interface ActScope {
+  readonly purpose: 'start';
+  readonly run: string;
+}
+
 export interface ProjectKeys {
   readonly capabilityKey: CapabilitySigningKey;
   /** The services' key set (public keys only), as JSON. */
   readonly jwks: string;
   readonly issuers: IdentityConfig;
-  /** A token naming `principal` of `tenant` (the issuer maps claims: development only). */
-  issue(principal: string, tenant: string, roles?: readonly string[]): Promise<string>;
+  /**
+   * A token naming `principal` of `tenant` (the issuer maps claims: development only), for one act: to start run
+   * `scope.run` (each start needs its own token).
+   */
+  issue(principal: string, tenant: string, roles: readonly string[], scope: ActScope): Promise<string>;
 }
 
 /** Generates fresh keys into `dir` and returns them. */
@@ -44,7 +53,8 @@ export async function createProjectKeys(dir = KEYS_DIR): Promise<ProjectKeys> {
     capabilityKey,
     jwks,
     issuers: [issuer.config],
-    issue: (principal, tenant, roles = []) => issuer.issue(principal, tenant, roles),
+    issue: (principal, tenant, roles, scope) =>
+      issueIdentityToken({ subject: principal, principal, tenant, roles, ...scope }, issuer.options),
   };
 }
 
@@ -63,8 +73,8 @@ export function readProjectKeys(dir = KEYS_DIR): ProjectKeys {
     capabilityKey: parseSigningKey(read('dispatch-key.json')),
     jwks: read('jwks.json'),
     issuers: parseIdentityConfig(JSON.parse(read('issuer.json'))),
-    issue: (principal, tenant, roles = []) =>
-      issueIdentityToken({ subject: principal, principal, tenant, roles }, options),
+    issue: (principal, tenant, roles, scope) =>
+      issueIdentityToken({ subject: principal, principal, tenant, roles, ...scope }, options),
   };
 }
 

@@ -43,7 +43,7 @@ export async function runTicket(
   const handle = await startAgentRun(client, {
     workflowId,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    identityToken: await keys.issue('user:alice', 'acme'),
+    identityToken: await keys.issue('user:alice', 'acme', [], { purpose: 'start', run: workflowId }),
     input: {
       principal: { id: 'user:alice', tenant: 'acme' },
       goal: `Open a ticket: ${ticket.title}`,

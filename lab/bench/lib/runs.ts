@@ -103,10 +103,10 @@ export interface Started {
   readonly handle: WorkflowHandle;
 }
 
-/** The bench principal's identity token, set by the bench stack; a spec's own token wins. */
-let benchIdentityToken: string | undefined;
-export function useBenchIdentityToken(token: string): void {
-  benchIdentityToken = token;
+/** Mints the bench principal's start token for a run (each token starts one run), set by the bench stack. */
+let benchIdentityToken: ((workflowId: string) => Promise<string>) | undefined;
+export function useBenchIdentityToken(mint: (workflowId: string) => Promise<string>): void {
+  benchIdentityToken = mint;
 }
 
 export async function startLoop(
@@ -117,7 +117,7 @@ export async function startLoop(
   spec: LoopSpec,
 ): Promise<Started> {
   if (kind === 'governed') {
-    const identityToken = spec.identityToken ?? benchIdentityToken;
+    const identityToken = spec.identityToken ?? (await benchIdentityToken?.(workflowId));
     const handle = await startAgentRun(client, {
       workflowId,
       taskQueue,

@@ -186,10 +186,10 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
   }
   const { server, wallet, walletClient, capabilityKey, identity } = stack;
   // Governed runs verify their principal's identity token before the first model call: the stack's development
-  // issuer, its public keys handed to every worker process (they inherit this environment), one token for the
-  // bench principal used by every governed run.
+  // issuer, its public keys handed to every worker process (they inherit this environment), a start token of the
+  // bench principal minted for each governed run (a token starts one run: src/identity/purpose.ts).
   process.env[IDENTITY_ISSUERS_ENV] = identity.configPath;
-  useBenchIdentityToken(await identity.issue(PRINCIPAL, TENANT, [], { ttlSec: 12 * 3600 }));
+  useBenchIdentityToken((run) => identity.issueFor({ purpose: 'start', run }, PRINCIPAL, TENANT));
   for (let i = 0; i < ACCOUNTS; i++) {
     await walletClient.seedAccount({
       tenant: TENANT,
