@@ -1,8 +1,11 @@
-/** Runs attack groups one after another and collects one row per attack; a group that fails to start is a row too. */
+/**
+ * Runs attack groups one after another and collects one row per attack, each beside its control; a group that
+ * fails to start is a row too.
+ */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { holds, type AttackGroup, type AttackRow } from './attack';
+import { holds, verdict, type AttackGroup, type AttackRow, type Control, type ControlOutcome } from './attack';
 
 const ATTACK_TIMEOUT_MS = 60_000;
 
@@ -14,6 +17,15 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
       timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
     }),
   ]);
+}
+
+/** Runs a control once, whatever it throws: a control that cannot run was not accepted. */
+async function runControl(c: Control): Promise<ControlOutcome> {
+  try {
+    return await withTimeout(c.run(), ATTACK_TIMEOUT_MS, `control ${c.name}`);
+  } catch (err) {
+    return { observed: `the control itself failed: ${(err as Error).message}`, accepted: false };
+  }
 }
 
 export async function runAttackGroups(
@@ -36,30 +48,45 @@ export async function runAttackGroups(
         refused: false,
         effects: 0,
         ms: 0,
+        control: '(none)',
+        controlObserved: '',
+        controlAccepted: false,
       });
       continue;
     }
+    const controls = new Map<Control, Promise<ControlOutcome>>();
     try {
       for (const attack of started.attacks) {
-        const t0 = Date.now();
-        let row: AttackRow;
-        try {
-          const o = await withTimeout(attack.run(), ATTACK_TIMEOUT_MS, attack.name);
-          row = { group: group.name, attack: attack.name, expected: attack.expected, ...o, ms: Date.now() - t0 };
-        } catch (err) {
-          row = {
-            group: group.name,
-            attack: attack.name,
-            expected: attack.expected,
-            observed: `the attack itself failed: ${(err as Error).message}`,
-            refused: false,
-            effects: 0,
-            ms: Date.now() - t0,
-          };
+        let ran = controls.get(attack.control);
+        if (ran === undefined) {
+          ran = runControl(attack.control);
+          controls.set(attack.control, ran);
+          const c = await ran;
+          log(
+            `security: ${c.accepted ? 'control' : 'CONTROL FAILED'}  ${group.name} · ${attack.control.name}: ${c.observed}`,
+          );
         }
+        const c = await ran;
+        const t0 = Date.now();
+        let outcome;
+        try {
+          outcome = await withTimeout(attack.run(), ATTACK_TIMEOUT_MS, attack.name);
+        } catch (err) {
+          outcome = { observed: `the attack itself failed: ${(err as Error).message}`, refused: false, effects: 0 };
+        }
+        const row: AttackRow = {
+          group: group.name,
+          attack: attack.name,
+          expected: attack.expected,
+          ...outcome,
+          ms: Date.now() - t0,
+          control: attack.control.name,
+          controlObserved: c.observed,
+          controlAccepted: c.accepted,
+        };
         rows.push(row);
         log(
-          `security: ${holds(row) ? 'held' : 'BREACH'}  ${group.name} · ${attack.name}: ${row.observed} (effects ${row.effects})`,
+          `security: ${verdict(row)}  ${group.name} · ${attack.name}: ${row.observed} (effects ${row.effects}; control: ${c.accepted ? 'accepted' : 'NOT accepted'})`,
         );
       }
     } finally {
@@ -71,26 +98,33 @@ export async function runAttackGroups(
   return rows;
 }
 
-/** The table `npm run security` prints: one row per attack, then the verdict computed from the rows. */
+/**
+ * The table `npm run security` prints: one row per attack, its control beside it, then the verdict computed from
+ * the rows.
+ */
 export function attackTable(rows: readonly AttackRow[]): string {
   const cells = rows.map((r) => [
-    holds(r) ? 'held' : 'BREACH',
+    verdict(r),
     `${r.group} · ${r.attack}`,
     r.expected,
     r.observed,
     String(r.effects),
+    r.control,
+    `${r.controlAccepted ? 'accepted' : 'NOT accepted'}: ${r.controlObserved}`,
   ]);
-  const head = ['verdict', 'attack', 'expected refusal', 'observed', 'effects'];
-  const widths = head.map((h, i) => Math.min(70, Math.max(h.length, ...cells.map((c) => c[i]!.length))));
+  const head = ['verdict', 'attack', 'expected refusal', 'observed', 'effects', 'control', 'control observed'];
+  const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...cells.map((c) => c[i]!.length))));
   const line = (c: readonly string[]) =>
     c.map((x, i) => (x.length > widths[i]! ? `${x.slice(0, widths[i]! - 1)}…` : x.padEnd(widths[i]!))).join(' | ');
-  const breaches = rows.filter((r) => !holds(r)).length;
+  const breaches = rows.filter((r) => verdict(r) === 'BREACH').length;
+  const voids = rows.filter((r) => verdict(r) === 'VOID').length;
+  const held = rows.filter(holds).length;
   const effects = rows.reduce((n, r) => n + r.effects, 0);
   return [
     line(head),
     widths.map((w) => '-'.repeat(w)).join('-|-'),
     ...cells.map(line),
     '',
-    `${rows.length - breaches} held, ${breaches} breached; effects caused: ${effects}`,
+    `${held} held, ${breaches} breached, ${voids} void (control not accepted); effects caused: ${effects}`,
   ].join('\n');
 }

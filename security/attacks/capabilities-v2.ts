@@ -16,7 +16,7 @@ import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { policyDigest, StaticPolicyStore } from '../../src/policy/policy-store';
 import { spawnedClient, spawnService } from '../../services/spawn';
-import type { Attack, AttackGroup, AttackOutcome } from '../attack';
+import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 
 const TENANT = 'acme';
 const opKey = (n: string) => `op_${hashCanonical({ signer: n, at: Date.now(), r: Math.random() }).slice(0, 40)}`;
@@ -131,10 +131,23 @@ export const signerAttacks: AttackGroup = {
       return { observed, refused: refused && stats.dispatchCount === 0, effects: stats.businessEffectCount };
     };
 
+    // The control: a decision the policy does allow (a 1.00 EUR debit) is signed, sent, and charges once.
+    const allowedDecision: Control = {
+      name: 'a decision the policy allows (a 1.00 EUR debit), handed to the signer',
+      expected: 'signed and sent, 1 effect',
+      async run() {
+        const k = opKey('control');
+        const body = bodyOf(100);
+        const out = await dispatch(requestFor(k, body, forgedDecision(inputFor(k, body))));
+        return { observed: `${out.observed}, ${out.effects} effect(s)`, accepted: !out.refused && out.effects === 1 };
+      },
+    };
+
     const attacks: Attack[] = [
       {
         name: 'a claim set the policy would deny (over the debit limit), handed to the signer as allowed',
         expected: 'Capability.ClaimsMismatch, nothing sent',
+        control: allowedDecision,
         run: () => {
           const k = opKey('deny');
           const body = bodyOf(500_000);
@@ -144,6 +157,7 @@ export const signerAttacks: AttackGroup = {
       {
         name: 'an approval-requiring amount with no approver, handed to the signer as allowed',
         expected: 'Capability.ClaimsMismatch, nothing sent',
+        control: allowedDecision,
         run: () => {
           const k = opKey('approval');
           const body = bodyOf(60_000);
@@ -153,6 +167,7 @@ export const signerAttacks: AttackGroup = {
       {
         name: 'a decision for a small debit, with a larger body (and the intent hash of the small one)',
         expected: 'Capability.ClaimsMismatch, nothing sent',
+        control: allowedDecision,
         run: () => {
           const k = opKey('body');
           const small = bodyOf(100);
@@ -162,6 +177,7 @@ export const signerAttacks: AttackGroup = {
       {
         name: "a decision naming another tenant's resource",
         expected: 'Capability.ClaimsMismatch, nothing sent',
+        control: allowedDecision,
         run: () => {
           const k = opKey('tenant');
           const body = bodyOf(100);

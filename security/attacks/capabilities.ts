@@ -16,7 +16,7 @@ import {
   type CapabilitySigningKey,
 } from '../../src/policy/capability-keys';
 import { spawnedClient, spawnService } from '../../services/spawn';
-import type { Attack, AttackGroup, AttackOutcome } from '../attack';
+import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 
 const TENANT = 'acme';
 const key = (n: string) => `op_${hashCanonical({ attack: n, at: Date.now(), r: Math.random() }).slice(0, 40)}`;
@@ -58,17 +58,26 @@ function hmacToken(grant: Grant, kid: string, secret: string): string {
 }
 
 /**
- * `verifying: false` starts the services without a key set, with `--insecure-dev` (the way the suite shows it can
- * fail: such a service accepts every request, and every attack becomes a breach). Without keys and without that
- * flag a service refuses to start.
+ * The target the group attacks. `verifying` (the suite's): services that trust the suite's signing keys.
+ * Two broken targets show the suite can fail: `unverified` starts the services without a key set, with
+ * `--insecure-dev` (they accept every request: every attack is a breach); `distrusting` gives them another key set
+ * (they refuse every capability, the valid ones too: every attack "holds", and every control fails, so every row is
+ * VOID). Without keys and without that flag a service refuses to start.
  */
-export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): AttackGroup => ({
-  name: opts.verifying ? 'capabilities' : 'capabilities-unverified',
+export type CapabilityTarget = 'verifying' | 'unverified' | 'distrusting';
+
+export const capabilityAttacksOn = (opts: { readonly target: CapabilityTarget }): AttackGroup => ({
+  name: opts.target === 'verifying' ? 'capabilities' : `capabilities-${opts.target}`,
   async setup({ dir }) {
     const trust = generateCapabilityTrust();
-    const env = opts.verifying ? { ...trust.serviceEnv } : { [KEY_SET_ENV]: '' };
+    const env =
+      opts.target === 'verifying'
+        ? { ...trust.serviceEnv }
+        : opts.target === 'distrusting'
+          ? { ...generateCapabilityTrust().serviceEnv }
+          : { [KEY_SET_ENV]: '' };
     // Without keys a service refuses to start; only the explicit development flag runs it unverified.
-    const extraArgs = opts.verifying ? [] : ['--insecure-dev'];
+    const extraArgs = opts.target === 'unverified' ? ['--insecure-dev'] : [];
     const [wallet, notifications] = await Promise.all([
       spawnService('wallet', { dbPath: path.join(dir, 'wallet.db'), env, extraArgs }),
       spawnService('notifications', { dbPath: path.join(dir, 'notifications.db'), env, extraArgs }),
@@ -105,20 +114,59 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
     const attempt = (opKey: string, b: unknown, capability: string | undefined) =>
       attemptAt(client, '/v1/debits', opKey, b, capability);
 
+    /** The request made as it should be: accepted, with exactly its one effect. */
+    const acceptedOnce = async (sent: AttackOutcome): Promise<{ observed: string; accepted: boolean }> => ({
+      observed: `${sent.observed}, ${sent.effects} effect(s)`,
+      accepted: /accepted/.test(sent.observed) && sent.effects === 1,
+    });
+    const validDebit: Control = {
+      name: 'a valid capability for a 1.00 EUR debit',
+      expected: 'accepted, 1 effect',
+      run: () => {
+        const k = key('control');
+        return attempt(k, body(100), sign(grantFor(k, body(100)))).then(acceptedOnce);
+      },
+    };
+    const email = { tenant: TENANT, to: 'victim@example.com', template: 'account-notice', vars: {} };
+    const emailGrant = (k: string, principalId: string): Grant =>
+      grantFor(k, email, {
+        scope: 'notifications.email',
+        action: 'notifications.send_email',
+        resource: `${TENANT}/email/victim`,
+        principalId,
+      });
+    const validEmail: Control = {
+      name: "the dispatch key's capability for an email send",
+      expected: 'accepted, 1 effect',
+      run: () => {
+        const k = key('email-control');
+        return attemptAt(
+          mail,
+          '/v1/emails',
+          k,
+          email,
+          sign(emailGrant(k, 'user:alice'), trust.dispatch, 'notifications'),
+        ).then(acceptedOnce);
+      },
+    };
+
     const attacks: Attack[] = [
       {
         name: 'a debit with no capability',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => attempt(key('none'), body(100), undefined),
       },
       {
         name: "a capability replayed against another call's key",
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => attempt(key('other'), body(100), sign(grantFor(key('granted'), body(100)))),
       },
       {
         name: 'a capability replayed with other arguments (a larger amount)',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('args');
           return attempt(k, body(99_999), sign(grantFor(k, body(100))));
@@ -127,6 +175,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'a capability for another service (aud inventory) sent to the wallet',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('aud');
           return attempt(k, body(100), sign(grantFor(k, body(100)), trust.dispatch, 'inventory'));
@@ -135,6 +184,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'a capability replayed after its expiry (beyond the 30 s skew)',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('expired');
           const issued = Date.now() - 120_000;
@@ -153,6 +203,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'a capability issued in the future (beyond the skew)',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('future');
           return attempt(
@@ -170,6 +221,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'one capability used twice for the same call (single use)',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: async () => {
           const k = key('twice');
           const token = sign(grantFor(k, body(100)));
@@ -182,6 +234,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'a blind-retry (derived-key) capability replayed under a fresh key: a second charge',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: async () => {
           const k = key('derived');
           const token = sign(grantFor(k, body(100), { keyMode: 'derived' }));
@@ -192,6 +245,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'a capability for another tenant',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('tenant');
           return attempt(k, body(100), sign(grantFor(k, body(100), { tenant: 'globex' })));
@@ -200,6 +254,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'a capability signed with a key the wallet does not trust, under a trusted kid (forged)',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('forged');
           return attempt(k, body(100), sign(grantFor(k, body(100)), generateSigningKey(trust.dispatch.kid)));
@@ -208,6 +263,7 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: 'an HMAC (HS256) capability naming a trusted kid',
         expected: '403 Capability.Invalid',
+        control: validDebit,
         run: () => {
           const k = key('hmac');
           return attempt(
@@ -220,16 +276,16 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
       {
         name: "the outbox relay's key used for another scope (an email send)",
         expected: '403 Capability.Invalid',
+        control: validEmail,
         run: () => {
           const k = key('relay-scope');
-          const email = { tenant: TENANT, to: 'victim@example.com', template: 'account-notice', vars: {} };
-          const grant = grantFor(k, email, {
-            scope: 'notifications.email',
-            action: 'notifications.send_email',
-            resource: `${TENANT}/email/victim`,
-            principalId: 'service:orders-relay',
-          });
-          return attemptAt(mail, '/v1/emails', k, email, sign(grant, trust.relay, 'notifications'));
+          return attemptAt(
+            mail,
+            '/v1/emails',
+            k,
+            email,
+            sign(emailGrant(k, 'service:orders-relay'), trust.relay, 'notifications'),
+          );
         },
       },
     ];
@@ -237,4 +293,4 @@ export const capabilityAttacksOn = (opts: { readonly verifying: boolean }): Atta
   },
 });
 
-export const capabilityAttacks = capabilityAttacksOn({ verifying: true });
+export const capabilityAttacks = capabilityAttacksOn({ target: 'verifying' });

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { Payload } from '@temporalio/common';
 import { payloadToJson, startCodecServer } from '../../src/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
-import type { Attack, AttackGroup, AttackOutcome } from '../attack';
+import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 
 const TOKEN = 'codec-attack-token-0123456789abcdefghijklmnop';
 const UI_ORIGIN = 'http://localhost:8233';
@@ -83,10 +83,34 @@ export const codecAttacks: AttackGroup = {
     const bearer = { authorization: `Bearer ${TOKEN}` };
     const host = `127.0.0.1:${port}`;
 
+    // The controls: the UI's own request is answered, and a genuine encrypted payload decodes under the strict
+    // codec, so the refusals below are the server's and the codec's checks, not a dead port or a wrong key.
+    const uiDecode: Control = {
+      name: "the UI's own decode (its origin, the token)",
+      expected: '200, 1 payload',
+      async run() {
+        const r = await request(port, '/decode', {
+          headers: { ...json, ...bearer, host, origin: UI_ORIGIN },
+          body: decodeBody,
+        });
+        return { observed: `${r.status}, ${r.payloads} payload(s)`, accepted: r.status === 200 && r.payloads === 1 };
+      },
+    };
+    const genuine: Control = {
+      name: 'a payload encrypted with the deployment key, decoded by the strict codec',
+      expected: 'decoded, the same payload',
+      async run() {
+        const [out] = await strict.decode([secret!]);
+        const same = out !== undefined && Buffer.from(out.data ?? []).equals(Buffer.from(plain.data ?? []));
+        return { observed: same ? 'decoded, the same payload' : 'decoded something else', accepted: same };
+      },
+    };
+
     /** An HTTP attack: refused when the status and typed code are the expected ones and no payload came back. */
     const httpAttack = (name: string, status: number, type: string, send: () => Promise<Reply>): Attack => ({
       name,
       expected: `${status} ${type}`,
+      control: uiDecode,
       async run(): Promise<AttackOutcome> {
         const r = await send();
         return {
@@ -139,6 +163,7 @@ export const codecAttacks: AttackGroup = {
       {
         name: 'a plaintext payload handed to a strict worker’s codec',
         expected: 'PayloadDecryptionError: plaintext payload refused',
+        control: genuine,
         async run(): Promise<AttackOutcome> {
           try {
             const out = await strict.decode([plain]);
@@ -151,17 +176,6 @@ export const codecAttacks: AttackGroup = {
         },
       },
     ];
-    // The control: the UI's own request is answered, so the refusals above are the server's checks, not a dead port.
-    const control = await request(port, '/decode', {
-      headers: { ...json, ...bearer, host, origin: UI_ORIGIN },
-      body: decodeBody,
-    });
-    if (control.status !== 200 || control.payloads !== 1) {
-      await server.close();
-      throw new Error(
-        `the codec server does not answer its own UI (status ${control.status}): the attacks would prove nothing`,
-      );
-    }
     return { attacks, teardown: () => server.close() };
   },
 };

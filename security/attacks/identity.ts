@@ -1,27 +1,33 @@
 /**
  * Verified identities on a real server and wallet: a run's principal comes from a token of a configured issuer,
- * and every approval decision carries the approver's token and is checked against the policy. Each attack is one
+ * for that run; every approval decision carries an approver's token for exactly that call and is checked against
+ * the run's own identity and the policy; no token goes into a history in clear text unnoticed. Each attack is one
  * start or one update an attacker could send; effects are read from the wallet's own records, and the run must
- * never have a failed workflow task.
+ * never have a failed workflow task. Controls: alice's start token starts its run; carol's approval token for a
+ * call approves it; a client with the codec keys starts a run whose history holds no token.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { startAgentRun } from '../../src/client/runs';
+import { dataConverterFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import { startStack, type Stack } from '../../lab/stack';
 import type { AgentRunInput } from '../../src/domain/run';
 import { createDevIssuer, issueIdentityToken } from '../../src/identity/issue';
+import type { TokenScope } from '../../src/identity/purpose';
 import {
   decideApprovalUpdate,
   ledgerQuery,
   pendingApprovalsQuery,
   type PendingApproval,
 } from '../../workflows/definitions';
+import { historyHoldsAToken } from '../../test/helpers/history-token';
+import { signRawToken } from '../../test/helpers/raw-token';
 import { inProcessWorker, taskQueue } from '../../test/helpers/stack';
 import { askedModel } from '../../test/helpers/models';
-import type { Attack, AttackGroup, AttackOutcome } from '../attack';
+import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 
 const TENANT = 'acme';
 
@@ -51,6 +57,9 @@ function refusalType(err: unknown): string {
   return cause?.type ?? cause?.name ?? (err as Error).name ?? 'error';
 }
 
+/** A start token: given the workflow id the run will have. */
+type StartToken = (workflowId: string) => Promise<string | undefined>;
+
 export const identityAttacks: AttackGroup = {
   name: 'identity',
   async setup({ dir }) {
@@ -58,28 +67,33 @@ export const identityAttacks: AttackGroup = {
       name: 'security-identity',
       dataDir: mkdtempSync(path.join(dir || os.tmpdir(), 'identity-')),
       server: { headless: true },
+      dataConverter: null, // the suite's own client writes plain payloads; `sealed` below encrypts
     });
     const tq = taskQueue('security-identity');
+    // A client and a worker with codec keys: what a deployment that keeps tokens out of its histories runs.
+    const codec = dataConverterFromEnv({ LEDGERLOOP_CODEC_KEYS: generateCodecKeys('security').keys })!;
+    const sealedTq = taskQueue('security-identity-sealed');
+    const sealed = new Client({
+      connection: stack.connection,
+      namespace: stack.server.namespace,
+      dataConverter: codec,
+    });
     // The scripted model, noting which run asked it: "no model call" is read from the model's side too, not only
     // from the ledger (a new run's first turn also verifies its token, in the same activity).
     const asked = askedModel();
-    let worker: Worker | undefined;
-    let running: Promise<void> | undefined;
+    const workers: Worker[] = [];
+    const running: Promise<void>[] = [];
     try {
-      await stack.walletClient.seedAccount({
-        tenant: TENANT,
-        account: 'acct_1',
-        balanceMinor: 10_000_000,
-        currency: 'EUR',
-      });
-      await stack.walletClient.seedAccount({
-        tenant: 'globex',
-        account: 'acct_1',
-        balanceMinor: 10_000_000,
-        currency: 'EUR',
-      });
-      worker = await inProcessWorker(stack, tq, undefined, { models: [asked.model] });
-      running = worker.run();
+      for (const account of [TENANT, 'globex'])
+        await stack.walletClient.seedAccount({
+          tenant: account,
+          account: 'acct_1',
+          balanceMinor: 10_000_000,
+          currency: 'EUR',
+        });
+      workers.push(await inProcessWorker(stack, tq, undefined, { models: [asked.model] }));
+      workers.push(await inProcessWorker(stack, sealedTq, undefined, { dataConverter: codec }));
+      for (const w of workers) running.push(w.run());
     } catch (err) {
       await stack.stop();
       throw err;
@@ -87,65 +101,139 @@ export const identityAttacks: AttackGroup = {
     const effects = async (): Promise<number> =>
       (await stack.walletClient.stats('', { prefix: true })).businessEffectCount;
     let n = 0;
-    const start = async (token: string | undefined, input: AgentRunInput = runInput(1_000)): Promise<WorkflowHandle> =>
-      startAgentRun(stack.client, {
-        workflowId: `identity-attack-${Date.now()}-${++n}`,
+    const newId = () => `identity-attack-${Date.now()}-${++n}`;
+    const start = async (token: StartToken, input: AgentRunInput = runInput(1_000)): Promise<WorkflowHandle> => {
+      const workflowId = newId();
+      const identityToken = await token(workflowId);
+      return startAgentRun(stack.client, {
+        workflowId,
         taskQueue: tq,
         input,
-        ...(token ? { identityToken: token } : {}),
+        ...(identityToken ? { identityToken } : {}),
       });
+    };
+    const startFor =
+      (principal: string, tenant = TENANT, over: { audience?: string; iatSec?: number; ttlSec?: number } = {}) =>
+      (run: string) =>
+        stack.identity.issueFor({ purpose: 'start', run }, principal, tenant, [], over);
+
+    // The start control: alice's start token for the run starts it; it is kept for the replay attack below.
+    let alicesFirst: { token: string; workflowId: string } | undefined;
+    const validStart: Control = {
+      name: "alice's start token for the run (same issuer, same key)",
+      expected: 'completed, identity verified',
+      async run() {
+        const handle = await start(async (run) => {
+          const token = await startFor('user:alice')(run);
+          alicesFirst = { token, workflowId: run };
+          return token;
+        });
+        const result = await handle.result();
+        const created = (await handle.query(ledgerQuery)).events.find((e) => e.type === 'RunCreated');
+        const verified = created?.type === 'RunCreated' && created.identity.verified;
+        return {
+          observed: `${result.stopReason}, identity ${verified ? 'verified' : 'refused'}`,
+          accepted: result.stopReason === 'completed' && verified,
+        };
+      },
+    };
 
     /** A run started with `token` must end authorization_denied with the typed code, no model call, no effect. */
-    const runAttack = (name: string, code: string, token: () => Promise<string | undefined>): Attack => ({
+    const runAttack = (name: string, code: string, token: StartToken, why?: RegExp): Attack => ({
       name,
       expected: `authorization_denied ${code}, no model call`,
+      control: validStart,
       async run(): Promise<AttackOutcome> {
         const before = await effects();
-        const handle = await start(await token());
+        const handle = await start(token);
         const result = await handle.result();
         const ledger = await handle.query(ledgerQuery);
         const created = ledger.events.find((e) => e.type === 'RunCreated');
         const identity = created?.type === 'RunCreated' ? created.identity : undefined;
         const got = identity && !identity.verified ? identity.code : 'verified';
+        const reason = identity && !identity.verified ? identity.reason : '';
         const modelCalls =
           ledger.events.filter((e) => e.type === 'ModelRequestStarted').length +
           asked.askedBy.filter((runId) => runId === handle.workflowId).length;
         const failed = await failedTasks(handle);
         return {
           observed: `${result.stopReason} ${got}, ${modelCalls} model call(s), ${failed} failed task(s)`,
-          refused: result.stopReason === 'authorization_denied' && got === code && modelCalls === 0 && failed === 0,
+          refused:
+            result.stopReason === 'authorization_denied' &&
+            got === code &&
+            (why === undefined || why.test(reason)) &&
+            modelCalls === 0 &&
+            failed === 0,
           effects: (await effects()) - before,
         };
       },
     });
 
-    // One run of alice waiting for approval of a 600.00 EUR debit (above the default policy's approval threshold).
-    let waiting: { handle: WorkflowHandle; p: PendingApproval } | undefined;
-    const pendingRun = async () => {
-      if (waiting) return waiting;
-      const handle = await start(await stack.identity.issue('user:alice', TENANT), runInput(60_000));
+    /** A run of alice waiting for approval of a 600.00 EUR debit (above the default policy's threshold). */
+    const pendingRun = async (): Promise<{ handle: WorkflowHandle; p: PendingApproval }> => {
+      const handle = await start(startFor('user:alice'), runInput(60_000));
       const end = Date.now() + 30_000;
       for (;;) {
         const [p] = await handle.query(pendingApprovalsQuery).catch(() => [] as PendingApproval[]);
-        if (p) return (waiting = { handle, p });
+        if (p) return { handle, p };
         if (Date.now() > end) throw new Error('the run asked for no approval');
         await new Promise((r) => setTimeout(r, 200));
       }
     };
+    const scopeOf = (w: { handle: WorkflowHandle; p: PendingApproval }): TokenScope => ({
+      purpose: 'approve',
+      run: w.handle.workflowId,
+      call: w.p.logicalCallId,
+    });
+    const carol = (scope: TokenScope) => stack.identity.issueFor(scope, 'manager:carol', TENANT, ['approver']);
+    const waiting: { handle: WorkflowHandle; p: PendingApproval }[] = [];
+    let target: Promise<{ handle: WorkflowHandle; p: PendingApproval }> | undefined;
+    const attacked = () =>
+      (target ??= pendingRun().then((w) => {
+        waiting.push(w);
+        return w;
+      }));
+
+    // The approval control: carol's token for exactly the call of another waiting run approves it, and that run
+    // completes (awaited, so its debit is not counted as the effect of an attack that follows).
+    let controlRun: { handle: WorkflowHandle; p: PendingApproval } | undefined;
+    const validApproval: Control = {
+      name: "carol's approval token for exactly the waiting call",
+      expected: 'accepted; the run completes',
+      async run() {
+        const w = (controlRun = await pendingRun());
+        await w.handle.executeUpdate(decideApprovalUpdate, {
+          args: [
+            {
+              logicalCallId: w.p.logicalCallId,
+              argumentsHash: w.p.argumentsHash,
+              policyVersion: w.p.policyVersion,
+              token: await carol(scopeOf(w)),
+              decision: 'approve',
+            },
+          ],
+        });
+        const result = await w.handle.result();
+        return { observed: `accepted; ${result.stopReason}`, accepted: result.stopReason === 'completed' };
+      },
+    };
+
     const decideAttack = (
       name: string,
       code: string,
-      decision: (p: PendingApproval) => Promise<Record<string, unknown>>,
+      decision: (w: { handle: WorkflowHandle; p: PendingApproval }) => Promise<Record<string, unknown>>,
     ): Attack => ({
       name,
       expected: `update refused ${code}`,
+      control: validApproval,
       async run(): Promise<AttackOutcome> {
-        const { handle, p } = await pendingRun();
+        const w = await attacked();
+        const { handle, p } = w;
         const before = await effects();
         const base = { logicalCallId: p.logicalCallId, argumentsHash: p.argumentsHash, policyVersion: p.policyVersion };
         let got: string;
         try {
-          await handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, ...(await decision(p)) } as never] });
+          await handle.executeUpdate(decideApprovalUpdate, { args: [{ ...base, ...(await decision(w)) } as never] });
           got = 'accepted';
         } catch (err) {
           got = refusalType(err);
@@ -159,80 +247,194 @@ export const identityAttacks: AttackGroup = {
         };
       },
     });
+    /** A token an issuer signed with alice's own issuer and subject, and `principal` as written. */
+    const asAlice = (principal: string) => async (w: { handle: WorkflowHandle; p: PendingApproval }) => ({
+      token: await signRawToken(stack.identity.options, {
+        sub: 'user:alice',
+        principal,
+        tenant: TENANT,
+        roles: ['approver'],
+        ...scopeOf(w),
+      }),
+      decision: 'approve',
+    });
+
+    // No token in a history in clear text: the control is a client with the codec keys.
+    const sealedStart: Control = {
+      name: 'a client with the codec keys starts a run; its history holds no token in clear',
+      expected: 'completed; no token in the history',
+      async run() {
+        const workflowId = newId();
+        const handle = await startAgentRun(sealed, {
+          workflowId,
+          taskQueue: sealedTq,
+          input: runInput(1_000),
+          identityToken: await startFor('user:alice')(workflowId),
+        });
+        const result = await handle.result();
+        const inClear = await historyHoldsAToken(handle);
+        return {
+          observed: `${result.stopReason}; ${inClear ? 'a token in the history' : 'no token in the history'}`,
+          accepted: result.stopReason === 'completed' && !inClear,
+        };
+      },
+    };
 
     const stranger = await createDevIssuer(path.join(dir || os.tmpdir(), `stranger-${Date.now()}`));
-    const alice = () => stack.identity.issue('user:alice', TENANT, ['approver']);
-    const carol = () => stack.identity.issue('manager:carol', TENANT, ['approver']);
     const attacks: Attack[] = [
       runAttack('run without a token', 'Identity.Invalid', () => Promise.resolve(undefined)),
       // Signed by another key, under the dev issuer's name and key id: the signature does not verify.
-      runAttack('forged principal token', 'Identity.Invalid', () =>
+      runAttack('forged principal token', 'Identity.Invalid', (run) =>
         issueIdentityToken(
-          { subject: 'user:alice', principal: 'user:alice', tenant: TENANT },
+          { subject: 'user:alice', principal: 'user:alice', tenant: TENANT, purpose: 'start', run },
           { ...stranger.options, kid: stack.identity.options.kid },
         ),
       ),
-      runAttack('expired token', 'Identity.Invalid', () =>
-        stack.identity.issue('user:alice', TENANT, [], { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }),
+      runAttack(
+        'expired token',
+        'Identity.Invalid',
+        startFor('user:alice', TENANT, { iatSec: Math.floor(Date.now() / 1000) - 3_600, ttlSec: 60 }),
       ),
-      runAttack('wrong audience', 'Identity.Invalid', () =>
-        stack.identity.issue('user:alice', TENANT, [], { audience: 'another-service' }),
+      runAttack('wrong audience', 'Identity.Invalid', startFor('user:alice', TENANT, { audience: 'another-service' })),
+      runAttack('token for another tenant', 'Identity.Mismatch', startFor('user:alice', 'globex')),
+      runAttack(
+        "alice's start token replayed to start a second run after her first closed",
+        'Identity.Invalid',
+        () => {
+          if (!alicesFirst) throw new Error('the control run did not leave its token');
+          return Promise.resolve(alicesFirst.token);
+        },
+        /the token is for start on run /,
       ),
-      runAttack('token for another tenant', 'Identity.Mismatch', () => stack.identity.issue('user:alice', 'globex')),
-      decideAttack('self-approval', 'Actor.Forbidden', async () => ({ token: await alice(), decision: 'approve' })),
-      decideAttack('approval by a role the policy does not allow', 'Actor.Forbidden', async () => ({
-        token: await stack.identity.issue('user:bob', TENANT, ['viewer']),
+      runAttack(
+        'a session token (names no act) used to start a run',
+        'Identity.Invalid',
+        () => stack.identity.issue('user:alice', TENANT),
+        /names no act/,
+      ),
+      decideAttack('self-approval', 'Actor.Forbidden', async (w) => ({
+        token: await stack.identity.issueFor(scopeOf(w), 'user:alice', TENANT, ['approver']),
         decision: 'approve',
       })),
-      decideAttack('approval by another tenant’s approver', 'Actor.Forbidden', async () => ({
-        token: await stack.identity.issue('manager:gina', 'globex', ['approver']),
+      decideAttack('self-approval as `User:alice` (case)', 'Actor.Forbidden', asAlice('User:alice')),
+      decideAttack('self-approval as ` user:alice` (leading space)', 'Identity.Unmapped', asAlice(' user:alice')),
+      decideAttack('self-approval as `user:alice ` (trailing space)', 'Identity.Unmapped', asAlice('user:alice ')),
+      decideAttack('self-approval as `user:aliсe` (a Cyrillic "с")', 'Identity.Unmapped', asAlice('user:ali\u0441e')),
+      decideAttack('self-approval with a zero-width space', 'Identity.Unmapped', asAlice('user:al\u200bice')),
+      decideAttack(
+        "self-approval under another valid principal, with alice's issuer and subject",
+        'Actor.Forbidden',
+        asAlice('user:\u0430\u043b\u0438\u0441\u0430'),
+      ),
+      decideAttack("carol's approval token for another run's call", 'Identity.Invalid', async () => {
+        if (!controlRun) throw new Error('no control run');
+        return { token: await carol(scopeOf(controlRun)), decision: 'approve' };
+      }),
+      decideAttack("carol's approval token for another call of the same run", 'Identity.Invalid', async (w) => ({
+        token: await carol({ ...scopeOf(w), call: 'lc_1_other' }),
         decision: 'approve',
       })),
-      decideAttack('approval TTL beyond the policy', 'Approval.Invalid', async () => ({
-        token: await carol(),
+      decideAttack("carol's session token (names no act)", 'Identity.Invalid', async () => ({
+        token: await stack.identity.issue('manager:carol', TENANT, ['approver']),
+        decision: 'approve',
+      })),
+      decideAttack('an approval token valid for 10 minutes (5 at most)', 'Identity.Invalid', async (w) => ({
+        token: await stack.identity.issueFor(scopeOf(w), 'manager:carol', TENANT, ['approver'], { ttlSec: 600 }),
+        decision: 'approve',
+      })),
+      decideAttack('approval by a role the policy does not allow', 'Actor.Forbidden', async (w) => ({
+        token: await stack.identity.issueFor(scopeOf(w), 'user:bob', TENANT, ['viewer']),
+        decision: 'approve',
+      })),
+      decideAttack('approval by another tenant’s approver', 'Actor.Forbidden', async (w) => ({
+        token: await stack.identity.issueFor(scopeOf(w), 'manager:gina', 'globex', ['approver']),
+        decision: 'approve',
+      })),
+      decideAttack('approval TTL beyond the policy', 'Approval.Invalid', async (w) => ({
+        token: await carol(scopeOf(w)),
         decision: 'approve',
         ttlMs: 3_600_001,
       })),
-      decideAttack('unknown decision value', 'Approval.Invalid', async () => ({
-        token: await carol(),
+      decideAttack('unknown decision value', 'Approval.Invalid', async (w) => ({
+        token: await carol(scopeOf(w)),
         decision: 'maybe',
       })),
-      decideAttack('decision value not a string', 'Approval.Invalid', async () => ({
-        token: await carol(),
+      decideAttack('decision value not a string', 'Approval.Invalid', async (w) => ({
+        token: await carol(scopeOf(w)),
         decision: 1,
       })),
-      decideAttack('absurd TTL (--as user:alice --ttl 100000000d)', 'Approval.Invalid', async () => ({
-        token: await alice(),
+      decideAttack('absurd TTL (--as user:alice --ttl 100000000d)', 'Approval.Invalid', async (w) => ({
+        token: await stack.identity.issueFor(scopeOf(w), 'user:alice', TENANT, ['approver']),
         decision: 'approve',
         ttlMs: 100_000_000 * 86_400_000,
       })),
-      decideAttack('approval with a forged token', 'Identity.Invalid', async () => ({
+      decideAttack('approval with a forged token', 'Identity.Invalid', async (w) => ({
         token: await issueIdentityToken(
-          { subject: 'manager:carol', principal: 'manager:carol', tenant: TENANT, roles: ['approver'] },
+          { subject: 'manager:carol', principal: 'manager:carol', tenant: TENANT, roles: ['approver'], ...scopeOf(w) },
           { ...stranger.options, kid: stack.identity.options.kid },
         ),
         decision: 'approve',
       })),
+      {
+        name: 'a start token sent in clear by a client without codec keys, under LEDGERLOOP_CODEC_STRICT',
+        expected: 'Identity.TokenInClear, nothing started',
+        control: sealedStart,
+        async run(): Promise<AttackOutcome> {
+          const workflowId = newId();
+          const strictBefore = process.env['LEDGERLOOP_CODEC_STRICT'];
+          process.env['LEDGERLOOP_CODEC_STRICT'] = '1';
+          let got: string;
+          try {
+            await startAgentRun(stack.client, {
+              workflowId,
+              taskQueue: tq,
+              input: runInput(1_000),
+              identityToken: await startFor('user:alice')(workflowId),
+            });
+            got = 'started';
+          } catch (err) {
+            got = (err as { type?: string }).type ?? (err as Error).name;
+          } finally {
+            if (strictBefore === undefined) delete process.env['LEDGERLOOP_CODEC_STRICT'];
+            else process.env['LEDGERLOOP_CODEC_STRICT'] = strictBefore;
+          }
+          const exists = await stack.client.workflow
+            .getHandle(workflowId)
+            .describe()
+            .then(
+              () => true,
+              () => false,
+            );
+          return {
+            observed: `${got}; ${exists ? 'a run exists' : 'no run'}`,
+            refused: got === 'Identity.TokenInClear' && !exists,
+            effects: exists ? 1 : 0,
+          };
+        },
+      },
     ];
     return {
       attacks,
       async teardown() {
-        if (waiting) {
-          const { handle, p } = waiting;
-          const base = {
-            logicalCallId: p.logicalCallId,
-            argumentsHash: p.argumentsHash,
-            policyVersion: p.policyVersion,
-          };
+        for (const { handle, p } of waiting) {
           await handle
             .executeUpdate(decideApprovalUpdate, {
-              args: [{ ...base, token: await carol(), decision: 'deny', reason: 'attack suite done' }],
+              args: [
+                {
+                  logicalCallId: p.logicalCallId,
+                  argumentsHash: p.argumentsHash,
+                  policyVersion: p.policyVersion,
+                  token: await carol({ purpose: 'approve', run: handle.workflowId, call: p.logicalCallId }),
+                  decision: 'deny',
+                  reason: 'attack suite done',
+                },
+              ],
             })
             .catch(() => undefined);
           await handle.result().catch(() => undefined);
         }
-        worker?.shutdown();
-        await running?.catch(() => undefined);
+        for (const w of workers) w.shutdown();
+        await Promise.all(running.map((r) => r.catch(() => undefined)));
         await stack.stop();
       },
     };

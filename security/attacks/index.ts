@@ -3,6 +3,7 @@ import type { AttackGroup } from '../attack';
 import { capabilityAttacks } from './capabilities';
 import { signerAttacks } from './capabilities-v2';
 import { identityAttacks } from './identity';
+import { readAttacks } from './reads';
 import { serviceAttacks } from './services';
 import { codecAttacks } from './codec';
 
@@ -11,5 +12,6 @@ export const ATTACK_GROUPS: readonly AttackGroup[] = [
   signerAttacks,
   identityAttacks,
   serviceAttacks,
+  readAttacks,
   codecAttacks,
 ];

@@ -18,7 +18,7 @@ import {
 } from '../../src/policy/capability-keys';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
-import type { Attack, AttackGroup, AttackOutcome } from '../attack';
+import type { Attack, AttackGroup, AttackOutcome, Control, ControlOutcome } from '../attack';
 
 const ACME = 'acme';
 const GLOBEX = 'globex';
@@ -65,6 +65,74 @@ function probe(host: string, port: number, pathname: string): Promise<string> {
   });
 }
 
+/**
+ * The non-loopback check, on any admin URL: the probe of `<this machine's other address>:<admin port>` must be
+ * refused by the bind (ECONNREFUSED). Its control shows that a refusal there means something: the same port
+ * answers HTTP on 127.0.0.1 (a dead port refuses both), and a listener on all interfaces answers on that address
+ * (the address is reachable at all). Exported so a test can point it at a dead port and see it VOID.
+ */
+export function adminOutsideLoopback(
+  adminUrl: string,
+  boundAddress: () => string | undefined,
+  effects: () => Promise<number>,
+): Attack {
+  const adminPort = Number(new URL(adminUrl).port);
+  const external = ownExternalAddress();
+  const reachable: Control = {
+    name: 'the admin port answers on 127.0.0.1, and a listener on all interfaces answers on this address',
+    expected: 'an HTTP status on both',
+    async run(): Promise<ControlOutcome> {
+      const loopback = await probe('127.0.0.1', adminPort, '/admin/stats?key=x');
+      if (external === undefined)
+        return {
+          observed: `127.0.0.1:${adminPort} -> ${loopback}; no other interface`,
+          accepted: /^\d+$/.test(loopback),
+        };
+      const open = http.createServer((_req, res) => res.end('ok'));
+      await new Promise<void>((resolve) => open.listen(0, '0.0.0.0', resolve));
+      const port = (open.address() as { port: number }).port;
+      const there = await probe(external, port, '/').finally(() => open.close());
+      return {
+        observed: `127.0.0.1:${adminPort} -> ${loopback}; ${external}:${port} (all interfaces) -> ${there}`,
+        accepted: /^\d+$/.test(loopback) && /^\d+$/.test(there),
+      };
+    },
+  };
+  return {
+    name: 'the admin listener reached from a non-loopback address',
+    expected: 'connection refused (bound to 127.0.0.1 only)',
+    control: reachable,
+    async run() {
+      if (external === undefined) {
+        // No other interface here: the bind itself is the check, as the process reported it.
+        const bound = boundAddress() ?? '';
+        return {
+          observed: `no non-loopback interface; admin bound to ${bound}`,
+          refused: bound === '127.0.0.1',
+          effects: await effects(),
+        };
+      }
+      const got = await probe(external, adminPort, '/admin/stats?key=x');
+      return {
+        observed: `${external}:${adminPort} -> ${got}`,
+        refused: got === 'ECONNREFUSED',
+        effects: await effects(),
+      };
+    },
+  };
+}
+
+/** Starts a process that must start (a control), then stops it. */
+async function startsAndStops(start: () => Promise<SpawnedService>): Promise<ControlOutcome> {
+  try {
+    const started = await start();
+    await started.stop();
+    return { observed: `started at ${started.url}`, accepted: true };
+  } catch (err) {
+    return { observed: (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '', accepted: false };
+  }
+}
+
 /** Starts a process that must refuse to start: a refusal is `Service.KeysMissing` on its way out. */
 async function refusedStart(start: () => Promise<SpawnedService>): Promise<AttackOutcome> {
   try {
@@ -91,7 +159,6 @@ export const serviceAttacks: AttackGroup = {
     const prod = await spawnService('wallet', { dbPath: path.join(dir, 'wallet-prod.db'), env, lab: false });
     started.push(prod);
     const client = spawnedClient(wallet, { capabilityKey });
-    const adminPort = Number(new URL(wallet.adminUrl ?? 'http://127.0.0.1:0').port);
     const sign = devCapabilitySigner(capabilityKey, 'wallet');
     const lookupCap = (key: string, tenant: string, seal = false): string =>
       sign({
@@ -122,9 +189,82 @@ export const serviceAttacks: AttackGroup = {
     };
     const freshKey = (n: string) => `op_${hashCanonical({ n, at: Date.now() }).slice(0, 40)}`;
 
+    // The controls: each request made as it should be, on the same processes.
+    const adminWith: Control = {
+      name: 'the admin listener, from loopback, with its token',
+      expected: '200',
+      async run() {
+        const a = await call(`${wallet.adminUrl}/admin/stats?key=x`, {
+          headers: { authorization: `Bearer ${wallet.adminToken ?? ''}` },
+        });
+        return { observed: `${a.status}`, accepted: a.status === 200 };
+      },
+    };
+    const labFault: Control = {
+      name: 'a fault armed on a lab start, with its admin token',
+      expected: '201, then cleared',
+      async run() {
+        const auth = { authorization: `Bearer ${wallet.adminToken ?? ''}` };
+        const a = await call(`${wallet.adminUrl}/admin/faults`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...auth },
+          body: JSON.stringify({ at: 'after_commit', do: 'drop_response', path: '/v1/none' }),
+        });
+        const cleared = await call(`${wallet.adminUrl}/admin/faults`, { method: 'DELETE', headers: auth });
+        return {
+          observed: `${a.status}; cleared ${cleared.status}`,
+          accepted: a.status === 201 && cleared.status < 300,
+        };
+      },
+    };
+    const validLookup: Control = {
+      name: "acme's lookup of its own key, with its capability",
+      expected: '200, the record',
+      async run() {
+        const a = await call(`${wallet.url}/v1/operations/${sharedKey}?tenant=${ACME}`, {
+          headers: { [CAPABILITY_HEADER]: lookupCap(sharedKey, ACME) },
+        });
+        return { observed: `${a.status} receipt=${String(a.body['receipt'] ?? '-')}`, accepted: a.status === 200 };
+      },
+    };
+    const validSeal: Control = {
+      name: 'a seal by POST with a seal capability',
+      expected: '404 not_found, sealed',
+      async run() {
+        const key = freshKey('seal-control');
+        const a = await call(`${wallet.url}/v1/operations/${key}/seal`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [CAPABILITY_HEADER]: lookupCap(key, ACME, true) },
+          body: JSON.stringify({ tenant: ACME }),
+        });
+        return {
+          observed: `${a.status} sealed=${String(a.body['sealed'])}`,
+          accepted: (await sealedForAcme(key)) === 1,
+        };
+      },
+    };
+    const startsWithKeys: Control = {
+      name: 'a wallet started with its verification keys',
+      expected: 'starts',
+      run: () => startsAndStops(() => spawnService('wallet', { dbPath: path.join(dir, 'withkey.db'), env })),
+    };
+    const relayWithKey: Control = {
+      name: 'an outbox relay started with its signing key',
+      expected: 'starts',
+      run: () =>
+        startsAndStops(() =>
+          spawnService('orders-relay', {
+            dbPath: path.join(dir, 'relay-withkey.db'),
+            env: { ...trust.relayEnv },
+            extraArgs: ['--target', wallet.url],
+          }),
+        ),
+    };
+
     const adminWithout = (name: string, p: string, init: RequestInit, account?: string): Attack => ({
       name,
       expected: '401 Admin.Unauthorized',
+      control: adminWith,
       async run(): Promise<AttackOutcome> {
         const a = await call(`${wallet.adminUrl}${p}`, init);
         return {
@@ -154,6 +294,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'admin and fault routes on the public listener',
         expected: '404 Route.NotFound',
+        control: adminWith,
         async run() {
           const seed = await call(`${wallet.url}/admin/accounts`, {
             method: 'POST',
@@ -172,31 +313,15 @@ export const serviceAttacks: AttackGroup = {
           };
         },
       },
-      {
-        name: 'the admin listener reached from a non-loopback address',
-        expected: 'connection refused (bound to 127.0.0.1 only)',
-        async run() {
-          const external = ownExternalAddress();
-          if (external === undefined) {
-            // No other interface here: the bind itself is the check, as the process reported it.
-            const bound = wallet.adminBoundAddress ?? '';
-            return {
-              observed: `no non-loopback interface; admin bound to ${bound}`,
-              refused: bound === '127.0.0.1',
-              effects: await effects(),
-            };
-          }
-          const got = await probe(external, adminPort, '/admin/stats?key=x');
-          return {
-            observed: `${external}:${adminPort} -> ${got}`,
-            refused: got === 'ECONNREFUSED',
-            effects: await effects(),
-          };
-        },
-      },
+      adminOutsideLoopback(
+        wallet.adminUrl ?? 'http://127.0.0.1:0',
+        () => wallet.adminBoundAddress,
+        () => effects(),
+      ),
       {
         name: 'a fault armed on a production start (no --lab), with the admin token',
         expected: '404 Route.NotFound (no fault injector exists)',
+        control: labFault,
         async run() {
           const a = await call(`${prod.adminUrl}/admin/faults`, {
             method: 'POST',
@@ -213,6 +338,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'a lookup without a capability',
         expected: '403 Capability.Invalid',
+        control: validLookup,
         async run() {
           const a = await call(`${wallet.url}/v1/operations/${sharedKey}?tenant=${ACME}`);
           const leaked = a.body['receipt'] !== undefined ? 1 : 0;
@@ -226,6 +352,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'a seal without a capability',
         expected: '403 Capability.Invalid',
+        control: validSeal,
         async run() {
           const key = freshKey('seal-nocap');
           const a = await call(`${wallet.url}/v1/operations/${key}/seal`, {
@@ -243,6 +370,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'a seal by GET (?seal=true), even with a seal capability',
         expected: '405 Lookup.SealRequiresPost',
+        control: validSeal,
         async run() {
           const key = freshKey('seal-get');
           const a = await call(`${wallet.url}/v1/operations/${key}?seal=true&tenant=${ACME}`, {
@@ -258,6 +386,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: "a lookup of acme's key by globex (with globex's own valid capability)",
         expected: "404 not_found (no other tenant's record)",
+        control: validLookup,
         async run() {
           const a = await call(`${wallet.url}/v1/operations/${sharedKey}?tenant=${GLOBEX}`, {
             headers: { [CAPABILITY_HEADER]: lookupCap(sharedKey, GLOBEX) },
@@ -273,6 +402,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: "acme's lookup capability presented for globex",
         expected: '403 Capability.Invalid',
+        control: validLookup,
         async run() {
           const a = await call(`${wallet.url}/v1/operations/${sharedKey}?tenant=${GLOBEX}`, {
             headers: { [CAPABILITY_HEADER]: lookupCap(sharedKey, ACME) },
@@ -287,6 +417,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: "a seal of acme's settled key by globex (its own valid seal capability)",
         expected: "globex's seal only: acme's record stays completed",
+        control: validLookup,
         async run() {
           const a = await call(`${wallet.url}/v1/operations/${sharedKey}/seal`, {
             method: 'POST',
@@ -305,6 +436,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'a capability forged for a lookup (signed with another key)',
         expected: '403 Capability.Invalid',
+        control: validLookup,
         async run() {
           const claims: Omit<CapabilityClaims, 'v'> = {
             operationKey: sharedKey,
@@ -337,6 +469,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'a service started without its verification keys',
         expected: 'no start: Service.KeysMissing',
+        control: startsWithKeys,
         run: () =>
           refusedStart(() =>
             spawnService('wallet', { dbPath: path.join(dir, 'nokey.db'), env: { [KEY_SET_ENV]: '' } }),
@@ -345,6 +478,7 @@ export const serviceAttacks: AttackGroup = {
       {
         name: 'an outbox relay started without its signing key',
         expected: 'no start: Service.KeysMissing',
+        control: relayWithKey,
         run: () =>
           refusedStart(() =>
             spawnService('orders-relay', {

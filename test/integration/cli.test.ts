@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { Worker } from '@temporalio/worker';
 import { readLedger } from '../../src/client/runs';
@@ -20,6 +19,7 @@ import { getFreePort } from '../../src/server/dev-server';
 import { spawnedClient, spawnService } from '../../services/spawn';
 import { createLedgerloopWorker } from '../../src/worker/worker';
 import { pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
+import { historyHoldsAToken } from '../helpers/history-token';
 import { startTestStack, taskQueue } from '../helpers/stack';
 import { scriptedModel } from '../../src/planner/scripted-model';
 
@@ -149,13 +149,6 @@ afterAll(async () => {
   if (codecBefore === undefined) delete process.env.LEDGERLOOP_CODEC_KEYS;
   else process.env.LEDGERLOOP_CODEC_KEYS = codecBefore;
 });
-
-/** Whether a run's history holds an EdDSA JWS in clear text anywhere (its protobuf bytes, payloads as written). */
-async function historyHoldsAToken(handle: WorkflowHandle): Promise<boolean> {
-  const bytes = temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish();
-  // base64url of `{"alg":"EdDSA",`: how every identity token of the development issuer begins.
-  return Buffer.from(bytes).toString('latin1').includes('eyJhbGciOiJFZERTQSIs');
-}
 
 describe('a scripted debit from start to audit', () => {
   let id = '';
