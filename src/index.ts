@@ -49,6 +49,9 @@ export {
 } from './policy/capability-keys';
 export { parseIdentityConfig, staticIdentitySource, type IdentityConfig, type IdentitySource } from './identity/config';
 export { createDevIssuer, issueIdentityToken, newIssuerKey, type DevIssuer, type IssueOptions } from './identity/issue';
+export { ACT_MAX_LIFETIME_SEC, type ActPurpose, type TokenPurpose, type TokenScope } from './identity/purpose';
+export { normalisePrincipalId, PrincipalIdError } from './identity/principal-id';
+export { TokenInClearError } from './client/token-transport';
 
 // A Temporal server for development: TEMPORAL_ADDRESS (its search attributes ensured), else a dev server started
 // from the repository's pinned CLI (`npm run setup`).

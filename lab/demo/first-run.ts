@@ -46,7 +46,10 @@ export interface NextCommandsOptions {
   /** `VAR=value ` prefixes every command needs against this stack (TEMPORAL_ADDRESS, codec keys), or ''. */
   readonly env: string;
   readonly tokensDir: string;
-  /** The development issuer's key file, for the CLI to mint act tokens from the session tokens (prepareFirstRun). */
+  /**
+   * The development issuer's key file (prepareFirstRun): the commands that act name it (LEDGERLOOP_DEV_ISSUER_KEY),
+   * so the CLI mints the token for each act from the session tokens.
+   */
   readonly devIssuerKey?: string;
   /** The Web UI's base URL, when there is one. */
   readonly uiUrl?: string;
@@ -57,24 +60,20 @@ export interface NextCommandsOptions {
 /** The next commands, one per line, each runnable as printed while the stack is up. */
 export function nextCommands(o: NextCommandsOptions): string[] {
   const cli = `${o.env}npx ledgerloop`;
+  // The commands that act present a session token: the CLI mints the token for the one act with the issuer's key.
+  const act = o.devIssuerKey ? `${o.env}LEDGERLOOP_DEV_ISSUER_KEY=${o.devIssuerKey} npx ledgerloop` : cli;
   const debit = '--var account=acct_1 --var amount.currency=EUR';
   const run = o.exampleRun ?? '<run id>';
   return [
-    ...(o.devIssuerKey
-      ? [
-          'The tokens below are session tokens; the CLI mints a short token for each act with the demo issuer’s key:',
-          `  export LEDGERLOOP_DEV_ISSUER_KEY=${o.devIssuerKey}`,
-        ]
-      : []),
     'Start a run (a worker polls task queue ledgerloop) and wait for its result:',
-    `  ${cli} start --scenario wallet-debit ${debit} --var amount.minor=1250 --token @${o.tokensDir}/alice.jwt --wait`,
+    `  ${act} start --scenario wallet-debit ${debit} --var amount.minor=1250 --token @${o.tokensDir}/alice.jwt --wait`,
     `Show a run's ledger${o.exampleRun ? ' (this one is the demo\u2019s)' : ''}, and open it in the Web UI:`,
     `  ${cli} show ${run}`,
     ...(o.uiUrl ? [`  ${o.uiUrl}/namespaces/default/workflows/${run}`] : []),
     'A debit over 500.00 EUR waits for an approver; find its call id with `show`, then approve it as carol:',
-    `  ${cli} start --scenario wallet-debit ${debit} --var amount.minor=60000 --token @${o.tokensDir}/alice.jwt`,
+    `  ${act} start --scenario wallet-debit ${debit} --var amount.minor=60000 --token @${o.tokensDir}/alice.jwt`,
     `  ${cli} list --pending-approvals`,
-    `  ${cli} approve <run id> <call id> --token @${o.tokensDir}/carol.jwt`,
+    `  ${act} approve <run id> <call id> --token @${o.tokensDir}/carol.jwt`,
     'Export a run\u2019s history and replay it against the workflow code:',
     `  ${cli} export ${run} --out ${run}.json && ${cli} replay ${run}.json`,
   ];
