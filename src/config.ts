@@ -93,6 +93,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_MAX_CACHED_WORKFLOWS: v(wholeNumber(0, 1_000_000), ['workers']),
   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES: v(wholeNumber(1, 100_000), ['workers']),
   LEDGERLOOP_STICKY_TIMEOUT_MS: v(wholeNumber(1, 86_400_000), ['workers']),
+  LEDGERLOOP_DEPLOYMENT: v(text, ['workers']),
+  LEDGERLOOP_BUILD_ID: v(text, ['workers']),
   LEDGERLOOP_ALLOW_LAB_STRATEGIES: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_SCRIPTED_MODEL: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_POLICY_FILE: v(text, ['workers']),

@@ -95,6 +95,11 @@ export interface LedgerloopWorkerOptions {
   readonly tools?: string;
   /** The identity issuers run principals, approvers and operators are verified with; default LEDGERLOOP_IDENTITY_ISSUERS. */
   readonly identityIssuers?: IdentitySource;
+  /**
+   * The Worker Deployment version this worker serves (docs/versioning.md): runs are pinned to the version they
+   * started on. Default: none (an unversioned worker). From LEDGERLOOP_DEPLOYMENT and LEDGERLOOP_BUILD_ID.
+   */
+  readonly deployment?: { readonly name: string; readonly buildId: string };
 }
 
 export interface WorkerInstrumentation {
@@ -173,6 +178,16 @@ export async function createLedgerloopWorker(
       ? { workflowBundle: { codePath: opts.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: bundlerOptionsFor(opts.tools) }),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
+    ...(opts.deployment
+      ? {
+          workerDeploymentOptions: {
+            useWorkerVersioning: true,
+            version: { deploymentName: opts.deployment.name, buildId: opts.deployment.buildId },
+            // A run finishes on the code that recorded its history (docs/versioning.md).
+            defaultVersioningBehavior: 'PINNED' as const,
+          },
+        }
+      : {}),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.maxConcurrentActivities !== undefined
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
