@@ -27,9 +27,14 @@ program
   .description('run the opening-failure demo once per retry strategy on a local dev server (what `npm start` runs)')
   .option('--once', 'exit after printing the table instead of keeping the stack up for the Web UI', false)
   .option('--json', 'print the rows as one JSON array', false)
-  .action(async (o: { once: boolean; json: boolean }) => {
+  .option('--model <kind>', 'local: instead, a real model on this machine plans governed runs (docs/models.md)')
+  .action(async (o: { once: boolean; json: boolean; model?: string }) => {
     const { runDemo } = require('./demo') as typeof import('./demo');
-    process.exitCode = await runDemo({ once: o.once, json: o.json });
+    process.exitCode = await runDemo({
+      once: o.once,
+      json: o.json,
+      ...(o.model !== undefined ? { model: o.model } : {}),
+    });
   });
 
 program
