@@ -53,7 +53,9 @@ export async function runLocalModelDemo(opts: { readonly once: boolean }): Promi
     try {
       const runs: ModelRun[] = [];
       for (const [i, goal] of DEMO_GOALS.entries()) {
-        log(`run ${i + 1} of ${DEMO_GOALS.length}: the model plans (a turn takes seconds on 2 cores)…`);
+        log(
+          `run ${i + 1} of ${DEMO_GOALS.length}: the model plans (a few seconds a turn on 2 idle cores; longer when other processes keep them busy)…`,
+        );
         runs.push(await runWalletGoal(rig, `run ${i + 1}`, goal));
       }
       const report = checkModelRuns(runs, walletEffects(rig));
