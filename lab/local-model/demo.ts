@@ -19,10 +19,10 @@ import { describeRun, totals } from './report';
 import { runWalletGoal, startWalletRig, walletEffects, type ModelRun } from './runs';
 import { ensureLocalModel, startLocalModel } from './server-process';
 
-/** The demo's goals: the issue's example, and one that needs the model to read an account name right. */
+/** The demo's goals: the issue's example. No order number: with one, this model tends to mark the order fulfilled. */
 export const DEMO_GOALS = [
-  'Charge 12.50 EUR (1250 minor units) to account acct_1 for order 1001, then reply with one short sentence.',
-  'Charge 48.00 EUR (4800 minor units) to account acct_2 for order 1002, then reply with one short sentence.',
+  'Charge 12.50 EUR (1250 minor units) to account acct_1, then reply with one short sentence.',
+  'Charge 48.00 EUR (4800 minor units) to account acct_2, then reply with one short sentence.',
 ];
 
 /** `ledgerloop demo --model <kind>`: `local` is the one kind there is. */

@@ -2,7 +2,7 @@
  * The local model (packages/local-model) under governed runs: `npm run bench -- --only model`. Not part of the
  * default sections: it installs node-llama-cpp and the weights first (scripts/setup-local-model.sh).
  *
- * Per thread count (the cores, and 1): the server is started on the bench's Temporal server with the wallet
+ * Per thread count (the cores, and 1; BENCH_MODEL_THREADS=… to choose; BENCH_MODEL_RUNS=N runs per pass): the server is started on the bench's Temporal server with the wallet
  * scenario's stack (lab/local-model/runs.ts), N runs with seeded goals, then:
  * - from the server's GET /stats, per model request (= per turn): decode tokens per second (tokens after the first
  *   over the time from the first to the last), time to the first token, and the whole request (queue included);
@@ -50,7 +50,10 @@ export async function measureLocalModel(ctx: BenchContext): Promise<LocalModelFi
   const runs = Number(process.env.BENCH_MODEL_RUNS ?? (ctx.quick ? 2 : 5));
   const seed = Number(process.env.BENCH_MODEL_SEED ?? 1);
   const cores = os.availableParallelism();
-  const threadCounts = [...new Set([cores, 1])];
+  // BENCH_MODEL_THREADS=2,1 chooses the passes (default: the cores, then 1).
+  const threadCounts = process.env.BENCH_MODEL_THREADS
+    ? process.env.BENCH_MODEL_THREADS.split(',').map(Number)
+    : [...new Set([cores, 1])];
   const passes: LocalModelPass[] = [];
   let modelId = '';
   const loadAverageAtStart = os.loadavg().map((l) => round(l, 2));
