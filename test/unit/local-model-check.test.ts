@@ -95,6 +95,20 @@ test('a clean run passes every check, and its proposals are summarised', () => {
   expect(s).toMatchObject({ stopReason: 'completed', turns: 2, intents: 1, effects: 1, marginMs: 90_000 });
 });
 
+test('a call canonicalized and then refused (tenant binding, invariants) counts as rejected', () => {
+  const run = cleanRun();
+  const refusedLate = ledger([
+    ...run.events.filter((e) => e.type !== 'RunCompleted' && e.type !== 'DispatchIntentRecorded'),
+    { type: 'ProposalRejected', logicalCallId: 'c1', code: 'Proposal.TenantMismatch', message: 'other tenant' },
+    { type: 'RunCompleted', stopReason: 'completed', detail: 'the model answered', leftStanding: [] },
+  ]);
+  const s = checkModelRuns([{ ...run, events: refusedLate }], []).runs[0]!;
+  expect(s.proposals.map((p) => [p.logicalCallId, p.verdict, p.code])).toEqual([
+    ['c1', 'rejected', 'Proposal.TenantMismatch'],
+    ['c2', 'rejected', 'Proposal.InvalidArguments'],
+  ]);
+});
+
 describe('each check catches its violation', () => {
   test('two effects under one intent', () => {
     const effects = [...oneEffect, { service: 'wallet', operationKey: 'op_1', receipt: 'rcpt_2', kind: 'debit' }];
