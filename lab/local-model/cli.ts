@@ -27,8 +27,11 @@ export function registerModelCommands(program: Command): void {
     .action(async (o: { port: string; threads?: string; contextSize: string }) => {
       const { ensureLocalModel } = require('./server-process') as typeof import('./server-process');
       ensureLocalModel();
-      const { runServerProcess } =
-        require('../../packages/local-model/src/main') as typeof import('../../packages/local-model/src/main');
+      // Typed here, not by `typeof import(...)`: the server's modules need node-llama-cpp's types, which only the
+      // package's own type check has (`tsc -p packages/local-model`).
+      const { runServerProcess } = require('../../packages/local-model/src/main') as {
+        runServerProcess(argv: readonly string[]): Promise<void>;
+      };
       await runServerProcess([
         '--port',
         String(positiveInt('--port', o.port)),

@@ -8,7 +8,7 @@ import { EnvelopeReader } from '../../packages/local-model/src/envelope';
 import { argumentsGrammar, envelopeSchema, SchemaError } from '../../packages/local-model/src/grammar';
 import { historyOf, signatureOf } from '../../packages/local-model/src/prompt';
 import { parseChatRequest } from '../../packages/local-model/src/request';
-import { isLoopback, threadCount } from '../../packages/local-model/src/main';
+import { isLoopback, threadCount } from '../../packages/local-model/src/settings';
 import { chatCompletionTools } from '../../src/planner/tool-schemas';
 
 const tool = (name: string, parameters: Record<string, unknown> = { type: 'object', properties: {} }) => ({

@@ -10,15 +10,16 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Engine } from './engine';
 import { startServer, type RunningServer } from './server';
+import { isLoopback, SetupError, threadCount } from './settings';
+
+export { SetupError };
 
 export const PACKAGE_DIR = path.resolve(__dirname, '..');
 export const MODELS_DIR = path.join(PACKAGE_DIR, 'models');
 export const DEFAULT_PORT = 8321;
-export const THREADS_ENV = 'LEDGERLOOP_LOCAL_MODEL_THREADS';
 
 export interface WeightsPin {
   readonly modelId: string;
@@ -29,10 +30,6 @@ export interface WeightsPin {
 
 export function weightsPin(): WeightsPin {
   return JSON.parse(readFileSync(path.join(PACKAGE_DIR, 'weights.json'), 'utf8')) as WeightsPin;
-}
-
-export class SetupError extends Error {
-  override readonly name = 'SetupError';
 }
 
 const SETUP_HINT = 'run `bash scripts/setup-local-model.sh` (it installs node-llama-cpp and the pinned weights)';
@@ -74,19 +71,6 @@ export interface LocalModelServer extends RunningServer {
   readonly threads: number;
   readonly loadMs: number;
   stop(): Promise<void>;
-}
-
-/** Loopback addresses only: the server has no authentication. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** The thread count: the option, else LEDGERLOOP_LOCAL_MODEL_THREADS, else the cores this process may use. */
-export function threadCount(option?: number, env: NodeJS.ProcessEnv = process.env): number {
-  const fromEnv = env[THREADS_ENV] !== undefined && env[THREADS_ENV] !== '' ? Number(env[THREADS_ENV]) : undefined;
-  const n = option ?? fromEnv ?? os.availableParallelism();
-  if (!Number.isSafeInteger(n) || n < 1 || n > 256) throw new SetupError(`threads must be 1 to 256, not ${n}`);
-  return n;
 }
 
 /** Loads the model (one per process) and serves it. */
