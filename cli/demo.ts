@@ -16,13 +16,17 @@ import { nextCommands, prepareFirstRun } from '../lab/demo/first-run';
 import { DEPLOYMENT_TASK_QUEUE } from '../lab/cluster/versions';
 import { DEFAULT_ADDRESS } from '../src/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
+import { runModelDemo } from '../lab/local-model/demo';
 
 export interface DemoOptions {
   readonly once: boolean;
   readonly json: boolean;
+  /** `local`: a real model on this machine drives governed runs instead (lab/local-model/demo.ts). */
+  readonly model?: string;
 }
 
 export async function runDemo(opts: DemoOptions): Promise<number> {
+  if (opts.model !== undefined) return runModelDemo(opts.model, { once: opts.once });
   const log = (m: string): void => {
     process.stderr.write(`${m}\n`);
   };

@@ -7,6 +7,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- a require() in an action is what defers the module */
 import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
+import { registerModelCommands } from '../lab/local-model/cli';
 import { registerRunCommands } from './commands';
 import { versionLine } from './version';
 import { ConfigError } from '../src/config';
@@ -26,9 +27,14 @@ program
   .description('run the opening-failure demo once per retry strategy on a local dev server (what `npm start` runs)')
   .option('--once', 'exit after printing the table instead of keeping the stack up for the Web UI', false)
   .option('--json', 'print the rows as one JSON array', false)
-  .action(async (o: { once: boolean; json: boolean }) => {
+  .option('--model <kind>', 'local: instead, a real model on this machine plans governed runs (docs/models.md)')
+  .action(async (o: { once: boolean; json: boolean; model?: string }) => {
     const { runDemo } = require('./demo') as typeof import('./demo');
-    process.exitCode = await runDemo({ once: o.once, json: o.json });
+    process.exitCode = await runDemo({
+      once: o.once,
+      json: o.json,
+      ...(o.model !== undefined ? { model: o.model } : {}),
+    });
   });
 
 program
@@ -94,6 +100,8 @@ program
 registerRunCommands(program);
 
 registerFaultsCommand(program);
+
+registerModelCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);

@@ -6,6 +6,7 @@ import type { MemoryFigures } from './sections/memory';
 import type { ReplayFigures } from './sections/replay';
 import type { RetryFigures } from './sections/retries';
 import type { ThroughputFigures } from './sections/throughput';
+import { localModelRows, type LocalModelFigures } from './sections/local-model';
 import type { ProfileSummary } from './lib/cpuprofile';
 import { round, type Summary } from './lib/stats';
 
@@ -26,6 +27,7 @@ export interface AllFigures {
   replay?: ReplayFigures;
   memory?: MemoryFigures;
   retries?: RetryFigures;
+  model?: LocalModelFigures;
 }
 
 const ms = (x: number): string => `${round(x, 1)} ms`;
@@ -213,6 +215,7 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       });
     }
   }
+  if (f.model) rows.push(...localModelRows(f.model));
   rows.push({
     figure: `Total benchmark time (${quick ? '--quick' : 'full'})`,
     measured: `${round(totalSeconds / 60, 1)} min`,
