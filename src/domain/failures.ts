@@ -240,6 +240,8 @@ export interface FailedDispatch {
   readonly verdict: DispatchVerdict;
   /** Attempts the activity really made (see `attemptsOf`). */
   readonly attempts: number;
+  /** Whether `attempts` is exact (reported by the activity, or Temporal's limit reached), not a lower bound. */
+  readonly attemptsExact: boolean;
   /**
    * Present when the activity reported, by its own attempt number, that its only attempt was refused before
    * anything could commit (the downstream refused its capability, or the signer refused to sign). Whether that
@@ -261,6 +263,7 @@ export function judgeDispatchFailure(err: unknown, maximumAttempts: number): Fai
     return {
       verdict,
       attempts: reported.attempts,
+      attemptsExact: true,
       onlyAttemptSentNothing: {
         code:
           (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type) ||
@@ -269,7 +272,7 @@ export function judgeDispatchFailure(err: unknown, maximumAttempts: number): Fai
       },
     };
   }
-  return { verdict, attempts: reported.attempts };
+  return { verdict, attempts: reported.attempts, attemptsExact: reported.exact };
 }
 
 /** A downstream's failure code as the model and the ledger may see it: a dotted code of bounded length, or a generic one. */
