@@ -8,7 +8,8 @@
  *   - updates: a starter of acme is refused on a globex run, and accepted on its own; globex's on its own;
  *   - workers: a `worker:<queue>` token polls its queue (and gets the task waiting there), and is refused another;
  *   - the Web UI's gateway lists runs as a viewer, and is refused a terminate; without a token the frontend
- *     answers system info and refuses a list.
+ *     answers system info and refuses a list, over gRPC and over its HTTP API;
+ *   - a token that does not verify (an admin's, expired) is refused whatever it asks.
  *
  * Tokens are minted with the cluster's development issuer key (.data/cluster/identity/issuer-key.json, 0600).
  *
@@ -276,6 +277,22 @@ async function main(): Promise<number> {
     failures++;
     say('  FAIL     no UI gateway in the cluster state (is `cluster up` running?)');
   }
+  // The frontend's HTTP API runs the same authorizer.
+  const http = `http://127.0.0.1:${(state?.ports ?? clusterPorts(portOffsetFromEnv())).frontendHttp}/api/v1/namespaces/${namespace}/workflows`;
+  const viewerToken = await mint('ops:authz-viewer', 'cluster', ['viewer']);
+  const get = async (token?: string): Promise<number> =>
+    (await fetch(http, token ? { headers: { authorization: `Bearer ${token}` } } : {})).status;
+  const anonymousHttp = await get();
+  if (anonymousHttp === 403) say(`  refused  no token: GET ${http}: 403`);
+  else {
+    failures++;
+    say(`  FAIL     no token: GET ${http}: ${anonymousHttp}, not 403`);
+  }
+  await accepted(
+    `a viewer: GET ${http}`,
+    () => get(viewerToken),
+    (code) => (code === 200 ? undefined : `HTTP ${code}`),
+  );
   for (const c of opened) await c.close().catch(() => undefined);
   say(
     `cluster-authz: ${failures === 0 ? 'every refusal and every control as expected' : `${failures} line(s) not as expected`} (${((Date.now() - started) / 1000).toFixed(1)} s)`,

@@ -19,7 +19,8 @@ mkdir -p .data
 offset="${LEDGERLOOP_CLUSTER_PORT_OFFSET:-10000}"
 frontend="$(node -e "console.log(require('./deploy/deployment.json').ports.frontend)")"
 address="127.0.0.1:$((frontend + offset))"
-admin_token=.data/cluster/credentials/admin.jwt
+# Absolute: the steps below start worker processes in directories of their own.
+admin_token="$PWD/.data/cluster/credentials/admin.jwt"
 
 go="$(command -v go || echo /usr/local/go/bin/go)"
 (cd lab/cluster/server && GOFLAGS='-mod=readonly -buildvcs=false' timeout --kill-after=30s 20m "$go" test -count=1 .)
