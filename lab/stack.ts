@@ -99,10 +99,14 @@ export interface StackKeys {
   readonly workerEnv: Readonly<Record<string, string>>;
 }
 
-/** Fresh keys (or `capabilityTrust` when given), the issuer's files in `identityDir`. */
-export async function createStackKeys(identityDir: string, capabilityTrust?: CapabilityTrust): Promise<StackKeys> {
+/** Fresh keys (or `capabilityTrust` when given), the issuer's files in `identityDir` (or the `issuer` given). */
+export async function createStackKeys(
+  identityDir: string,
+  capabilityTrust?: CapabilityTrust,
+  issuer?: DevIssuer,
+): Promise<StackKeys> {
   const trust = capabilityTrust ?? generateCapabilityTrust();
-  const identity = await createDevIssuer(identityDir);
+  const identity = issuer ?? (await createDevIssuer(identityDir));
   return {
     capabilityTrust: trust,
     capabilityKey: trust.dispatch,
@@ -213,6 +217,8 @@ export interface StackOptions<S extends StackServer = ServerHandle> {
   readonly capabilityTrust?: CapabilityTrust;
   /** The identity issuer's directory; default `identity-<start time>` in `dataDir`. */
   readonly identityDir?: string;
+  /** An issuer to use instead of a fresh one (the local cluster's: its frontend accepts that issuer's tokens). */
+  readonly identity?: DevIssuer;
   /**
    * The workflow bundle: built into `dataDir` (default `workflow-bundle.js`, with the tracing interceptors when
    * tracing is on), or `{ prebuilt }`, a bundle the caller already wrote.
@@ -265,7 +271,11 @@ export async function startStack<S extends StackServer = ServerHandle>(
   const stamp = Date.now();
   const dataConverter = opts.dataConverter === null ? undefined : (opts.dataConverter ?? dataConverterFromEnv());
   const tracing = opts.tracing === null ? undefined : (opts.tracing ?? tracingFromEnv('ledgerloop-client'));
-  const keys = await createStackKeys(opts.identityDir ?? path.join(dataDir, `identity-${stamp}`), opts.capabilityTrust);
+  const keys = await createStackKeys(
+    opts.identityDir ?? path.join(dataDir, `identity-${stamp}`),
+    opts.capabilityTrust,
+    opts.identity,
+  );
   const names = [
     ...(opts.wallet === false ? [] : ['wallet' as const]),
     ...(opts.services ?? []).filter((s) => s !== 'wallet'),

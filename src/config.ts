@@ -119,6 +119,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_CODEC_ALLOWED_HOSTS: v(text, ['codec server']),
   LEDGERLOOP_CODEC_ENABLE_ENCODE: v(looseSwitch, ['codec server']),
   LEDGERLOOP_TRACING: v(tracingMode, ['clients', 'workers']),
+  /** The identity token for a Temporal frontend that authorizes (src/server/connection-config.ts): a file path. */
+  LEDGERLOOP_TEMPORAL_TOKEN_FILE: v(text, ['clients', 'workers', 'CLI']),
   // The CLI.
   LEDGERLOOP_IDENTITY_TOKEN: v(text, ['CLI'], true),
   LEDGERLOOP_ACTOR_TOKEN: v(text, ['CLI'], true),

@@ -46,7 +46,7 @@ export function registerCancel(program: Command, io: CommandIO): void {
   cmd.action((workflowId: string, flags: CancelFlags) =>
     runAction(cmd, io, () => {
       const token = actorToken(flags.token);
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
         const { handle, description } = await describeRun(s, workflowId);
         if (description.status.name !== 'RUNNING') {
           throw new OperationRefusedError(`run ${workflowId} is already ${description.status.name}; nothing to cancel`);

@@ -100,7 +100,7 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
   cmd.action((workflowId: string, logicalCallId: string, flags: DecideFlags) =>
     runAction(cmd, io, () => {
       const token = actorToken(flags.token);
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
         const { handle, description } = await describeRun(s, workflowId);
         const tq = description.taskQueue;
         const pending = await s.answered(

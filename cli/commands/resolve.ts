@@ -51,7 +51,7 @@ export function registerResolve(program: Command, io: CommandIO): void {
   cmd.action((workflowId: string, logicalCallId: string, flags: ResolveFlags) =>
     runAction(cmd, io, () => {
       const token = actorToken(flags.token);
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
         const view = await readRun(s, workflowId, flags.timeout);
         const call = view.ledger.projection.calls[logicalCallId];
         if (!call) {

@@ -6,12 +6,17 @@ import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { SA } from '../server/search-attributes';
+import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from './run-ids';
 
 /** The task queue runs are started on, and workers poll, unless configured (`LEDGERLOOP_TASK_QUEUE`). */
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 
 export interface StartRunOptions {
-  readonly workflowId: string;
+  /**
+   * Default `<tenant>:run-<time>-<random>` (src/client/run-ids.ts): a frontend that authorizes accepts a starter's
+   * run only under its own tenant's prefix. An id that names another tenant than the input's is refused here.
+   */
+  readonly workflowId?: string;
   readonly taskQueue: string;
   readonly input: AgentRunInput;
   /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (lab/faults/workflow-hook.ts). */
@@ -45,8 +50,14 @@ export async function startAgentRun(
     opts.identityToken !== undefined ? { ...opts.input, identityToken: opts.identityToken } : opts.input;
   if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true)
     throw new StrategyForbiddenError(input.strategy);
+  const workflowId = opts.workflowId ?? newRunWorkflowId(input.principal.tenant);
+  const named = tenantOfWorkflowId(workflowId);
+  if (named !== undefined && named !== input.principal.tenant)
+    throw new RunIdError(
+      `workflow id ${workflowId} names tenant ${named}, the run's principal is of ${input.principal.tenant}`,
+    );
   return client.workflow.start<typeof agentRun>('agentRun', {
-    workflowId: opts.workflowId,
+    workflowId,
     taskQueue: opts.taskQueue,
     args: [input],
     ...(opts.memo ? { memo: opts.memo } : {}),
