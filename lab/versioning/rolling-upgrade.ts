@@ -108,7 +108,7 @@ export async function runRollingUpgrade(
   });
   const start = async (run: 'A' | 'B', minor: number) =>
     startAgentRun(stack.client, {
-      workflowId: `upgrade-${run}-${stamp}`,
+      workflowId: `acme:upgrade-${run}-${stamp}`,
       taskQueue,
       input: input(minor),
       identityToken: await stack.identity.issue('user:alice', 'acme'),
