@@ -7,12 +7,22 @@
   var csrfMeta = document.querySelector('meta[name="csrf-token"]');
   var csrf = csrfMeta ? csrfMeta.getAttribute('content') : '';
 
-  function busy(slot) {
+  // An item the person is working on (a field in focus or filled, a result shown) is not re-rendered; once it
+  // left the server's list it goes, unless it shows a refusal the person has yet to read.
+  function editing(slot) {
     var active = document.activeElement;
     if (active && slot.contains(active) && active.tagName !== 'BUTTON') return true;
     var fields = slot.querySelectorAll('textarea, input[name="receipt"]');
     for (var i = 0; i < fields.length; i++) if (fields[i].value) return true;
-    return slot.querySelector('.result.shown') !== null;
+    return false;
+  }
+  function keepWhileChanged(slot) {
+    return editing(slot) || slot.querySelector('.result.shown') !== null;
+  }
+  function keepWhileGone(slot) {
+    var done = slot.querySelector('.result.ok.shown');
+    if (done) return Date.now() - Number(done.getAttribute('data-at') || 0) < 5000; // the confirmation stays 5 s
+    return editing(slot) || slot.querySelector('.result.refused') !== null;
   }
 
   function renderInbox(data) {
@@ -30,7 +40,7 @@
         slot.className = 'slot';
         slot.setAttribute('data-key', item.key);
       }
-      if (slot.getAttribute('data-html') !== item.html && !(slot.firstChild && busy(slot))) {
+      if (slot.getAttribute('data-html') !== item.html && !(slot.firstChild && keepWhileChanged(slot))) {
         var t = document.createElement('template');
         t.innerHTML = item.html;
         slot.replaceChildren(t.content);
@@ -40,7 +50,7 @@
       list.appendChild(slot); // in the server's order
     });
     Object.keys(existing).forEach(function (k) {
-      if (!keep[k] && !busy(existing[k])) existing[k].remove();
+      if (!keep[k] && !keepWhileGone(existing[k])) existing[k].remove();
     });
     var count = document.querySelector('[data-testid="count"]');
     if (count) count.textContent = String(data.count);
@@ -86,6 +96,7 @@
     }
     result.appendChild(document.createTextNode(text));
     result.className = 'result shown ' + (ok ? 'ok' : 'refused');
+    result.setAttribute('data-at', String(Date.now()));
     result.setAttribute('data-testid', ok ? 'done' : 'refusal');
   }
 
