@@ -13,7 +13,7 @@ import type { LedgerSnapshot } from '../workflows/ledger';
 import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../workflows/definitions';
 import { abandonedItems } from './abandoned';
 import { amountInLedger, amountInSummary, deadlineOf, firstAt, mapLimit } from './call-facts';
-import { DETAIL_MAX_AGE_MS, type ConsoleDeps } from './config';
+import { DETAIL_MAX_AGE_MS, QUERY_CONCURRENCY, type ConsoleDeps } from './config';
 import { abilitiesOf, mayList, offeredActions, readPolicy, type ItemKind } from './roles';
 import { asPerson } from './temporal';
 
@@ -53,6 +53,11 @@ export const safeTenant = (t: string): boolean => /^[A-Za-z0-9_.:@-]{1,200}$/.te
 
 type Detail = { readonly at: number; readonly sig: string; readonly items: readonly Omit<InboxItem, 'actions'>[] };
 const details = new Map<string, Detail>();
+
+/** Forget every run's cached details (the bench measures a cold inbox). */
+export function forgetInboxDetails(): void {
+  details.clear();
+}
 
 function signature(w: WorkflowExecutionInfo): string {
   const a = w.typedSearchAttributes;
@@ -135,7 +140,7 @@ export async function collectInbox(deps: ConsoleDeps, person: VerifiedIdentity, 
   const problems: string[] = [];
   const runs = await listWaitingRuns(deps, token, person.tenant);
   const now = Date.now();
-  const perRun = await mapLimit(runs, 16, async (w) => {
+  const perRun = await mapLimit(runs, QUERY_CONCURRENCY, async (w) => {
     const sig = signature(w);
     const cached = details.get(w.runId);
     if (cached && cached.sig === sig && now - cached.at < DETAIL_MAX_AGE_MS) return cached.items;

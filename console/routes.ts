@@ -43,6 +43,8 @@ export interface RouteOptions {
   readonly allowed: { readonly origins: ReadonlySet<string>; readonly hosts: ReadonlySet<string> };
   /** Mark cookies Secure (the console is served over https). */
   readonly secureCookies: boolean;
+  /** The live streams: `closing` ends them; `close` waits for `loops` so no Temporal call outlives the console. */
+  readonly live: { closing: boolean; readonly loops: Set<Promise<void>> };
 }
 
 export function consoleApp(o: RouteOptions): Hono<ConsoleEnv> {
@@ -169,9 +171,12 @@ export function consoleApp(o: RouteOptions): Hono<ConsoleEnv> {
   api.get('/inbox/stream', (c) => {
     const s = c.get('session')!;
     return streamSSE(c, async (stream) => {
+      let ended!: () => void;
+      const loop = new Promise<void>((resolve) => (ended = resolve));
+      o.live.loops.add(loop);
       let last = '';
       let quietSince = Date.now();
-      while (!stream.aborted && sessions.get(s.id)) {
+      while (!stream.aborted && !o.live.closing && sessions.get(s.id)) {
         const at = Date.now();
         const inbox = await collectInbox(deps, s.person, s.token).catch((err: unknown) => ({
           items: [],
@@ -190,6 +195,8 @@ export function consoleApp(o: RouteOptions): Hono<ConsoleEnv> {
         }
         await stream.sleep(Math.max(100, deps.refreshMs - (Date.now() - at)));
       }
+      o.live.loops.delete(loop);
+      ended();
     });
   });
   api.get('/runs/:workflowId/live', async (c) => {

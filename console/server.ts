@@ -34,16 +34,20 @@ export async function startConsole(deps: ConsoleDeps, listen: ListenOptions): Pr
   const port = (server.address() as AddressInfo).port;
   const allowed = allowedOf(port, listen.origins);
   const base = [...allowed.origins][0]!;
-  holder.app = consoleApp({ deps, sessions, codes, allowed, secureCookies: base.startsWith('https:') });
+  const live = { closing: false, loops: new Set<Promise<void>>() };
+  holder.app = consoleApp({ deps, sessions, codes, allowed, secureCookies: base.startsWith('https:'), live });
   return {
     url: base,
     port,
     sessions,
     signInLink: (token) => `${base}/sign-in/dev?code=${codes.issue(token)}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    async close() {
+      live.closing = true;
+      await Promise.all([...live.loops]);
+      await new Promise<void>((resolve) => {
         server.closeAllConnections?.();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 }

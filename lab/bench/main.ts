@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,memory,retries,profile] [-- --db-on-disk]`
+ * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,memory,retries,profile,console] [-- --db-on-disk]`
  *   `[-- --long-run]`: the memory section also runs one governed run of 10k events at its defaults (about 100 s)
  * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
  * PostgreSQL, lab/cluster/): latency, and throughput with 1 worker host and with 3 (lab/bench/results/latest-cluster.*).
@@ -16,6 +16,7 @@ import path from 'node:path';
 import { startBenchStack, type BenchTarget } from './lib/stack';
 import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
 import type { BenchContext } from './sections/common';
+import { measureConsole } from './sections/console';
 import { measureHistoryCost } from './sections/history-cost';
 import { measureLatency } from './sections/latency';
 import { measureMemory } from './sections/memory';
@@ -26,7 +27,7 @@ import { measureThroughput, type ThroughputFigures } from './sections/throughput
 import type { History } from './lib/history';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
-const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'memory', 'retries', 'profile'] as const;
+const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'memory', 'retries', 'profile', 'console'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Args {
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
     figures.memory = await timed('memory', () => measureMemory(ctx, { longRun: args.longRun }));
     figures.retries = await timed('retries', () => measureRetries(ctx));
     profile = await timed('profile', () => measureProfile(ctx, longHistory));
+    figures.console = await timed('console', () => measureConsole(ctx));
   } finally {
     await stack.stop();
   }

@@ -2,8 +2,8 @@
  * The operator console in a real browser (Debian's Chromium through playwright-core): carol approves a pending
  * debit and sees the run complete; bob looks an UNKNOWN call up and resolves it, and sees the ledger change;
  * alice, an approver too, tries to approve her own call and is shown the run's typed refusal; a viewer sees
- * every item and is offered no action. Screenshots go to docs/images/ (committed; they show no secret: tokens
- * stay on the server, the page carries none).
+ * every item and is offered no action. Screenshots go to test-results/, or to docs/images/ (committed) with
+ * LEDGERLOOP_SCREENSHOTS=docs; they show no secret: tokens stay on the server, the page carries none.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,7 +32,11 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const IMAGES = path.join(REPO_ROOT, 'docs', 'images');
+/** docs/images/ (committed) with LEDGERLOOP_SCREENSHOTS=docs; else test-results/, so a test run changes no tracked file. */
+const IMAGES =
+  process.env.LEDGERLOOP_SCREENSHOTS === 'docs'
+    ? path.join(REPO_ROOT, 'docs', 'images')
+    : path.join(REPO_ROOT, 'test-results');
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
 
@@ -168,9 +172,13 @@ test('carol, on a phone, approves the pending debit and sees the run complete', 
   await done.waitFor();
   expect(await done.textContent()).toContain('approved');
   // The live inbox drops the item without a reload.
-  await page.waitForFunction((id) => !document.body.innerText.includes(id), approvalRun.workflowId, {
-    timeout: 30_000,
-  });
+  await page.waitForFunction(
+    `!document.body.innerText.includes(${JSON.stringify(approvalRun.workflowId)})`,
+    undefined,
+    {
+      timeout: 30_000,
+    },
+  );
   await page.setViewportSize(DESKTOP);
   await page.goto(`${consoleServer.url}/runs/${encodeURIComponent(approvalRun.workflowId)}`);
   await page.getByTestId('stop-reason').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
