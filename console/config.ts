@@ -11,7 +11,9 @@ export const DEFAULT_VIEWER_ROLES: readonly string[] = ['viewer'];
 /** How often the live inbox asks visibility again (ms). */
 export const DEFAULT_REFRESH_MS = 1_000;
 /** How long a run's queried details are reused while its search attributes stay the same (ms). */
-export const DETAIL_MAX_AGE_MS = 60_000;
+export const DETAIL_MAX_AGE_MS = 10_000;
+/** At most this many unchanged runs whose details passed DETAIL_MAX_AGE_MS are asked again per refresh. */
+export const REVALIDATE_PER_REFRESH = 64;
 /** How many runs the inbox queries at once. */
 export const QUERY_CONCURRENCY = 32;
 /** At most this many closed runs are read for abandoned effects per refresh (the newest). */

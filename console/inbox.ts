@@ -2,8 +2,9 @@
  * The inbox: every pending approval and UNKNOWN call of the person's tenant, and every effect a closed run left
  * standing (abandoned.ts). Live runs are found by their search attributes (`LedgerloopTenant`,
  * `LedgerloopPendingApprovals`, `LedgerloopUnknownCalls`), then each run's `pendingApprovals` and `ledger` queries
- * say which calls wait, for what, since when. A run's details are reused while its attributes stay the same, for
- * at most DETAIL_MAX_AGE_MS, so a live inbox of a thousand runs does not query a thousand runs every second.
+ * say which calls wait, for what, since when. A run's details are reused while its attributes stay the same; past
+ * DETAIL_MAX_AGE_MS they are asked again, at most REVALIDATE_PER_REFRESH runs per refresh (the stalest first), so
+ * a live inbox of a thousand runs does not query a thousand runs every second.
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { LedgerEvent } from '../src/domain/ledger-events';
@@ -13,7 +14,7 @@ import type { LedgerSnapshot } from '../workflows/ledger';
 import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../workflows/definitions';
 import { abandonedItems } from './abandoned';
 import { amountInLedger, amountInSummary, deadlineOf, firstAt, mapLimit } from './call-facts';
-import { DETAIL_MAX_AGE_MS, QUERY_CONCURRENCY, type ConsoleDeps } from './config';
+import { DETAIL_MAX_AGE_MS, QUERY_CONCURRENCY, REVALIDATE_PER_REFRESH, type ConsoleDeps } from './config';
 import { abilitiesOf, mayList, offeredActions, readPolicy, type ItemKind } from './roles';
 import { asPerson } from './temporal';
 
@@ -140,10 +141,22 @@ export async function collectInbox(deps: ConsoleDeps, person: VerifiedIdentity, 
   const problems: string[] = [];
   const runs = await listWaitingRuns(deps, token, person.tenant);
   const now = Date.now();
+  // New or changed runs are queried; unchanged ones reuse their details, and the stalest few are asked again, so
+  // one refresh never queries every run of a large inbox.
+  const stale = runs
+    .filter((w) => {
+      const c = details.get(w.runId);
+      return c !== undefined && c.sig === signature(w) && now - c.at >= DETAIL_MAX_AGE_MS;
+    })
+    .sort((a, b) => details.get(a.runId)!.at - details.get(b.runId)!.at)
+    .slice(0, REVALIDATE_PER_REFRESH);
+  const ask = new Set(
+    [...runs.filter((w) => details.get(w.runId)?.sig !== signature(w)), ...stale].map((w) => w.runId),
+  );
   const perRun = await mapLimit(runs, QUERY_CONCURRENCY, async (w) => {
-    const sig = signature(w);
     const cached = details.get(w.runId);
-    if (cached && cached.sig === sig && now - cached.at < DETAIL_MAX_AGE_MS) return cached.items;
+    if (cached && !ask.has(w.runId)) return cached.items;
+    const sig = signature(w);
     try {
       const handle = deps.temporal.client.workflow.getHandle(w.workflowId, w.runId);
       const [pending, snap] = await asPerson(deps.temporal, token, () =>

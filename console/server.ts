@@ -14,6 +14,7 @@ export interface RunningConsole {
   readonly url: string;
   readonly port: number;
   readonly sessions: Sessions;
+  readonly deps: ConsoleDeps;
   /** A one-click sign-in link carrying a one-time code for `token` (the token itself stays here). */
   signInLink(token: string): string;
   close(): Promise<void>;
@@ -40,6 +41,7 @@ export async function startConsole(deps: ConsoleDeps, listen: ListenOptions): Pr
     url: base,
     port,
     sessions,
+    deps,
     signInLink: (token) => `${base}/sign-in/dev?code=${codes.issue(token)}`,
     async close() {
       live.closing = true;

@@ -626,5 +626,11 @@ export function consoleRows(c: ConsoleFigures): Row[] {
       target: '—',
       met: null,
     },
+    {
+      figure: `Console: of which the visibility list of ${c.pending} runs, p50`,
+      measured: ms(c.visibilityList.p50),
+      target: '—',
+      met: null,
+    },
   ];
 }

@@ -6,7 +6,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { startConsole } from '../../../console/server';
-import { forgetInboxDetails } from '../../../console/inbox';
+import { forgetInboxDetails, listWaitingRuns } from '../../../console/inbox';
 import { mapLimit } from '../../../console/call-facts';
 import { staticIdentitySource } from '../../../src/identity/config';
 import { startAgentRun, readLedger } from '../../../src/client/runs';
@@ -27,6 +27,8 @@ export interface ConsoleFigures {
   readonly loadColdMs: number;
   readonly loadWarm: Summary;
   readonly itemsListed: number;
+  /** Of a load: the visibility list of the `pending` runs alone (the console's own search, as the person). */
+  readonly visibilityList: Summary;
   readonly refreshMs: number;
 }
 
@@ -149,7 +151,15 @@ export async function measureConsole(ctx: BenchContext): Promise<ConsoleFigures>
     const cold = await get();
     const warm = [];
     for (let i = 0; i < 5; i++) warm.push((await get()).ms);
-    ctx.log(`console: inbox of ${cold.items} items: cold ${cold.ms} ms, warm ${warm.join('/')} ms`);
+    const lists: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = Date.now();
+      await listWaitingRuns(running.deps, carol, TENANT);
+      lists.push(Date.now() - t0);
+    }
+    ctx.log(
+      `console: inbox of ${cold.items} items: cold ${cold.ms} ms, warm ${warm.join('/')} ms; visibility list ${lists.join('/')} ms`,
+    );
     const loaded = await latency(ctx.quick ? 3 : 5, 20_000);
     return {
       toInboxEmpty: summarize(empty),
@@ -158,6 +168,7 @@ export async function measureConsole(ctx: BenchContext): Promise<ConsoleFigures>
       loadColdMs: cold.ms,
       loadWarm: summarize(warm),
       itemsListed: cold.items,
+      visibilityList: summarize(lists),
       refreshMs,
     };
   } finally {
