@@ -25,7 +25,9 @@
     return editing(slot) || slot.querySelector('.result.refused') !== null;
   }
 
+  var latest;
   function renderInbox(data) {
+    latest = data;
     var list = document.getElementById('items');
     if (!list) return;
     var existing = {};
@@ -49,9 +51,17 @@
       keep[item.key] = true;
       list.appendChild(slot); // in the server's order
     });
+    var later = false;
     Object.keys(existing).forEach(function (k) {
-      if (!keep[k] && !keepWhileGone(existing[k])) existing[k].remove();
+      if (keep[k]) return;
+      if (!keepWhileGone(existing[k])) existing[k].remove();
+      else later = true;
     });
+    // A confirmation kept for its 5 s: look again once it has been read.
+    if (later)
+      window.setTimeout(function () {
+        renderInbox(latest);
+      }, 5100);
     var count = document.querySelector('[data-testid="count"]');
     if (count) count.textContent = String(data.count);
     var empty = document.querySelector('.empty');

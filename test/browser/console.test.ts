@@ -172,13 +172,7 @@ test('carol, on a phone, approves the pending debit and sees the run complete', 
   await done.waitFor();
   expect(await done.textContent()).toContain('approved');
   // The live inbox drops the item without a reload.
-  await page.waitForFunction(
-    `!document.body.innerText.includes(${JSON.stringify(approvalRun.workflowId)})`,
-    undefined,
-    {
-      timeout: 30_000,
-    },
-  );
+  await card(page, approvalRun.workflowId).waitFor({ state: 'detached', timeout: 30_000 });
   await page.setViewportSize(DESKTOP);
   await page.goto(`${consoleServer.url}/runs/${encodeURIComponent(approvalRun.workflowId)}`);
   await page.getByTestId('stop-reason').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
