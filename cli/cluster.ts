@@ -177,7 +177,7 @@ async function up(workers: number): Promise<number> {
     return 0;
   } finally {
     log('cluster: stopping');
-    await operatorConsole?.console.close();
+    await operatorConsole?.console?.close();
     await Promise.all(hosts.map((h) => h.proc.stop()));
     await ui?.stop();
     await stack.stop();

@@ -55,7 +55,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     if (stopping) return;
     stopping = true;
     log('stopping the stack…');
-    await operatorConsole?.console.close();
+    await operatorConsole?.console?.close();
     await Promise.all(workers.map((w) => w.stop()));
     await stack.stop();
     await codecServer?.close();

@@ -11,7 +11,8 @@ import { DEFAULT_REFRESH_MS, DEFAULT_VIEWER_ROLES } from './config';
 import { startConsole, type RunningConsole } from './server';
 
 export interface StackConsole {
-  readonly console: RunningConsole;
+  /** Undefined when it could not start (e.g. its port is taken): the stack runs on without it, and `lines` say why. */
+  readonly console?: RunningConsole;
   /** What to print: where the console is and the sign-in links. */
   readonly lines: readonly string[];
 }
@@ -25,23 +26,28 @@ export async function startStackConsole(
   stack: Pick<StackBase<StackServer>, 'client' | 'connection' | 'server' | 'dataConverter' | 'identity'>,
   opts: { readonly port: number; readonly uiUrl?: string; readonly tenant?: string },
 ): Promise<StackConsole> {
-  const running = await startConsole(
-    {
-      temporal: {
-        client: stack.client,
-        connection: stack.connection,
-        namespace: stack.server.namespace,
-        ...(stack.dataConverter ? { dataConverter: stack.dataConverter } : {}),
-        ...(opts.uiUrl ? { uiUrl: opts.uiUrl } : {}),
+  let running: RunningConsole;
+  try {
+    running = await startConsole(
+      {
+        temporal: {
+          client: stack.client,
+          connection: stack.connection,
+          namespace: stack.server.namespace,
+          ...(stack.dataConverter ? { dataConverter: stack.dataConverter } : {}),
+          ...(opts.uiUrl ? { uiUrl: opts.uiUrl } : {}),
+        },
+        issuers: identitySourceFromEnv({ [IDENTITY_ISSUERS_ENV]: stack.identity.configPath }),
+        policies: policyStoreFromEnv(),
+        tools: builtinTools,
+        viewerRoles: DEFAULT_VIEWER_ROLES,
+        refreshMs: DEFAULT_REFRESH_MS,
       },
-      issuers: identitySourceFromEnv({ [IDENTITY_ISSUERS_ENV]: stack.identity.configPath }),
-      policies: policyStoreFromEnv(),
-      tools: builtinTools,
-      viewerRoles: DEFAULT_VIEWER_ROLES,
-      refreshMs: DEFAULT_REFRESH_MS,
-    },
-    { host: '127.0.0.1', port: opts.port },
-  );
+      { host: '127.0.0.1', port: opts.port },
+    );
+  } catch (err) {
+    return { lines: [`The operator console did not start on port ${opts.port}: ${(err as Error).message}`] };
+  }
   const lines = [`Operator console at ${running.url}; one-click dev sign-in (each link works once):`];
   for (const [name, principal, roles] of DEV_PEOPLE) {
     const token = await stack.identity.issue(principal, opts.tenant ?? 'acme', roles, { ttlSec: 12 * 3600 });
