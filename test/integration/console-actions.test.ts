@@ -92,6 +92,8 @@ test('a terminated run’s standing debit is looked up and refunded for an opera
   // "Look it up now": the wallet holds the debit under its key (nothing sealed, nothing recorded).
   const looked = (await (await bob.post(path('lookup'), ids)).json()) as { ok: boolean; message: string };
   expect(looked).toMatchObject({ ok: true, message: expect.stringContaining('the effect exists, receipt') });
+  // The viewer's lookup is refused by the lookup workflow itself (an operator action).
+  expect(await (await viewer.post(path('lookup'), ids)).json()).toMatchObject({ type: 'Actor.Forbidden' });
 
   // Alice (no operator role) and the viewer are refused by the settlement workflow itself: nothing is sent.
   for (const who of [alice, viewer]) {
