@@ -52,23 +52,43 @@ export async function closedRunEvidence(
   return evidence;
 }
 
+type Settlement = { running: true } | { running: false; result?: SettleAbandonedResult; failed?: string } | undefined;
+
+/** Settlements seen: a closed one never changes (kept); none or a running one is asked again after 5 s. */
+const settlements = new Map<string, { at: number; value: Settlement }>();
+
 /** The settlement of one effect, if one ran: still running, or its result. */
 export async function settlementOf(
   deps: ConsoleDeps,
   token: string,
   runId: string,
   logicalCallId: string,
-): Promise<{ running: true } | { running: false; result?: SettleAbandonedResult; failed?: string } | undefined> {
-  const handle = deps.temporal.client.workflow.getHandle(settlementId(runId, logicalCallId));
+): Promise<Settlement> {
+  const id = settlementId(runId, logicalCallId);
+  const seen = settlements.get(id);
+  if (seen && (Date.now() - seen.at < 5_000 || (seen.value && !seen.value.running))) return seen.value;
+  const handle = deps.temporal.client.workflow.getHandle(id);
+  let value: Settlement;
   try {
     const d = await asPerson(deps.temporal, token, () => handle.describe());
-    if (d.status.name === 'RUNNING') return { running: true };
-    if (d.status.name !== 'COMPLETED') return { running: false, failed: d.status.name };
-    const result = (await asPerson(deps.temporal, token, () => handle.result())) as SettleAbandonedResult;
-    return { running: false, result };
+    if (d.status.name === 'RUNNING') value = { running: true };
+    else if (d.status.name !== 'COMPLETED') value = { running: false, failed: d.status.name };
+    else
+      value = {
+        running: false,
+        result: (await asPerson(deps.temporal, token, () => handle.result())) as SettleAbandonedResult,
+      };
   } catch {
-    return undefined; // none started
+    value = undefined; // none started
   }
+  if (settlements.size > 5_000) settlements.clear();
+  settlements.set(id, { at: Date.now(), value });
+  return value;
+}
+
+/** Forget what is known of the settlement of one effect (the console just started one). */
+export function forgetSettlement(runId: string, logicalCallId: string): void {
+  settlements.delete(settlementId(runId, logicalCallId));
 }
 
 function item(

@@ -11,7 +11,7 @@ import type { LedgerEvent } from '../src/domain/ledger-events';
 import { SA } from '../src/server/search-attributes';
 import type { LookUpCallResult, SettleAbandonedResult } from '../workflows/console-actions.workflow';
 import { decideApprovalUpdate, ledgerQuery, requestCancelUpdate, resolveCallUpdate } from '../workflows/definitions';
-import { closedRunEvidence, closedWithoutSettling, settlementId } from './abandoned';
+import { closedRunEvidence, closedWithoutSettling, forgetSettlement, settlementId } from './abandoned';
 import type { ConsoleDeps } from './config';
 import { ConsoleRefusal, refusal, refusalOf, type Refusal } from './refusal';
 import type { Session } from './session';
@@ -152,6 +152,7 @@ export async function runAction(
             ],
           }),
         )) as SettleAbandonedResult;
+        forgetSettlement(d.runId, i.logicalCallId);
         return { ok: true, message: `${result.outcome}: ${result.detail}`, result };
       }
     }
