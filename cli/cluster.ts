@@ -43,6 +43,8 @@ import { startStack, type Stack } from '../lab/stack';
 import { describeRows, renderTable } from '../lab/demo/table';
 import { connectClient, TEMPORAL_TOKEN_FILE_ENV } from '../src/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
+import { startStackConsole, type StackConsole } from '../console/stack-console';
+import { DEFAULT_CONSOLE_PORT } from '../console/config';
 
 const log = (m: string): void => {
   process.stderr.write(`${m}\n`);
@@ -130,6 +132,7 @@ async function up(workers: number): Promise<number> {
   const { cluster, stack, keys } = await bringUp();
   const hosts: { host: string; proc: WorkerProcess }[] = [];
   let ui: ClusterUi | undefined;
+  let operatorConsole: StackConsole | undefined;
   try {
     const { uiServer } = await ensureUiBuild(log);
     const { credentials } = cluster.identity;
@@ -183,6 +186,11 @@ async function up(workers: number): Promise<number> {
       uiUrl: ui.url,
     }))
       log(line);
+    operatorConsole = await startStackConsole(stack, {
+      port: DEFAULT_CONSOLE_PORT + portOffsetFromEnv(),
+      uiUrl: ui.url,
+    });
+    log(operatorConsole.lines.join('\n'));
     log('Ctrl-C or `ledgerloop cluster down` stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
@@ -191,6 +199,7 @@ async function up(workers: number): Promise<number> {
     return 0;
   } finally {
     log('cluster: stopping');
+    await operatorConsole?.console?.close();
     await Promise.all(hosts.map((h) => h.proc.stop()));
     await ui?.stop();
     await stack.stop();

@@ -97,6 +97,48 @@ program
     },
   );
 
+program
+  .command('console')
+  .description(
+    'the operator console: an inbox of approvals, UNKNOWN calls and abandoned runs, acted on as the signed-in person',
+  )
+  .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS)')
+  .option('--namespace <ns>', 'Temporal namespace (env TEMPORAL_NAMESPACE)')
+  .option('--host <host>', 'address to bind', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', '8090')
+  .option(
+    '--origin <url...>',
+    'origins browsers reach the console by (default http://127.0.0.1:<port> and http://localhost:<port>)',
+  )
+  .option('--temporal-ui <url>', 'the Temporal Web UI, for links to each run')
+  .option('--viewer-roles <list>', 'roles that see every item of their tenant and act on none', 'viewer')
+  .action(
+    async (o: {
+      address?: string;
+      namespace?: string;
+      host: string;
+      port: string;
+      origin?: string[];
+      temporalUi?: string;
+      viewerRoles: string;
+    }) => {
+      const { defaultAddress, defaultNamespace } = require('./connect') as typeof import('./connect');
+      const { runConsoleCommand } = require('../console/main') as typeof import('../console/main');
+      process.exitCode = await runConsoleCommand({
+        address: o.address ?? defaultAddress(),
+        namespace: o.namespace ?? defaultNamespace(),
+        host: o.host,
+        port: Number(o.port),
+        origin: o.origin ?? [],
+        ...(o.temporalUi ? { temporalUi: o.temporalUi } : {}),
+        viewerRoles: o.viewerRoles
+          .split(',')
+          .map((r) => r.trim())
+          .filter((r) => r !== ''),
+      });
+    },
+  );
+
 registerRunCommands(program);
 
 registerFaultsCommand(program);

@@ -190,6 +190,7 @@ export class Approvals {
       approver,
       expiresAt,
       ...who,
+      ...(d.reason ? { reason: d.reason } : {}),
     });
     this.outcomes.set(d.logicalCallId, { kind: 'granted', grant });
     this.onChange();

@@ -2,3 +2,4 @@
 export { agentRun } from './agent-run.workflow';
 export { ledgerQuery, resolveCallUpdate } from './definitions';
 export { tenantQuota } from './tenant-quota.workflow';
+export { lookUpCall, settleAbandoned } from './console-actions.workflow';

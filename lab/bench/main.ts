@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,memory,retries,profile] [-- --db-on-disk]`
  *   `[-- --only model]`: the local model under governed runs (lab/bench/sections/local-model.ts; installs it first)
+ *   `[-- --only console]`: the operator console's inbox (lab/bench/sections/console.ts; about 5 minutes)
  *   `[-- --long-run]`: the memory section also runs one governed run of 10k events at its defaults (about 100 s)
  * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
  * PostgreSQL, lab/cluster/): latency, and throughput with 1 worker host and with 3 (lab/bench/results/latest-cluster.*).
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { startBenchStack, type BenchTarget } from './lib/stack';
 import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
 import type { BenchContext } from './sections/common';
+import { measureConsole } from './sections/console';
 import { measureHistoryCost } from './sections/history-cost';
 import { measureLatency } from './sections/latency';
 import { measureMemory } from './sections/memory';
@@ -29,8 +31,11 @@ import type { History } from './lib/history';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
 const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'memory', 'retries', 'profile'] as const;
-/** Sections run only when named in --only: `model` installs the local model first (about 830 MB). */
-const OPTIONAL_SECTIONS = ['model'] as const;
+/**
+ * Sections run only when named in --only: `model` installs the local model first (about 830 MB); `console` loads
+ * an inbox of 1,000 pending approvals (about 5 minutes).
+ */
+const OPTIONAL_SECTIONS = ['model', 'console'] as const;
 type Section = (typeof SECTIONS)[number] | (typeof OPTIONAL_SECTIONS)[number];
 
 interface Args {
@@ -136,6 +141,7 @@ async function main(): Promise<void> {
     figures.retries = await timed('retries', () => measureRetries(ctx));
     profile = await timed('profile', () => measureProfile(ctx, longHistory));
     figures.model = await timed('model', () => measureLocalModel(ctx));
+    figures.console = await timed('console', () => measureConsole(ctx));
   } finally {
     await stack.stop();
   }

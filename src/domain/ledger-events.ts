@@ -150,6 +150,8 @@ export type LedgerEventBody =
       readonly expiresAt: string;
       /** The verified approver. */
       readonly actor: ActorRecord;
+      /** Why the approver approved, when they said. */
+      readonly reason?: string;
     }
   | {
       readonly type: 'ApprovalDenied';
