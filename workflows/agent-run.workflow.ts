@@ -4,7 +4,7 @@
  * turn, until the model says done, a budget or the deadline ends the run, a failed effect is compensated, or an
  * operator stops it (stops.ts).
  */
-import { ApplicationFailure, setHandler, setWorkflowOptions } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { Failure } from '../src/domain/failures';
 import { checkRunInput } from '../src/domain/run-input-check';
 import type { AgentRunInput, AgentRunResult } from '../src/domain/run';
@@ -30,7 +30,3 @@ export async function agentRun(raw: AgentRunInput): Promise<AgentRunResult> {
 
   return run.execute(cancelledBy);
 }
-
-// A run finishes on the Worker Deployment version it started on: its waits are long, and its history is read
-// back only by the code that wrote it (docs/versioning.md). Ignored by an unversioned worker.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, agentRun);

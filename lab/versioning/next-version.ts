@@ -3,7 +3,7 @@
  * replay of every history the current one recorded (it starts with a timer). A run that had moved onto it mid-way
  * would fail with a determinism error; a pinned run never does.
  */
-import { setWorkflowOptions, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import { agentRun as current } from '../../workflows/agent-run.workflow';
 
@@ -14,4 +14,3 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   return current(input);
 }
 
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, agentRun);

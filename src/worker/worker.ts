@@ -183,7 +183,8 @@ export async function createLedgerloopWorker(
           workerDeploymentOptions: {
             useWorkerVersioning: true,
             version: { deploymentName: opts.deployment.name, buildId: opts.deployment.buildId },
-            // A run finishes on the code that recorded its history (docs/versioning.md).
+            // A run finishes on the code that recorded its history (docs/versioning.md). Set here, not on the
+            // workflow: a server refuses a behavior from a worker that is not versioned.
             defaultVersioningBehavior: 'PINNED' as const,
           },
         }

@@ -86,7 +86,14 @@ test('the timeline names each event’s phase, call and who acted', () => {
       seq: 7,
       at: '2026-01-01T00:00:00.000Z',
     },
-    { type: 'RunCompleted', stopReason: 'completed', detail: '', seq: 8, at: '2026-01-01T00:00:01.000Z' },
+    {
+      type: 'RunCompleted',
+      stopReason: 'completed',
+      detail: '',
+      leftStanding: [],
+      seq: 8,
+      at: '2026-01-01T00:00:01.000Z',
+    },
   ] as unknown as LedgerEvent[];
   expect(timeline(events)).toEqual([
     expect.objectContaining({
