@@ -100,6 +100,13 @@ export const Failure = {
   ApprovalInvalid: 'Approval.Invalid',
   /** The run's input does not fit what the workflow reads (a raw client can send anything): nothing was run. */
   RunInputInvalid: 'Run.InputInvalid',
+  /**
+   * A signal, update or query whose payload this worker could not decode (plaintext to a strict codec, junk under
+   * the encrypted encoding, an encoding no converter reads): refused or ignored, and the run goes on.
+   */
+  MessageUndecodable: 'Message.Undecodable',
+  /** A query argument of the wrong shape (the `ledger` query's `upTo`): the query is refused, the run goes on. */
+  MessageInvalid: 'Message.Invalid',
   /** Too little of the run is left for the next step (an attempt, a rate-limit wait): it is not begun. */
   DeadlineTooClose: 'Deadline.TooClose',
   /** The run was cancelled while the call was being decided or dispatched. */
