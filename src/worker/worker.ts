@@ -1,12 +1,13 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
 import { Client } from '@temporalio/client';
-import { type InjectedSinks, type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type InjectedSinks, type NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Sinks } from '@temporalio/workflow';
 import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
 import { dataConverterFromEnv } from '../codec/data-converter';
+import { workerDataConverter } from '../codec/message-guard';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
@@ -54,7 +55,10 @@ export interface LedgerloopWorkerOptions {
    * `<repo>/.data/transcripts.db`). The OpenAI client itself is built from OPENAI_API_KEY / OPENAI_BASE_URL.
    */
   readonly transcriptDbPath?: string;
-  /** Payload codecs; default from LEDGERLOOP_CODEC_KEYS (src/codec/data-converter.ts). Must equal the client's. */
+  /**
+   * Payload codecs; default from LEDGERLOOP_CODEC_KEYS (src/codec/data-converter.ts). Must equal the client's. The
+   * worker puts them behind the message guard (src/codec/message-guard.ts); give the client's converter here.
+   */
   readonly dataConverter?: DataConverter;
   /** Tracing; default from LEDGERLOOP_TRACING (src/observability/tracing.ts). */
   readonly tracing?: Tracing;
@@ -177,7 +181,10 @@ export async function createLedgerloopWorker(
     ...(opts.maxConcurrentActivities !== undefined
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
-    ...(dataConverter ? { dataConverter } : {}),
+    // The client's codecs behind the message guard: no signal, update or query payload can fail a workflow task.
+    dataConverter: workerDataConverter(dataConverter, {
+      onRefused: (r) => Runtime.instance().logger.warn('refused a message payload this worker cannot decode', { ...r }),
+    }),
     ...(opts.instrument?.workflowModules && bundling
       ? { interceptors: { workflowModules: [...opts.instrument.workflowModules] } }
       : {}),

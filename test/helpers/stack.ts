@@ -18,6 +18,7 @@ import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tr
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { installRuntimeLogger } from '../../src/observability/logger';
+import { workerDataConverter } from '../../src/codec/message-guard';
 
 /** Where the test stacks keep their workflow bundles (git-ignored, like all of `.data/`). */
 export const TEST_BUNDLE_CACHE = path.join(REPO_ROOT, '.data', 'bundle-cache');
@@ -94,7 +95,8 @@ export async function inProcessWorker(
     workflowBundle: { codePath: stack.bundlePath },
     activities: opts.activities ? opts.activities(activities) : activities,
     maxCachedWorkflows: 0,
-    ...(dataConverter ? { dataConverter } : {}),
+    // As a production worker has it (src/worker/worker.ts): the message guard in front of the stack's codecs.
+    dataConverter: workerDataConverter(dataConverter),
     ...(stack.tracing ? { plugins: [stack.tracing.plugin] } : { sinks: DISCARD_WORKFLOW_SPANS }),
   });
 }
