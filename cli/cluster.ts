@@ -88,7 +88,8 @@ async function once(): Promise<number> {
       prefix: 'cluster',
       onProgress: log,
       perStrategy: (strategy) => ({
-        workerHost: (n) => workerHost(stack, `${strategy}-${n}`, { transcriptUrl: cluster.transcriptUrl }),
+        workerHost: (n) =>
+          workerHost(stack, `${strategy}-${n}`, { transcriptUrl: cluster.transcriptUrl, quotaUrl: cluster.quotaUrl }),
         afterWorkerKill: async () => {
           const pid = cluster.serverPid();
           const { downMs } = await cluster.killAndRestartServer();
@@ -130,7 +131,7 @@ async function up(workers: number): Promise<number> {
         address: cluster.address,
         taskQueue: DEPLOYMENT_TASK_QUEUE,
         services: stack.serviceUrls,
-        ...workerHost(stack, host, { transcriptUrl: cluster.transcriptUrl }),
+        ...workerHost(stack, host, { transcriptUrl: cluster.transcriptUrl, quotaUrl: cluster.quotaUrl }),
       });
       hosts.push({ host, proc });
       log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ${DEPLOYMENT_TASK_QUEUE}`);

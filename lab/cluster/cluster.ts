@@ -12,6 +12,7 @@ import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { DATA_DIR } from '../../src/server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../spawn-worker';
 import { TRANSCRIPT_URL_ENV } from '../../src/planner/transcript-store-pg';
+import { QUOTA_URL_ENV } from '../../src/policy/quota-store';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
 import {
   clusterSecrets,
@@ -44,6 +45,8 @@ export interface RunningCluster {
   readonly timings: ClusterTimings;
   /** LEDGERLOOP_TRANSCRIPT_URL of the workers' shared transcript store (holds a password: never print it). */
   readonly transcriptUrl: string;
+  /** LEDGERLOOP_QUOTA_URL of the workers' cross-run rate-limit windows: the same database (holds a password). */
+  readonly quotaUrl: string;
   /** The server process's pid (changes when it is restarted). */
   serverPid(): number | undefined;
   /** SIGKILL the Temporal server process (nothing shuts down cleanly), then start it again and wait for it. */
@@ -103,6 +106,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
     build,
     timings: { buildMs, postgresMs, schemaMs, serverMs },
     transcriptUrl: transcriptUrl(pg),
+    quotaUrl: transcriptUrl(pg),
     serverPid: () => server.pid,
     async killAndRestartServer() {
       const down = Date.now();
@@ -131,7 +135,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
 export function workerHost(
   stack: Pick<Stack, 'bundlePath' | 'workerEnv'>,
   name: string,
-  shared: { readonly transcriptUrl?: string } = {},
+  shared: { readonly transcriptUrl?: string; readonly quotaUrl?: string } = {},
 ): Partial<SpawnWorkerOptions> {
   const dir = path.join(CLUSTER_DIR, 'hosts', name);
   fs.rmSync(dir, { recursive: true, force: true });
@@ -148,6 +152,8 @@ export function workerHost(
     LEDGERLOOP_TRANSCRIPT_DB: path.join(dir, 'transcripts.db'),
     // The model transcripts every host reads and writes: the cluster's PostgreSQL.
     ...(shared.transcriptUrl ? { [TRANSCRIPT_URL_ENV]: shared.transcriptUrl } : {}),
+    // The rate-limit windows every host counts in (it wins over the stack's SQLite file, which only one host shares).
+    ...(shared.quotaUrl ? { [QUOTA_URL_ENV]: shared.quotaUrl } : {}),
   };
   const issuers = stack.workerEnv[IDENTITY_ISSUERS_ENV];
   if (issuers !== undefined) {

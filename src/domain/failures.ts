@@ -63,9 +63,9 @@ export const Failure = {
   ReconcileUnreachable: 'Reconcile.Unreachable',
   /** The policy could not be read (the authorizer failed or is unreachable): nothing is sent (fail closed). */
   PolicyUnavailable: 'Policy.Unavailable',
-  /** No cross-run quota decision could be made (no quota client, the quota workflow unreachable): fail closed. */
+  /** No cross-run quota decision could be made (no quota store, or the store did not answer): fail closed. */
   QuotaUnavailable: 'Quota.Unavailable',
-  /** The tenant quota workflow refused a malformed reservation (its validator): no retry can change that. */
+  /** The quota activities refused a malformed reservation: no retry can change that. */
   QuotaInvalidRequest: 'Quota.InvalidRequest',
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',

@@ -1,6 +1,5 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
-import { Client } from '@temporalio/client';
 import { type InjectedSinks, type NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Sinks } from '@temporalio/workflow';
 import { connectNative } from '../server/connection-config';
@@ -16,6 +15,8 @@ import { scriptedModel } from '../planner/scripted-model';
 import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
+import type { QuotaStore } from '../policy/quota-store';
+import { quotaStoreFromEnv } from '../policy/quota-store-env';
 import type { DispatchProbe } from '../../activities/dispatch.activities';
 import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
 import { loadToolsModule } from './tools-module';
@@ -99,6 +100,11 @@ export interface LedgerloopWorkerOptions {
   readonly tools?: string;
   /** The identity issuers run principals, approvers and operators are verified with; default LEDGERLOOP_IDENTITY_ISSUERS. */
   readonly identityIssuers?: IdentitySource;
+  /**
+   * Where cross-run rate limits are counted (src/policy/quota-store.ts); default LEDGERLOOP_QUOTA_URL (PostgreSQL)
+   * or LEDGERLOOP_QUOTA_DB (SQLite). Every worker of a deployment must share one. None: those limits fail closed.
+   */
+  readonly quotaStore?: QuotaStore;
 }
 
 export interface WorkerInstrumentation {
@@ -144,13 +150,8 @@ export async function createLedgerloopWorker(
   });
   const namespace = config.namespace;
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-  // The quota activities reach the tenant quota workflows through the worker's own connection; they run here too.
-  const quotaClient = new Client({
-    connection,
-    namespace,
-    ...(dataConverter ? { dataConverter } : {}),
-    ...(tracing ? { plugins: [tracing.plugin] } : {}),
-  });
+  // Cross-run rate limits are counted in a store the workers own, out of reach of any Temporal client.
+  const quotaStore = opts.quotaStore ?? quotaStoreFromEnv();
   const bundling = opts.workflowBundlePath === undefined;
   const options: WorkerOptions = {
     connection,
@@ -171,7 +172,7 @@ export async function createLedgerloopWorker(
         policies: opts.policies ?? policyStoreFromEnv(),
         ...(capabilityKey ? { capabilityKey } : {}),
       },
-      quota: { client: quotaClient, taskQueue },
+      ...(quotaStore ? { quota: { store: quotaStore } } : {}),
     }),
     ...(opts.workflowBundlePath
       ? { workflowBundle: { codePath: opts.workflowBundlePath } }

@@ -96,7 +96,7 @@ describe('a worker host', () => {
     fs.rmSync(hostDir, { recursive: true, force: true });
     fs.rmSync(scratch, { recursive: true, force: true });
   });
-  const envOf = (shared: { transcriptUrl?: string }): Record<string, string> => {
+  const envOf = (shared: { transcriptUrl?: string; quotaUrl?: string }): Record<string, string> => {
     const stack = {
       bundlePath,
       workerEnv: { ...generateCapabilityTrust().workerEnv, [IDENTITY_ISSUERS_ENV]: issuers },
@@ -115,13 +115,14 @@ describe('a worker host', () => {
   };
 
   it('is given every variable deploy/deployment.json lists for a worker, and its own copies of files', () => {
-    const env = envOf({ transcriptUrl: 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop' });
+    const url = 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop';
+    const env = envOf({ transcriptUrl: url, quotaUrl: url });
     expect(missingEnv(REQUIRED_ENV.worker, env)).toEqual([]);
     expect(env[IDENTITY_ISSUERS_ENV]?.startsWith(hostDir)).toBe(true);
     expect(env['LEDGERLOOP_WORKFLOW_BUNDLE']?.startsWith(hostDir)).toBe(true);
   });
 
-  it('misses the shared transcript store when none is given (the check can fail)', () => {
-    expect(missingEnv(REQUIRED_ENV.worker, envOf({}))).toEqual(['LEDGERLOOP_TRANSCRIPT_URL']);
+  it('misses the shared transcript and quota stores when none is given (the check can fail)', () => {
+    expect(missingEnv(REQUIRED_ENV.worker, envOf({}))).toEqual(['LEDGERLOOP_TRANSCRIPT_URL', 'LEDGERLOOP_QUOTA_URL']);
   });
 });
