@@ -209,6 +209,8 @@ async function underAttack(
     const result = await handle.result();
     expect(result.stopReason).toBe('completed');
     expect(result.calls.map((c) => c.state)).toEqual(['SUCCEEDED']);
+    const key = result.calls[0]!.operationKey!;
+    expect((await stack.walletClient.stats(key, { prefix: true })).businessEffectCount).toBe(1);
     const all = (await handle.fetchHistory()).events ?? [];
     expect(failedTasks(all)).toEqual([]);
     return { sent, events };
