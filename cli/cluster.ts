@@ -105,7 +105,11 @@ async function once(): Promise<number> {
       onProgress: log,
       perStrategy: (strategy) => ({
         workerHost: (n) =>
-          workerHost(stack, `${strategy}-${n}`, { transcriptUrl: cluster.transcriptUrl, temporalTokenFile }),
+          workerHost(stack, `${strategy}-${n}`, {
+            transcriptUrl: cluster.transcriptUrl,
+            temporalTokenFile,
+            quotaUrl: cluster.quotaUrl,
+          }),
         afterWorkerKill: async () => {
           const pid = cluster.serverPid();
           const { downMs } = await cluster.killAndRestartServer();
@@ -152,7 +156,11 @@ async function up(workers: number): Promise<number> {
         address: cluster.address,
         taskQueue: DEPLOYMENT_TASK_QUEUE,
         services: stack.serviceUrls,
-        ...workerHost(stack, host, { transcriptUrl: cluster.transcriptUrl, temporalTokenFile }),
+        ...workerHost(stack, host, {
+          transcriptUrl: cluster.transcriptUrl,
+          temporalTokenFile,
+          quotaUrl: cluster.quotaUrl,
+        }),
       });
       hosts.push({ host, proc });
       log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ${DEPLOYMENT_TASK_QUEUE}`);

@@ -15,6 +15,7 @@ import { type DownstreamClient } from '../src/downstream/client';
 import { IDENTITY_ISSUERS_ENV } from '../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../src/identity/issue';
 import { tracingFromEnv, type Tracing } from '../src/observability/tracing';
+import { QUOTA_DB_ENV } from '../src/policy/quota-store';
 import {
   generateCapabilityTrust,
   type CapabilitySigningKey,
@@ -246,6 +247,11 @@ export interface StackBase<S extends StackServer = ServerHandle> extends ServerL
   >;
   /** Base URL per service name: what a worker of this stack needs. */
   readonly serviceUrls: Readonly<Record<string, string>>;
+  /**
+   * The SQLite file of the stack's cross-run rate-limit windows (src/policy/quota-store.ts), shared by every worker
+   * of the stack: `workerEnv` names it (LEDGERLOOP_QUOTA_DB), in-process workers open it themselves.
+   */
+  readonly quotaDb: string;
   /** Milliseconds from the start until the bundles were written and until the services were ready. */
   readonly setupMs: { readonly bundles: number; readonly services: number };
   /** Closes the client, stops the services, then the server. */
@@ -323,9 +329,13 @@ export async function startStack<S extends StackServer = ServerHandle>(
     throw err;
   }
   const running = services.value;
+  const quotaDb = path.join(dataDir, `quota-${stamp}.db`);
   const base: StackBase<S> = {
     ...link,
     ...keys,
+    // The stack's workers count cross-run rate limits in one file (a cluster host given a PostgreSQL URL uses that).
+    workerEnv: { ...keys.workerEnv, [QUOTA_DB_ENV]: quotaDb },
+    quotaDb,
     dataDir,
     ...bundles.value,
     services: Object.fromEntries([...running.byName].map(([name, s]) => [name, { proc: s.proc, client: s.client }])),

@@ -103,6 +103,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_CAPABILITY_SIGNING_KID: v(text, ['workers']),
   LEDGERLOOP_TRANSCRIPT_URL: v(text, ['workers'], true),
   LEDGERLOOP_TRANSCRIPT_DB: v(text, ['workers']),
+  LEDGERLOOP_QUOTA_URL: v(text, ['workers'], true),
+  LEDGERLOOP_QUOTA_DB: v(text, ['workers']),
   LEDGERLOOP_OPENAI_MODEL: v(text, ['workers']),
   OPENAI_API_KEY: v(text, ['workers'], true),
   OPENAI_BASE_URL: v(url, ['workers']),

@@ -9,6 +9,7 @@
  * call's action (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
  */
 import { ApplicationFailure, condition, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { refuseUndecodable } from '../src/codec/undecodable';
 import { Failure } from '../src/domain/failures';
 import { actorRecord, isTokenShaped, type ActorRecord } from '../src/identity/types';
 import type { ApprovalGrant } from '../src/policy/authorization';
@@ -91,6 +92,7 @@ export class Approvals {
     readonly input: ApprovalDecisionInput & { readonly token: string };
     readonly waiting: Waiting;
   } {
+    refuseUndecodable(d, 'the approval decision');
     if (typeof d !== 'object' || d === null) throw invalid('a decision must be an object');
     const r = d as Record<string, unknown>;
     const id = r['logicalCallId'];

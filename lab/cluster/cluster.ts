@@ -12,6 +12,7 @@ import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { DATA_DIR } from '../../src/server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../spawn-worker';
 import { TRANSCRIPT_URL_ENV } from '../../src/planner/transcript-store-pg';
+import { QUOTA_URL_ENV } from '../../src/policy/quota-store';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { TEMPORAL_TOKEN_FILE_ENV } from '../../src/server/connection-config';
@@ -48,6 +49,8 @@ export interface RunningCluster {
   readonly identity: ClusterIdentity;
   /** LEDGERLOOP_TRANSCRIPT_URL of the workers' shared transcript store (holds a password: never print it). */
   readonly transcriptUrl: string;
+  /** LEDGERLOOP_QUOTA_URL of the workers' cross-run rate-limit windows: the same database (holds a password). */
+  readonly quotaUrl: string;
   /** The server process's pid (changes when it is restarted). */
   serverPid(): number | undefined;
   /** SIGKILL the Temporal server process (nothing shuts down cleanly), then start it again and wait for it. */
@@ -136,6 +139,7 @@ export async function startCluster(
     identity,
     timings: { buildMs, postgresMs, schemaMs, serverMs },
     transcriptUrl: transcriptUrl(pg),
+    quotaUrl: transcriptUrl(pg),
     serverPid: () => server.pid,
     async killAndRestartServer() {
       const down = Date.now();
@@ -166,7 +170,7 @@ export async function startCluster(
 export function workerHost(
   stack: Pick<Stack, 'bundlePath' | 'workerEnv'>,
   name: string,
-  shared: { readonly transcriptUrl?: string; readonly temporalTokenFile?: string } = {},
+  shared: { readonly transcriptUrl?: string; readonly temporalTokenFile?: string; readonly quotaUrl?: string } = {},
 ): Partial<SpawnWorkerOptions> {
   const dir = path.join(CLUSTER_DIR, 'hosts', name);
   fs.rmSync(dir, { recursive: true, force: true });
@@ -185,6 +189,8 @@ export function workerHost(
     ...(shared.transcriptUrl ? { [TRANSCRIPT_URL_ENV]: shared.transcriptUrl } : {}),
     // Who this host is at the frontend; it replaces whatever token the supervisor's environment names.
     ...(shared.temporalTokenFile ? { [TEMPORAL_TOKEN_FILE_ENV]: shared.temporalTokenFile } : {}),
+    // The rate-limit windows every host counts in (it wins over the stack's SQLite file, which only one host shares).
+    ...(shared.quotaUrl ? { [QUOTA_URL_ENV]: shared.quotaUrl } : {}),
   };
   const issuers = stack.workerEnv[IDENTITY_ISSUERS_ENV];
   if (issuers !== undefined) {

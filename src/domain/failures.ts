@@ -63,9 +63,9 @@ export const Failure = {
   ReconcileUnreachable: 'Reconcile.Unreachable',
   /** The policy could not be read (the authorizer failed or is unreachable): nothing is sent (fail closed). */
   PolicyUnavailable: 'Policy.Unavailable',
-  /** No cross-run quota decision could be made (no quota client, the quota workflow unreachable): fail closed. */
+  /** No cross-run quota decision could be made (no quota store, or the store did not answer): fail closed. */
   QuotaUnavailable: 'Quota.Unavailable',
-  /** The tenant quota workflow refused a malformed reservation (its validator): no retry can change that. */
+  /** The quota activities refused a malformed reservation: no retry can change that. */
   QuotaInvalidRequest: 'Quota.InvalidRequest',
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',
@@ -100,6 +100,13 @@ export const Failure = {
   ApprovalInvalid: 'Approval.Invalid',
   /** The run's input does not fit what the workflow reads (a raw client can send anything): nothing was run. */
   RunInputInvalid: 'Run.InputInvalid',
+  /**
+   * A signal, update or query whose payload this worker could not decode (plaintext to a strict codec, junk under
+   * the encrypted encoding, an encoding no converter reads): refused or ignored, and the run goes on.
+   */
+  MessageUndecodable: 'Message.Undecodable',
+  /** A query argument of the wrong shape (the `ledger` query's `upTo`): the query is refused, the run goes on. */
+  MessageInvalid: 'Message.Invalid',
   /** Too little of the run is left for the next step (an attempt, a rate-limit wait): it is not begun. */
   DeadlineTooClose: 'Deadline.TooClose',
   /** The run was cancelled while the call was being decided or dispatched. */

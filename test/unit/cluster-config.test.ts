@@ -114,7 +114,11 @@ describe('a worker host', () => {
     fs.rmSync(hostDir, { recursive: true, force: true });
     fs.rmSync(scratch, { recursive: true, force: true });
   });
-  const envOf = (shared: { transcriptUrl?: string; temporalTokenFile?: string }): Record<string, string> => {
+  const envOf = (shared: {
+    transcriptUrl?: string;
+    temporalTokenFile?: string;
+    quotaUrl?: string;
+  }): Record<string, string> => {
     const stack = {
       bundlePath,
       workerEnv: { ...generateCapabilityTrust().workerEnv, [IDENTITY_ISSUERS_ENV]: issuers },
@@ -135,7 +139,8 @@ describe('a worker host', () => {
   const token = '/cluster/credentials/worker-unit.jwt';
 
   it('is given every variable deploy/deployment.json lists for a worker, and its own copies of files', () => {
-    const env = envOf({ transcriptUrl: 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop', temporalTokenFile: token });
+    const url = 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop';
+    const env = envOf({ transcriptUrl: url, quotaUrl: url, temporalTokenFile: token });
     expect(missingEnv(REQUIRED_ENV.worker, env)).toEqual([]);
     // Its own worker token, not the supervisor's admin token it would otherwise inherit.
     expect(env['LEDGERLOOP_TEMPORAL_TOKEN_FILE']).toBe(token);
@@ -143,13 +148,16 @@ describe('a worker host', () => {
     expect(env['LEDGERLOOP_WORKFLOW_BUNDLE']?.startsWith(hostDir)).toBe(true);
   });
 
-  it('misses the shared transcript store when none is given (the check can fail)', () => {
-    expect(missingEnv(REQUIRED_ENV.worker, envOf({ temporalTokenFile: token }))).toEqual(['LEDGERLOOP_TRANSCRIPT_URL']);
+  it('misses the shared transcript and quota stores when none is given (the check can fail)', () => {
+    expect(missingEnv(REQUIRED_ENV.worker, envOf({ temporalTokenFile: token }))).toEqual([
+      'LEDGERLOOP_TRANSCRIPT_URL',
+      'LEDGERLOOP_QUOTA_URL',
+    ]);
   });
 
   it('misses its frontend token when none is given', () => {
-    expect(missingEnv(REQUIRED_ENV.worker, envOf({ transcriptUrl: 'postgres://x' }))).toEqual([
-      'LEDGERLOOP_TEMPORAL_TOKEN_FILE',
-    ]);
+    expect(missingEnv(REQUIRED_ENV.worker, envOf({ transcriptUrl: 'postgres://x', quotaUrl: 'postgres://x' }))).toEqual(
+      ['LEDGERLOOP_TEMPORAL_TOKEN_FILE'],
+    );
   });
 });
