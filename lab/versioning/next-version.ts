@@ -13,4 +13,3 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   await sleep(1);
   return current(input);
 }
-
