@@ -3,9 +3,10 @@
  * returns who it names, with the token's SHA-256 digest. Refusals are non-retryable typed failures
  * (`Identity.Invalid`, `Identity.Unmapped`, `Identity.Unconfigured`): no retry can change them.
  *
- * A token is verified for one act (src/identity/purpose.ts): the `purpose` asked (an opening, `includePolicy`, is a
- * `start`), on the run whose workflow asked (read from the activity's own context, never from its input alone) and,
- * to approve or resolve, the `callId` asked. A token for another act, run or call is refused `Identity.Invalid`.
+ * A token is verified for one act (src/identity/purpose.ts): the `purpose` asked (an opening, `includePolicy`
+ * without a purpose, is a `start`), on the run asked (`runId`; by default the run whose workflow asks, read from
+ * the activity's own context) and, to approve or resolve, the `callId` asked. A token for another act, run or call
+ * is refused `Identity.Invalid`.
  *
  * Asked with `includePolicy` (a run opening), it also returns the policy the run will be held to, with its digest:
  * the run decides its first calls from it, as from the authorizer's answer, without a local activity (and so
@@ -57,12 +58,10 @@ function scopeOf(input: {
   const purpose = input.purpose ?? (input.includePolicy === true ? 'start' : undefined);
   if (purpose === undefined)
     throw new IdentityError(Failure.IdentityInvalid, 'no act to verify the token for (purpose missing)');
-  const asking = askingRun();
-  // A run that has not recorded its creation yet asks with no run id ('', e.g. a cancel during its opening).
-  const named = input.runId === '' ? undefined : input.runId;
-  if (asking !== undefined && named !== undefined && named !== asking)
-    throw new IdentityError(Failure.IdentityInvalid, `run ${named.slice(0, 200)} is not the run asking`);
-  const run = asking ?? named;
+  // The run the token must name: the one the request names (an approval on this run, or the console's operator acts
+  // on another run's call), else the run that asks (an opening). A run that has not recorded its creation yet asks
+  // with no run id ('', e.g. a cancel during its opening).
+  const run = (input.runId === '' ? undefined : input.runId) ?? askingRun();
   if (run === undefined) throw new IdentityError(Failure.IdentityInvalid, 'no run to verify the token for');
   return { purpose, run, ...(input.callId !== undefined ? { call: input.callId } : {}) };
 }

@@ -27,7 +27,7 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
    * tests set it.
    */
   readonly allowLabStrategies?: boolean;
-  /** The client that reaches the tenant quota workflows (cross-run rate limits). Absent: those limits fail closed. */
+  /** The store of the cross-run rate-limit windows (src/policy/quota-store.ts). Absent: those limits fail closed. */
   readonly quota?: QuotaDeps;
   /** The identity issuers that verify run principals, approvers and operators; default LEDGERLOOP_IDENTITY_ISSUERS. */
   readonly identity?: IdentityDeps;

@@ -1,28 +1,24 @@
 /**
- * Cross-run rate limits: the activities that ask the tenant's quota workflow (workflows/tenant-quota.workflow.ts)
- * for a slot and give it back. They use the worker's own Temporal client: update-with-start reaches the tenant's
- * one quota workflow, starting it on first use. Without a client they fail closed (`Quota.Unavailable`): a
- * worker that cannot count across runs never lets a limited call through.
+ * Cross-run rate limits: the activities that take a slot in the tenant's windows and give it back, in the quota
+ * store the workers own (src/policy/quota-store.ts: SQLite on one host, PostgreSQL for several). Each is one
+ * transaction in the store, idempotent by reservation id; no Temporal workflow holds the windows, so terminating or
+ * resetting anything in Temporal cannot empty them. Without a store, or with one that cannot be reached, they fail
+ * closed (`Quota.Unavailable`): a worker that cannot count across runs never lets a limited call through.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowNotFoundError } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/activity';
 import { Failure } from '../src/domain/failures';
+import { QuotaStoreUnavailable, type QuotaStore } from '../src/policy/quota-store';
 import {
-  quotaWorkflowId,
   quotaRequestSchemas,
   type QuotaDecision,
   type ReleaseQuotaInput,
   type ReleaseResult,
   type ReserveQuotaInput,
 } from '../src/policy/quota-window';
-import { releaseQuotaUpdate, reserveQuotaUpdate, type tenantQuota } from '../workflows/tenant-quota.workflow';
 
 export interface QuotaDeps {
-  /** A client of the worker's namespace (same data converter as the worker). */
-  readonly client: Client;
-  /** Where the quota workflows run: a queue the Ledgerloop workers poll (every worker bundles `tenantQuota`). */
-  readonly taskQueue: string;
+  /** The store every worker of the deployment shares (`quotaStoreFromEnv`: LEDGERLOOP_QUOTA_URL or _DB). */
+  readonly store: QuotaStore;
 }
 
 export interface TenantReserveInput extends ReserveQuotaInput {
@@ -40,57 +36,36 @@ function unavailable(message: string, retryable: boolean): ApplicationFailure {
     : ApplicationFailure.nonRetryable(message, Failure.QuotaUnavailable);
 }
 
+function invalid(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `invalid quota request: ${message}`.slice(0, 500),
+    Failure.QuotaInvalidRequest,
+  );
+}
+
 function checkTenant(tenant: unknown): string {
-  if (typeof tenant !== 'string' || !TENANT.test(tenant))
-    throw ApplicationFailure.nonRetryable('invalid tenant for a quota', Failure.QuotaInvalidRequest);
+  if (typeof tenant !== 'string' || !TENANT.test(tenant)) throw invalid('invalid tenant');
   return tenant;
 }
 
-/** An update the quota workflow refused (validator) or failed stays refused; anything else may pass on retry. */
+/** A store that did not answer may answer the next attempt; anything else it threw is a bug: refuse, typed. */
 function mapError(err: unknown): never {
-  if (err instanceof ApplicationFailure) throw err;
-  if (err instanceof WorkflowUpdateFailedError) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === Failure.QuotaInvalidRequest) {
-      throw ApplicationFailure.nonRetryable(cause.message, Failure.QuotaInvalidRequest);
-    }
-    throw unavailable(`the quota workflow failed the update: ${cause?.message ?? err.message}`, false);
-  }
-  // Connection errors, deadlines, a run closing under continue-as-new: a later attempt can succeed.
-  throw unavailable(`the quota workflow did not answer: ${(err as Error).message}`, true);
-}
-
-/** The client call, bounded by this attempt's timeout and cancelled with the activity. */
-function bounded<R>(client: Client, fn: () => Promise<R>): Promise<R> {
-  const ctx = Context.current();
-  const budgetMs = ctx.info.startToCloseTimeoutMs > 0 ? ctx.info.startToCloseTimeoutMs : 10_000;
-  return client.withAbortSignal(ctx.cancellationSignal, () => client.withDeadline(Date.now() + budgetMs, fn));
+  if (err instanceof QuotaStoreUnavailable) throw unavailable(`the quota store did not answer: ${err.message}`, true);
+  throw unavailable(`the quota store failed: ${(err as Error).message}`, true);
 }
 
 export function createQuotaActivities(deps: QuotaDeps | undefined) {
   /** A slot in every window named, or none: `{ ok: false, retryAfterMs, scope }` says when to ask again. */
   async function reserveQuota(input: TenantReserveInput): Promise<QuotaDecision> {
-    if (!deps) throw unavailable('this worker has no quota client: cross-run rate limits cannot be checked', false);
+    if (!deps) throw unavailable('this worker has no quota store: cross-run rate limits cannot be checked', false);
     const { tenant: rawTenant, ...req } = input;
     const tenant = checkTenant(rawTenant);
     const parsed = quotaRequestSchemas().reserve.safeParse(req);
-    if (!parsed.success)
-      throw ApplicationFailure.nonRetryable(
-        `invalid quota request: ${parsed.error.issues[0]?.message ?? 'malformed'}`,
-        Failure.QuotaInvalidRequest,
-      );
-    const { client, taskQueue } = deps;
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof tenantQuota>('tenantQuota', {
-      workflowId: quotaWorkflowId(tenant),
-      taskQueue,
-      args: [{ tenant }],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      staticSummary: `cross-run rate-limit windows of tenant ${tenant}`,
-    });
+    if (!parsed.success) throw invalid(parsed.error.issues[0]?.message ?? 'malformed');
+    const foreign = parsed.data.scopes.find((s) => s.scope.startsWith('tenant:') && s.scope !== `tenant:${tenant}`);
+    if (foreign) throw invalid(`${foreign.scope.slice(0, 120)} is not this quota's tenant (${tenant})`);
     try {
-      return await bounded(client, () =>
-        client.workflow.executeUpdateWithStart(reserveQuotaUpdate, { args: [parsed.data], startWorkflowOperation }),
-      );
+      return await deps.store.reserve(tenant, parsed.data);
     } catch (err) {
       return mapError(err);
     }
@@ -98,18 +73,13 @@ export function createQuotaActivities(deps: QuotaDeps | undefined) {
 
   /** Give back a reservation whose call was rejected before sending. `released: false` if none was held. */
   async function releaseQuota(input: TenantReleaseInput): Promise<ReleaseResult> {
-    if (!deps) throw unavailable('this worker has no quota client: a reservation cannot be released', false);
+    if (!deps) throw unavailable('this worker has no quota store: a reservation cannot be released', false);
     const tenant = checkTenant(input.tenant);
     const parsed = quotaRequestSchemas().release.safeParse({ reservationId: input.reservationId });
-    if (!parsed.success) throw ApplicationFailure.nonRetryable('invalid reservation id', Failure.QuotaInvalidRequest);
-    const { client } = deps;
+    if (!parsed.success) throw invalid('invalid reservation id');
     try {
-      // No start: a tenant without a quota workflow holds no reservation.
-      return await bounded(client, () =>
-        client.workflow.getHandle(quotaWorkflowId(tenant)).executeUpdate(releaseQuotaUpdate, { args: [parsed.data] }),
-      );
+      return await deps.store.release(tenant, parsed.data.reservationId);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return { released: false };
       return mapError(err);
     }
   }

@@ -17,6 +17,7 @@ import {
   alive,
   clearState,
   CLUSTER_DIR,
+  createClusterIdentity,
   postgresReady,
   readState,
   startCluster,
@@ -40,8 +41,10 @@ import { prepareFirstRun, nextCommands } from '../lab/demo/first-run';
 import { runEveryStrategy } from '../lab/demo/opening-failure';
 import { startStack, type Stack } from '../lab/stack';
 import { describeRows, renderTable } from '../lab/demo/table';
-import { connectClient } from '../src/server/connection-config';
+import { connectClient, TEMPORAL_TOKEN_FILE_ENV } from '../src/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
+import { startStackConsole, type StackConsole } from '../console/stack-console';
+import { DEFAULT_CONSOLE_PORT } from '../console/config';
 
 const log = (m: string): void => {
   process.stderr.write(`${m}\n`);
@@ -60,7 +63,9 @@ async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack; keys:
   log(
     `cluster: payloads are encrypted with ${keys.kind === 'demo' ? `the demo key "${keys.keyId}"` : `key "${keys.keyId}" (LEDGERLOOP_CODEC_KEYS)`}`,
   );
-  const cluster = await startCluster(log);
+  // Whose tokens the frontend accepts: the cluster's issuer, which the stack (workers, first-run tokens) uses too.
+  const identity = await createClusterIdentity();
+  const cluster = await startCluster(log, identity);
   const t = cluster.timings;
   log(
     `cluster: build ${seconds(t.buildMs)}, PostgreSQL ${seconds(t.postgresMs)}, schemas ${seconds(t.schemaMs)}, server ready ${seconds(t.serverMs)}`,
@@ -73,6 +78,7 @@ async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack; keys:
       name: 'cluster',
       dataDir: path.join(CLUSTER_DIR, 'stack'),
       services: ['inventory', 'shipping', 'orders', 'notifications'],
+      identity: identity.issuer,
     });
     return { cluster, stack, keys };
   } catch (err) {
@@ -81,14 +87,29 @@ async function bringUp(): Promise<{ cluster: RunningCluster; stack: Stack; keys:
   }
 }
 
+/** A worker token for `queue`, kept fresh by the cluster: the file a worker host reads. */
+function workerTokenFile(cluster: RunningCluster, name: string, queue: string): Promise<string> {
+  const { credentials } = cluster.identity;
+  return credentials.workerToken(path.join(credentials.dir, `worker-${name}.jwt`), queue);
+}
+
 async function once(): Promise<number> {
   const { cluster, stack } = await bringUp();
   try {
+    // One queue for the three runs; their worker hosts may poll it and nothing else.
+    const taskQueue = `cluster-opening-failure-${Date.now()}`;
+    const temporalTokenFile = await workerTokenFile(cluster, 'opening-failure', taskQueue);
     const rows = await runEveryStrategy(stack, {
       prefix: 'cluster',
+      taskQueue,
       onProgress: log,
       perStrategy: (strategy) => ({
-        workerHost: (n) => workerHost(stack, `${strategy}-${n}`, { transcriptUrl: cluster.transcriptUrl }),
+        workerHost: (n) =>
+          workerHost(stack, `${strategy}-${n}`, {
+            transcriptUrl: cluster.transcriptUrl,
+            temporalTokenFile,
+            quotaUrl: cluster.quotaUrl,
+          }),
         afterWorkerKill: async () => {
           const pid = cluster.serverPid();
           const { downMs } = await cluster.killAndRestartServer();
@@ -115,22 +136,31 @@ async function up(workers: number): Promise<number> {
   const { cluster, stack, keys } = await bringUp();
   const hosts: { host: string; proc: WorkerProcess }[] = [];
   let ui: ClusterUi | undefined;
+  let operatorConsole: StackConsole | undefined;
   try {
     const { uiServer } = await ensureUiBuild(log);
+    const { credentials } = cluster.identity;
     ui = await startClusterUi(uiServer, path.join(CLUSTER_DIR, 'ui'), {
       frontend: cluster.address,
       port: cluster.ports.ui,
+      serverBinary: cluster.build.server,
+      viewerTokenFile: credentials.viewerTokenFile,
     });
     log(
-      `cluster: Web UI ${TEMPORAL_UI_VERSION} at ${ui.url}${ui.codecUrl ? ` (decoding payloads through the codec server at ${ui.codecUrl})` : ''}`,
+      `cluster: Web UI ${TEMPORAL_UI_VERSION} at ${ui.url} as a viewer (through ${ui.gateway})${ui.codecUrl ? `, decoding payloads through the codec server at ${ui.codecUrl}` : ''}`,
     );
     for (let i = 1; i <= workers; i++) {
       const host = `worker-${i}`;
+      const temporalTokenFile = await workerTokenFile(cluster, host, DEPLOYMENT_TASK_QUEUE);
       const proc = await spawnWorker({
         address: cluster.address,
         taskQueue: DEPLOYMENT_TASK_QUEUE,
         services: stack.serviceUrls,
-        ...workerHost(stack, host, { transcriptUrl: cluster.transcriptUrl }),
+        ...workerHost(stack, host, {
+          transcriptUrl: cluster.transcriptUrl,
+          temporalTokenFile,
+          quotaUrl: cluster.quotaUrl,
+        }),
       });
       hosts.push({ host, proc });
       log(`cluster: worker host ${host} (pid ${proc.pid}) polls task queue ${DEPLOYMENT_TASK_QUEUE}`);
@@ -141,6 +171,7 @@ async function up(workers: number): Promise<number> {
       ports: cluster.ports,
       services: stack.serviceUrls,
       ui: ui.url,
+      gateway: ui.gateway,
       workers: hosts.map((h) => ({ host: h.host, pid: h.proc.pid })),
       startedAt: new Date().toISOString(),
     });
@@ -150,18 +181,25 @@ async function up(workers: number): Promise<number> {
       `\ncluster up: Temporal ${TEMPORAL_SERVER_VERSION} at ${cluster.address} on PostgreSQL 127.0.0.1:${cluster.ports.postgres}; Web UI ${ui.url}; ${workers} worker host(s).`,
     );
     // The CLI decodes results with the same keys: the demo key's file, unless keys were configured.
-    const codecEnv =
-      keys.kind === 'demo' ? ` ${CODEC_KEYS_FILE_ENV}=${path.relative(process.cwd(), keys.file) || keys.file}` : '';
+    const rel = (p: string): string => path.relative(process.cwd(), p) || p;
+    const codecEnv = keys.kind === 'demo' ? ` ${CODEC_KEYS_FILE_ENV}=${rel(keys.file)}` : '';
+    // The read commands act as the cluster's viewer; start, approve, resolve and cancel as their --token.
+    const viewerEnv = ` ${TEMPORAL_TOKEN_FILE_ENV}=${rel(credentials.viewerTokenFile)}`;
     log(
-      `acme's acct_1 is seeded; tokens for alice, carol the approver and bob the operator are in ${first.tokensDir}.`,
+      `acme's acct_1 is seeded; tokens for alice (a starter), carol the approver and bob the operator are in ${first.tokensDir}; the frontend takes them, and a viewer's token for the read commands.`,
     );
     for (const line of nextCommands({
-      env: `TEMPORAL_ADDRESS=${cluster.address}${codecEnv} `,
+      env: `TEMPORAL_ADDRESS=${cluster.address}${codecEnv}${viewerEnv} `,
       tokensDir: first.tokensDir,
       devIssuerKey: first.devIssuerKey,
       uiUrl: ui.url,
     }))
       log(line);
+    operatorConsole = await startStackConsole(stack, {
+      port: DEFAULT_CONSOLE_PORT + portOffsetFromEnv(),
+      uiUrl: ui.url,
+    });
+    log(operatorConsole.lines.join('\n'));
     log('Ctrl-C or `ledgerloop cluster down` stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());
@@ -170,6 +208,7 @@ async function up(workers: number): Promise<number> {
     return 0;
   } finally {
     log('cluster: stopping');
+    await operatorConsole?.console?.close();
     await Promise.all(hosts.map((h) => h.proc.stop()));
     await ui?.stop();
     await stack.stop();

@@ -25,6 +25,11 @@ import { parseDuration } from './parse';
 export interface ConnectionFlags {
   readonly address: string;
   readonly namespace: string;
+  /**
+   * The token of whoever the command acts as (`--token`): also the command's credential at a frontend that
+   * authorizes (src/server/connection-config.ts).
+   */
+  readonly actorToken?: string;
 }
 
 /** The envconfig profile's value (TEMPORAL_* variables over the profile file), or undefined if it is invalid. */
@@ -150,7 +155,12 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
   let connection: Connection;
   try {
     // TLS, mTLS and API keys from the envconfig profile / TEMPORAL_* variables (src/server/connection-config.ts).
-    ({ connection } = await connectClient({ address, namespace, connectTimeout: '5s' }));
+    ({ connection } = await connectClient({
+      address,
+      namespace,
+      connectTimeout: '5s',
+      ...(flags.actorToken ? { bearerToken: flags.actorToken } : {}),
+    }));
   } catch (err) {
     if (err instanceof ConnectionConfigError) throw new CliUsageError(err.message);
     throw new ServerUnreachableError(address, (err as Error).message);

@@ -16,13 +16,19 @@ import { nextCommands, prepareFirstRun } from '../lab/demo/first-run';
 import { DEPLOYMENT_TASK_QUEUE } from '../lab/cluster/versions';
 import { DEFAULT_ADDRESS } from '../src/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
+import { runModelDemo } from '../lab/local-model/demo';
+import { startStackConsole, type StackConsole } from '../console/stack-console';
+import { DEFAULT_CONSOLE_PORT } from '../console/config';
 
 export interface DemoOptions {
   readonly once: boolean;
   readonly json: boolean;
+  /** `local`: a real model on this machine drives governed runs instead (lab/local-model/demo.ts). */
+  readonly model?: string;
 }
 
 export async function runDemo(opts: DemoOptions): Promise<number> {
+  if (opts.model !== undefined) return runModelDemo(opts.model, { once: opts.once });
   const log = (m: string): void => {
     process.stderr.write(`${m}\n`);
   };
@@ -47,11 +53,13 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     throw err;
   });
   const workers: WorkerProcess[] = [];
+  let operatorConsole: StackConsole | undefined;
   let stopping = false;
   const shutdown = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log('stopping the stack…');
+    await operatorConsole?.console?.close();
     await Promise.all(workers.map((w) => w.stop()));
     await stack.stop();
     await codecServer?.close();
@@ -117,6 +125,11 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       exampleRun,
     }))
       log(line);
+    operatorConsole = await startStackConsole(stack, {
+      port: DEFAULT_CONSOLE_PORT,
+      ...(stack.server.uiUrl ? { uiUrl: stack.server.uiUrl } : {}),
+    });
+    log(`\n${operatorConsole.lines.join('\n')}`);
     log('\nCtrl-C stops the stack.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve());

@@ -7,6 +7,7 @@
  *   2  bad input: a missing or malformed flag or argument, malformed JSON, an unknown run or call id
  *   3  the Temporal server could not be reached (the message names the address)
  */
+import { frontendRefusal } from '../src/client/frontend-refusal';
 import {
   isGrpcDeadlineError,
   isGrpcServiceError,
@@ -181,6 +182,11 @@ export function toCliError(err: unknown, ctx: ErrorContext): CliError {
     return new OperationRefusedError(`refused: ${err.cause?.message ?? err.message}`);
   }
   if (grpcCode(err) === GRPC_UNAVAILABLE) return new ServerUnreachableError(ctx.address, (err as Error).message);
+  const refusal = frontendRefusal(err);
+  if (refusal !== undefined)
+    return new OperationRefusedError(
+      `the Temporal frontend refused the call: ${refusal} (a token with the right role: --token, or LEDGERLOOP_TEMPORAL_TOKEN_FILE)`,
+    );
   const message = withCodecHint(err instanceof Error ? err.message : String(err));
   // A ServiceError's own message is generic ("Failed to query Workflow"): add the server's status and details.
   const cause = err instanceof ServiceError && isGrpcServiceError(err.cause) ? err.cause : undefined;

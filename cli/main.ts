@@ -7,6 +7,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- a require() in an action is what defers the module */
 import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
+import { registerModelCommands } from '../lab/local-model/cli';
 import { registerRunCommands } from './commands';
 import { versionLine } from './version';
 import { ConfigError } from '../src/config';
@@ -26,9 +27,14 @@ program
   .description('run the opening-failure demo once per retry strategy on a local dev server (what `npm start` runs)')
   .option('--once', 'exit after printing the table instead of keeping the stack up for the Web UI', false)
   .option('--json', 'print the rows as one JSON array', false)
-  .action(async (o: { once: boolean; json: boolean }) => {
+  .option('--model <kind>', 'local: instead, a real model on this machine plans governed runs (docs/models.md)')
+  .action(async (o: { once: boolean; json: boolean; model?: string }) => {
     const { runDemo } = require('./demo') as typeof import('./demo');
-    process.exitCode = await runDemo({ once: o.once, json: o.json });
+    process.exitCode = await runDemo({
+      once: o.once,
+      json: o.json,
+      ...(o.model !== undefined ? { model: o.model } : {}),
+    });
   });
 
 program
@@ -91,9 +97,53 @@ program
     },
   );
 
+program
+  .command('console')
+  .description(
+    'the operator console: an inbox of approvals, UNKNOWN calls and abandoned runs, acted on as the signed-in person',
+  )
+  .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS)')
+  .option('--namespace <ns>', 'Temporal namespace (env TEMPORAL_NAMESPACE)')
+  .option('--host <host>', 'address to bind', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', '8090')
+  .option(
+    '--origin <url...>',
+    'origins browsers reach the console by (default http://127.0.0.1:<port> and http://localhost:<port>)',
+  )
+  .option('--temporal-ui <url>', 'the Temporal Web UI, for links to each run')
+  .option('--viewer-roles <list>', 'roles that see every item of their tenant and act on none', 'viewer')
+  .action(
+    async (o: {
+      address?: string;
+      namespace?: string;
+      host: string;
+      port: string;
+      origin?: string[];
+      temporalUi?: string;
+      viewerRoles: string;
+    }) => {
+      const { defaultAddress, defaultNamespace } = require('./connect') as typeof import('./connect');
+      const { runConsoleCommand } = require('../console/main') as typeof import('../console/main');
+      process.exitCode = await runConsoleCommand({
+        address: o.address ?? defaultAddress(),
+        namespace: o.namespace ?? defaultNamespace(),
+        host: o.host,
+        port: Number(o.port),
+        origin: o.origin ?? [],
+        ...(o.temporalUi ? { temporalUi: o.temporalUi } : {}),
+        viewerRoles: o.viewerRoles
+          .split(',')
+          .map((r) => r.trim())
+          .filter((r) => r !== ''),
+      });
+    },
+  );
+
 registerRunCommands(program);
 
 registerFaultsCommand(program);
+
+registerModelCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);

@@ -15,6 +15,7 @@ import { type DownstreamClient } from '../src/downstream/client';
 import { IDENTITY_ISSUERS_ENV } from '../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../src/identity/issue';
 import { tracingFromEnv, type Tracing } from '../src/observability/tracing';
+import { QUOTA_DB_ENV } from '../src/policy/quota-store';
 import {
   generateCapabilityTrust,
   type CapabilitySigningKey,
@@ -99,10 +100,14 @@ export interface StackKeys {
   readonly workerEnv: Readonly<Record<string, string>>;
 }
 
-/** Fresh keys (or `capabilityTrust` when given), the issuer's files in `identityDir`. */
-export async function createStackKeys(identityDir: string, capabilityTrust?: CapabilityTrust): Promise<StackKeys> {
+/** Fresh keys (or `capabilityTrust` when given), the issuer's files in `identityDir` (or the `issuer` given). */
+export async function createStackKeys(
+  identityDir: string,
+  capabilityTrust?: CapabilityTrust,
+  issuer?: DevIssuer,
+): Promise<StackKeys> {
   const trust = capabilityTrust ?? generateCapabilityTrust();
-  const identity = await createDevIssuer(identityDir);
+  const identity = issuer ?? (await createDevIssuer(identityDir));
   return {
     capabilityTrust: trust,
     capabilityKey: trust.dispatch,
@@ -213,6 +218,8 @@ export interface StackOptions<S extends StackServer = ServerHandle> {
   readonly capabilityTrust?: CapabilityTrust;
   /** The identity issuer's directory; default `identity-<start time>` in `dataDir`. */
   readonly identityDir?: string;
+  /** An issuer to use instead of a fresh one (the local cluster's: its frontend accepts that issuer's tokens). */
+  readonly identity?: DevIssuer;
   /**
    * The workflow bundle: built into `dataDir` (default `workflow-bundle.js`, with the tracing interceptors when
    * tracing is on), or `{ prebuilt }`, a bundle the caller already wrote.
@@ -240,6 +247,11 @@ export interface StackBase<S extends StackServer = ServerHandle> extends ServerL
   >;
   /** Base URL per service name: what a worker of this stack needs. */
   readonly serviceUrls: Readonly<Record<string, string>>;
+  /**
+   * The SQLite file of the stack's cross-run rate-limit windows (src/policy/quota-store.ts), shared by every worker
+   * of the stack: `workerEnv` names it (LEDGERLOOP_QUOTA_DB), in-process workers open it themselves.
+   */
+  readonly quotaDb: string;
   /** Milliseconds from the start until the bundles were written and until the services were ready. */
   readonly setupMs: { readonly bundles: number; readonly services: number };
   /** Closes the client, stops the services, then the server. */
@@ -265,7 +277,11 @@ export async function startStack<S extends StackServer = ServerHandle>(
   const stamp = Date.now();
   const dataConverter = opts.dataConverter === null ? undefined : (opts.dataConverter ?? dataConverterFromEnv());
   const tracing = opts.tracing === null ? undefined : (opts.tracing ?? tracingFromEnv('ledgerloop-client'));
-  const keys = await createStackKeys(opts.identityDir ?? path.join(dataDir, `identity-${stamp}`), opts.capabilityTrust);
+  const keys = await createStackKeys(
+    opts.identityDir ?? path.join(dataDir, `identity-${stamp}`),
+    opts.capabilityTrust,
+    opts.identity,
+  );
   const names = [
     ...(opts.wallet === false ? [] : ['wallet' as const]),
     ...(opts.services ?? []).filter((s) => s !== 'wallet'),
@@ -313,9 +329,13 @@ export async function startStack<S extends StackServer = ServerHandle>(
     throw err;
   }
   const running = services.value;
+  const quotaDb = path.join(dataDir, `quota-${stamp}.db`);
   const base: StackBase<S> = {
     ...link,
     ...keys,
+    // The stack's workers count cross-run rate limits in one file (a cluster host given a PostgreSQL URL uses that).
+    workerEnv: { ...keys.workerEnv, [QUOTA_DB_ENV]: quotaDb },
+    quotaDb,
     dataDir,
     ...bundles.value,
     services: Object.fromEntries([...running.byName].map(([name, s]) => [name, { proc: s.proc, client: s.client }])),

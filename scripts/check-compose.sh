@@ -9,7 +9,14 @@
 #    only, secrets required (`${VAR:?}`, no defaults for passwords, tokens or keys), separate frontend and backend
 #    networks (the database on backend only), mTLS between the workers and Temporal with certificates from
 #    scripts/gen-certs.sh, the strict codec on, a codec server with a token and without --insecure-dev, and no key
-#    material tracked by git.
+#    material tracked by git;
+# 4. authorization at the frontend (docs/operations.md, "Who may call what at the Temporal frontend"): Temporal is
+#    our server main built from lab/cluster/server by deploy/temporal/Dockerfile (the go.mod version is the
+#    deployment's), fed the identity issuers, with the internal frontend and an internode CA of its own; the UI's
+#    certificate is the viewer's; the workers and temporal-setup send tokens from secret files;
+# 5. no leaks: .dockerignore keeps .env files, keys and certificates out of the image; each container mounts only
+#    its own certificate and key, one file at a time; the capability signing key is a secret file, not a variable;
+#    and scripts/gen-certs.sh, run into a scratch folder, leaves every key mode 0600.
 # Without python3 + yaml only the search-attribute check runs (with grep), and the script says so.
 set -euo pipefail
 
@@ -25,7 +32,7 @@ if docker compose version >/dev/null 2>&1; then
   trap 'rm -f "$secret"' EXIT
   echo 'k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' >"$secret"
   LEDGERLOOP_CODEC_KEYS_PATH="$secret" POSTGRES_PASSWORD=check LEDGERLOOP_CODEC_TOKEN=check \
-    LEDGERLOOP_CAPABILITY_SIGNING_KEY=check LEDGERLOOP_CAPABILITY_KEYS=check docker compose -f "$COMPOSE_FILE" config -q
+    LEDGERLOOP_DB_PASSWORD=check LEDGERLOOP_CAPABILITY_KEYS=check docker compose -f "$COMPOSE_FILE" config -q
   echo 'check-compose: docker compose config: ok'
 else
   echo 'check-compose: `docker compose` is not available here; validating with Python instead'
@@ -70,6 +77,24 @@ def as_text(value):
     return str(value or "")
 
 
+def defaults(text):
+    """`${VAR:-default}` -> default, for paths."""
+    return re.sub(r"\$\{[A-Za-z0-9_]+:?-([^}]*)\}", r"\1", str(text))
+
+
+def volume_source(v):
+    if isinstance(v, dict):
+        return defaults(v.get("source", ""))
+    return defaults(v).split(":", 1)[0]
+
+
+def volume_target(v):
+    if isinstance(v, dict):
+        return str(v.get("target", ""))
+    parts = defaults(v).split(":")
+    return parts[1] if len(parts) > 1 else ""
+
+
 # Images: every service names one; third-party images carry an explicit version tag.
 for name, svc in services.items():
     image = svc.get("image")
@@ -93,11 +118,7 @@ for name, svc in services.items():
     for s in svc.get("secrets") or []:
         check((s if isinstance(s, str) else s.get("source")) in defined_secrets, f"{name}: unknown secret {s}")
     for v in svc.get("volumes") or []:
-        if isinstance(v, str):
-            m = re.match(r"^\$\{[A-Z0-9_]+:-([^}]*)\}:", v)
-            source = m.group(1) if m else v.split(":", 1)[0]
-        else:
-            source = v.get("source", "")
+        source = volume_source(v)
         if source.startswith("./.data/"):
             pass  # generated before `up` (codec keys, scripts/gen-certs.sh); git-ignored
         elif source.startswith((".", "/")):
@@ -147,6 +168,13 @@ check("npm ci" in dockerfile, "Dockerfile: no `npm ci`")
 with open(compose_path) as f:
     raw = f.read()
 
+
+def server_v_early():
+    import json as _json
+    with open("deploy/deployment.json") as f:
+        return _json.load(f)["versions"]["temporalServer"]
+
+
 # Published ports: loopback only (`127.0.0.1:host:container`, or the long form with host_ip 127.0.0.1).
 for name, svc in services.items():
     for port in svc.get("ports") or []:
@@ -162,13 +190,19 @@ for m in re.finditer(r"\$\{([A-Za-z0-9_]+)(:?[-?+]?)([^}]*)\}", raw):
     var, op = m.group(1), m.group(2)
     if SECRETISH.search(var):
         check(op in (":?", "?"), f"${{{var}}} must be required (${{{var}:?message}}), not {m.group(0)}")
-for required in ["POSTGRES_PASSWORD", "LEDGERLOOP_CODEC_TOKEN", "LEDGERLOOP_CAPABILITY_SIGNING_KEY", "LEDGERLOOP_CAPABILITY_KEYS"]:
+for required in ["POSTGRES_PASSWORD", "LEDGERLOOP_CODEC_TOKEN", "LEDGERLOOP_CAPABILITY_KEYS"]:
     check(re.search(r"\$\{" + required + r":\?", raw) is not None, f"{required} is not required with ${{{required}:?...}}")
+def secret_names(svc):
+    return {s if isinstance(s, str) else s.get("source") for s in svc.get("secrets") or []}
+
+
 for name, svc in services.items():
     for key, value in env_of(svc).items():
         if SECRETISH.search(key) or key.endswith("_PASSWORD"):
             text = str(value or "")
-            check(text.startswith("${") and ":?" in text, f"{name}: {key} must come from a required variable, not {text!r}")
+            from_file = text.startswith("/run/secrets/") and text[len("/run/secrets/"):] in secret_names(svc)
+            check((text.startswith("${") and ":?" in text) or from_file,
+                  f"{name}: {key} must come from a required variable or a secret file it mounts, not {text!r}")
 
 # Networks: frontend and backend; the database on backend only; the browser-facing services off backend.
 nets = doc.get("networks") or {}
@@ -213,6 +247,99 @@ check("--enable-encode" not in codec_cmd and str(env_of(codec).get("LEDGERLOOP_C
 check(bool(env_of(codec).get("LEDGERLOOP_CODEC_TOKEN") or env_of(codec).get("LEDGERLOOP_CODEC_TOKEN_FILE")), "codec-server: no LEDGERLOOP_CODEC_TOKEN")
 check(not any(k.startswith("LEDGERLOOP_CAPABILITY") for k in env_of(codec)), "codec-server: holds a capability key it does not need")
 check("LEDGERLOOP_CAPABILITY_SIGNING_KEY" not in env_of(services.get("wallet", {})), "wallet: holds the capability signing key (services get public keys only)")
+
+# ---- Authorization at the frontend -------------------------------------------------------------------------
+defined = doc.get("secrets") or {}
+
+
+def secret_file_env(svc_name, key):
+    """The secret a service's variable names as /run/secrets/<secret>, if it mounts it and the secret is a file."""
+    svc = services.get(svc_name, {})
+    value = str(env_of(svc).get(key, ""))
+    if not value.startswith("/run/secrets/"):
+        return None
+    secret = value[len("/run/secrets/"):]
+    if secret not in secret_names(svc) or "file" not in (defined.get(secret) or {}):
+        return None
+    return secret
+
+
+temporal = services.get("temporal", {})
+build = temporal.get("build") or {}
+contexts = (build.get("additional_contexts") or {}) if isinstance(build, dict) else {}
+check(not str(temporal.get("image", "")).startswith("temporalio/server"),
+      "temporal: the stock temporalio/server image has no authorizer; build lab/cluster/server (deploy/temporal/Dockerfile)")
+check(isinstance(build, dict) and str(build.get("context", "")).rstrip("/") == "./deploy/temporal"
+      and str(contexts.get("server", "")).rstrip("/") == "./lab/cluster/server",
+      "temporal: not built from deploy/temporal with the server context ./lab/cluster/server")
+try:
+    temporal_dockerfile = open("deploy/temporal/Dockerfile").read()
+except OSError:
+    temporal_dockerfile = ""
+check("COPY --from=server go.mod go.sum" in temporal_dockerfile and "go build" in temporal_dockerfile,
+      "deploy/temporal/Dockerfile: does not build the server from lab/cluster/server's go.mod and go.sum")
+check(re.search(r"^COPY (?!--from=)(?!--chmod=\d+ entrypoint\.sh)", temporal_dockerfile, re.M) is None,
+      "deploy/temporal/Dockerfile: copies something from its context besides entrypoint.sh (never a binary)")
+try:
+    gomod = open("lab/cluster/server/go.mod").read()
+except OSError:
+    gomod = ""
+check(re.search(r"^\s*go\.temporal\.io/server v" + re.escape(server_v_early()) + r"\s*$", gomod, re.M) is not None,
+      f"lab/cluster/server/go.mod does not require go.temporal.io/server v{server_v_early()} (deploy/deployment.json)")
+check(secret_file_env("temporal", "LEDGERLOOP_IDENTITY_ISSUERS") is not None,
+      "temporal: LEDGERLOOP_IDENTITY_ISSUERS is not a secret file it mounts (the claim mapper's public keys)")
+check(str(t_env.get("USE_INTERNAL_FRONTEND", "")).lower() == "true",
+      "temporal: USE_INTERNAL_FRONTEND is not true (the server's own services would be refused by the authorizer)")
+check(t_env.get("TEMPORAL_TLS_SERVER_CA_CERT") and t_env.get("TEMPORAL_TLS_SERVER_CA_CERT") != t_env.get("TEMPORAL_TLS_CLIENT1_CA_CERT"),
+      "temporal: the internode CA is the clients' CA (a client certificate would pass for the server's own services)")
+m = re.search(r"^issue ca ui (\S+) ", open("scripts/gen-certs.sh").read(), re.M)
+check(m is not None and str(t_env.get("LEDGERLOOP_FRONTEND_VIEWER_CN", "")) == m.group(1),
+      "temporal: LEDGERLOOP_FRONTEND_VIEWER_CN is not the Web UI certificate's CN (scripts/gen-certs.sh)")
+check(secret_file_env("worker", "LEDGERLOOP_TEMPORAL_TOKEN_FILE") is not None,
+      "worker: LEDGERLOOP_TEMPORAL_TOKEN_FILE is not a secret file it mounts (its worker token)")
+setup = services.get("temporal-setup", {})
+check("temporal_admin_token" in secret_names(setup) and "/run/secrets/temporal_admin_token" in as_text(setup.get("command")),
+      "temporal-setup: does not read its admin token from the temporal_admin_token secret")
+check(str(ui_env.get("TEMPORAL_DISABLE_WRITE_ACTIONS", "")).lower() == "true",
+      "temporal-ui: TEMPORAL_DISABLE_WRITE_ACTIONS is not true")
+
+# ---- No leaks ----------------------------------------------------------------------------------------------
+# .dockerignore keeps .env files, keys and certificates out of the image (the Dockerfile copies the whole context).
+try:
+    ignored = {line.strip() for line in open(".dockerignore") if line.strip() and not line.startswith("#")}
+except OSError:
+    ignored = set()
+for pattern in [".env", "**/.env", "**/*.key", "**/*.pem", ".data"]:
+    check(pattern in ignored, f".dockerignore: does not exclude {pattern}")
+
+# Each container mounts only its own certificate and key, one file at a time, and no CA key.
+OWN = {"temporal": {"frontend", "internode", "ca", "internode-ca"}, "worker": {"worker", "ca"},
+       "temporal-ui": {"ui", "ca"}, "temporal-setup": {"admin", "ca"}}
+certs_dir = "./.data/compose/certs"
+for name, svc in services.items():
+    held = []
+    for v in svc.get("volumes") or []:
+        src, target = volume_source(v).rstrip("/"), volume_target(v).rstrip("/")
+        if src == certs_dir or target == "/certs":
+            errors.append(f"{name}: mounts the whole certificate folder ({src}); mount its own files one by one")
+        elif src.startswith(certs_dir + "/"):
+            held.append(src[len(certs_dir) + 1:])
+    for sname in secret_names(svc):
+        f = defaults((defined.get(sname) or {}).get("file", ""))
+        if f.startswith(certs_dir + "/"):
+            held.append(f[len(certs_dir) + 1:])
+    for f in held:
+        stem, _, ext = f.rpartition(".")
+        check(ext != "key" or not stem.endswith("ca"), f"{name}: holds a CA key ({f})")
+        check(stem in OWN.get(name, set()), f"{name}: holds {f}, which is not its own certificate or key")
+        check(ext != "key" or any(defaults((defined.get(s) or {}).get("file", "")).endswith("/" + f) for s in secret_names(svc)),
+              f"{name}: mounts the key {f} as a volume; keys are secret files")
+
+# The capability signing keys are secret files: no variable carries one.
+for var in ["LEDGERLOOP_CAPABILITY_SIGNING_KEY", "LEDGERLOOP_RELAY_SIGNING_KEY"]:
+    check(re.search(r"\$\{" + var + r"\b", raw) is None, f"{var} is interpolated from the environment; make it a secret file")
+check(secret_file_env("worker", "LEDGERLOOP_CAPABILITY_SIGNING_KEY") is not None,
+      "worker: LEDGERLOOP_CAPABILITY_SIGNING_KEY is not a secret file it mounts (/run/secrets/<secret>)")
 
 # One source for both deployments (deploy/deployment.json, which the local cluster reads through
 # lab/cluster/versions.ts): versions, ports, namespace, task queue, each process's environment, the dynamic config.
@@ -266,6 +393,26 @@ else
   done < <(sed -nE "s/.*name: '([A-Za-z0-9]+)', type: '([A-Za-z]+)'.*/\1=\2/p" "$SA_FILE")
   [[ $missing -eq 0 ]] || exit 1
   echo 'check-compose: search attributes: ok'
+fi
+
+# Keys are mode 0600 as scripts/gen-certs.sh writes them: run it into a scratch folder and look.
+if command -v openssl >/dev/null 2>&1; then
+  scratch="$(mktemp -d)"
+  bash scripts/gen-certs.sh "$scratch/certs" >/dev/null
+  loose=""
+  for key in "$scratch"/certs/*.key; do
+    mode="$(stat -c '%a' "$key")"
+    [[ "$mode" == 600 ]] || loose="$loose $(basename "$key")=$mode"
+  done
+  count="$(ls "$scratch"/certs/*.key | wc -l)"
+  rm -rf "$scratch"
+  if [[ -n "$loose" || "$count" -lt 7 ]]; then
+    echo "check-compose: scripts/gen-certs.sh leaves keys readable by others or missing ($count keys;$loose); keys are mode 0600" >&2
+    exit 1
+  fi
+  echo "check-compose: scripts/gen-certs.sh writes $count keys, each mode 0600: ok"
+else
+  echo 'check-compose: warning: openssl is not available; the key modes of scripts/gen-certs.sh are not checked' >&2
 fi
 
 # No key material tracked by git (gen-certs.sh writes to the git-ignored .data/compose/certs).

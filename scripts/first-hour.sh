@@ -34,7 +34,7 @@ for c in "${cmds[@]}"; do
   done
   echo "$out" | tail -3
   case "$c" in
-    *'start '*'amount.minor=60000'*) run_id="$(echo "$out" | grep -oE 'run-acme-[a-z0-9-]+' | head -1)" ;;
+    *'start '*'amount.minor=60000'*) run_id="$(echo "$out" | grep -oE 'acme:run-[a-z0-9-]+' | head -1)" ;;
     *'list --pending-approvals'*)
       echo "$out" | grep -q "$run_id" || { echo "first-hour: $run_id is not listed as pending" >&2; exit 1; }
       call_id="$(timeout 60 npx ledgerloop show "$run_id" 2>/dev/null | grep -A3 'pending approvals' | grep -oE 'lc_[0-9]+_[0-9a-f]+' | head -1)" ;;

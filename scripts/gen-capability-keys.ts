@@ -1,21 +1,22 @@
 /**
- * Prints fresh capability keys as .env lines: the workers' Ed25519 signing key (a private JWK with its kid) and
- * the services' key set (a JWKS with its public half, plus the outbox relay's key restricted to the event scope).
+ * Fresh capability keys: the workers' and the relay's Ed25519 signing keys are written to files (mode 0600, in
+ * OUT_DIR, default .data/compose/secrets), and only the services' public key set is printed, as a .env line.
  *
- *   node -r tsx/cjs scripts/gen-capability-keys.ts >> .env
+ *   node -r tsx/cjs scripts/gen-capability-keys.ts [OUT_DIR] >> .env
  *
- * Rotation: run it again, ADD the new public key to LEDGERLOOP_CAPABILITY_KEYS next to the old one, deploy the
- * services, then the workers with the new signing key, and remove the old public key once its tokens expired.
+ * Point the signers at the files (LEDGERLOOP_CAPABILITY_SIGNING_KEY and LEDGERLOOP_RELAY_SIGNING_KEY take a path;
+ * compose mounts the first as a secret). A private key never goes to .env or to an environment variable.
+ *
+ * Rotation: run it again into a new folder, ADD the new public key to LEDGERLOOP_CAPABILITY_KEYS next to the old
+ * one, deploy the services, then the workers with the new signing key, and remove the old public key once its
+ * tokens expired.
  */
-import {
-  generateCapabilityTrust,
-  KEY_SET_ENV,
-  RELAY_SIGNING_KEY_ENV,
-  SIGNING_KEY_ENV,
-} from '../src/policy/capability-keys';
+import path from 'node:path';
+import { writeCapabilityKeys } from '../lab/compose-secrets';
+import { KEY_SET_ENV } from '../src/policy/capability-keys';
+import { REPO_ROOT } from '../src/server/temporal-binaries';
 
-const trust = generateCapabilityTrust();
-const q = (v: string) => `'${v}'`;
-console.log(`${SIGNING_KEY_ENV}=${q(trust.workerEnv[SIGNING_KEY_ENV]!)}`);
-console.log(`${RELAY_SIGNING_KEY_ENV}=${q(trust.relayEnv[RELAY_SIGNING_KEY_ENV]!)}`);
-console.log(`${KEY_SET_ENV}=${q(trust.serviceEnv[KEY_SET_ENV]!)}`);
+const dir = path.resolve(process.argv[2] ?? path.join(REPO_ROOT, '.data', 'compose', 'secrets'));
+const { publicJwks, files } = writeCapabilityKeys(dir);
+for (const f of files) process.stderr.write(`gen-capability-keys: wrote ${f} (0600)\n`);
+console.log(`${KEY_SET_ENV}='${publicJwks}'`);

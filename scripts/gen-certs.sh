@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Certificates for the compose deployment's mTLS between the Ledgerloop processes and Temporal (openssl only).
+# Certificates for the compose deployment's mTLS (openssl only).
 #
 #   bash scripts/gen-certs.sh [OUT_DIR]        # default .data/compose/certs (git-ignored)
 #
-# Writes a private CA (ca.pem; ca.key stays here, 0600), the Temporal server certificate (server.pem/.key, SAN
-# DNS:temporal, DNS:localhost, IP:127.0.0.1; used for the frontend and internode) and one client certificate per
-# caller (worker, ui, admin: <name>.pem/.key, clientAuth only). Existing files are kept; FORCE=1 reissues all.
-# Keys never leave OUT_DIR and must never be committed (.gitignore covers .data/ and *.key).
+# Two CAs, so that a client certificate can never pass for one of the server's own services:
+#   ca.pem (ca.key)                    signs what talks to the frontend: frontend.pem (the frontend's server
+#                                      certificate, SAN DNS:temporal, DNS:localhost, IP:127.0.0.1) and one client
+#                                      certificate per caller: worker, ui (CN temporal-ui: the frontend maps it to a
+#                                      viewer), admin (temporal-setup). A client certificate only authenticates the
+#                                      connection: what a caller may do comes from its token (docs/operations.md).
+#   internode-ca.pem (internode-ca.key) signs internode.pem, which the server's own services (history, matching,
+#                                      the internal frontend) present to each other; no container but `temporal`
+#                                      holds a certificate it trusts.
+# Every key is mode 0600. Run as root, the keys the containers read are given to LEDGERLOOP_CONTAINER_UID:GID
+# (default 1000:1000, the user the Ledgerloop, Temporal and Web UI images run as); run as that user, they are yours
+# already. CA keys stay with whoever ran this. Existing files are kept; FORCE=1 reissues all.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/.data/compose/certs}"
 DAYS="${CERT_DAYS:-365}"
+OWNER="${LEDGERLOOP_CONTAINER_UID:-1000}:${LEDGERLOOP_CONTAINER_GID:-1000}"
 command -v openssl >/dev/null || { echo 'gen-certs: openssl is required' >&2; exit 1; }
 mkdir -p "$OUT"
 chmod 700 "$OUT"
@@ -20,14 +29,16 @@ umask 077
 
 if [[ "${FORCE:-0}" == 1 ]]; then rm -f ./*.pem ./*.key ./*.csr ./*.srl ./*.ext; fi
 
-if [[ ! -f ca.pem || ! -f ca.key ]]; then
+ca() { # name cn
+  local name="$1" cn="$2"
+  [[ -f "$name.pem" && -f "$name.key" ]] && return 0
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "$DAYS" \
-    -subj '/CN=ledgerloop-compose-ca' -keyout ca.key -out ca.pem 2>/dev/null
-  echo "gen-certs: CA written to $OUT/ca.pem"
-fi
+    -subj "/CN=$cn" -keyout "$name.key" -out "$name.pem" 2>/dev/null
+  echo "gen-certs: CA $name.pem (CN=$cn)"
+}
 
-issue() { # name cn extendedKeyUsage [subjectAltName]
-  local name="$1" cn="$2" eku="$3" san="${4:-}"
+issue() { # ca name cn extendedKeyUsage [subjectAltName]
+  local ca="$1" name="$2" cn="$3" eku="$4" san="${5:-}"
   [[ -f "$name.pem" && -f "$name.key" ]] && return 0
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$cn" \
     -keyout "$name.key" -out "$name.csr" 2>/dev/null
@@ -37,21 +48,32 @@ issue() { # name cn extendedKeyUsage [subjectAltName]
     echo "extendedKeyUsage=$eku"
     [[ -n "$san" ]] && echo "subjectAltName=$san"
   } >"$name.ext"
-  openssl x509 -req -in "$name.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days "$DAYS" \
+  openssl x509 -req -in "$name.csr" -CA "$ca.pem" -CAkey "$ca.key" -CAcreateserial -days "$DAYS" \
     -extfile "$name.ext" -out "$name.pem" 2>/dev/null
   rm -f "$name.csr" "$name.ext"
-  echo "gen-certs: $name.pem (CN=$cn)"
+  echo "gen-certs: $name.pem (CN=$cn, signed by $ca)"
 }
 
-# The server certificate doubles as the internode client certificate (the server's services call each other).
-issue server temporal 'serverAuth,clientAuth' 'DNS:temporal,DNS:localhost,IP:127.0.0.1'
-issue worker ledgerloop-worker clientAuth
-issue ui temporal-ui clientAuth
-issue admin temporal-admin clientAuth
+ca ca ledgerloop-compose-ca
+ca internode-ca ledgerloop-compose-internode-ca
+issue ca frontend temporal serverAuth 'DNS:temporal,DNS:localhost,IP:127.0.0.1'
+issue ca worker ledgerloop-worker clientAuth
+issue ca ui temporal-ui clientAuth
+issue ca admin temporal-admin clientAuth
+# The server's services call each other: the internode certificate is both server and client.
+issue internode-ca internode temporal 'serverAuth,clientAuth' 'DNS:temporal,DNS:localhost,IP:127.0.0.1'
 
-# The containers run as their own users: certificates and keys readable inside the bind mount; the folder itself
-# stays private to this user on the host. The CA key is not needed by any container.
-chmod 644 ./*.pem server.key worker.key ui.key admin.key
-chmod 600 ca.key
-openssl verify -CAfile ca.pem server.pem worker.pem ui.pem admin.pem >/dev/null
+# Certificates are public; keys are not.
+chmod 644 ./*.pem
+chmod 600 ./*.key
+if [[ "$(id -u)" == 0 ]]; then
+  chown "$OWNER" frontend.key internode.key worker.key ui.key admin.key
+fi
+openssl verify -CAfile ca.pem frontend.pem worker.pem ui.pem admin.pem >/dev/null
+openssl verify -CAfile internode-ca.pem internode.pem >/dev/null
+# The client CA must not vouch for the internode certificate, nor the internode CA for a client.
+if openssl verify -CAfile ca.pem internode.pem >/dev/null 2>&1 || openssl verify -CAfile internode-ca.pem worker.pem >/dev/null 2>&1; then
+  echo 'gen-certs: the two CAs are not separate' >&2
+  exit 1
+fi
 echo "gen-certs: ok ($OUT)"

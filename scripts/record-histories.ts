@@ -31,6 +31,8 @@ import { REPO_ROOT } from '../src/worker/bundle';
 import { scriptedModel } from '../src/planner/scripted-model';
 import { DEFAULT_POLICY, Policy } from '../src/policy/policy-format';
 import { StaticPolicyStore } from '../src/policy/policy-store';
+import { QuotaStore } from '../src/policy/quota-store';
+import { SqliteQuotaBackend } from '../src/policy/quota-store-sqlite';
 import { BASELINE_PATHS } from '../test/replay/baseline-paths';
 
 async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> {
@@ -281,7 +283,7 @@ async function main(): Promise<void> {
         ),
         workerIdentity: 'recorder',
         authorize: { capabilityKey: stack.capabilityKey },
-        quota: { client: stack.client, taskQueue: tq },
+        quota: { store: new QuotaStore(new SqliteQuotaBackend(stack.quotaDb)) },
         identity: { issuers: staticIdentitySource([stack.identity.config]) },
       }),
     });

@@ -93,6 +93,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_MAX_CACHED_WORKFLOWS: v(wholeNumber(0, 1_000_000), ['workers']),
   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES: v(wholeNumber(1, 100_000), ['workers']),
   LEDGERLOOP_STICKY_TIMEOUT_MS: v(wholeNumber(1, 86_400_000), ['workers']),
+  LEDGERLOOP_DEPLOYMENT: v(text, ['workers']),
+  LEDGERLOOP_BUILD_ID: v(text, ['workers']),
   LEDGERLOOP_ALLOW_LAB_STRATEGIES: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_SCRIPTED_MODEL: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_POLICY_FILE: v(text, ['workers']),
@@ -101,6 +103,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_CAPABILITY_SIGNING_KID: v(text, ['workers']),
   LEDGERLOOP_TRANSCRIPT_URL: v(text, ['workers'], true),
   LEDGERLOOP_TRANSCRIPT_DB: v(text, ['workers']),
+  LEDGERLOOP_QUOTA_URL: v(text, ['workers'], true),
+  LEDGERLOOP_QUOTA_DB: v(text, ['workers']),
   LEDGERLOOP_OPENAI_MODEL: v(text, ['workers']),
   OPENAI_API_KEY: v(text, ['workers'], true),
   OPENAI_BASE_URL: v(url, ['workers']),
@@ -117,6 +121,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_CODEC_ALLOWED_HOSTS: v(text, ['codec server']),
   LEDGERLOOP_CODEC_ENABLE_ENCODE: v(looseSwitch, ['codec server']),
   LEDGERLOOP_TRACING: v(tracingMode, ['clients', 'workers']),
+  /** The identity token for a Temporal frontend that authorizes (src/server/connection-config.ts): a file path. */
+  LEDGERLOOP_TEMPORAL_TOKEN_FILE: v(text, ['clients', 'workers', 'CLI']),
   // The CLI.
   LEDGERLOOP_IDENTITY_TOKEN: v(text, ['CLI'], true),
   LEDGERLOOP_ACTOR_TOKEN: v(text, ['CLI'], true),

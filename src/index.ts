@@ -21,6 +21,7 @@ export type { Scenario, ScriptedProposal, ScriptedTurn } from './planner/scenari
 
 // Starting runs and reading their ledger.
 export { readLedger, startAgentRun, StrategyForbiddenError, type StartRunOptions } from './client/runs';
+export { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from './client/run-ids';
 export type {
   AgentRunInput,
   AgentRunResult,

@@ -10,6 +10,7 @@
  * (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
  */
 import { ApplicationFailure, condition, setHandler, TemporalFailure } from '@temporalio/workflow';
+import { refuseUndecodable } from '../src/codec/undecodable';
 import { Failure } from '../src/domain/failures';
 import { principalsDiffer } from '../src/identity/principal-id';
 import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
@@ -93,6 +94,7 @@ export class Approvals {
     readonly input: ApprovalDecisionInput & { readonly token: string };
     readonly waiting: Waiting;
   } {
+    refuseUndecodable(d, 'the approval decision');
     if (typeof d !== 'object' || d === null) throw invalid('a decision must be an object');
     const r = d as Record<string, unknown>;
     const id = r['logicalCallId'];
@@ -207,6 +209,7 @@ export class Approvals {
       approver,
       expiresAt,
       ...who,
+      ...(d.reason ? { reason: d.reason } : {}),
     });
     this.outcomes.set(d.logicalCallId, { kind: 'granted', grant });
     this.onChange();

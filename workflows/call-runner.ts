@@ -99,15 +99,16 @@ function afterNoAnswer(
   retry: CallRetry,
   track: SendTrack,
 ): Promise<Observation> | 'decide_again' | 'send_again' {
-  const { verdict, attempts, onlyAttemptSentNothing } = sent.failed;
+  const { verdict, attempts, attemptsExact, onlyAttemptSentNothing } = sent.failed;
   const base = callBase(call);
   switch (verdict.state) {
     case 'FAILED':
       // A contract rejection (other arguments under the key, a sealed key, a business refusal): no effect.
       return Promise.resolve(settleUnsent(run, base, verdict.code, verdict.message, attempts));
     case 'REAUTHORIZE':
-      // The attempt that failed refused before sending; the attempts before it in this dispatch may have sent.
-      if (attempts === 1) track.sentNothing();
+      // The attempt that failed refused before sending; the attempts before it in this dispatch may have sent. Only
+      // an attempt count the activity reported proves there were none before it.
+      if (attemptsExact && attempts === 1) track.sentNothing();
       // A tool that may not be sent again settles by lookup rather than by a new decision.
       if (track.maySent && !retry.mayResend) return reconcile(run, call, reauthorizationCause(sent));
       return 'decide_again';

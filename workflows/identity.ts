@@ -6,13 +6,11 @@
  */
 import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
 import { activities } from './proxies';
-import { DeadlineTooClose } from '../src/domain/activity-presets';
 import type { OpenedIdentity } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { Principal } from '../src/domain/run';
 import { principalMismatch, type VerifiedIdentity } from '../src/identity/types';
 import type { HeldPolicy } from '../src/policy/authorization';
-import { modelFailureCause, planOpening, type Planned } from './steps/plan';
 
 /**
  * The verification an actor or a run start waits on: 10 s per attempt, 3 attempts 0.5 s apart. Refusals are
@@ -33,7 +31,7 @@ export type RunIdentity =
   | { readonly ok: false; readonly code: string; readonly reason: string };
 
 /** The typed identity refusal an activity failed with (`Identity.*`), if that is why it failed. */
-function identityRefusal(err: unknown): { code: string; reason: string } | undefined {
+export function identityRefusal(err: unknown): { code: string; reason: string } | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure && typeof cause.type === 'string' && cause.type.startsWith('Identity.')
     ? { code: cause.type, reason: cause.message }
@@ -49,7 +47,7 @@ function refusalOf(err: unknown): { code: string; reason: string } {
 }
 
 /** What an opening verified, checked again here: the identity must name the run's principal and tenant. */
-function checkedOpening(opened: OpenedIdentity, principal: Principal): RunIdentity {
+export function checkedOpening(opened: OpenedIdentity, principal: Principal): RunIdentity {
   const mismatch = principalMismatch(opened.identity, principal);
   if (mismatch !== undefined) return { ok: false, code: Failure.IdentityMismatch, reason: mismatch };
   return opened.policy
@@ -75,40 +73,6 @@ export async function verifyRunIdentity(token: string | undefined, principal: Pr
   }
   const { policy, ...identity } = verified;
   return checkedOpening(policy ? { identity, policy } : { identity }, principal);
-}
-
-/**
- * Open a new run with its first planning turn: the planner activity verifies the token and its principal, then
- * calls the model. `first` is the turn to record once the run is created; there is none when the identity was
- * refused, since no model was called.
- *
- * When the activity could not say who the token names, the run verifies it on its own, so every run records its
- * identity: after the model's failure (turn 1 then records that failure), when the deadline leaves no room for a
- * model call (turn 1 then stops at the deadline), and when the planner did not verify the opening (its plan is
- * used only once the token has verified).
- */
-export async function openWithFirstPlan(
-  run: Parameters<typeof planOpening>[0],
-  token: string,
-): Promise<{ readonly checked: RunIdentity; readonly first?: Planned }> {
-  const { principal } = run.input;
-  const verifyAlone = () => verifyRunIdentity(token, principal);
-  let opened: OpenedIdentity | undefined;
-  let first: Planned;
-  try {
-    const answer = await planOpening(run, { token, principal });
-    opened = answer.opened;
-    first = { ok: true, plan: answer.response };
-  } catch (err) {
-    if (err instanceof DeadlineTooClose) return { checked: await verifyAlone() };
-    // A cancellation, or a defect in this code: never read as the model's failure.
-    if (!(err instanceof ActivityFailure)) throw err;
-    const refused = identityRefusal(err);
-    if (refused) return { checked: { ok: false, ...refused } };
-    first = { ok: false, cause: modelFailureCause(err) };
-  }
-  const checked = opened ? checkedOpening(opened, principal) : await verifyAlone();
-  return checked.ok ? { checked, first } : { checked };
 }
 
 /** What an actor's token is presented for: the act, and the run (and call) it acts on. */

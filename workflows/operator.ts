@@ -15,6 +15,7 @@
 import { ApplicationFailure, type CancellationScope, setHandler, TemporalFailure } from '@temporalio/workflow';
 import { activities } from './proxies';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
+import { refuseUndecodable } from '../src/codec/undecodable';
 import { Failure } from '../src/domain/failures';
 import type { ToolIntent } from '../src/domain/identity';
 import type { ResolutionEvidence } from '../src/domain/ledger-events';
@@ -102,6 +103,7 @@ export function handleCancelRequests(
 ): () => { readonly actor: ActorRecord; readonly reason: string } | undefined {
   let by: { actor: ActorRecord; reason: string } | undefined;
   const check = (req: unknown): { token: string; reason: string } => {
+    refuseUndecodable(req, 'the cancel request');
     if (typeof req !== 'object' || req === null) throw cancelInvalid('a cancel request must be an object');
     const r = req as Record<string, unknown>;
     if (!isTokenShaped(r['token']))
@@ -265,6 +267,7 @@ function callOf(ledger: Ledger, id: unknown): CallView | undefined {
 
 /** The validator: a well-formed resolution of a call that is UNKNOWN, with who (a token) and why. Throws typed failures. */
 function checkResolution(ledger: Ledger, res: unknown): asserts res is OperatorResolution {
+  refuseUndecodable(res, 'the operator resolution');
   if (typeof res !== 'object' || res === null) throw invalid('a resolution must be an object');
   const r = res as Record<string, unknown>;
   const call = callOf(ledger, r['logicalCallId']);

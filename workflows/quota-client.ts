@@ -1,7 +1,7 @@
 /**
- * The agent run's side of cross-run rate limits: ask the tenant's quota workflow (through the `reserveQuota`
- * activity) for a slot before a rate-limited call is dispatched, and give it back when the call is rejected
- * before sending. Limits with `per: 'run'` never leave the run (the authorizer counts them from the run's own
+ * The agent run's side of cross-run rate limits: ask the workers' quota store (through the `reserveQuota`
+ * activity, src/policy/quota-store.ts) for a slot before a rate-limited call is dispatched, and give it back when
+ * the call is rejected before sending. Limits with `per: 'run'` never leave the run (the authorizer counts them from the run's own
  * dispatch times); `principal` and `tenant` limits are counted here, across every run of the tenant.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
@@ -27,12 +27,12 @@ export interface AcrossRunsRequest {
 export type AcrossRunsDecision =
   { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number; readonly scope: string };
 
-/** No cross-run decision could be made: the caller must not dispatch (fail closed). */
+/** No cross-run decision could be made (no store, or it did not answer): the caller must not dispatch (fail closed). */
 export class QuotaUnavailable extends Error {
   override readonly name = Failure.QuotaUnavailable;
 }
 
-/** Per attempt at most 5 s; 3 attempts; a malformed request or a worker without a quota client is not retried. */
+/** Per attempt at most 5 s; 3 attempts; a malformed request or a worker without a quota store is not retried. */
 export const QUOTA_ATTEMPT_MS = 5_000;
 const QUOTA_ATTEMPTS = 3;
 

@@ -47,7 +47,7 @@ export function registerCancel(program: Command, io: CommandIO): void {
     runAction(cmd, io, async () => {
       // A token to cancel exactly this run (src/identity/purpose.ts).
       const token = await tokenForCommand(actorToken(flags.token), { purpose: 'cancel', run: workflowId });
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
         await guardCommandToken(s.dataConverter, 'the canceller’s token', io.err);
         const { handle, description } = await describeRun(s, workflowId);
         if (description.status.name !== 'RUNNING') {

@@ -102,7 +102,7 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
       // A token to approve (or deny) exactly this call of this run (src/identity/purpose.ts).
       const scope = { purpose: 'approve', run: workflowId, call: logicalCallId } as const;
       const token = await tokenForCommand(actorToken(flags.token), scope);
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
         await guardCommandToken(s.dataConverter, 'the approver’s token', io.err);
         const { handle, description } = await describeRun(s, workflowId);
         const tq = description.taskQueue;

@@ -53,7 +53,7 @@ export function registerResolve(program: Command, io: CommandIO): void {
       // A token to resolve exactly this call of this run (src/identity/purpose.ts).
       const scope = { purpose: 'resolve', run: workflowId, call: logicalCallId } as const;
       const token = await tokenForCommand(actorToken(flags.token), scope);
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
         await guardCommandToken(s.dataConverter, 'the operator’s token', io.err);
         const view = await readRun(s, workflowId, flags.timeout);
         const call = view.ledger.projection.calls[logicalCallId];

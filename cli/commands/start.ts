@@ -1,10 +1,10 @@
 /** `ledgerloop start`: start an agent run (scripted or OpenAI) and print its workflow id, or its result with --wait. */
 import { readToken } from '../../src/identity/issue';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { startAgentRun } from '../../src/client/runs';
+import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../src/client/run-ids';
 import { isLabStrategy, type AgentRunResult } from '../../src/domain/run';
 import { scenarios } from '../../src/planner/scenarios';
 import { DEFAULT_TASK_QUEUE } from '../../src/client/runs';
@@ -38,9 +38,14 @@ const redacted = <T extends object>(input: T): T => ({
   ...('identityToken' in input ? { identityToken: '(redacted)' } : {}),
 });
 
-/** `run-<tenant>-<time>-<random>`: sortable by start time, unique without coordination. */
+/** `<tenant>:run-<time>-<random>` (src/client/run-ids.ts): the frontend's authorizer reads the tenant from it. */
 export function newWorkflowId(tenant: string, nowMs: number): string {
-  return `run-${tenant}-${nowMs.toString(36)}-${randomBytes(3).toString('hex')}`;
+  try {
+    return newRunWorkflowId(tenant, nowMs);
+  } catch (err) {
+    if (err instanceof RunIdError) throw new CliUsageError(`--tenant: ${err.message}`);
+    throw err;
+  }
 }
 
 function printResult(io: CommandIO, workflowId: string, r: AgentRunResult): void {
@@ -87,7 +92,7 @@ export function registerStart(program: Command, io: CommandIO): void {
     )
     .option(
       '--workflow-id <id>',
-      'the run’s workflow id (default run-<tenant>-<time>-<random>)',
+      'the run’s workflow id (default <tenant>:run-<time>-<random>: src/client/run-ids.ts)',
       arg((v) => parseNonEmpty(v, '--workflow-id')),
     )
     .option(
@@ -117,13 +122,17 @@ export function registerStart(program: Command, io: CommandIO): void {
         );
       }
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
+      if (tenantOfWorkflowId(workflowId) !== input.principal.tenant)
+        io.err.write(
+          `note: ${workflowId} does not begin with ${input.principal.tenant}: (src/client/run-ids.ts); a Temporal frontend that authorizes refuses a starter's run under it\n`,
+        );
       const presented = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
       if (presented === undefined)
         io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
       // A token to start exactly this run (src/identity/purpose.ts).
       const identityToken =
         presented === undefined ? undefined : await tokenForCommand(presented, { purpose: 'start', run: workflowId });
-      return withSession(flags, workflowId, async (s) => {
+      return withSession({ ...flags, actorToken: identityToken }, workflowId, async (s) => {
         if (identityToken !== undefined) await guardCommandToken(s.dataConverter, 'your identity token', io.err);
         const handle = await startAgentRun(s.client, {
           workflowId,

@@ -1,5 +1,7 @@
 /**
  * `npm run bench [-- --quick] [-- --only latency,throughput,history,replay,memory,retries,profile] [-- --db-on-disk]`
+ *   `[-- --only model]`: the local model under governed runs (lab/bench/sections/local-model.ts; installs it first)
+ *   `[-- --only console]`: the operator console's inbox (lab/bench/sections/console.ts; about 5 minutes)
  *   `[-- --long-run]`: the memory section also runs one governed run of 10k events at its defaults (about 100 s)
  * `npm run bench -- --target cluster [--quick] [--hosts 1,3]`: the same figures on the local cluster (Temporal on
  * PostgreSQL, lab/cluster/): latency, and throughput with 1 worker host and with 3 (lab/bench/results/latest-cluster.*).
@@ -16,6 +18,7 @@ import path from 'node:path';
 import { startBenchStack, type BenchTarget } from './lib/stack';
 import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
 import type { BenchContext } from './sections/common';
+import { measureConsole } from './sections/console';
 import { measureHistoryCost } from './sections/history-cost';
 import { measureLatency } from './sections/latency';
 import { measureMemory } from './sections/memory';
@@ -23,11 +26,17 @@ import { measureProfile, type ProfileFigures } from './sections/profile';
 import { measureReplay } from './sections/replay';
 import { measureRetries } from './sections/retries';
 import { measureThroughput, type ThroughputFigures } from './sections/throughput';
+import { measureLocalModel } from './sections/local-model';
 import type { History } from './lib/history';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
 const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'memory', 'retries', 'profile'] as const;
-type Section = (typeof SECTIONS)[number];
+/**
+ * Sections run only when named in --only: `model` installs the local model first (about 830 MB); `console` loads
+ * an inbox of 1,000 pending approvals (about 5 minutes).
+ */
+const OPTIONAL_SECTIONS = ['model', 'console'] as const;
+type Section = (typeof SECTIONS)[number] | (typeof OPTIONAL_SECTIONS)[number];
 
 interface Args {
   readonly quick: boolean;
@@ -56,8 +65,8 @@ function parseArgs(argv: readonly string[]): Args {
   const only = new Set<Section>(
     value ? (value.split(',') as Section[]) : target === 'cluster' ? ['latency', 'throughput'] : SECTIONS,
   );
-  for (const s of only)
-    if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; known: ${SECTIONS.join(', ')}`);
+  const known: readonly Section[] = [...SECTIONS, ...OPTIONAL_SECTIONS];
+  for (const s of only) if (!known.includes(s)) throw new Error(`unknown section ${s}; known: ${known.join(', ')}`);
   const hosts = (flagValue(argv, '--hosts') ?? (target === 'cluster' ? '1,3' : '1')).split(',').map(Number);
   for (const h of hosts)
     if (!Number.isSafeInteger(h) || h < 1 || h > 8)
@@ -131,6 +140,8 @@ async function main(): Promise<void> {
     figures.memory = await timed('memory', () => measureMemory(ctx, { longRun: args.longRun }));
     figures.retries = await timed('retries', () => measureRetries(ctx));
     profile = await timed('profile', () => measureProfile(ctx, longHistory));
+    figures.model = await timed('model', () => measureLocalModel(ctx));
+    figures.console = await timed('console', () => measureConsole(ctx));
   } finally {
     await stack.stop();
   }
@@ -159,7 +170,7 @@ async function main(): Promise<void> {
   const partial =
     args.target === 'cluster'
       ? !(args.only.has('latency') && args.only.has('throughput'))
-      : args.only.size < SECTIONS.length;
+      : SECTIONS.some((section) => !args.only.has(section));
   const base = path.join(
     dir,
     `latest${args.target === 'cluster' ? '-cluster' : ''}${args.quick ? '-quick' : ''}${partial ? '-partial' : ''}`,

@@ -1,4 +1,5 @@
 /** The figures table: each figure with its measured value, its target and whether the target is met. */
+import type { ConsoleFigures } from './sections/console';
 import type { HistoryFigures } from './sections/history-cost';
 import type { Ablation, ProfileFigures, ReplayByHook, WorkerProfile } from './sections/profile';
 import type { LatencyFigures } from './sections/latency';
@@ -6,6 +7,7 @@ import type { MemoryFigures } from './sections/memory';
 import type { ReplayFigures } from './sections/replay';
 import type { RetryFigures } from './sections/retries';
 import type { ThroughputFigures } from './sections/throughput';
+import { localModelRows, type LocalModelFigures } from './sections/local-model';
 import type { ProfileSummary } from './lib/cpuprofile';
 import { round, type Summary } from './lib/stats';
 
@@ -26,6 +28,8 @@ export interface AllFigures {
   replay?: ReplayFigures;
   memory?: MemoryFigures;
   retries?: RetryFigures;
+  model?: LocalModelFigures;
+  console?: ConsoleFigures;
 }
 
 const ms = (x: number): string => `${round(x, 1)} ms`;
@@ -213,12 +217,14 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       });
     }
   }
+  if (f.model) rows.push(...localModelRows(f.model));
   rows.push({
     figure: `Total benchmark time (${quick ? '--quick' : 'full'})`,
     measured: `${round(totalSeconds / 60, 1)} min`,
     target: '< 15 min',
     met: totalSeconds < 15 * 60,
   });
+  if (f.console) rows.push(...consoleRows(f.console));
   return rows;
 }
 
@@ -599,4 +605,35 @@ function replayByHookLines(cases: readonly ReplayByHook[]): string[] {
     out.push(`Governed over bare, replay time per event: ${round(on)}× with the hook, ${round(off)}× without it.`, '');
   }
   return out;
+}
+
+/** The operator console's rows (lab/bench/sections/console.ts): reported without targets. */
+export function consoleRows(c: ConsoleFigures): Row[] {
+  const lat = (s: Summary): string => `p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)} over ${s.n}`;
+  return [
+    {
+      figure: `Console: approval requested → in the live inbox (empty inbox, refresh ${c.refreshMs} ms)`,
+      measured: lat(c.toInboxEmpty),
+      target: '—',
+      met: null,
+    },
+    {
+      figure: `Console: approval requested → in the live inbox (${c.pending} pending)`,
+      measured: lat(c.toInboxLoaded),
+      target: '—',
+      met: null,
+    },
+    {
+      figure: `Console: GET /api/inbox with ${c.pending} pending (${c.itemsListed} listed), cold / warm p50`,
+      measured: `${ms(c.loadColdMs)} / ${ms(c.loadWarm.p50)}`,
+      target: '—',
+      met: null,
+    },
+    {
+      figure: `Console: of which the visibility list of ${c.pending} runs, p50`,
+      measured: ms(c.visibilityList.p50),
+      target: '—',
+      met: null,
+    },
+  ];
 }

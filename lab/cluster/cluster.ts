@@ -12,7 +12,11 @@ import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
 import { DATA_DIR } from '../../src/server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../spawn-worker';
 import { TRANSCRIPT_URL_ENV } from '../../src/planner/transcript-store-pg';
+import { QUOTA_URL_ENV } from '../../src/policy/quota-store';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
+import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
+import { TEMPORAL_TOKEN_FILE_ENV } from '../../src/server/connection-config';
+import { createClusterCredentials, type ClusterCredentials } from './credentials';
 import {
   clusterSecrets,
   postgresLayout,
@@ -42,8 +46,11 @@ export interface RunningCluster {
   readonly pg: PostgresLayout;
   readonly build: TemporalBuild;
   readonly timings: ClusterTimings;
+  readonly identity: ClusterIdentity;
   /** LEDGERLOOP_TRANSCRIPT_URL of the workers' shared transcript store (holds a password: never print it). */
   readonly transcriptUrl: string;
+  /** LEDGERLOOP_QUOTA_URL of the workers' cross-run rate-limit windows: the same database (holds a password). */
+  readonly quotaUrl: string;
   /** The server process's pid (changes when it is restarted). */
   serverPid(): number | undefined;
   /** SIGKILL the Temporal server process (nothing shuts down cleanly), then start it again and wait for it. */
@@ -62,7 +69,33 @@ export class ClusterBusyError extends Error {
   override readonly name = 'ClusterBusyError';
 }
 
-export async function startCluster(log: (line: string) => void = () => {}): Promise<RunningCluster> {
+/** Whose tokens the cluster's frontend accepts, and the tokens of the cluster's own processes. */
+export interface ClusterIdentity {
+  /** The cluster's development issuer: fresh keys at each start; its public keys are all the server gets. */
+  readonly issuer: DevIssuer;
+  readonly credentials: ClusterCredentials;
+}
+
+/**
+ * The cluster's issuer and its processes' tokens (lab/cluster/credentials.ts). From here on this process acts as
+ * the cluster's admin (LEDGERLOOP_TEMPORAL_TOKEN_FILE), and so does every child that inherits its environment
+ * (the tests and the bench on the cluster, with their own workers); a worker host is given its own token instead.
+ */
+export async function createClusterIdentity(): Promise<ClusterIdentity> {
+  const issuer = await createDevIssuer(path.join(CLUSTER_DIR, 'identity'));
+  const credentials = await createClusterCredentials(path.join(CLUSTER_DIR, 'credentials'), issuer);
+  process.env[TEMPORAL_TOKEN_FILE_ENV] = credentials.adminTokenFile;
+  return { issuer, credentials };
+}
+
+/**
+ * Builds what is missing, starts PostgreSQL and the server (its frontend accepting the tokens of `identity`, a
+ * fresh one when not given), and registers the namespace and search attributes as the cluster's admin.
+ */
+export async function startCluster(
+  log: (line: string) => void = () => {},
+  given?: ClusterIdentity,
+): Promise<RunningCluster> {
   const running = readState();
   if (running && alive(running.pid)) {
     throw new ClusterBusyError(
@@ -71,6 +104,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
   }
   const ports = clusterPorts(portOffsetFromEnv());
   fs.mkdirSync(CLUSTER_DIR, { recursive: true });
+  const identity = given ?? (await createClusterIdentity());
   let t = Date.now();
   const build = await ensureTemporalBuild(log);
   const buildMs = Date.now() - t;
@@ -83,7 +117,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
   t = Date.now();
   await applySchemas(build, pg, temporalPassword);
   const schemaMs = Date.now() - t;
-  const files: ServerFiles = writeServerFiles(CLUSTER_DIR, ports, temporalPassword);
+  const files: ServerFiles = writeServerFiles(CLUSTER_DIR, ports, temporalPassword, identity.issuer.configPath);
   const address = `127.0.0.1:${ports.frontend}`;
   t = Date.now();
   let server: ChildProcess = spawnServer(build, files);
@@ -91,6 +125,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
     await prepareNamespace(address);
   } catch (err) {
     server.kill('SIGKILL');
+    identity.credentials.stop();
     await stopPostgres(pg).catch(() => undefined);
     throw new Error(`${(err as Error).message} (server log: ${files.logFile})`);
   }
@@ -101,8 +136,10 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
     ports,
     pg,
     build,
+    identity,
     timings: { buildMs, postgresMs, schemaMs, serverMs },
     transcriptUrl: transcriptUrl(pg),
+    quotaUrl: transcriptUrl(pg),
     serverPid: () => server.pid,
     async killAndRestartServer() {
       const down = Date.now();
@@ -113,6 +150,7 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
       return { downMs: Date.now() - down };
     },
     async stop() {
+      identity.credentials.stop();
       if (server.exitCode === null && server.signalCode === null) {
         server.kill('SIGTERM');
         const timer = setTimeout(() => server.kill('SIGKILL'), 10_000);
@@ -126,12 +164,13 @@ export async function startCluster(log: (line: string) => void = () => {}): Prom
 
 /**
  * Worker host `name`: a directory of its own holding its copy of the workflow bundle and of the identity issuers
- * file, its planner log and its transcript database. Nothing in it is shared with another host.
+ * file, its planner log and its transcript database. Nothing in it is shared with another host. Its token for
+ * the frontend (`worker:<queue>`, lab/cluster/credentials.ts) is the file the cluster keeps fresh, named here.
  */
 export function workerHost(
   stack: Pick<Stack, 'bundlePath' | 'workerEnv'>,
   name: string,
-  shared: { readonly transcriptUrl?: string } = {},
+  shared: { readonly transcriptUrl?: string; readonly temporalTokenFile?: string; readonly quotaUrl?: string } = {},
 ): Partial<SpawnWorkerOptions> {
   const dir = path.join(CLUSTER_DIR, 'hosts', name);
   fs.rmSync(dir, { recursive: true, force: true });
@@ -148,6 +187,10 @@ export function workerHost(
     LEDGERLOOP_TRANSCRIPT_DB: path.join(dir, 'transcripts.db'),
     // The model transcripts every host reads and writes: the cluster's PostgreSQL.
     ...(shared.transcriptUrl ? { [TRANSCRIPT_URL_ENV]: shared.transcriptUrl } : {}),
+    // Who this host is at the frontend; it replaces whatever token the supervisor's environment names.
+    ...(shared.temporalTokenFile ? { [TEMPORAL_TOKEN_FILE_ENV]: shared.temporalTokenFile } : {}),
+    // The rate-limit windows every host counts in (it wins over the stack's SQLite file, which only one host shares).
+    ...(shared.quotaUrl ? { [QUOTA_URL_ENV]: shared.quotaUrl } : {}),
   };
   const issuers = stack.workerEnv[IDENTITY_ISSUERS_ENV];
   if (issuers !== undefined) {
@@ -164,6 +207,8 @@ export interface ClusterState {
   readonly ports: ClusterPorts;
   readonly services: Readonly<Record<string, string>>;
   readonly ui?: string;
+  /** The Web UI's viewer gateway (host:port): the UI's rights at the frontend. */
+  readonly gateway?: string;
   readonly workers: readonly { readonly host: string; readonly pid: number }[];
   readonly startedAt: string;
 }

@@ -123,7 +123,10 @@ export function clusterSecrets(layout: PostgresLayout): ClusterSecrets {
   return secrets;
 }
 
-/** The URL the workers' shared transcript store uses (LEDGERLOOP_TRANSCRIPT_URL); it holds a password. */
+/**
+ * The URL of the workers' database `ledgerloop`: their shared transcript store (LEDGERLOOP_TRANSCRIPT_URL) and their
+ * rate-limit windows (LEDGERLOOP_QUOTA_URL). It holds a password.
+ */
 export function transcriptUrl(layout: PostgresLayout): string {
   return `postgres://ledgerloop:${encodeURIComponent(clusterSecrets(layout).ledgerloopPassword)}@127.0.0.1:${layout.port}/ledgerloop`;
 }

@@ -1,7 +1,13 @@
 /**
  * The Temporal server of the local cluster: persistence and visibility on the cluster's PostgreSQL, schemas
- * applied with `temporal-sql-tool`, every service (frontend, history, matching, worker) in one process on the
- * cluster's ports, then the `default` namespace and the project's search attributes registered.
+ * applied with `temporal-sql-tool`, every service (frontend, internal frontend, history, matching, worker) in one
+ * process on the cluster's ports, then the `default` namespace and the project's search attributes registered.
+ *
+ * The server is ours (lab/cluster/server/): its frontend verifies each caller's identity token against the
+ * cluster's identity issuers (public keys only, the server's own copy) and authorizes each call. The server's own
+ * worker service reaches the frontend API through the internal frontend, which vouches for the server's services
+ * and listens on loopback like history and matching: a process on this machine that reaches those ports directly
+ * bypasses the frontend (compose closes that with internode mTLS under a CA of its own).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,6 +66,9 @@ export function serverConfig(
       history: service(ports.history, ports.historyMembership),
       matching: service(ports.matching, ports.matchingMembership),
       worker: service(ports.worker, ports.workerMembership),
+      'internal-frontend': service(ports.internalFrontend, ports.internalFrontendMembership, {
+        httpPort: ports.internalFrontendHttp,
+      }),
     },
     clusterMetadata: {
       enableGlobalNamespace: false,
@@ -119,26 +128,47 @@ export async function applySchemas(build: TemporalBuild, pgLayout: PostgresLayou
 export interface ServerFiles {
   readonly configFile: string;
   readonly logFile: string;
+  /** The server's copy of the identity issuers (public keys only): whose tokens its frontend accepts. */
+  readonly issuersFile: string;
 }
 
-/** Writes the configuration (mode 0600: it holds the database password). */
-export function writeServerFiles(clusterDir: string, ports: ClusterPorts, password: string): ServerFiles {
+/** Writes the configuration (mode 0600: it holds the database password) and the server's copy of the issuers. */
+export function writeServerFiles(
+  clusterDir: string,
+  ports: ClusterPorts,
+  password: string,
+  issuers: string,
+): ServerFiles {
   const dir = path.join(clusterDir, 'temporal');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const issuersFile = path.join(dir, 'identity-issuers.json');
+  fs.copyFileSync(issuers, issuersFile);
   const configFile = path.join(dir, 'config.yaml');
   fs.writeFileSync(configFile, JSON.stringify(serverConfig(ports, password, DYNAMIC_CONFIG_FILE), null, 2), {
     mode: 0o600,
   });
   fs.chmodSync(configFile, 0o600);
   fs.mkdirSync(path.join(clusterDir, 'logs'), { recursive: true });
-  return { configFile, logFile: path.join(clusterDir, 'logs', 'temporal-server.log') };
+  return { configFile, logFile: path.join(clusterDir, 'logs', 'temporal-server.log'), issuersFile };
+}
+
+/** The server's environment: this process's, less any Temporal credential, plus whose tokens to accept. */
+export function serverEnv(files: ServerFiles, inherited: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...inherited };
+  for (const name of ['LEDGERLOOP_TEMPORAL_TOKEN_FILE', 'TEMPORAL_API_KEY']) delete env[name];
+  return {
+    ...env,
+    LEDGERLOOP_IDENTITY_ISSUERS: files.issuersFile,
+    LEDGERLOOP_FRONTEND_NAMESPACE: CLUSTER_NAMESPACE,
+  };
 }
 
 /** Starts the server process (its output appended to the log file). */
 export function spawnServer(build: TemporalBuild, files: ServerFiles, opts: { detached?: boolean } = {}): ChildProcess {
   const out = fs.openSync(files.logFile, 'a');
-  const child = spawn(build.server, ['--config-file', files.configFile, '--allow-no-auth', 'start'], {
+  const child = spawn(build.server, ['--config-file', files.configFile, 'start'], {
     stdio: ['ignore', out, out],
+    env: serverEnv(files),
     detached: opts.detached === true,
   });
   fs.closeSync(out);

@@ -3,6 +3,11 @@
  * deployment's UI port plus the cluster offset, talking to the cluster's frontend, and decoding payloads through
  * a codec server of the cluster's own.
  *
+ * The UI has no sign-in here, so it gets a viewer's rights and no more: it reaches the frontend through the
+ * server binary's `ui-gateway` (lab/cluster/server/gateway.go), which sends every call with the cluster's viewer
+ * token in place of any `authorization` the call carried; the frontend refuses the UI's signal, cancel, terminate
+ * and reset. Its write buttons are hidden too (`disableWriteActions`), but the frontend is what refuses.
+ *
  * The codec server is the demo's (src/codec/demo-codec.ts): bound to 127.0.0.1, answering only loopback
  * Host names and the UI's origin, /encode off, no bearer token (the UI has no sign-in here, so it has no token to
  * forward). docs/operations.md says what a deployment does instead.
@@ -18,6 +23,7 @@ export class ClusterUiError extends Error {
 }
 
 export interface UiSettings {
+  /** Where the UI server sends its gRPC calls: the viewer gateway (or a frontend without an authorizer). */
   readonly frontend: string;
   readonly port: number;
   readonly codecEndpoint?: string;
@@ -33,6 +39,8 @@ export function uiConfig(s: UiSettings): Record<string, unknown> {
     defaultNamespace: CLUSTER_NAMESPACE,
     refreshInterval: '1m',
     disableNewsFetch: true,
+    // A viewer cannot write: the frontend refuses it, and the UI does not offer it.
+    disableWriteActions: true,
     cors: { allowOrigins: [`http://localhost:${s.port}`, `http://127.0.0.1:${s.port}`], cookieInsecure: true },
     codec: s.codecEndpoint ? { endpoint: s.codecEndpoint, passAccessToken: false, includeCredentials: false } : {},
   };
@@ -41,8 +49,49 @@ export function uiConfig(s: UiSettings): Record<string, unknown> {
 export interface ClusterUi {
   readonly url: string;
   readonly codecUrl?: string;
+  /** The viewer gateway's host:port: what the UI can do at the frontend, anyone here can do through it. */
+  readonly gateway: string;
   readonly pid: number | undefined;
   stop(): Promise<void>;
+}
+
+/** The server binary's `ui-gateway` (viewer token from `tokenFile`): resolves with its address once it listens. */
+export async function startViewerGateway(
+  serverBinary: string,
+  frontend: string,
+  tokenFile: string,
+  logFile: string,
+): Promise<{ readonly address: string; readonly child: ChildProcess }> {
+  const child = spawn(
+    serverBinary,
+    ['ui-gateway', '--listen', '127.0.0.1:0', '--frontend', frontend, '--token-file', tokenFile],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const log = fs.createWriteStream(logFile, { flags: 'a' });
+  child.stderr?.pipe(log);
+  const address = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(
+      () => reject(new ClusterUiError(`the UI gateway did not start within 15 s: ${seen}`)),
+      15_000,
+    );
+    child.stderr?.on('data', (d: Buffer) => {
+      seen = (seen + d.toString()).slice(-2000);
+      const m = /ui-gateway: (127\.0\.0\.1:\d+) ->/.exec(seen);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new ClusterUiError(`the UI gateway exited (${code}): ${seen.trim()}`));
+    });
+  }).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  return { address, child };
 }
 
 async function waitForHttp(url: string, child: ChildProcess, logFile: string, timeoutMs = 30_000): Promise<void> {
@@ -66,17 +115,33 @@ async function waitForHttp(url: string, child: ChildProcess, logFile: string, ti
   );
 }
 
-/** Starts the codec server (when codec keys are configured) and the Web UI server; waits until the UI answers. */
+/**
+ * Starts the viewer gateway, the codec server (when codec keys are configured) and the Web UI server; waits until
+ * the UI answers.
+ */
 export async function startClusterUi(
   uiServer: string,
   dir: string,
-  s: Omit<UiSettings, 'codecEndpoint'>,
+  s: Omit<UiSettings, 'codecEndpoint'> & { readonly serverBinary: string; readonly viewerTokenFile: string },
 ): Promise<ClusterUi> {
-  const codecServer = await startDemoCodecServer(s.port);
   fs.mkdirSync(dir, { recursive: true });
+  const gateway = await startViewerGateway(
+    s.serverBinary,
+    s.frontend,
+    s.viewerTokenFile,
+    path.join(dir, 'ui-gateway.log'),
+  );
+  const codecServer = await startDemoCodecServer(s.port).catch((err: unknown) => {
+    gateway.child.kill('SIGKILL');
+    throw err;
+  });
   fs.writeFileSync(
     path.join(dir, 'ledgerloop.yaml'),
-    JSON.stringify(uiConfig({ ...s, ...(codecServer ? { codecEndpoint: codecServer.url } : {}) }), null, 2),
+    JSON.stringify(
+      uiConfig({ frontend: gateway.address, port: s.port, ...(codecServer ? { codecEndpoint: codecServer.url } : {}) }),
+      null,
+      2,
+    ),
   );
   const logFile = path.join(dir, 'ui-server.log');
   const out = fs.openSync(logFile, 'a');
@@ -93,6 +158,7 @@ export async function startClusterUi(
       await gone;
       clearTimeout(timer);
     }
+    gateway.child.kill('SIGTERM');
     await codecServer?.close();
   };
   try {
@@ -101,5 +167,11 @@ export async function startClusterUi(
     await stop();
     throw err;
   }
-  return { url, ...(codecServer ? { codecUrl: codecServer.url } : {}), pid: child.pid, stop };
+  return {
+    url,
+    ...(codecServer ? { codecUrl: codecServer.url } : {}),
+    gateway: gateway.address,
+    pid: child.pid,
+    stop,
+  };
 }

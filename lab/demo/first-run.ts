@@ -21,8 +21,9 @@ const shown = (p: string): string => {
 };
 
 /**
- * Seeds acme's acct_1 (10,000.00 EUR) and writes session tokens alice.jwt, carol.jwt (approver), bob.jwt
- * (operator), mode 0600: each says who you are; the workflow accepts none of them for an act.
+ * Seeds acme's acct_1 (10,000.00 EUR) and writes session tokens alice.jwt (starter), carol.jwt (approver), bob.jwt
+ * (operator), mode 0600: each says who you are; the workflow accepts none of them for an act (the CLI mints one per
+ * act). The roles are what a frontend that authorizes (the cluster's) lets each do; the run checks its own.
  */
 export async function prepareFirstRun(stack: Pick<Stack, 'walletClient' | 'identity'>, dir: string): Promise<FirstRun> {
   await stack.walletClient.seedAccount({ tenant: 'acme', account: 'acct_1', balanceMinor: 1_000_000, currency: 'EUR' });
@@ -30,7 +31,7 @@ export async function prepareFirstRun(stack: Pick<Stack, 'walletClient' | 'ident
   fs.mkdirSync(tokens, { recursive: true, mode: 0o700 });
   const ttlSec = 12 * 3600;
   const who = [
-    ['alice.jwt', 'user:alice', []],
+    ['alice.jwt', 'user:alice', ['starter']],
     ['carol.jwt', 'manager:carol', ['approver']],
     ['bob.jwt', 'ops:bob', ['operator']],
   ] as const;

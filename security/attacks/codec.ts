@@ -3,8 +3,8 @@
  * runs), holding real AES-GCM keys, attacked over HTTP the way a browser page or a local process could; and a
  * plaintext payload handed to the strict codec a worker decodes with. An attack's "effect" is a payload the
  * attacker got decrypted or encrypted, or a plaintext payload a strict codec let through (each must be 0).
- * The full worker path of the strict codec (a plaintext run input fails the workflow task, nothing scheduled) is
- * `test/integration/codec-strict.test.ts`.
+ * The full worker path of the strict codec (a plaintext run input fails the run, typed, and no workflow task;
+ * nothing is scheduled) is `test/integration/codec-strict.test.ts`; plaintext messages, `hostile-messages.test.ts`.
  */
 import http from 'node:http';
 import type { Payload } from '@temporalio/common';

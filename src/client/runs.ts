@@ -6,13 +6,18 @@ import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { SA } from '../server/search-attributes';
+import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from './run-ids';
 import { guardTokenTransport } from './token-transport';
 
 /** The task queue runs are started on, and workers poll, unless configured (`LEDGERLOOP_TASK_QUEUE`). */
 export const DEFAULT_TASK_QUEUE = 'ledgerloop';
 
 export interface StartRunOptions {
-  readonly workflowId: string;
+  /**
+   * Default `<tenant>:run-<time>-<random>` (src/client/run-ids.ts): a frontend that authorizes accepts a starter's
+   * run only under its own tenant's prefix. An id that names another tenant than the input's is refused here.
+   */
+  readonly workflowId?: string;
   readonly taskQueue: string;
   readonly input: AgentRunInput;
   /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (lab/faults/workflow-hook.ts). */
@@ -24,11 +29,12 @@ export interface StartRunOptions {
   readonly allowLabStrategies?: boolean;
   /**
    * The principal's identity token (compact JWS), when the input does not carry it already: a `start` token for
-   * this workflow id (src/identity/purpose.ts). The run verifies it before its first model call; without one (or
-   * with a bad one) the run ends `authorization_denied`. A client whose payloads are not encrypted is warned, or,
-   * under LEDGERLOOP_CODEC_STRICT, refused (src/client/token-transport.ts): the token goes into the run's history.
+   * this workflow id (src/identity/purpose.ts), or a function that mints one for the workflow id the run gets (the
+   * default id is chosen here). The run verifies it before its first model call; without one (or with a bad one)
+   * the run ends `authorization_denied`. A client whose payloads are not encrypted is warned, or, under
+   * LEDGERLOOP_CODEC_STRICT, refused (src/client/token-transport.ts): the token goes into the run's history.
    */
-  readonly identityToken?: string;
+  readonly identityToken?: string | ((workflowId: string) => Promise<string>);
 }
 
 /** A lab-only strategy was asked for without `allowLabStrategies`: no workflow was started. */
@@ -44,14 +50,20 @@ export async function startAgentRun(
   client: Client,
   opts: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
-  const input: AgentRunInput =
-    opts.identityToken !== undefined ? { ...opts.input, identityToken: opts.identityToken } : opts.input;
-  if (isLabStrategy(input.strategy) && opts.allowLabStrategies !== true)
-    throw new StrategyForbiddenError(input.strategy);
+  if (isLabStrategy(opts.input.strategy) && opts.allowLabStrategies !== true)
+    throw new StrategyForbiddenError(opts.input.strategy);
+  const workflowId = opts.workflowId ?? newRunWorkflowId(opts.input.principal.tenant);
+  const named = tenantOfWorkflowId(workflowId);
+  if (named !== undefined && named !== opts.input.principal.tenant)
+    throw new RunIdError(
+      `workflow id ${workflowId} names tenant ${named}, the run's principal is of ${opts.input.principal.tenant}`,
+    );
+  const token = typeof opts.identityToken === 'function' ? await opts.identityToken(workflowId) : opts.identityToken;
+  const input: AgentRunInput = token !== undefined ? { ...opts.input, identityToken: token } : opts.input;
   if (input.identityToken !== undefined)
     await guardTokenTransport(client.options.loadedDataConverter, "the run's identity token");
   return client.workflow.start<typeof agentRun>('agentRun', {
-    workflowId: opts.workflowId,
+    workflowId,
     taskQueue: opts.taskQueue,
     args: [input],
     ...(opts.memo ? { memo: opts.memo } : {}),

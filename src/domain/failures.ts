@@ -63,9 +63,9 @@ export const Failure = {
   ReconcileUnreachable: 'Reconcile.Unreachable',
   /** The policy could not be read (the authorizer failed or is unreachable): nothing is sent (fail closed). */
   PolicyUnavailable: 'Policy.Unavailable',
-  /** No cross-run quota decision could be made (no quota client, the quota workflow unreachable): fail closed. */
+  /** No cross-run quota decision could be made (no quota store, or the store did not answer): fail closed. */
   QuotaUnavailable: 'Quota.Unavailable',
-  /** The tenant quota workflow refused a malformed reservation (its validator): no retry can change that. */
+  /** The quota activities refused a malformed reservation: no retry can change that. */
   QuotaInvalidRequest: 'Quota.InvalidRequest',
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',
@@ -100,6 +100,13 @@ export const Failure = {
   ApprovalInvalid: 'Approval.Invalid',
   /** The run's input does not fit what the workflow reads (a raw client can send anything): nothing was run. */
   RunInputInvalid: 'Run.InputInvalid',
+  /**
+   * A signal, update or query whose payload this worker could not decode (plaintext to a strict codec, junk under
+   * the encrypted encoding, an encoding no converter reads): refused or ignored, and the run goes on.
+   */
+  MessageUndecodable: 'Message.Undecodable',
+  /** A query argument of the wrong shape (the `ledger` query's `upTo`): the query is refused, the run goes on. */
+  MessageInvalid: 'Message.Invalid',
   /** Too little of the run is left for the next step (an attempt, a rate-limit wait): it is not begun. */
   DeadlineTooClose: 'Deadline.TooClose',
   /** The run was cancelled while the call was being decided or dispatched. */
@@ -240,6 +247,8 @@ export interface FailedDispatch {
   readonly verdict: DispatchVerdict;
   /** Attempts the activity really made (see `attemptsOf`). */
   readonly attempts: number;
+  /** Whether `attempts` is exact (reported by the activity, or Temporal's limit reached), not a lower bound. */
+  readonly attemptsExact: boolean;
   /**
    * Present when the activity reported, by its own attempt number, that its only attempt was refused before
    * anything could commit (the downstream refused its capability, or the signer refused to sign). Whether that
@@ -261,6 +270,7 @@ export function judgeDispatchFailure(err: unknown, maximumAttempts: number): Fai
     return {
       verdict,
       attempts: reported.attempts,
+      attemptsExact: true,
       onlyAttemptSentNothing: {
         code:
           (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type) ||
@@ -269,7 +279,7 @@ export function judgeDispatchFailure(err: unknown, maximumAttempts: number): Fai
       },
     };
   }
-  return { verdict, attempts: reported.attempts };
+  return { verdict, attempts: reported.attempts, attemptsExact: reported.exact };
 }
 
 /** A downstream's failure code as the model and the ledger may see it: a dotted code of bounded length, or a generic one. */

@@ -5,7 +5,9 @@
 import type { CapabilityRecord } from '../policy/capability';
 import type { ActorRecord } from '../identity/types';
 import type { ToolIntent } from './identity';
-import type { Budgets, RetryStrategy, StopReason } from './run';
+import type { Budgets, LeftStanding, RetryStrategy, StopReason } from './run';
+
+export type { LeftStanding } from './run';
 
 /**
  * Where a call stands. The lifecycle is monotone (src/domain/lifecycle.ts): proposed → validated → deciding
@@ -148,6 +150,8 @@ export type LedgerEventBody =
       readonly expiresAt: string;
       /** The verified approver. */
       readonly actor: ActorRecord;
+      /** Why the approver approved, when they said. */
+      readonly reason?: string;
     }
   | {
       readonly type: 'ApprovalDenied';
@@ -307,29 +311,6 @@ export type LedgerEventBody =
        */
       readonly leftStanding: readonly LeftStanding[];
     };
-
-/** An effect a stopped run leaves for an operator: it holds or may hold, and was not offset. */
-export interface LeftStanding {
-  readonly logicalCallId: string;
-  readonly toolName: string;
-  readonly operationKey: string;
-  /** The call's state when the run stopped: SUCCEEDED (the effect holds) or UNKNOWN (it may). */
-  readonly state: 'SUCCEEDED' | 'UNKNOWN';
-  /**
-   * Why it stands: `no_compensation` (the tool declares none, or it is irreversible), `left_by_choice`
-   * (`onAbort: 'leave'`), `compensation_unsettled` (the compensation failed or its outcome is UNKNOWN),
-   * `no_time` (the deadline and its grace left no room to offset it), `compensation_lost` (continue-as-new
-   * carried a compensation this worker's tools no longer know), or `outcome_unknown` (nobody knows yet whether
-   * the effect exists, and nothing offset it).
-   */
-  readonly why:
-    | 'no_compensation'
-    | 'left_by_choice'
-    | 'compensation_unsettled'
-    | 'no_time'
-    | 'compensation_lost'
-    | 'outcome_unknown';
-}
 
 export type LedgerEventType = LedgerEventBody['type'];
 

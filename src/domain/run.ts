@@ -1,6 +1,5 @@
 /** What starts a run and what a run ends with: shared by the client, the workflow and the CLI. */
 
-import type { LeftStanding } from './ledger-events';
 import { STRATEGIES, type RetryStrategy } from './retry-strategies';
 
 export type { RetryStrategy } from './retry-strategies';
@@ -177,6 +176,29 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
   'gpt-4o-mini': { promptPerMTokMicros: 150_000, completionPerMTokMicros: 600_000 },
   'gpt-4o': { promptPerMTokMicros: 2_500_000, completionPerMTokMicros: 10_000_000 },
 };
+
+/** An effect a stopped run leaves for an operator: it holds or may hold, and was not offset. */
+export interface LeftStanding {
+  readonly logicalCallId: string;
+  readonly toolName: string;
+  readonly operationKey: string;
+  /** The call's state when the run stopped: SUCCEEDED (the effect holds) or UNKNOWN (it may). */
+  readonly state: 'SUCCEEDED' | 'UNKNOWN';
+  /**
+   * Why it stands: `no_compensation` (the tool declares none, or it is irreversible), `left_by_choice`
+   * (`onAbort: 'leave'`), `compensation_unsettled` (the compensation failed or its outcome is UNKNOWN),
+   * `no_time` (the deadline and its grace left no room to offset it), `compensation_lost` (continue-as-new
+   * carried a compensation this worker's tools no longer know), or `outcome_unknown` (nobody knows yet whether
+   * the effect exists, and nothing offset it).
+   */
+  readonly why:
+    | 'no_compensation'
+    | 'left_by_choice'
+    | 'compensation_unsettled'
+    | 'no_time'
+    | 'compensation_lost'
+    | 'outcome_unknown';
+}
 
 export interface CallSummary {
   readonly logicalCallId: string;

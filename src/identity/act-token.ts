@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import { decodeJwt, importJWK, jwtVerify, type JWK } from 'jose';
 import { configValue } from '../config';
-import { issueIdentityToken } from './issue';
+import { DEV_AUDIENCE, issueIdentityToken } from './issue';
 import { scopeMismatch, SESSION_PURPOSE, type TokenScope } from './purpose';
 
 export const DEV_ISSUER_KEY_ENV = 'LEDGERLOOP_DEV_ISSUER_KEY';
@@ -46,13 +46,14 @@ function readKeyFile(file: string): DevIssuerKeyFile {
   const jwk = parsed.privateJwk;
   if (
     typeof parsed.issuer !== 'string' ||
-    typeof parsed.audience !== 'string' ||
+    (parsed.audience !== undefined && typeof parsed.audience !== 'string') ||
     typeof jwk?.kid !== 'string' ||
     typeof jwk.x !== 'string' ||
     typeof jwk.d !== 'string'
   )
     throw new ActTokenError(`${DEV_ISSUER_KEY_ENV}: ${file} is not a development issuer key file`);
-  return parsed as DevIssuerKeyFile;
+  // A key file without an audience (the compose trial's) is for the development audience.
+  return { ...(parsed as DevIssuerKeyFile), audience: parsed.audience ?? DEV_AUDIENCE };
 }
 
 /** A session token of the development issuer, verified, traded for a token for exactly `scope`. */

@@ -10,7 +10,14 @@ import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from
 import { Failure } from '../domain/failures';
 import { IdentityConfigError, type IdentitySource, type IssuerConfig } from './config';
 import { checkExactId, normalisePrincipalId, PrincipalIdError } from './principal-id';
-import { ACT_MAX_LIFETIME_SEC, scopeMismatch, scopeShapeError, type TokenScope } from './purpose';
+import {
+  ACT_MAX_LIFETIME_SEC,
+  PURPOSE_CLAIM,
+  scopeMismatch,
+  scopeShapeError,
+  SESSION_PURPOSE,
+  type TokenScope,
+} from './purpose';
 import { isTokenShaped, type VerifiedIdentity } from './types';
 
 /** Allowed clock difference between the issuer and the worker. */
@@ -103,6 +110,46 @@ export async function verifyIdentityToken(
   const shape = scopeShapeError(expected);
   if (shape !== undefined)
     throw new IdentityError(Failure.IdentityInvalid, `nothing to verify the token for: ${shape}`);
+  return verifiedFor(source, token, nowMs, (payload) => {
+    const mismatch = scopeMismatch(payload, expected);
+    if (mismatch !== undefined) throw new IdentityError(Failure.IdentityInvalid, mismatch);
+    // An act's token is short-lived whatever the issuer allows: valid no longer, and presented no later, than that.
+    const cap = ACT_MAX_LIFETIME_SEC[expected.purpose];
+    const [iat, exp] = [payload.iat as number, payload.exp as number];
+    if (exp - iat > cap || nowMs / 1000 - iat > cap + CLOCK_SKEW_SEC)
+      throw new IdentityError(
+        Failure.IdentityInvalid,
+        `a token to ${expected.purpose} lives at most ${cap} s (this one: ${exp - iat} s, issued ${Math.max(0, Math.round(nowMs / 1000 - iat))} s ago)`,
+      );
+  });
+}
+
+/**
+ * Who a session token names (`purpose: session`: a sign-in, e.g. the operator console's), if it verifies. It is
+ * accepted for no act: a person acts with an act token minted for it (src/identity/act-token.ts).
+ */
+export function verifySessionToken(
+  source: IdentitySource,
+  token: unknown,
+  nowMs: number = Date.now(),
+): Promise<VerifiedIdentity> {
+  return verifiedFor(source, token, nowMs, (payload) => {
+    const purpose = payload[PURPOSE_CLAIM];
+    if (purpose !== SESSION_PURPOSE)
+      throw new IdentityError(
+        Failure.IdentityInvalid,
+        `a sign-in needs a session token; this one is for ${typeof purpose === 'string' ? purpose.slice(0, 40) : 'nothing named'}`,
+      );
+  });
+}
+
+/** The checks every token passes, then `check` (what it is for), then its subject's mapping. */
+async function verifiedFor(
+  source: IdentitySource,
+  token: unknown,
+  nowMs: number,
+  check: (payload: JWTPayload) => void,
+): Promise<VerifiedIdentity> {
   let issuers;
   try {
     issuers = source.current();
@@ -140,15 +187,7 @@ export async function verifyIdentityToken(
   const iat = payload.iat as number;
   if (exp - iat > issuer.maxLifetimeSec)
     throw new IdentityError(Failure.IdentityInvalid, `the token is valid longer than ${issuer.maxLifetimeSec} s`);
-  const mismatch = scopeMismatch(payload, expected);
-  if (mismatch !== undefined) throw new IdentityError(Failure.IdentityInvalid, mismatch);
-  // An act's token is short-lived whatever the issuer allows: valid no longer, and presented no later, than that.
-  const cap = ACT_MAX_LIFETIME_SEC[expected.purpose];
-  if (exp - iat > cap || nowMs / 1000 - iat > cap + CLOCK_SKEW_SEC)
-    throw new IdentityError(
-      Failure.IdentityInvalid,
-      `a token to ${expected.purpose} lives at most ${cap} s (this one: ${exp - iat} s, issued ${Math.max(0, Math.round(nowMs / 1000 - iat))} s ago)`,
-    );
+  check(payload);
   if (typeof payload.sub !== 'string' || payload.sub.length > 200)
     throw new IdentityError(Failure.IdentityInvalid, 'the token has no valid subject');
   try {

@@ -28,7 +28,7 @@ import { z } from 'zod';
  * Who shares a rate limit. `principal` (the default): every run of the principal together, so starting more
  * runs does not multiply the limit; `tenant`: every run of every principal of the tenant; `run`: each run on its
  * own (the meaning `rateLimit` had before cross-run quotas; no shared state is asked). The cross-run scopes are
- * counted by the tenant's quota workflow (workflows/tenant-quota.workflow.ts).
+ * counted in the workers' quota store (src/policy/quota-store.ts).
  */
 export const RateLimitScope = z.enum(['run', 'principal', 'tenant']);
 export type RateLimitScope = z.infer<typeof RateLimitScope>;

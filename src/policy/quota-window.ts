@@ -1,7 +1,7 @@
 /**
- * Sliding-window quotas shared by every run of a tenant: the pure logic the tenant quota workflow
- * (workflows/tenant-quota.workflow.ts) runs on its own clock. No I/O, no clock of its own: `now` is passed in, so
- * the same calls give the same state in a workflow, on replay and in a unit test.
+ * Sliding-window quotas shared by every run of a tenant: the pure logic the quota store (quota-store.ts) applies
+ * in one transaction per reservation, at the store's time. No I/O, no clock of its own: `now` is passed in, so the
+ * same calls give the same state in the store and in a unit test.
  *
  * A window is kept per (scope, action), the scope being `tenant:<t>` or `principal:<p>`. A reservation asks for
  * a slot in one or more windows and gets all of them or none. An admitted reservation is remembered by its id, so
@@ -25,8 +25,8 @@ export interface ReserveQuotaInput {
   readonly reservationId: string;
   readonly scopes: readonly QuotaScopeRequest[];
   /**
-   * The caller's clock, for diagnostics only: windows run on the quota workflow's own time, so no caller can
-   * move a window by sending a time.
+   * The caller's clock, for diagnostics only: windows run on the quota store's time, so no caller can move a window
+   * by sending a time.
    */
   readonly nowMs?: number;
 }
@@ -47,7 +47,7 @@ export interface ReleaseResult {
 /** A window's key: unambiguous for any scope and action text. */
 const keyOf = (s: Pick<QuotaScopeRequest, 'scope' | 'action'>): string => JSON.stringify([s.scope, s.action]);
 
-/** What the quota workflow's validators accept: bounded sizes, one window per (scope, action) per request. */
+/** What the quota activities accept: bounded sizes, one window per (scope, action) per request. */
 export interface QuotaRequestSchemas {
   readonly reserve: z.ZodType<ReserveQuotaInput>;
   readonly release: z.ZodType<ReleaseQuotaInput>;
@@ -55,7 +55,7 @@ export interface QuotaRequestSchemas {
 
 /**
  * The request schemas, built once per worker: the workflow bundle evaluates this module in every run (the agent
- * run and the quota workflow share one module graph), and schemas built at its top level were built each time.
+ * run imports its helpers), and schemas built at its top level were built each time.
  */
 export const quotaRequestSchemas = (): QuotaRequestSchemas => sharedValue('quota-window/requests', buildSchemas);
 
@@ -97,7 +97,7 @@ interface HeldReservation {
   readonly forgetAt: number;
 }
 
-/** The whole state, plain JSON: carried through continue-as-new. */
+/** The whole state, plain JSON: one row per tenant in the quota store. */
 export interface QuotaWindowsSnapshot {
   readonly windows: Readonly<Record<string, readonly WindowEntry[]>>;
   readonly reservations: Readonly<Record<string, HeldReservation>>;
@@ -127,7 +127,7 @@ export class QuotaWindows {
     this.recount();
   }
 
-  /** Admit on every scope or on none. `now`: the quota workflow's time. */
+  /** Admit on every scope or on none. `now`: the quota store's time. */
   reserve(req: ReserveQuotaInput, now: number): QuotaDecision {
     this.prune(now);
     if (this.reservations.has(req.reservationId)) return { ok: true, duplicate: true };
@@ -190,7 +190,7 @@ export class QuotaWindows {
     this.recount();
   }
 
-  /** Admitted reservations still in each window, for the workflow's query. */
+  /** Admitted reservations still in each window, for an operator. */
   usage(now: number): { scope: string; action: string; inWindow: number }[] {
     return [...this.windows].map(([k, es]) => {
       const [scope, action] = JSON.parse(k) as [string, string];
@@ -230,11 +230,6 @@ export class QuotaWindows {
     for (const es of this.windows.values()) for (const e of es) t = Math.min(t, e.until);
     return t;
   }
-}
-
-/** The quota workflow's id for a tenant: one per tenant, shared by every run and every worker. */
-export function quotaWorkflowId(tenant: string): string {
-  return `ledgerloop-quota:${tenant}`;
 }
 
 /** One reservation per logical call of a run: a retry or a re-authorization of the same call reuses it. */

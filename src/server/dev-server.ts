@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
 import { connectClient } from './connection-config';
 import { SEARCH_ATTRIBUTES, type SearchAttributeDef, type SearchAttributeTypeName } from './search-attributes';
+import { dynamicConfigFlags } from './message-limits';
 import { DATA_DIR, resolveTemporalCli } from './temporal-binaries';
 
 export interface DevServerOptions {
@@ -248,6 +249,8 @@ async function startOnce(opts: DevServerOptions): Promise<DevServer> {
   if (namespace !== 'default') args.push('--namespace', namespace);
   args.push('--log-level', 'warn');
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa.name}=${sa.type}`);
+  // Message size limits the server enforces before any worker sees a message (message-limits.ts).
+  args.push(...dynamicConfigFlags());
   if (uiPort === undefined) {
     args.push('--headless');
   } else {

@@ -37,7 +37,23 @@ export function workerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
     ...optional('maxCachedWorkflows', config.LEDGERLOOP_MAX_CACHED_WORKFLOWS),
     ...optional('maxConcurrentActivities', config.LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES),
     ...optional('stickyTimeoutMs', config.LEDGERLOOP_STICKY_TIMEOUT_MS),
+    ...optional('deployment', deploymentOf(config)),
   };
+}
+
+/** The Worker Deployment version this worker serves: both variables, or neither (an unversioned worker). */
+function deploymentOf(config: Config): LedgerloopWorkerOptions['deployment'] {
+  const name = config.LEDGERLOOP_DEPLOYMENT;
+  const buildId = config.LEDGERLOOP_BUILD_ID;
+  if (name === undefined && buildId === undefined) return undefined;
+  if (name === undefined || buildId === undefined) {
+    const missing = name === undefined ? 'LEDGERLOOP_DEPLOYMENT' : 'LEDGERLOOP_BUILD_ID';
+    throw new ConfigError(
+      [{ variable: missing, expected: 'set with LEDGERLOOP_DEPLOYMENT and LEDGERLOOP_BUILD_ID together' }],
+      {},
+    );
+  }
+  return { name, buildId };
 }
 
 /** Runs a worker process; `extra` is what an entry outside the runtime adds (lab/worker-main.ts: crash points). */

@@ -1,12 +1,12 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
-import { Client } from '@temporalio/client';
-import { type InjectedSinks, type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type InjectedSinks, type NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Sinks } from '@temporalio/workflow';
 import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
 import { dataConverterFromEnv } from '../codec/data-converter';
+import { workerDataConverter } from '../codec/message-guard';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import { DownstreamClient } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
@@ -15,6 +15,8 @@ import { scriptedModel } from '../planner/scripted-model';
 import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
+import type { QuotaStore } from '../policy/quota-store';
+import { quotaStoreFromEnv } from '../policy/quota-store-env';
 import type { DispatchProbe } from '../../activities/dispatch.activities';
 import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
 import { loadToolsModule } from './tools-module';
@@ -54,7 +56,10 @@ export interface LedgerloopWorkerOptions {
    * `<repo>/.data/transcripts.db`). The OpenAI client itself is built from OPENAI_API_KEY / OPENAI_BASE_URL.
    */
   readonly transcriptDbPath?: string;
-  /** Payload codecs; default from LEDGERLOOP_CODEC_KEYS (src/codec/data-converter.ts). Must equal the client's. */
+  /**
+   * Payload codecs; default from LEDGERLOOP_CODEC_KEYS (src/codec/data-converter.ts). Must equal the client's. The
+   * worker puts them behind the message guard (src/codec/message-guard.ts); give the client's converter here.
+   */
   readonly dataConverter?: DataConverter;
   /** Tracing; default from LEDGERLOOP_TRACING (src/observability/tracing.ts). */
   readonly tracing?: Tracing;
@@ -95,6 +100,16 @@ export interface LedgerloopWorkerOptions {
   readonly tools?: string;
   /** The identity issuers run principals, approvers and operators are verified with; default LEDGERLOOP_IDENTITY_ISSUERS. */
   readonly identityIssuers?: IdentitySource;
+  /**
+   * The Worker Deployment version this worker serves (docs/versioning.md): runs are pinned to the version they
+   * started on. Default: none (an unversioned worker). From LEDGERLOOP_DEPLOYMENT and LEDGERLOOP_BUILD_ID.
+   */
+  readonly deployment?: { readonly name: string; readonly buildId: string };
+  /**
+   * Where cross-run rate limits are counted (src/policy/quota-store.ts); default LEDGERLOOP_QUOTA_URL (PostgreSQL)
+   * or LEDGERLOOP_QUOTA_DB (SQLite). Every worker of a deployment must share one. None: those limits fail closed.
+   */
+  readonly quotaStore?: QuotaStore;
 }
 
 export interface WorkerInstrumentation {
@@ -140,13 +155,8 @@ export async function createLedgerloopWorker(
   });
   const namespace = config.namespace;
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-  // The quota activities reach the tenant quota workflows through the worker's own connection; they run here too.
-  const quotaClient = new Client({
-    connection,
-    namespace,
-    ...(dataConverter ? { dataConverter } : {}),
-    ...(tracing ? { plugins: [tracing.plugin] } : {}),
-  });
+  // Cross-run rate limits are counted in a store the workers own, out of reach of any Temporal client.
+  const quotaStore = opts.quotaStore ?? quotaStoreFromEnv();
   const bundling = opts.workflowBundlePath === undefined;
   const options: WorkerOptions = {
     connection,
@@ -167,17 +177,31 @@ export async function createLedgerloopWorker(
         policies: opts.policies ?? policyStoreFromEnv(),
         ...(capabilityKey ? { capabilityKey } : {}),
       },
-      quota: { client: quotaClient, taskQueue },
+      ...(quotaStore ? { quota: { store: quotaStore } } : {}),
     }),
     ...(opts.workflowBundlePath
       ? { workflowBundle: { codePath: opts.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: bundlerOptionsFor(opts.tools) }),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
+    ...(opts.deployment
+      ? {
+          workerDeploymentOptions: {
+            useWorkerVersioning: true,
+            version: { deploymentName: opts.deployment.name, buildId: opts.deployment.buildId },
+            // A run finishes on the code that recorded its history (docs/versioning.md). Set here, not on the
+            // workflow: a server refuses a behavior from a worker that is not versioned.
+            defaultVersioningBehavior: 'PINNED' as const,
+          },
+        }
+      : {}),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(opts.maxConcurrentActivities !== undefined
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
-    ...(dataConverter ? { dataConverter } : {}),
+    // The client's codecs behind the message guard: no signal, update or query payload can fail a workflow task.
+    dataConverter: workerDataConverter(dataConverter, {
+      onRefused: (r) => Runtime.instance().logger.warn('refused a message payload this worker cannot decode', { ...r }),
+    }),
     ...(opts.instrument?.workflowModules && bundling
       ? { interceptors: { workflowModules: [...opts.instrument.workflowModules] } }
       : {}),

@@ -96,7 +96,12 @@ export function walletDebitRequest(minor = 100, over: Partial<DispatchRequest> =
     keyUsed: intent.operationKey,
     intentRecordedAt: new Date().toISOString(),
     idempotency: 'idempotent_by_key',
-    authorization: walletDebitAuthorization(intent, body, DEFAULT_POLICY, strategy === 'blind_retry' ? 'derived' : 'exact'),
+    authorization: walletDebitAuthorization(
+      intent,
+      body,
+      DEFAULT_POLICY,
+      strategy === 'blind_retry' ? 'derived' : 'exact',
+    ),
     ...over,
   };
 }

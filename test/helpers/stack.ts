@@ -18,6 +18,9 @@ import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tr
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { installRuntimeLogger } from '../../src/observability/logger';
+import { workerDataConverter } from '../../src/codec/message-guard';
+import { QuotaStore } from '../../src/policy/quota-store';
+import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
 
 /** Where the test stacks keep their workflow bundles (git-ignored, like all of `.data/`). */
 export const TEST_BUNDLE_CACHE = path.join(REPO_ROOT, '.data', 'bundle-cache');
@@ -82,8 +85,8 @@ export async function inProcessWorker(
       ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }),
       ...(opts.policies ? { policies: opts.policies } : {}),
     },
-    // Cross-run rate limits: the tenant quota workflows run on this worker's queue (use a tenant per test).
-    quota: { client: stack.client, taskQueue: tq },
+    // Cross-run rate limits: the stack's one quota file, shared by every worker of the stack (a tenant per test).
+    quota: { store: new QuotaStore(new SqliteQuotaBackend(stack.quotaDb)) },
     // The stack's development issuer (public keys only); `opts.identity` replaces it (e.g. none configured).
     identity: { issuers: opts.identity ?? staticIdentitySource([stack.identity.config]) },
   });
@@ -94,7 +97,8 @@ export async function inProcessWorker(
     workflowBundle: { codePath: stack.bundlePath },
     activities: opts.activities ? opts.activities(activities) : activities,
     maxCachedWorkflows: 0,
-    ...(dataConverter ? { dataConverter } : {}),
+    // As a production worker has it (src/worker/worker.ts): the message guard in front of the stack's codecs.
+    dataConverter: workerDataConverter(dataConverter),
     ...(stack.tracing ? { plugins: [stack.tracing.plugin] } : { sinks: DISCARD_WORKFLOW_SPANS }),
   });
 }

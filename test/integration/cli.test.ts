@@ -170,7 +170,7 @@ describe('a scripted debit from start to audit', () => {
     expect(r.code).toBe(0);
     const out = json<{ workflowId: string; runId: string; result: AgentRunResult }>(r);
     ({ workflowId: id, result } = out);
-    expect(id).toMatch(/^run-acme-/);
+    expect(id).toMatch(/^acme:run-/);
     expect(result.stopReason).toBe('completed');
     expect(result.calls).toEqual([
       expect.objectContaining({ toolName: 'wallet_debit', state: 'SUCCEEDED', receipt: expect.any(String) }),

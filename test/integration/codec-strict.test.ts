@@ -1,14 +1,15 @@
 /**
  * Strict codec mode on a real dev server (LEDGERLOOP_CODEC_STRICT=1): a worker whose codec is strict runs encrypted
  * runs as usual, and a run started with a PLAINTEXT input (a client without the keys, as the Web UI or the CLI
- * would start one) never reaches the workflow code: its workflow task fails with a typed failure
- * (PayloadDecryptionError, "plaintext payload refused") that is written to the history, the run schedules nothing,
- * and the worker stays up. The task is retried by the server while the run stays open: that retry is visible
- * (the failure in the history, the attempt count in `describe`), never silent, and an operator ends it.
+ * would start one) never reaches the run's logic: the worker's message guard (src/codec/message-guard.ts) hands the
+ * workflow an undecodable marker, and the run fails at once with a typed failure (`Run.InputInvalid`, "could not be
+ * decoded (plaintext-refused)"). No workflow task fails, nothing is scheduled, and the worker stays up.
  */
-import { Client } from '@temporalio/client';
+import { Client, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
+import { Failure } from '../../src/domain/failures';
 import type { Stack } from '../../lab/stack';
 import { input, runAgent } from '../helpers/run';
 import { inProcessWorker, startTestStack, taskQueue } from '../helpers/stack';
@@ -48,7 +49,7 @@ test('a strict worker runs an encrypted run to completion (strict mode refuses n
   expect(outcome.result.calls[0]?.state).toBe('SUCCEEDED');
 });
 
-test('a plaintext input fails the workflow task with a typed, recorded failure; nothing is scheduled; the worker stays up', async () => {
+test('a plaintext input fails the run with a typed failure, no workflow task fails, nothing is scheduled', async () => {
   const tq = taskQueue('strict-plain');
   const worker = await inProcessWorker(stack, tq);
   // What anyone without the keys can do: start a run with a plain JSON input.
@@ -59,28 +60,22 @@ test('a plaintext input fails the workflow task with a typed, recorded failure; 
     taskQueue: tq,
     args: [input({ vars: { account: 'acct_strict', amount: { minor: 1250, currency: 'EUR' } } })],
   });
-  const failed = await worker.runUntil(async () => {
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
-      const history = await handle.fetchHistory();
-      const f = history.events?.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
-      if (f) return { event: f, history };
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    throw new Error('no WorkflowTaskFailed event within 30 s');
-  });
+  // The plain client reads the failure: its message is not a payload, so not encrypted.
+  const outcome = await worker.runUntil(
+    handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    ),
+  );
   expect(worker.getState()).toBe('STOPPED'); // stopped by runUntil, not by a crash
-  const failure = failed.event.workflowTaskFailedEventAttributes?.failure;
-  expect(failure?.message).toMatch(/plaintext payload refused/);
-  expect(failure?.message).toMatch(/LEDGERLOOP_CODEC_STRICT/);
-  // A workflow task failure records the error's message and stack; the stack opens with the error's type.
-  expect(failure?.stackTrace).toMatch(/^PayloadDecryptionError: plaintext payload refused/);
-  // The workflow code never ran: no activity (no model call, no dispatch), no marker, no completion.
-  const types = (failed.history.events ?? []).map((e) => e.eventType);
+  expect(outcome).toBeInstanceOf(WorkflowFailedError);
+  const cause = (outcome as WorkflowFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  expect((cause as ApplicationFailure).type).toBe(Failure.RunInputInvalid);
+  expect(cause?.message).toMatch(/could not be decoded by this worker \(plaintext-refused\)/);
+  const types = ((await handle.fetchHistory()).events ?? []).map((e) => e.eventType);
+  expect(types).not.toContain(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+  // The workflow code never reached the run: no activity (no model call, no dispatch).
   expect(types).not.toContain(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-  expect(types).not.toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-  // Visible, not silent: the run is open with the failed task recorded; the operator ends it.
-  const description = await handle.describe();
-  expect(description.status.name).toBe('RUNNING');
-  await handle.terminate('plaintext input refused by the strict codec');
-  expect((await handle.describe()).status.name).toBe('TERMINATED');
+  expect(types).toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
 });

@@ -308,7 +308,7 @@ describe('budgets and rate limits hold for parallel proposals', () => {
   });
 
   test('a rate limit of two per minute: four parallel debits in the first turn never make more than two effects', async () => {
-    const tenant = `rl${Date.now()}`; // the tenant's quota workflow runs on this test's worker
+    const tenant = `rl${Date.now()}`; // a tenant of its own: its windows start empty
     await stack.walletClient.seedAccount({ tenant, account: 'acct_rl', balanceMinor: 100_000, currency: 'EUR' });
     const policy = Policy.parse({
       version: 'acme-rl-par/1',

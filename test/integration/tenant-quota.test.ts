@@ -1,43 +1,101 @@
 /**
- * Cross-run rate limits on the real server: the tenant quota workflow counts the dispatches of every run of a
- * tenant, so starting more runs does not multiply a limit. Reservations go through the production path: the
- * `reserveQuota` activity (update-with-start on `ledgerloop-quota:<tenant>`), called by stand-in runs through
- * `reserveAcrossRuns` or directly in an activity context. Each test uses a tenant of its own.
+ * Cross-run rate limits on the real server, their windows in the workers' quota store (src/policy/quota-store.ts):
+ * SQLite for one host, PostgreSQL for several (a private PostgreSQL this file starts, lab/cluster/postgres.ts).
+ * Both backends keep the same promises, each shown with its control: a limit admits exactly its `max` however many
+ * runs ask at once, a retried reservation never counts twice, a released one frees its slot, and nothing a Temporal
+ * client can do (terminate, reset) raises a limit. Reservations go through the production path: the `reserveQuota`
+ * activity, called by stand-in runs through `reserveAcrossRuns` or directly in an activity context.
+ * Each test uses a tenant of its own.
  */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../../lab/cluster/postgres';
 import { Failure } from '../../src/domain/failures';
+import { runtimeLogger } from '../../src/observability/logger';
 import type { AuthorizationInput } from '../../src/policy/authorization';
 import { evaluate } from '../../src/policy/evaluate';
 import { Policy, rateLimitsOf, type RateLimit } from '../../src/policy/policy-format';
-import { quotaWorkflowId, type QuotaDecision, type QuotaScopeRequest } from '../../src/policy/quota-window';
-import { BUNDLER_OPTIONS } from '../../src/worker/bundle';
-import { quotaStateQuery, tenantQuota } from '../../workflows/tenant-quota.workflow';
-import type { DriverOutcome } from '../support/quota-driver.workflows';
+import { QuotaStore, type QuotaBackend } from '../../src/policy/quota-store';
+import { PostgresQuotaBackend } from '../../src/policy/quota-store-pg';
+import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
+import type { QuotaDecision, QuotaScopeRequest } from '../../src/policy/quota-window';
 import { scriptedModel } from '../../src/planner/scripted-model';
-import { runtimeLogger } from '../../src/observability/logger';
+import { BUNDLER_OPTIONS } from '../../src/worker/bundle';
+import type { DriverOutcome } from '../support/quota-driver.workflows';
 import { quietRuntime } from '../helpers/stack';
 
-jest.setTimeout(120_000);
+jest.setTimeout(180_000);
+
+type Kind = 'sqlite' | 'postgres';
+const KINDS: readonly Kind[] = ['sqlite', 'postgres'];
 
 const address = process.env.TEMPORAL_ADDRESS;
 const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
-const taskQueue = `tenant-quota-${process.pid}-${Date.now()}`;
+const stamp = `${process.pid}-${Date.now()}`;
+let dir: string;
+let pgUrl: string;
+let pg: ReturnType<typeof postgresLayout>;
 let connection: Connection;
 let client: Client;
-let worker: Worker;
-let running: Promise<void>;
-let activities: ReturnType<typeof createActivities>;
 let native: NativeConnection;
 let workflowBundle: { code: string };
+
+/** Per backend: its store, the activities a worker runs with it, and that worker's task queue. */
+interface Setup {
+  readonly store: QuotaStore;
+  readonly activities: ReturnType<typeof createActivities>;
+  readonly taskQueue: string;
+  readonly worker: Worker;
+  readonly running: Promise<void>;
+}
+const setups = new Map<Kind, Setup>();
+const toClose: QuotaStore[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A new connection to the backend of `kind`'s store: what another worker (or a restarted one) would open. */
+function backendOf(kind: Kind): QuotaBackend {
+  return kind === 'sqlite' ? new SqliteQuotaBackend(path.join(dir, 'quota.db')) : new PostgresQuotaBackend(pgUrl);
+}
+
+function storeOf(backend: QuotaBackend): QuotaStore {
+  const store = new QuotaStore(backend);
+  toClose.push(store);
+  return store;
+}
+
+const activitiesWith = (store?: QuotaStore) =>
+  createActivities({
+    services: {},
+    models: [scriptedModel()],
+    workerIdentity: 'quota-test',
+    ...(store ? { quota: { store } } : {}),
+  });
 
 beforeAll(async () => {
   if (!address) throw new Error('TEMPORAL_ADDRESS is not set: run through scripts/test.ts');
   quietRuntime();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-quota-'));
+  chmodSync(dir, 0o755); // the postgres user must pass through it to its own (0700) data directory
+  pg = postgresLayout(dir, await freePort());
   let conn: Connection;
   [workflowBundle, native, conn] = await Promise.all([
     bundleWorkflowCode({
@@ -47,31 +105,34 @@ beforeAll(async () => {
     }),
     NativeConnection.connect({ address }),
     Connection.connect({ address }),
+    startPostgres(pg),
   ]);
+  pgUrl = transcriptUrl(pg); // the cluster's `ledgerloop` database: the workers' transcripts and quota windows
   connection = conn;
   client = new Client({ connection, namespace });
-  activities = createActivities({
-    services: {},
-    models: [scriptedModel()],
-    workerIdentity: 'quota-test',
-    quota: { client, taskQueue },
-  });
-  // maxCachedWorkflows 0: every update to the quota workflow replays its history first.
-  worker = await Worker.create({
-    connection: native,
-    namespace,
-    taskQueue,
-    workflowBundle,
-    activities,
-    maxCachedWorkflows: 0,
-  });
-  running = worker.run();
+  for (const kind of KINDS) {
+    const store = storeOf(backendOf(kind));
+    const activities = activitiesWith(store);
+    const taskQueue = `tenant-quota-${kind}-${stamp}`;
+    const worker = await Worker.create({
+      connection: native,
+      namespace,
+      taskQueue,
+      workflowBundle,
+      activities,
+      maxCachedWorkflows: 0,
+    });
+    setups.set(kind, { store, activities, taskQueue, worker, running: worker.run() });
+  }
 });
 
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
+  for (const s of setups.values()) s.worker.shutdown();
+  await Promise.all([...setups.values()].map((s) => s.running));
+  await Promise.all(toClose.map((s) => s.close().catch(() => undefined)));
   await connection?.close();
+  if (pg) await stopPostgres(pg);
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 let n = 0;
@@ -83,22 +144,30 @@ function reserve(
   tenant: string,
   reservationId: string,
   scopes: QuotaScopeRequest[],
+  nowMs?: number,
 ): Promise<QuotaDecision> {
   return new MockActivityEnvironment({ startToCloseTimeoutMs: 20_000 }).run(act.reserveQuota, {
     tenant,
     reservationId,
     scopes,
+    ...(nowMs !== undefined ? { nowMs } : {}),
   });
 }
 
-/** One stand-in agent run asking for one call through `reserveAcrossRuns`. */
-function run(tenant: string, principalId: string, limits: RateLimit[]): Promise<DriverOutcome> {
+const tenantScope = (tenant: string, max: number) => [
+  { scope: `tenant:${tenant}`, action: 'wallet.debit', max, perMs: 60_000 },
+];
+
+/** One stand-in agent run asking for one call through `reserveAcrossRuns`; its workflow id is its run id. */
+function run(kind: Kind, tenant: string, principalId: string, limits: RateLimit[], workflowId?: string) {
   return client.workflow.execute('quotaDriver', {
-    taskQueue,
-    workflowId: `run-${tenant}-${(n += 1)}`,
+    taskQueue: setups.get(kind)!.taskQueue,
+    workflowId: workflowId ?? `run-${tenant}-${(n += 1)}`,
     args: [{ tenant, principalId, logicalCallId: 'lc_1_debit', action: 'wallet.debit', limits }],
-  });
+  }) as Promise<DriverOutcome>;
 }
+
+const admitted = (outcomes: readonly DriverOutcome[]) => outcomes.filter((o) => 'ok' in o && o.ok).length;
 
 async function errorOf(p: Promise<unknown>): Promise<ApplicationFailure> {
   const err = await p.then(
@@ -109,7 +178,9 @@ async function errorOf(p: Promise<unknown>): Promise<ApplicationFailure> {
   return err;
 }
 
-describe('a rate limit holds across runs', () => {
+describe.each(KINDS)('a rate limit holds across runs (%s store)', (kind) => {
+  const setup = () => setups.get(kind)!;
+
   test('5 concurrent runs of one tenant, max 2 per 60 s: exactly 2 are admitted, the rest told when to retry', async () => {
     const tenant = newTenant();
     const limits = rateLimitsOf(
@@ -118,17 +189,18 @@ describe('a rate limit holds across runs', () => {
         rules: [{ action: 'wallet.debit', rateLimit: { max: 2, perMs: 60_000, per: 'tenant' } }],
       }).rules[0]!,
     );
-    const outcomes = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((p) => run(tenant, `user:${p}`, [...limits])));
-    const admitted = outcomes.filter((o) => 'ok' in o && o.ok);
+    const outcomes = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e'].map((p) => run(kind, tenant, `user:${p}`, [...limits])),
+    );
     const refused = outcomes.filter((o): o is Extract<DriverOutcome, { ok: false }> => 'ok' in o && !o.ok);
-    expect(admitted).toHaveLength(2);
+    expect(admitted(outcomes)).toBe(2);
     expect(refused).toHaveLength(3);
     for (const r of refused) {
       expect(r.retryAfterMs).toBeGreaterThan(0);
       expect(r.retryAfterMs).toBeLessThanOrEqual(60_000);
       expect(r.scope).toBe(`tenant:${tenant}`);
     }
-    // The defect this replaces: counted per run (each run's own dispatch times, empty in a new run), all 5 pass.
+    // The defect cross-run limits replaced: counted per run (each run's own dispatch times), all 5 pass.
     const perRun = Policy.parse({
       version: 'q/1',
       rules: [{ action: 'wallet.debit', rateLimit: { max: 2, perMs: 60_000, per: 'run' } }],
@@ -137,36 +209,35 @@ describe('a rate limit holds across runs', () => {
       (p) => evaluate(perRun, authzInput(tenant, `user:${p}`)).kind === 'allowed',
     );
     expect(perRunAdmitted).toHaveLength(5);
-    const view = await client.workflow.getHandle(quotaWorkflowId(tenant)).query(quotaStateQuery);
-    expect(view.windows).toEqual([{ scope: `tenant:${tenant}`, action: 'wallet.debit', inWindow: 2 }]);
+    expect(await setup().store.usage(tenant)).toEqual({
+      windows: [{ scope: `tenant:${tenant}`, action: 'wallet.debit', inWindow: 2 }],
+      heldReservations: 2,
+    });
   });
 
   test('a retried reservation (same id) answers the same and never counts twice', async () => {
     const tenant = newTenant();
-    const scopes = [{ scope: `tenant:${tenant}`, action: 'wallet.debit', max: 2, perMs: 60_000 }];
-    expect(await reserve(activities, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
-    const again = await Promise.all([1, 2, 3].map(() => reserve(activities, tenant, 'run-1/lc_1', scopes)));
-    expect(again.every((d) => d.ok)).toBe(true);
-    expect(await reserve(activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
-    expect(await reserve(activities, tenant, 'run-3/lc_1', scopes)).toMatchObject({
-      ok: false,
-      scope: `tenant:${tenant}`,
-    });
+    const act = setup().activities;
+    const scopes = tenantScope(tenant, 2);
+    expect(await reserve(act, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
+    const again = await Promise.all([1, 2, 3].map(() => reserve(act, tenant, 'run-1/lc_1', scopes)));
+    expect(again).toEqual([1, 2, 3].map(() => ({ ok: true, duplicate: true })));
+    expect(await reserve(act, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
+    expect(await reserve(act, tenant, 'run-3/lc_1', scopes)).toMatchObject({ ok: false, scope: `tenant:${tenant}` });
   });
 
-  test('releasing a reservation whose call was rejected before sending frees its slot', async () => {
+  test('releasing a reservation whose call was rejected before sending frees its slot, once', async () => {
     const tenant = newTenant();
-    const scopes = [{ scope: `tenant:${tenant}`, action: 'wallet.debit', max: 1, perMs: 60_000 }];
-    expect(await reserve(activities, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
-    expect((await reserve(activities, tenant, 'run-2/lc_1', scopes)).ok).toBe(false);
+    const act = setup().activities;
+    const scopes = tenantScope(tenant, 1);
+    expect(await reserve(act, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
+    expect((await reserve(act, tenant, 'run-2/lc_1', scopes)).ok).toBe(false);
     const env = new MockActivityEnvironment({ startToCloseTimeoutMs: 20_000 });
-    expect(await env.run(activities.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({ released: true });
-    expect(await env.run(activities.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({
-      released: false,
-    });
-    expect(await reserve(activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
-    // a tenant that never reserved has no quota workflow: nothing to release, none started
-    expect(await env.run(activities.releaseQuota, { tenant: newTenant(), reservationId: 'x/1' })).toEqual({
+    expect(await env.run(act.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({ released: true });
+    expect(await env.run(act.releaseQuota, { tenant, reservationId: 'run-1/lc_1' })).toEqual({ released: false });
+    expect(await reserve(act, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
+    // a tenant that never reserved holds nothing to release
+    expect(await env.run(act.releaseQuota, { tenant: newTenant(), reservationId: 'x/1' })).toEqual({
       released: false,
     });
   });
@@ -177,55 +248,113 @@ describe('a rate limit holds across runs', () => {
       { max: 1, perMs: 60_000, per: 'principal' },
       { max: 3, perMs: 60_000, per: 'tenant' },
     ];
-    expect(await run(tenant, 'user:alice', limits)).toEqual({ ok: true });
+    expect(await run(kind, tenant, 'user:alice', limits)).toEqual({ ok: true });
     // alice's second run: her own window is full (and the tenant slot it would have taken stays free)
-    expect(await run(tenant, 'user:alice', limits)).toMatchObject({ ok: false, scope: 'principal:user:alice' });
-    expect(await run(tenant, 'user:bob', limits)).toEqual({ ok: true });
-    expect(await run(tenant, 'user:carol', limits)).toEqual({ ok: true });
+    expect(await run(kind, tenant, 'user:alice', limits)).toMatchObject({ ok: false, scope: 'principal:user:alice' });
+    expect(await run(kind, tenant, 'user:bob', limits)).toEqual({ ok: true });
+    expect(await run(kind, tenant, 'user:carol', limits)).toEqual({ ok: true });
     // dave's own window is empty, the tenant's is full
-    expect(await run(tenant, 'user:dave', limits)).toMatchObject({ ok: false, scope: `tenant:${tenant}` });
+    expect(await run(kind, tenant, 'user:dave', limits)).toMatchObject({ ok: false, scope: `tenant:${tenant}` });
   });
 
-  test('windows survive continue-as-new', async () => {
+  test('the windows outlive the worker: a new connection to the store (another worker, a restart) sees them', async () => {
     const tenant = newTenant();
-    const handle = await client.workflow.start(tenantQuota, {
-      taskQueue,
-      workflowId: quotaWorkflowId(tenant),
-      args: [{ tenant, continueAfterUpdates: 2 }],
+    const scopes = tenantScope(tenant, 2);
+    expect(await reserve(setup().activities, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
+    expect(await reserve(setup().activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
+    const other = storeOf(backendOf(kind));
+    const otherWorker = activitiesWith(other);
+    expect((await reserve(otherWorker, tenant, 'run-3/lc_1', scopes)).ok).toBe(false);
+    expect(await reserve(otherWorker, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true, duplicate: true });
+  });
+
+  test('a caller cannot move a window by sending a time: the store’s clock decides', async () => {
+    const tenant = newTenant();
+    const act = setup().activities;
+    const scopes = tenantScope(tenant, 1);
+    expect(await reserve(act, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
+    const future = Date.now() + 3_600_000;
+    expect(await reserve(act, tenant, 'run-2/lc_1', scopes, future)).toMatchObject({ ok: false });
+    // control: a window that has really passed admits again (a 1 s window, waited out on the store's clock)
+    const short = [{ scope: `tenant:${tenant}`, action: 'wallet.refund', max: 1, perMs: 1_000 }];
+    expect(await reserve(act, tenant, 'run-3/lc_1', short)).toEqual({ ok: true });
+    expect((await reserve(act, tenant, 'run-4/lc_1', short)).ok).toBe(false);
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(await reserve(act, tenant, 'run-4/lc_1', short)).toEqual({ ok: true });
+  });
+});
+
+describe.each(KINDS)('attack (issue 28): terminate and reset what Temporal holds (%s store)', (kind) => {
+  const EventType = temporal.api.enums.v1.EventType;
+
+  /** Resets a finished driver run to just after its first workflow task: it runs again from there. */
+  async function resetToStart(workflowId: string): Promise<string> {
+    const handle = client.workflow.getHandle(workflowId);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const firstTask = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const { runId } = await client.workflowService.resetWorkflowExecution({
+      namespace,
+      workflowExecution: { workflowId },
+      workflowTaskFinishEventId: firstTask!.eventId,
+      requestId: `${workflowId}-reset-${Date.now()}`,
+      reason: 'attack: reset to before the reservation',
     });
-    const scopes = [{ scope: `tenant:${tenant}`, action: 'wallet.debit', max: 2, perMs: 60_000 }];
-    expect(await reserve(activities, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true });
-    expect(await reserve(activities, tenant, 'run-2/lc_1', scopes)).toEqual({ ok: true });
-    // the second update ended that run; these reach its successor through the same workflow id
-    expect((await reserve(activities, tenant, 'run-3/lc_1', scopes)).ok).toBe(false);
-    // the successor remembers run-1's reservation: a repeat is recognised, not counted
-    expect(await reserve(activities, tenant, 'run-1/lc_1', scopes)).toEqual({ ok: true, duplicate: true });
-    const latest = await client.workflow.getHandle(quotaWorkflowId(tenant)).describe();
-    expect(latest.runId).not.toBe(handle.firstExecutionRunId);
-    expect(latest.status.name).toBe('RUNNING');
+    return runId!;
+  }
+
+  test('terminating the old quota workflow id, and resetting every run that reserved, never raises the limit', async () => {
+    const tenant = newTenant();
+    const limits: RateLimit[] = [{ max: 2, perMs: 60_000, per: 'tenant' }];
+    const ids = ['a', 'b', 'c'].map((p) => `run-${tenant}-${p}`);
+    // The control: the limit admits exactly its max.
+    const first = await Promise.all(ids.map((id, i) => run(kind, tenant, `user:${i}`, limits, id)));
+    expect(admitted(first)).toBe(2);
+
+    // What emptied the limit before (2 allowed, 5 went through): `temporal workflow terminate -w
+    // ledgerloop-quota:<tenant>`, sent without a token. No such workflow exists now: Temporal holds no window.
+    await expect(
+      client.workflow.getHandle(`ledgerloop-quota:${tenant}`).terminate('attack: no token'),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    // Reset every run that asked: each runs its reservation again, with the same reservation id.
+    const again = await Promise.all(
+      ids.map(async (id) => {
+        const runId = await resetToStart(id);
+        return client.workflow.getHandle(id, runId).result() as Promise<DriverOutcome>;
+      }),
+    );
+    // The two that held a slot find it again (the same call, counted once); the third is still refused.
+    expect(admitted(again)).toBe(2);
+    const after = await Promise.all(['d', 'e', 'f'].map((p) => run(kind, tenant, `user:${p}`, limits)));
+    expect(admitted(after)).toBe(0);
+    expect((await setups.get(kind)!.store.usage(tenant)).windows).toEqual([
+      { scope: `tenant:${tenant}`, action: 'wallet.debit', inWindow: 2 },
+    ]);
+    // Control of the attack's own premise: another tenant, same limit, admits exactly its max again.
+    const fresh = newTenant();
+    const control = await Promise.all(['g', 'h', 'i'].map((p) => run(kind, fresh, `user:${p}`, limits)));
+    expect(admitted(control)).toBe(2);
   });
 });
 
 describe('fail closed', () => {
-  test('a worker without a quota client refuses (Quota.Unavailable, not retried) instead of allowing', async () => {
-    const bare = createActivities({ services: {}, models: [scriptedModel()], workerIdentity: 'no-quota' });
-    const err = await errorOf(
-      reserve(bare, newTenant(), 'run-1/lc_1', [
-        { scope: 'principal:user:a', action: 'wallet.debit', max: 5, perMs: 1_000 },
-      ]),
-    );
+  const scopes = (tenant: string) => tenantScope(tenant, 5);
+
+  test('a worker without a quota store refuses (Quota.Unavailable, not retried) instead of allowing', async () => {
+    const none = newTenant();
+    const err = await errorOf(reserve(activitiesWith(undefined), none, 'run-1/lc_1', scopes(none)));
     expect(err.type).toBe(Failure.QuotaUnavailable);
     expect(err.nonRetryable).toBe(true);
+    expect(err.message).toMatch(/no quota store/);
   });
 
-  test('reserveAcrossRuns on a worker without a quota client throws QuotaUnavailable after one attempt', async () => {
-    const bareQueue = `${taskQueue}-bare`;
+  test('reserveAcrossRuns on a worker without a quota store throws QuotaUnavailable after one attempt', async () => {
+    const bareQueue = `tenant-quota-bare-${stamp}`;
     const bare = await Worker.create({
       connection: native,
       namespace,
       taskQueue: bareQueue,
       workflowBundle,
-      activities: createActivities({ services: {}, models: [scriptedModel()], workerIdentity: 'no-quota' }),
+      activities: activitiesWith(undefined),
     });
     const workflowId = `run-bare-${newTenant()}`;
     const outcome = await bare.runUntil(
@@ -243,7 +372,7 @@ describe('fail closed', () => {
         ],
       }),
     );
-    expect(outcome).toMatchObject({ unavailable: expect.stringContaining('no quota client') });
+    expect(outcome).toMatchObject({ unavailable: expect.stringContaining('no quota store') });
     const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     expect(
       events
@@ -252,10 +381,79 @@ describe('fail closed', () => {
     ).toEqual([1]);
   });
 
+  test.each([
+    [
+      'PostgreSQL that does not answer',
+      async () => new PostgresQuotaBackend(`postgres://x@127.0.0.1:${await freePort()}/db`),
+    ],
+    ['a SQLite file that cannot be opened', async () => new SqliteQuotaBackend('/dev/null/quota.db')],
+  ])('%s refuses (Quota.Unavailable, retryable); a store that answers admits (the control)', async (_n, make) => {
+    const down = newTenant();
+    const err = await errorOf(reserve(activitiesWith(storeOf(await make())), down, 'run-1/lc_1', scopes(down)));
+    expect(err.type).toBe(Failure.QuotaUnavailable);
+    expect(err.nonRetryable).toBe(false);
+    expect(err.message).toMatch(/quota (store|database)/);
+    const tenant = newTenant();
+    expect(await reserve(setups.get('sqlite')!.activities, tenant, 'run-1/lc_1', scopes(tenant))).toEqual({
+      ok: true,
+    });
+  });
+
+  test('a run whose store does not answer is refused after the activity’s three attempts', async () => {
+    const deadQueue = `tenant-quota-dead-${stamp}`;
+    const dead = await Worker.create({
+      connection: native,
+      namespace,
+      taskQueue: deadQueue,
+      workflowBundle,
+      activities: activitiesWith(storeOf(new SqliteQuotaBackend('/dev/null/quota.db'))),
+    });
+    const workflowId = `run-dead-${newTenant()}`;
+    const outcome = await dead.runUntil(
+      client.workflow.execute('quotaDriver', {
+        taskQueue: deadQueue,
+        workflowId,
+        args: [
+          {
+            tenant: 'acme',
+            principalId: 'user:a',
+            logicalCallId: 'lc_1',
+            action: 'wallet.debit',
+            limits: [{ max: 5, perMs: 60_000, per: 'tenant' }],
+          },
+        ],
+      }),
+    );
+    expect(outcome).toMatchObject({ unavailable: expect.stringContaining('quota database cannot be opened') });
+    // History records the last attempt of an activity: the third, failed.
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    expect(
+      events
+        .filter((e) => e.activityTaskStartedEventAttributes)
+        .map((e) => e.activityTaskStartedEventAttributes?.attempt),
+    ).toEqual([3]);
+    expect(events.some((e) => e.activityTaskFailedEventAttributes)).toBe(true);
+  });
+
+  test.each(KINDS)(
+    'a %s row someone edited refuses until it is rebuilt; deleting it resets that tenant (the control)',
+    async (kind) => {
+      const tenant = newTenant();
+      const act = setups.get(kind)!.activities;
+      expect(await reserve(act, tenant, 'run-1/lc_1', tenantScope(tenant, 1))).toEqual({ ok: true });
+      await editRow(kind, tenant, '{"windows": "nope"}');
+      const err = await errorOf(reserve(act, tenant, 'run-2/lc_1', tenantScope(tenant, 1)));
+      expect(err.type).toBe(Failure.QuotaUnavailable);
+      expect(err.message).toMatch(/unknown shape/);
+      await editRow(kind, tenant, undefined);
+      expect(await reserve(act, tenant, 'run-2/lc_1', tenantScope(tenant, 1))).toEqual({ ok: true });
+    },
+  );
+
   test('a rule with only per-run limits asks no quota (no activity scheduled)', async () => {
     const workflowId = `run-local-${newTenant()}`;
     const outcome = await client.workflow.execute('quotaDriver', {
-      taskQueue,
+      taskQueue: setups.get('sqlite')!.taskQueue,
       workflowId,
       args: [
         {
@@ -272,32 +470,49 @@ describe('fail closed', () => {
     expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
   });
 
-  test('a malformed reservation is refused by the validator and the quota workflow keeps running', async () => {
+  test('a malformed reservation is refused (Quota.InvalidRequest, not retried) and holds nothing', async () => {
     const tenant = newTenant();
-    const ok = [{ scope: `tenant:${tenant}`, action: 'wallet.debit', max: 1, perMs: 60_000 }];
-    expect(await reserve(activities, tenant, 'run-1/lc_1', ok)).toEqual({ ok: true });
-    // another tenant's window through this tenant's quota: refused by the workflow's validator
-    const err = await errorOf(reserve(activities, tenant, 'run-2/lc_1', [{ ...ok[0]!, scope: 'tenant:someone-else' }]));
-    expect(err.type).toBe(Failure.QuotaInvalidRequest);
-    expect(err.nonRetryable).toBe(true);
-    // raw update past the activity's own checks: refused too, never in history
-    const handle = client.workflow.getHandle(quotaWorkflowId(tenant));
-    const refused = {
-      cause: { type: Failure.QuotaInvalidRequest, message: expect.stringMatching(/^invalid quota request/) },
-    };
-    await expect(
-      handle.executeUpdate('reserveQuota', {
-        args: [{ reservationId: 'x', scopes: [{ scope: 'tenant:' + tenant, action: 'a', max: -1, perMs: 1 }] }],
-      }),
-    ).rejects.toMatchObject(refused);
-    await expect(handle.executeUpdate('reserveQuota', { args: ['not an object'] })).rejects.toMatchObject(refused);
-    await expect(handle.executeUpdate('releaseQuota', { args: [{}] })).rejects.toMatchObject(refused);
-    expect((await handle.describe()).status.name).toBe('RUNNING');
-    expect((await reserve(activities, tenant, 'run-3/lc_1', ok)).ok).toBe(false);
-    const history = await handle.fetchHistory();
-    expect(history.events?.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+    const act = setups.get('sqlite')!.activities;
+    const ok = tenantScope(tenant, 1);
+    const refusals = [
+      reserve(act, tenant, 'run-2/lc_1', [{ ...ok[0]!, scope: 'tenant:someone-else' }]),
+      reserve(act, tenant, 'run-2/lc_1', [{ ...ok[0]!, max: -1 }]),
+      reserve(act, 'bad tenant!', 'run-2/lc_1', ok),
+      new MockActivityEnvironment().run(act.reserveQuota, 'not an object' as never),
+    ];
+    for (const p of refusals) {
+      const err = await errorOf(p);
+      expect(err.type).toBe(Failure.QuotaInvalidRequest);
+      expect(err.nonRetryable).toBe(true);
+    }
+    expect(await setups.get('sqlite')!.store.usage(tenant)).toEqual({ windows: [], heldReservations: 0 });
+    expect(await reserve(act, tenant, 'run-1/lc_1', ok)).toEqual({ ok: true });
   });
 });
+
+/** Writes `state` into the tenant's row behind the store's back, or deletes the row (undefined). */
+async function editRow(kind: Kind, tenant: string, state: string | undefined): Promise<void> {
+  if (kind === 'sqlite') {
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(path.join(dir, 'quota.db'));
+    try {
+      if (state === undefined) db.prepare('DELETE FROM ledgerloop_quota WHERE tenant = ?').run(tenant);
+      else db.prepare('UPDATE ledgerloop_quota SET state = ? WHERE tenant = ?').run(state, tenant);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const { Client: PgClient } = await import('pg');
+  const c = new PgClient({ connectionString: pgUrl });
+  await c.connect();
+  try {
+    if (state === undefined) await c.query('DELETE FROM ledgerloop_quota WHERE tenant = $1', [tenant]);
+    else await c.query('UPDATE ledgerloop_quota SET state = $1 WHERE tenant = $2', [state, tenant]);
+  } finally {
+    await c.end();
+  }
+}
 
 function authzInput(tenant: string, principalId: string): AuthorizationInput {
   return {

@@ -72,6 +72,22 @@ test('the baseline covers every path docs/versioning.md lists, and nothing else 
     });
 });
 
+/** The stop a recorded run returned (the recorder runs without payload encryption: the result is JSON). */
+function recordedStop(file: string): string | undefined {
+  const history = JSON.parse(readFileSync(file, 'utf8')) as {
+    events: Array<{ workflowExecutionCompletedEventAttributes?: { result?: { payloads?: Array<{ data?: string }> } } }>;
+  };
+  const done = history.events.find((e) => e.workflowExecutionCompletedEventAttributes);
+  const data = done?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]?.data;
+  return data
+    ? (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { stopReason: string }).stopReason
+    : undefined;
+}
+
+test.each(BASELINE_PATHS)('baseline/$fixture stopped $stop, as the path it stands for', ({ fixture, stop }) => {
+  expect(recordedStop(path.join(root, 'baseline', `${fixture}.json`))).toBe(stop);
+});
+
 test.each(fixtures)('$name replays with the current workflow code', ({ name }) => {
   // A fixture the replay worker never reached (it stopped early) has no verdict, and fails here too.
   expect(verdicts.has(name)).toBe(true);

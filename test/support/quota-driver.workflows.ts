@@ -1,6 +1,6 @@
 /**
  * Test-only workflow bundle: every Ledgerloop workflow plus `quotaDriver`, a stand-in for one agent run that asks
- * the tenant quota for one call through the same helper the agent run uses (workflows/quota-client.ts).
+ * the quota store for one call through the same helper the agent run uses (workflows/quota-client.ts).
  */
 import { workflowInfo } from '@temporalio/workflow';
 import {

@@ -1,6 +1,7 @@
 /**
- * scripts/check-compose.sh holds the compose file to the one source both deployments read (deploy/deployment.json):
- * it passes on the repository as it is, and fails, naming what drifted, on a copy where one thing was changed.
+ * scripts/check-compose.sh holds the compose file to the one source both deployments read (deploy/deployment.json),
+ * to the frontend's authorizer and to the no-leak rules: it passes on the repository as it is, and fails, naming
+ * what drifted, on a copy where one thing was changed (one mutation per rule).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,8 +12,10 @@ const ROOT = path.join(__dirname, '..', '..');
 const FILES = [
   'docker-compose.yml',
   'Dockerfile',
+  '.dockerignore',
   'src/server/search-attributes.ts',
   'deploy',
+  'lab/cluster/server/go.mod',
   'scripts/check-compose.sh',
   'scripts/gen-certs.sh',
 ];
@@ -67,7 +70,7 @@ function edit(dir: string, file: string, from: string | RegExp, to: string): voi
     edit(d, 'deploy/deployment.json', /"temporalServer": "[0-9.]+"/, '"temporalServer": "1.99.0"');
     const r = check(d);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('temporal: image temporalio/server:');
+    expect(r.err).toContain('temporal: image ledgerloop-temporal:');
   });
 
   it('fails when a worker loses a variable the deployment lists (the shared transcript store)', () => {
@@ -84,5 +87,123 @@ function edit(dir: string, file: string, from: string | RegExp, to: string): voi
     const r = check(d);
     expect(r.code).toBe(1);
     expect(r.err).toContain('temporal-ui: does not publish ui as 127.0.0.1:8090:PORT');
+  });
+
+  describe('compose without leaks', () => {
+    it('fails when .dockerignore lets .env files into the image', () => {
+      const d = fresh();
+      edit(d, '.dockerignore', /^\.env\n/m, '');
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('.dockerignore: does not exclude .env');
+    });
+
+    it('fails when .dockerignore lets keys into the image', () => {
+      const d = fresh();
+      edit(d, '.dockerignore', /^\*\*\/\*\.key\n/m, '');
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('.dockerignore: does not exclude **/*.key');
+    });
+
+    it('fails when .dockerignore lets certificates into the image', () => {
+      const d = fresh();
+      edit(d, '.dockerignore', /^\*\*\/\*\.pem\n/m, '');
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('.dockerignore: does not exclude **/*.pem');
+    });
+
+    it('fails when a container mounts the whole certificate folder', () => {
+      const d = fresh();
+      edit(
+        d,
+        'docker-compose.yml',
+        '      - ${LEDGERLOOP_CERTS_DIR:-./.data/compose/certs}/worker.pem:/certs/worker.pem:ro\n',
+        '      - ${LEDGERLOOP_CERTS_DIR:-./.data/compose/certs}:/certs:ro\n',
+      );
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('worker: mounts the whole certificate folder');
+    });
+
+    it("fails when a container holds another's key", () => {
+      const d = fresh();
+      // The Web UI given the admin's key instead of its own.
+      edit(d, 'docker-compose.yml', /(    secrets:\n      - )ui_tls_key\n/, '$1admin_tls_key\n');
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('temporal-ui: holds admin.key, which is not its own certificate or key');
+    });
+
+    it('fails when the capability signing key is an environment variable again', () => {
+      const d = fresh();
+      edit(
+        d,
+        'docker-compose.yml',
+        'LEDGERLOOP_CAPABILITY_SIGNING_KEY: /run/secrets/capability_signing_key',
+        'LEDGERLOOP_CAPABILITY_SIGNING_KEY: ${LEDGERLOOP_CAPABILITY_SIGNING_KEY:?set LEDGERLOOP_CAPABILITY_SIGNING_KEY}',
+      );
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('LEDGERLOOP_CAPABILITY_SIGNING_KEY is interpolated from the environment');
+    });
+
+    it('fails when scripts/gen-certs.sh leaves keys readable by others', () => {
+      const d = fresh();
+      edit(d, 'scripts/gen-certs.sh', 'chmod 600 ./*.key', 'chmod 644 ./*.key');
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/gen-certs\.sh leaves keys readable by others or missing \(7 keys; [a-z-]+\.key=644/);
+    });
+  });
+
+  describe('authorization at the frontend', () => {
+    it('fails when Temporal is the stock image, which has no authorizer', () => {
+      const d = fresh();
+      edit(
+        d,
+        'docker-compose.yml',
+        /    image: ledgerloop-temporal:([0-9.]+)\n    build:\n      context: \.\/deploy\/temporal\n      additional_contexts:\n        server: \.\/lab\/cluster\/server\n/,
+        '    image: temporalio/server:$1\n',
+      );
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('temporal: the stock temporalio/server image has no authorizer');
+    });
+
+    it("fails when the internode CA is the clients' CA", () => {
+      const d = fresh();
+      edit(
+        d,
+        'docker-compose.yml',
+        'TEMPORAL_TLS_SERVER_CA_CERT: /certs/internode-ca.pem',
+        'TEMPORAL_TLS_SERVER_CA_CERT: /certs/ca.pem',
+      );
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("temporal: the internode CA is the clients' CA");
+    });
+
+    it("fails when the viewer's name is not the Web UI certificate's", () => {
+      const d = fresh();
+      edit(
+        d,
+        'docker-compose.yml',
+        'LEDGERLOOP_FRONTEND_VIEWER_CN: temporal-ui',
+        'LEDGERLOOP_FRONTEND_VIEWER_CN: temporal-admin',
+      );
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("LEDGERLOOP_FRONTEND_VIEWER_CN is not the Web UI certificate's CN");
+    });
+
+    it('fails when the server module pins another Temporal than the deployment', () => {
+      const d = fresh();
+      edit(d, 'lab/cluster/server/go.mod', /go\.temporal\.io\/server v[0-9.]+/, 'go.temporal.io/server v1.31.0');
+      const r = check(d);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('lab/cluster/server/go.mod does not require go.temporal.io/server v');
+    });
   });
 });

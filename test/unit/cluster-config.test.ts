@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLUSTER_DIR, workerHost } from '../../lab/cluster/cluster';
-import { serverConfig } from '../../lab/cluster/temporal-server';
+import { serverConfig, serverEnv } from '../../lab/cluster/temporal-server';
 import {
   clusterPorts,
   DEFAULT_PORT_OFFSET,
@@ -74,8 +74,26 @@ describe('the server configuration', () => {
 
   it('binds every service to loopback on the cluster ports', () => {
     expect(config.services['frontend']?.rpc).toMatchObject({ grpcPort: ports.frontend, bindOnLocalHost: true });
-    for (const name of ['frontend', 'history', 'matching', 'worker'])
+    for (const name of ['frontend', 'internal-frontend', 'history', 'matching', 'worker'])
       expect(config.services[name]?.rpc.bindOnLocalHost).toBe(true);
+  });
+
+  it("runs the internal frontend, through which the server's own services pass the authorizer", () => {
+    expect(config.services['internal-frontend']?.rpc.grpcPort).toBe(ports.internalFrontend);
+  });
+
+  it('gives the server the issuers file and none of the supervisor’s Temporal credentials', () => {
+    const env = serverEnv(
+      { configFile: '/c.yaml', logFile: '/l.log', issuersFile: '/cluster/temporal/identity-issuers.json' },
+      { PATH: '/bin', LEDGERLOOP_TEMPORAL_TOKEN_FILE: '/admin.jwt', TEMPORAL_API_KEY: 'k' },
+    );
+    expect(env).toMatchObject({
+      PATH: '/bin',
+      LEDGERLOOP_IDENTITY_ISSUERS: '/cluster/temporal/identity-issuers.json',
+      LEDGERLOOP_FRONTEND_NAMESPACE: 'default',
+    });
+    expect(env['LEDGERLOOP_TEMPORAL_TOKEN_FILE']).toBeUndefined();
+    expect(env['TEMPORAL_API_KEY']).toBeUndefined();
   });
 });
 
@@ -96,13 +114,18 @@ describe('a worker host', () => {
     fs.rmSync(hostDir, { recursive: true, force: true });
     fs.rmSync(scratch, { recursive: true, force: true });
   });
-  const envOf = (shared: { transcriptUrl?: string }): Record<string, string> => {
+  const envOf = (shared: {
+    transcriptUrl?: string;
+    temporalTokenFile?: string;
+    quotaUrl?: string;
+  }): Record<string, string> => {
     const stack = {
       bundlePath,
       workerEnv: { ...generateCapabilityTrust().workerEnv, [IDENTITY_ISSUERS_ENV]: issuers },
     };
     const host = workerHost(stack, 'unit-required-env', shared);
-    // Nothing inherited: the host must be given every variable the deployment lists for a worker.
+    // Nothing inherited but the supervisor's own (admin) token file, which the host's must replace: the host
+    // must be given every variable the deployment lists for a worker.
     return workerProcessEnv(
       {
         address: '127.0.0.1:17233',
@@ -110,18 +133,31 @@ describe('a worker host', () => {
         services: { wallet: 'http://127.0.0.1:1' },
         ...host,
       },
-      {},
+      shared.temporalTokenFile ? { LEDGERLOOP_TEMPORAL_TOKEN_FILE: '/cluster/credentials/admin.jwt' } : {},
     );
   };
+  const token = '/cluster/credentials/worker-unit.jwt';
 
   it('is given every variable deploy/deployment.json lists for a worker, and its own copies of files', () => {
-    const env = envOf({ transcriptUrl: 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop' });
+    const url = 'postgres://ledgerloop@127.0.0.1:15432/ledgerloop';
+    const env = envOf({ transcriptUrl: url, quotaUrl: url, temporalTokenFile: token });
     expect(missingEnv(REQUIRED_ENV.worker, env)).toEqual([]);
+    // Its own worker token, not the supervisor's admin token it would otherwise inherit.
+    expect(env['LEDGERLOOP_TEMPORAL_TOKEN_FILE']).toBe(token);
     expect(env[IDENTITY_ISSUERS_ENV]?.startsWith(hostDir)).toBe(true);
     expect(env['LEDGERLOOP_WORKFLOW_BUNDLE']?.startsWith(hostDir)).toBe(true);
   });
 
-  it('misses the shared transcript store when none is given (the check can fail)', () => {
-    expect(missingEnv(REQUIRED_ENV.worker, envOf({}))).toEqual(['LEDGERLOOP_TRANSCRIPT_URL']);
+  it('misses the shared transcript and quota stores when none is given (the check can fail)', () => {
+    expect(missingEnv(REQUIRED_ENV.worker, envOf({ temporalTokenFile: token }))).toEqual([
+      'LEDGERLOOP_TRANSCRIPT_URL',
+      'LEDGERLOOP_QUOTA_URL',
+    ]);
+  });
+
+  it('misses its frontend token when none is given', () => {
+    expect(missingEnv(REQUIRED_ENV.worker, envOf({ transcriptUrl: 'postgres://x', quotaUrl: 'postgres://x' }))).toEqual(
+      ['LEDGERLOOP_TEMPORAL_TOKEN_FILE'],
+    );
   });
 });

@@ -11,7 +11,7 @@ import { classifyDispatchFailure, Failure } from '../../src/domain/failures';
 import type { DownstreamClient, SendOptions, SendOutcome } from '../../src/downstream/client';
 import type { ServiceContract } from '../../src/downstream/protocol';
 
-const { intent, body } = walletDebitIntent(100, { deadlineAt: '2099-01-01T00:00:00.000Z' });
+const { intent } = walletDebitIntent(100, { deadlineAt: '2099-01-01T00:00:00.000Z' });
 
 /** A wallet stand-in: records every send, answers `ok` (or what `answer` says), serves `contract`. */
 function fakeWallet(contract: () => Promise<ServiceContract>, answer?: SendOutcome) {

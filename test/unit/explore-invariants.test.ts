@@ -265,7 +265,13 @@ describe('the universal invariants', () => {
       const events = [
         ...opening(),
         ...callEvents('lc_a', 'op_a'),
-        ev({ type: 'ToolEffectReconciled', logicalCallId: 'lc_a', via: 'receipt_lookup', outcome: 'FAILED', detail: 'x' }),
+        ev({
+          type: 'ToolEffectReconciled',
+          logicalCallId: 'lc_a',
+          via: 'receipt_lookup',
+          outcome: 'FAILED',
+          detail: 'x',
+        }),
         stop('tool_failed', 'compensated, not rolled back'),
       ];
       const out = checkInvariants(records(events, { effects: [effect('op_a')] }));

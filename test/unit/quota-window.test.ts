@@ -1,4 +1,4 @@
-/** The pure sliding-window logic of the tenant quota workflow: all-or-nothing, idempotent by id, releasable. */
+/** The pure sliding-window logic of the quota store: all-or-nothing, idempotent by id, releasable. */
 import { Policy, rateLimitsOf } from '../../src/policy/policy-format';
 import {
   CAPACITY_SCOPE,

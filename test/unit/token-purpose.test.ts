@@ -134,7 +134,7 @@ describe('principals are normalised where a token is minted and where it is veri
   });
 });
 
-describe('the verifying activity binds the token to the run that asks', () => {
+describe('the verifying activity binds the token to the run asked about', () => {
   const activity = () => createIdentityActivities({ issuers: staticIdentitySource([dev.config]) }).verifyIdentity;
   const inRun = (workflowId: string) =>
     new MockActivityEnvironment({
@@ -152,12 +152,15 @@ describe('the verifying activity binds the token to the run that asks', () => {
     expect(await typeOf(inRun(RUN_B).run(activity(), { token, includePolicy: true }))).toBe('Identity.Invalid');
   });
 
-  test('a run id in the input that is not the asking run is refused; no purpose is refused', async () => {
+  test('the token must name the run the request names (an operator acting on another run); no purpose is refused', async () => {
     const token = await dev.issueFor(approve(RUN_A, 'lc_1'), 'manager:carol', 'acme', ['approver']);
     const ask = { token, purpose: 'approve' as const, callId: 'lc_1' };
     expect(await typeOf(inRun(RUN_A).run(activity(), { ...ask, runId: RUN_A }))).toBe('accepted');
+    expect(await typeOf(inRun(RUN_A).run(activity(), { ...ask }))).toBe('accepted'); // the asking run
     expect(await typeOf(inRun(RUN_A).run(activity(), { ...ask, runId: RUN_B }))).toBe('Identity.Invalid');
-    expect(await typeOf(inRun(RUN_B).run(activity(), { ...ask, runId: RUN_A }))).toBe('Identity.Invalid');
+    // The console's workflow asks about another run's call: the request names that run.
+    expect(await typeOf(inRun('ledgerloop-lookup:x').run(activity(), { ...ask, runId: RUN_A }))).toBe('accepted');
+    expect(await typeOf(inRun('ledgerloop-lookup:x').run(activity(), { ...ask }))).toBe('Identity.Invalid');
     expect(await typeOf(inRun(RUN_A).run(activity(), { token }))).toBe('Identity.Invalid');
   });
 });

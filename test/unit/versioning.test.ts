@@ -16,7 +16,9 @@ function sources(dir: string): Array<{ file: string; text: string }> {
     if (statSync(file).isDirectory()) return sources(file);
     if (!entry.endsWith('.ts')) return [];
     // Calls in code, not the words in comments.
-    const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+    const text = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/\/\/.*$/gm, '');
     return [{ file: path.relative(ROOT, file), text }];
   });
 }

@@ -22,7 +22,7 @@ import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
-import { StaticPolicyStore } from '../../src/policy/policy-store';
+import { StaticPolicyStore, type PolicyStore } from '../../src/policy/policy-store';
 
 jest.setTimeout(60_000);
 
@@ -58,16 +58,21 @@ let runs = 0;
 /** One run of `scenario` on a fresh worker whose downstream is `fake`; counts the authorizer's calls. */
 async function run(
   fake: FakeDownstream,
-  over: Partial<AgentRunInput> & { scenario?: string; vars?: Record<string, unknown>; policy?: Policy } = {},
+  over: Partial<AgentRunInput> & {
+    scenario?: string;
+    vars?: Record<string, unknown>;
+    policy?: Policy;
+    policies?: PolicyStore;
+  } = {},
 ): Promise<Outcome> {
-  const { scenario, vars, policy, ...rest } = over;
+  const { scenario, vars, policy, policies, ...rest } = over;
   const taskQueue = `wf-tier-${process.pid}-${++runs}`;
   const real = createActivities({
     models: [scriptedModel()],
     services: {},
     workerIdentity: 'wf-tier',
     identity: { issuers: staticIdentitySource([issuer.config]) },
-    ...(policy ? { authorize: { policies: new StaticPolicyStore(policy) } } : {}),
+    ...(policy || policies ? { authorize: { policies: policies ?? new StaticPolicyStore(policy!) } } : {}),
   });
   let authorizerCalls = 0;
   const worker = await Worker.create({
@@ -238,6 +243,40 @@ describe('rate limits count intents, not attempts', () => {
     const firstIntent = events.findIndex((e) => e.type === 'DispatchIntentRecorded');
     expect(firstDeferred).toBeGreaterThanOrEqual(0);
     expect(firstDeferred).toBeLessThan(firstIntent);
+  });
+});
+
+describe('a decision taken again after a possible send never settles the call by itself', () => {
+  /** The default policy at the run's opening; from the next read on, one that denies every debit. */
+  const turningAgainstDebits = (): PolicyStore => {
+    let reads = 0;
+    const denying = Policy.parse({
+      ...DEFAULT_POLICY,
+      version: 'no-debits/1',
+      rules: DEFAULT_POLICY.rules.filter((r) => r.action !== 'wallet.debit'),
+    });
+    return { current: () => (++reads === 1 ? DEFAULT_POLICY : denying) };
+  };
+
+  test('committed, response lost, the retry refused as stale, the new decision denies: the lookup finds the effect, SUCCEEDED', async () => {
+    const fake = new FakeDownstream(['lose', 'stale']);
+    const out = await run(fake, { policies: turningAgainstDebits() });
+    const call = out.ledger.projection.calls[debits(out)[0]!.logicalCallId]!;
+    expect(types(out)).toEqual(expect.arrayContaining(['ReauthorizationStarted', 'AuthorizationDenied']));
+    expect(call).toMatchObject({ state: 'SUCCEEDED', reconciledVia: 'receipt_lookup' });
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(1);
+  });
+
+  test('the control: nothing committed before the stale refusal, the same denial ends the call FAILED on a sealed key', async () => {
+    const fake = new FakeDownstream(['stale']);
+    const out = await run(fake, { policies: turningAgainstDebits() });
+    const call = out.ledger.projection.calls[debits(out)[0]!.logicalCallId]!;
+    expect(call.state).toBe('FAILED');
+    expect(out.ledger.events.find((e) => e.type === 'ToolEffectReconciled')).toMatchObject({
+      outcome: 'FAILED',
+      evidence: expect.objectContaining({ lookup: 'sealed' }),
+    });
+    expect(fake.effectsOf('wallet_debit')).toHaveLength(0);
   });
 });
 

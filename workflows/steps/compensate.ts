@@ -137,102 +137,91 @@ export class Saga {
   }
 
   /**
-   * Offset every registered effect whose forward call SUCCEEDED or is UNKNOWN, newest first. `run` dispatches
-   * one compensation through the full pipeline (authorization at dispatch included).
+   * Offset every registered effect whose forward call SUCCEEDED or is UNKNOWN, newest first, each once. `run`
+   * dispatches one compensation through the full pipeline (authorization at dispatch included).
    */
   async compensate(
     turn: number,
     reason: string,
     run: (call: ValidatedCall) => Promise<Observation>,
   ): Promise<SagaOutcome> {
-    const out = {
-      offset: [] as string[],
-      nothingToOffset: [] as string[],
-      unsettled: [] as string[],
-      noTime: [] as string[],
-    };
-    for (const { forward, compensation } of [...this.registered].reverse()) {
-      const view = this.ledger.projection.calls[forward.logicalCallId];
-      const state = view?.state;
-      if (state !== 'SUCCEEDED' && state !== 'UNKNOWN') continue;
+    const out: Record<keyof SagaOutcome, string[]> = { offset: [], nothingToOffset: [], unsettled: [], noTime: [] };
+    for (const registered of [...this.registered].reverse()) {
+      const view = this.ledger.projection.calls[registered.forward.logicalCallId];
+      if (view?.state !== 'SUCCEEDED' && view?.state !== 'UNKNOWN') continue;
       // Offset once: a compensation an earlier pass began (whatever came of it) is never dispatched again.
-      if (view?.compensation !== null) continue;
-      const ids = { forwardCallId: forward.logicalCallId, compensationCallId: compensation.logicalCallId };
-      this.ledger.append({ type: 'CompensationStarted', ...ids, reason });
-      this.ledger.append({
-        type: 'ToolProposalRecorded',
-        turn,
-        logicalCallId: compensation.logicalCallId,
-        providerCallId: compensation.providerCallId,
-        toolName: compensation.tool.name,
-        origin: 'compensation',
-      });
-      this.ledger.append({
-        type: 'ArgumentsCanonicalized',
-        logicalCallId: compensation.logicalCallId,
-        toolVersion: compensation.tool.version,
-        argumentsHash: compensation.argumentsHash,
-        operationKey: compensation.operationKey,
-      });
-      let obs: Observation;
-      try {
-        obs = await run(compensation);
-      } catch (err) {
-        // Too close to the deadline: this compensation was settled as not sent; the later ones would be too.
-        if (!(err instanceof DeadlineTooClose)) throw err;
-        out.noTime.push(forward.logicalCallId);
-        continue;
-      }
-      const absent =
-        obs.state === 'FAILED' && (compensation.tool.forwardAbsentReasons ?? []).includes(obs.error?.code ?? '');
-      if (obs.state === 'SUCCEEDED') {
-        this.ledger.append({
-          type: 'CompensationCompleted',
-          ...ids,
-          outcome: 'OFFSET',
-          detail: `${compensation.tool.name} offset ${forward.toolName}`,
-        });
-        if (state === 'UNKNOWN' && (compensation.tool.forwardAbsentReasons ?? []).length > 0) {
-          // A compensation that refuses an absent forward effect offsets only one the downstream holds: it existed.
-          this.ledger.append({
-            type: 'ToolEffectReconciled',
-            logicalCallId: forward.logicalCallId,
-            via: 'compensation',
-            outcome: 'SUCCEEDED',
-            detail: `${compensation.tool.name} offset the effect under the forward key, so it existed`,
-          });
-        }
-        out.offset.push(forward.logicalCallId);
-      } else if (absent) {
-        this.ledger.append({
-          type: 'CompensationCompleted',
-          ...ids,
-          outcome: 'NOTHING_TO_OFFSET',
-          detail: `${forward.toolName} never took effect; its key is sealed`,
-        });
-        if (state === 'UNKNOWN') {
-          this.ledger.append({
-            type: 'ToolEffectReconciled',
-            logicalCallId: forward.logicalCallId,
-            via: 'compensation',
-            outcome: 'FAILED',
-            detail: 'the downstream holds no effect under the key and sealed it',
-          });
-        }
-        out.nothingToOffset.push(forward.logicalCallId);
-      } else {
-        const detail =
-          `${compensation.tool.name} ${obs.state}: ${obs.error?.code ?? ''} ${obs.error?.message ?? ''}`.trim();
-        this.ledger.append({
-          type: 'CompensationCompleted',
-          ...ids,
-          outcome: obs.state === 'UNKNOWN' ? 'UNKNOWN' : 'FAILED',
-          detail,
-        });
-        out.unsettled.push(forward.logicalCallId);
-      }
+      if (view.compensation !== null) continue;
+      out[await this.offset(registered, view.state, turn, reason, run)].push(registered.forward.logicalCallId);
     }
     return out;
+  }
+
+  /** Dispatch one compensation and record what came of it for its forward call. */
+  private async offset(
+    { forward, compensation }: Registered,
+    forwardState: 'SUCCEEDED' | 'UNKNOWN',
+    turn: number,
+    reason: string,
+    run: (call: ValidatedCall) => Promise<Observation>,
+  ): Promise<keyof SagaOutcome> {
+    const ids = { forwardCallId: forward.logicalCallId, compensationCallId: compensation.logicalCallId };
+    this.ledger.append({ type: 'CompensationStarted', ...ids, reason });
+    this.ledger.append({
+      type: 'ToolProposalRecorded',
+      turn,
+      logicalCallId: compensation.logicalCallId,
+      providerCallId: compensation.providerCallId,
+      toolName: compensation.tool.name,
+      origin: 'compensation',
+    });
+    this.ledger.append({
+      type: 'ArgumentsCanonicalized',
+      logicalCallId: compensation.logicalCallId,
+      toolVersion: compensation.tool.version,
+      argumentsHash: compensation.argumentsHash,
+      operationKey: compensation.operationKey,
+    });
+    let obs: Observation;
+    try {
+      obs = await run(compensation);
+    } catch (err) {
+      // Too close to the deadline: the compensation was settled as not sent; an operator must act.
+      if (!(err instanceof DeadlineTooClose)) throw err;
+      return 'noTime';
+    }
+    // A compensation that refuses an absent forward effect offsets only one the downstream holds.
+    const checksForward = (compensation.tool.forwardAbsentReasons ?? []).length > 0;
+    const absent =
+      obs.state === 'FAILED' &&
+      checksForward &&
+      compensation.tool.forwardAbsentReasons!.includes(obs.error?.code ?? '');
+    const settleForward = (outcome: 'SUCCEEDED' | 'FAILED', detail: string) =>
+      this.ledger.append({
+        type: 'ToolEffectReconciled',
+        logicalCallId: forward.logicalCallId,
+        via: 'compensation',
+        outcome,
+        detail,
+      });
+    if (obs.state === 'SUCCEEDED') {
+      const detail = `${compensation.tool.name} offset ${forward.toolName}`;
+      this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'OFFSET', detail });
+      if (forwardState === 'UNKNOWN' && checksForward)
+        settleForward('SUCCEEDED', `${compensation.tool.name} offset the effect under the forward key, so it existed`);
+      return 'offset';
+    }
+    if (absent) {
+      const detail = `${forward.toolName} never took effect; its key is sealed`;
+      this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome: 'NOTHING_TO_OFFSET', detail });
+      if (forwardState === 'UNKNOWN')
+        settleForward('FAILED', 'the downstream holds no effect under the key and sealed it');
+      return 'nothingToOffset';
+    }
+    const detail =
+      `${compensation.tool.name} ${obs.state}: ${obs.error?.code ?? ''} ${obs.error?.message ?? ''}`.trim();
+    const outcome = obs.state === 'UNKNOWN' ? 'UNKNOWN' : 'FAILED';
+    this.ledger.append({ type: 'CompensationCompleted', ...ids, outcome, detail });
+    return 'unsettled';
   }
 }
 

@@ -16,6 +16,7 @@ import { resolveTemporalCli } from '../../../src/server/temporal-binaries';
 import type { SpawnedService } from '../../../services/spawn';
 import type { DownstreamClient } from '../../../src/downstream/client';
 import { IDENTITY_ISSUERS_ENV } from '../../../src/identity/config';
+import type { DevIssuer } from '../../../src/identity/issue';
 import { startStack, type Stack } from '../../stack';
 import { useBenchIdentityToken } from './runs';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
@@ -57,6 +58,8 @@ export interface BenchStack {
   readonly client: Client;
   readonly bundles: Readonly<Record<BundleKind, string>>;
   readonly capabilityKey: CapabilitySigningKey;
+  /** The stack's development identity issuer (the operator console's sign-in in the console section). */
+  readonly identity: DevIssuer;
   readonly setupMs: { readonly server: number; readonly bundle: number; readonly wallet: number };
   workerConfig(taskQueue: string, tuning: WorkerTuning, bundle: BundleKind): WorkerProcConfig;
   stop(): Promise<void>;
@@ -213,6 +216,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
     client: stack.client,
     bundles,
     capabilityKey,
+    identity,
     setupMs: { server: server.startupMs, bundle: stack.setupMs.bundles, wallet: stack.setupMs.services },
     workerConfig: (taskQueue, tuning, bundle) => ({
       address: server.address,

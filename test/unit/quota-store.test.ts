@@ -1,0 +1,79 @@
+/**
+ * The quota store without a server: the SQLite backend keeps `QuotaWindows`' rules across connections to one file,
+ * a stored state of another shape refuses (fail closed), and the environment picks the backend.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  parseQuotaState,
+  QuotaStore,
+  QuotaStoreConfigError,
+  QuotaStoreUnavailable,
+} from '../../src/policy/quota-store';
+import { quotaStoreFromEnv } from '../../src/policy/quota-store-env';
+import { parseQuotaUrl } from '../../src/policy/quota-store-pg';
+import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
+
+let dir: string;
+const stores: QuotaStore[] = [];
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-quota-unit-'));
+});
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const open = (file = path.join(dir, 'q.db')): QuotaStore => {
+  const s = new QuotaStore(new SqliteQuotaBackend(file));
+  stores.push(s);
+  return s;
+};
+const scopes = (max: number) => [{ scope: 'tenant:acme', action: 'wallet.debit', max, perMs: 60_000 }];
+
+test('two connections to one file share the windows: 10 reservations over both, max 3, admit exactly 3', async () => {
+  const [a, b] = [open(), open()];
+  const decisions = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      (i % 2 ? a : b).reserve('acme', { reservationId: `r${i}`, scopes: scopes(3) }),
+    ),
+  );
+  expect(decisions.filter((d) => d.ok)).toHaveLength(3);
+  expect((await a.usage('acme')).windows).toEqual([{ scope: 'tenant:acme', action: 'wallet.debit', inWindow: 3 }]);
+  // tenants do not share windows (the control: another tenant admits its own 3)
+  const other = await Promise.all(
+    [1, 2, 3, 4].map((i) =>
+      b.reserve('globex', { reservationId: `g${i}`, scopes: scopes(3).map((s) => ({ ...s, scope: 'tenant:globex' })) }),
+    ),
+  );
+  expect(other.filter((d) => d.ok)).toHaveLength(3);
+});
+
+test('a stored state of another shape is refused, never read as empty', () => {
+  expect(() => parseQuotaState('nope')).toThrow(QuotaStoreUnavailable);
+  expect(() => parseQuotaState('{}')).toThrow(/unknown shape/);
+  expect(() => parseQuotaState('{"windows":{"k":[{"id":1}]},"reservations":{}}')).toThrow(/unknown shape/);
+  expect(() => parseQuotaState('{"windows":{},"reservations":{"r":{"keys":"k","forgetAt":1}}}')).toThrow(
+    /unknown shape/,
+  );
+  // control: the shape the store writes is read back
+  const good = { windows: { k: [{ id: 'r', at: 1, until: 2 }] }, reservations: { r: { keys: ['k'], forgetAt: 3 } } };
+  expect(parseQuotaState(JSON.stringify(good))).toEqual(good);
+});
+
+test('the environment picks PostgreSQL over SQLite, and none when neither is set', () => {
+  expect(quotaStoreFromEnv({})).toBeUndefined();
+  expect(quotaStoreFromEnv({ LEDGERLOOP_QUOTA_DB: path.join(dir, 'env.db') })?.kind).toBe('sqlite');
+  expect(
+    quotaStoreFromEnv({ LEDGERLOOP_QUOTA_DB: path.join(dir, 'env.db'), LEDGERLOOP_QUOTA_URL: 'postgres://u@h:5432/db' })
+      ?.kind,
+  ).toBe('postgres');
+});
+
+test('a quota URL that is not postgres:// is refused without repeating the password', () => {
+  expect(() => parseQuotaUrl('mysql://u:s3cret@h/db')).toThrow(QuotaStoreConfigError);
+  expect(() => parseQuotaUrl('mysql://u:s3cret@h/db')).not.toThrow(/s3cret/);
+  expect(() => parseQuotaUrl('postgres://u:s3cret@h:5432/')).toThrow(/names no database/);
+  expect(parseQuotaUrl('postgres://u:s3cret@h:5432/db')).toBe('postgres://u:s3cret@h:5432/db');
+});

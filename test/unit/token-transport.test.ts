@@ -1,0 +1,29 @@
+/** Before a token is sent: does this client encrypt what it writes? Warn, or under strict mode refuse, if not. */
+import { codecFromEnv, dataConverterFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
+import { DecodeOnlyCodec } from '../../src/codec/demo-key';
+import { encryptsPayloads, guardTokenTransport, TokenInClearError } from '../../src/client/token-transport';
+
+const keys = { LEDGERLOOP_CODEC_KEYS: generateCodecKeys('t').keys };
+
+test('only a converter whose codecs write binary/encrypted counts as encrypting', async () => {
+  expect(await encryptsPayloads(undefined)).toBe(false);
+  expect(await encryptsPayloads({ payloadCodecs: [] })).toBe(false);
+  expect(await encryptsPayloads(dataConverterFromEnv(keys))).toBe(true);
+  // The CLI's demo-key converter decodes but writes plaintext.
+  expect(await encryptsPayloads({ payloadCodecs: [new DecodeOnlyCodec(codecFromEnv(keys)!)] })).toBe(false);
+});
+
+test('a client that would write a token in clear is warned; under LEDGERLOOP_CODEC_STRICT it is refused', async () => {
+  const lines: string[] = [];
+  const warn = (l: string) => lines.push(l);
+  expect(await guardTokenTransport(undefined, "the approver's token", { env: {}, warn })).toBe(false);
+  expect(lines).toEqual([expect.stringMatching(/^warning: the approver's token would be written .* in clear text/)]);
+  await expect(
+    guardTokenTransport(undefined, "the approver's token", { env: { LEDGERLOOP_CODEC_STRICT: '1' }, warn }),
+  ).rejects.toThrow(TokenInClearError);
+  // Control: a client with the keys sends it, warned of nothing, strict or not.
+  expect(
+    await guardTokenTransport(dataConverterFromEnv(keys), 't', { env: { LEDGERLOOP_CODEC_STRICT: '1' }, warn }),
+  ).toBe(true);
+  expect(lines).toHaveLength(1);
+});
