@@ -139,7 +139,13 @@ test('a terminated run’s standing debit is looked up and refunded for an opera
       workflowId: `tampered-${Date.now()}`,
       args: [
         {
-          token: await token('ops:bob', ['operator']),
+          // A token for exactly this act (the refusal below must be the evidence check's, not the token's).
+          token: await stack.identity.issueFor(
+            { purpose: 'resolve', run: handle.workflowId, call: item!.logicalCallId },
+            'ops:bob',
+            'acme',
+            ['operator'],
+          ),
           reason: 'tampered',
           run: { workflowId: handle.workflowId, runId },
           intent: forwardIntent(
