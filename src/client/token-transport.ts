@@ -51,10 +51,9 @@ export async function guardTokenTransport(
   const said = `${what} would be written to the run's history in clear text: this client encrypts no payloads (set ${CODEC_KEYS_ENV} to the deployment's keys)`;
   if (codecStrictFromEnv(env))
     throw new TokenInClearError(`${said}; refused (${CODEC_STRICT_ENV} is on), nothing sent`);
+  // Told once per process: by the caller's own channel (the CLI's stderr), else as a process warning.
   if (opts.warn) opts.warn(`warning: ${said}`);
-  else if (!warned) {
-    warned = true;
-    process.emitWarning(said, { code: 'LEDGERLOOP_TOKEN_IN_CLEAR' });
-  }
+  else if (!warned) process.emitWarning(said, { code: 'LEDGERLOOP_TOKEN_IN_CLEAR' });
+  warned = true;
   return false;
 }
