@@ -10,6 +10,8 @@
 #     Then scripts/cluster-authz.ts: the frontend refuses an unauthorized terminate and accepts an admin's, refuses
 #     a starter another tenant's run and accepts its own, gives a worker token its queue and refuses another, and
 #     lets the Web UI's gateway read and not terminate; each refusal printed beside its control.
+#     Then a rolling upgrade (lab/versioning/): a run waiting for an approval finishes on Worker Deployment version
+#     1.0.0 while a new run starts on 1.0.1, each pinned, each charging once.
 #  3. The transcript case on that cluster: an OpenAI-planned run whose three turns are planned by three worker
 #     hosts (two SIGKILLed while waiting on the model) through the PostgreSQL transcript store.
 # The steps that run against the cluster `up` started act as its admin (the token file it keeps fresh).
@@ -48,5 +50,7 @@ grep -q 'SUCCEEDED' .data/cluster-start.log || { echo "cluster-ci: the printed s
 timeout --kill-after=10s 3m node -r tsx/cjs scripts/cluster-authz.ts
 TEMPORAL_ADDRESS="$address" LEDGERLOOP_TEMPORAL_TOKEN_FILE="$admin_token" \
   timeout --kill-after=30s 15m npx ledgerloop faults protocols/workshop.json --report .data/cluster-workshop-report.json
+TEMPORAL_ADDRESS="$address" LEDGERLOOP_TEMPORAL_TOKEN_FILE="$admin_token" \
+  timeout --kill-after=30s 10m node -r tsx/cjs lab/versioning/main.ts
 TEMPORAL_ADDRESS="$address" LEDGERLOOP_TEMPORAL_TOKEN_FILE="$admin_token" \
   timeout --kill-after=30s 10m node -r tsx/cjs scripts/test.ts test/integration/transcripts-shared.test.ts

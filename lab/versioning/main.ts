@@ -5,10 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { installRuntimeLogger } from '../../src/observability/logger';
 import { startStack } from '../stack';
 import { runRollingUpgrade } from './rolling-upgrade';
 
 async function main(): Promise<number> {
+  installRuntimeLogger({ component: 'upgrade', level: 'WARN', format: 'text' });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-upgrade-'));
   const say = (line: string) => process.stderr.write(`upgrade: ${line}\n`);
   const stack = await startStack({ name: 'upgrade', server: { headless: true } });

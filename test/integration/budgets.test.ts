@@ -101,18 +101,20 @@ describe('stop reasons', () => {
 
 describe('idempotency key retention', () => {
   test('a same-key retry after the downstream pruned the key is refused and reconciled: one charge', async () => {
-    // A wallet of its own that keeps keys for 400 ms (the rest of this file uses the default retention: a
-    // downstream refuses any request whose intent is older than its retention, which 400 ms is under load).
+    // A wallet of its own that keeps keys for 1.5 s (the rest of this file uses the default retention). The window
+    // must cover the first send even on a loaded machine (a downstream refuses any request whose intent is older
+    // than its retention), and the retry must come after 80% of it: the worker's client gives up on the held
+    // response after 2 s, so the retry is at least that late.
     const wallet = await spawnService('wallet', {
       dbPath: path.join(stack.dataDir, `retention-${Date.now()}.db`),
-      retentionMs: 400,
+      retentionMs: 1_500,
       env: { ...stack.capabilityTrust.serviceEnv },
     });
     try {
       const client = spawnedClient(wallet, { capabilityKey: stack.capabilityKey, signs: 'lookups' });
       await client.seedAccount({ tenant: 'acme', account: 'acct_r', balanceMinor: 100_000, currency: 'EUR' });
-      // The first attempt commits, then its response is held 1 s and lost.
-      await client.armFault({ at: 'after_commit', do: 'delay', ms: 1_000, path: '/v1/debits', occurrence: 1 });
+      // The first attempt commits, then its response is held past the client's patience and lost.
+      await client.armFault({ at: 'after_commit', do: 'delay', ms: 4_000, path: '/v1/debits', occurrence: 1 });
       await client.armFault({ at: 'after_commit', do: 'drop_response', path: '/v1/debits', occurrence: 1 });
       const out = await runAgent(
         stack,
