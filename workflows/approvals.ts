@@ -48,7 +48,13 @@ export class Approvals {
   constructor(
     private readonly ledger: Ledger,
     private readonly onChange: () => void,
-    private readonly run: { readonly runId: string; readonly principalId: string; readonly tenant: string },
+    private readonly run: {
+      readonly runId: string;
+      readonly principalId: string;
+      readonly tenant: string;
+      /** The identity the run was started under (verified at its opening, carried across continue-as-new). */
+      startedBy(): { readonly issuer: string; readonly subject: string } | undefined;
+    },
   ) {}
 
   /** The pending requests as the `pendingApprovals` query shows them. */
@@ -161,14 +167,13 @@ export class Approvals {
 
   /**
    * Why `v` may be the run's own identity, or undefined: the same issuer and subject as the run verified at its
-   * start (RunCreated.identity), or a principal that is not certainly another (src/identity/principal-id.ts). A run
-   * whose ledger no longer holds its RunCreated (continued as new) cannot tell them apart: it refuses (fail closed).
+   * start, or a principal that is not certainly another (src/identity/principal-id.ts). A run that does not know the
+   * identity it was started with cannot tell them apart: it refuses (fail closed).
    */
   private ownIdentity(v: VerifiedIdentity): string | undefined {
-    const created = this.ledger.snapshot(1).events[0];
-    const run = created?.type === 'RunCreated' && created.identity.verified ? created.identity : undefined;
+    const run = this.run.startedBy();
     if (run === undefined)
-      return `this run's ledger does not hold the identity it was started with, so ${v.principalId} cannot be told apart from it`;
+      return `this run does not know the identity it was started with, so ${v.principalId} cannot be told apart from it`;
     const same =
       (run.issuer === v.issuer && run.subject === v.subject) || !principalsDiffer(v.principalId, this.run.principalId);
     return same ? `${v.principalId} may not approve or deny its own call` : undefined;

@@ -86,6 +86,8 @@ export class AgentRun implements RunModel {
   private firstPlan: Planned | undefined;
   private lastSignature: string | undefined;
   private repeated: number;
+  /** Who the run was started by, as its opening verified it (carried across continue-as-new). */
+  private startIdentity: { readonly issuer: string; readonly subject: string } | undefined;
 
   constructor(readonly input: AgentRunInput) {
     const carried = (this.carried = input.carried);
@@ -104,7 +106,12 @@ export class AgentRun implements RunModel {
     // Compensations are owed across continue-as-new: the registrations travel with the carried state.
     this.lostRegistrations = carried?.saga ? this.saga.restore(carried.saga as SagaRegistration[]) : [];
     this.breakers = new CircuitBreakers(this.ledger);
-    this.approvals = new Approvals(this.ledger, this.show, { runId: this.runId, ...this.who });
+    this.startIdentity = carried?.identity;
+    this.approvals = new Approvals(this.ledger, this.show, {
+      runId: this.runId,
+      ...this.who,
+      startedBy: () => this.startIdentity,
+    });
     this.observations = (carried?.observations ?? []) as Observation[];
     this.lastSignature = carried?.lastProposalSignature;
     this.repeated = carried?.repeatedTurns ?? 0;
@@ -236,6 +243,7 @@ export class AgentRun implements RunModel {
       const checked = await this.verifyOpening();
       // The policy the opening returned is held from the start: the first turn decides without asking for it.
       if (checked.ok && checked.policy) this.policy.hold(checked.policy);
+      if (checked.ok) this.startIdentity = { issuer: checked.identity.issuer, subject: checked.identity.subject };
       if (!checked.ok) refused = `${checked.code}: ${checked.reason}`;
       ledger.append({
         type: 'RunCreated',
@@ -357,6 +365,7 @@ export class AgentRun implements RunModel {
       repeatedTurns: this.repeated,
       usage: { tokens: snap.projection.tokens, costMicros: snap.projection.costMicros },
       ...(this.saga.size > 0 ? { saga: this.saga.carried() } : {}),
+      ...(this.startIdentity ? { identity: this.startIdentity } : {}),
     };
     // The identity token is not carried: the continued run starts from the verified projection.
     const { identityToken: _verifiedAtStart, ...rest } = this.input;

@@ -142,6 +142,8 @@ export interface CarriedState {
   readonly usage: { readonly tokens: number; readonly costMicros: number };
   /** Compensations registered before their forward calls were dispatched: still owed after continue-as-new. */
   readonly saga?: readonly SagaRegistrationState[];
+  /** The identity the first run verified at its opening (issuer and subject): an approver is never it. */
+  readonly identity?: { readonly issuer: string; readonly subject: string };
 }
 
 /** One carried saga registration (see workflows/steps/compensate.ts). */
