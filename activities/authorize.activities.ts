@@ -120,17 +120,6 @@ function deriveCall(tools: ToolRegistry, req: DispatchRequest): DerivedCall {
   };
 }
 
-const CHECKED: readonly (keyof DerivedCall['claims'])[] = [
-  'operationKey',
-  'keyMode',
-  'argumentsHash',
-  'tenant',
-  'principalId',
-  'scope',
-  'action',
-  'resource',
-];
-
 /** What the dispatch activity sends (the token) and what it may record (digest, kid, jti). */
 export interface SignedCapability {
   readonly token: string;
@@ -138,49 +127,42 @@ export interface SignedCapability {
 }
 
 /**
- * Sign, at the instant of dispatch, a capability for exactly the call in `req`. With a decision the workflow
- * made from a held policy (`req.authorization`): only if the current policy is the one it was made under
- * (`Authorization.Stale`) and the decision is still valid (`Authorization.Expired`), both proven no-effect.
- * Always: the call is re-derived from the body and the tool (arguments hash, tenant, scope, action, resource,
- * amount) and must equal the decision's claims, and the current policy, evaluated again for that call, must allow
- * it; else `Capability.ClaimsMismatch` (nothing sent). Returns undefined when this worker holds no signing key.
+ * Sign, at the instant of dispatch, a capability for exactly the call in `req`, only if the current policy is the
+ * one the workflow's decision was made under (`Authorization.Stale`) and the decision is still valid
+ * (`Authorization.Expired`), both proven no-effect. The call is derived from the body, the tool and the intent
+ * (arguments hash, tenant, scope, action, resource, amount), never taken from what the workflow says of it, and the
+ * current policy, evaluated again for that call, must allow it; else `Capability.ClaimsMismatch` (nothing sent).
+ * Returns undefined when this worker holds no signing key.
  */
 export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs: number): SignedCapability | undefined {
   const current = currentPolicy(deps.policies);
   const auth = req.authorization;
   if (policyDigest(current) !== auth.policyDigest) {
     throw ApplicationFailure.nonRetryable(
-      `the policy changed after the decision (${auth.claims.policyVersion} -> ${current.version}): decide again`,
+      `the policy changed after the decision (${req.intent.policyVersion} -> ${current.version}): decide again`,
       Failure.AuthorizationStale,
     );
   }
-  if (lapsesBeforeSend(auth.claims.expiresAt, nowMs)) {
+  if (lapsesBeforeSend(auth.expiresAt, nowMs)) {
     throw ApplicationFailure.nonRetryable(
       'the decision for this call expired before dispatch',
       Failure.AuthorizationExpired,
     );
   }
   const call = deriveCall(deps.tools ?? builtinTools, req);
-  for (const field of CHECKED) {
-    if (auth.claims[field] !== call.claims[field])
-      throw mismatch(
-        `the decision names ${field} ${JSON.stringify(auth.claims[field])}, the request is for ${JSON.stringify(call.claims[field])}`,
-      );
-  }
-  if (auth.claims.policyVersion !== current.version)
-    throw mismatch(`the decision names policy ${auth.claims.policyVersion}, not ${current.version}`);
-  // Re-evaluate the policy for exactly this call. An approval recorded in the decision's chain stands for the
-  // approval requirement (the workflow checked the grant; the signer checks the requirement is met, not waived).
-  const approver = auth.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
+  if (req.intent.policyVersion !== current.version)
+    throw mismatch(`the intent names policy ${req.intent.policyVersion}, not ${current.version}`);
+  // Re-evaluate the policy for exactly this call. The approver the decision names stands for the approval
+  // requirement (the workflow verified the approver; the signer checks the requirement is met, not waived).
   const approval: ApprovalGrant | undefined =
-    approver !== undefined
+    auth.approvedBy !== undefined
       ? {
           logicalCallId: req.intent.logicalCallId,
           argumentsHash: call.claims.argumentsHash,
           policyVersion: current.version,
-          approver,
-          grantedAt: auth.issuedAt,
-          expiresAt: auth.claims.expiresAt,
+          approver: auth.approvedBy,
+          grantedAt: auth.expiresAt,
+          expiresAt: auth.expiresAt,
         }
       : undefined;
   const input: AuthorizationInput = {
@@ -206,7 +188,7 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
     throw mismatch(`policy ${current.version} does not allow this call (${decision.kind}: ${decision.reason})`);
   }
   if (!deps.capabilityKey) return undefined;
-  const expiresAt = auth.claims.expiresAt;
+  const expiresAt = auth.expiresAt;
   try {
     return signCapability({ ...call.claims, policyVersion: current.version, expiresAt }, deps.capabilityKey, {
       audience: req.service,

@@ -24,7 +24,7 @@ import { Failure } from '../src/domain/failures';
 import { deriveOperationKey, type ToolIntent } from '../src/domain/identity';
 import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
 import {
-  capabilityClaims,
+  dispatchAuthorization,
   type AuthorizationInput,
   type DispatchAuthorization,
   type HeldPolicy,
@@ -189,13 +189,7 @@ function authorizeCompensation(
       Failure.AuthorizationDenied,
       `policy ${policy.document.version} does not allow ${tool.name}: ${decision.reason}`,
     );
-  return {
-    claims: capabilityClaims(input, decision),
-    policyDigest: policy.digest,
-    chain: decision.chain,
-    reason: decision.reason,
-    issuedAt: decision.issuedAt,
-  };
+  return dispatchAuthorization(policy, decision);
 }
 
 export async function lookUpCall(input: LookUpCallInput): Promise<LookUpCallResult> {

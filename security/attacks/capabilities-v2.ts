@@ -11,7 +11,7 @@ import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
-import { capabilityClaims, type AuthorizationInput, type DispatchAuthorization } from '../../src/policy/authorization';
+import type { AuthorizationInput, DispatchAuthorization } from '../../src/policy/authorization';
 import { generateCapabilityTrust } from '../../src/policy/capability-keys';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { policyDigest, StaticPolicyStore } from '../../src/policy/policy-store';
@@ -48,20 +48,12 @@ function inputFor(key: string, body: Json): AuthorizationInput {
   };
 }
 
-/** A decision "allowed" whatever the policy says: what a subverted workflow could hand the signer. */
-function forgedDecision(input: AuthorizationInput): DispatchAuthorization {
-  const now = Date.now();
-  const claims = capabilityClaims(input, {
-    policyVersion: DEFAULT_POLICY.version,
-    expiresAt: new Date(now + 60_000).toISOString(),
-  });
-  return {
-    claims,
-    policyDigest: policyDigest(DEFAULT_POLICY),
-    chain: [input.principalId],
-    reason: 'forged',
-    issuedAt: new Date(now).toISOString(),
-  };
+/**
+ * A decision "allowed" whatever the policy says, for the current policy: what a subverted workflow could hand the
+ * signer. (`_input` names the call it claims to be for; the signer derives the call from the request itself.)
+ */
+function forgedDecision(_input: AuthorizationInput): DispatchAuthorization {
+  return { policyDigest: policyDigest(DEFAULT_POLICY), expiresAt: new Date(Date.now() + 60_000).toISOString() };
 }
 
 function requestFor(
@@ -175,16 +167,14 @@ export const signerAttacks: AttackGroup = {
         },
       },
       {
-        name: "a decision naming another tenant's resource",
+        name: "an intent naming another tenant than its body (a debit of acme's account for globex)",
         expected: 'Capability.ClaimsMismatch, nothing sent',
         control: allowedDecision,
         run: () => {
           const k = opKey('tenant');
           const body = bodyOf(100);
-          const d = forgedDecision(inputFor(k, body));
-          return dispatch(
-            requestFor(k, body, { ...d, claims: { ...d.claims, tenant: 'globex', resource: 'globex/account/acct_1' } }),
-          );
+          const req = requestFor(k, body, forgedDecision(inputFor(k, body)));
+          return dispatch({ ...req, intent: { ...req.intent, tenant: 'globex' } });
         },
       },
     ];

@@ -2,7 +2,6 @@
  * Authorization types shared by the workflow (as data) and the authorizer activity. Workflow-safe: types only.
  */
 import type { AuthorizationRequest } from '../domain/tool';
-import type { CapabilityClaims } from './capability';
 import type { Policy, RateLimit } from './policy-format';
 
 /** A human approval of one exact call: bound to its logical call id, arguments hash and policy version. */
@@ -68,34 +67,24 @@ export interface HeldPolicy {
 }
 
 /**
- * A decision the workflow made from the policy it holds, to be signed at the instant of dispatch: the dispatch
- * activity signs `claims` only if the current policy still has `policyDigest`, and otherwise sends nothing.
+ * A decision the workflow made from the policy it holds, as the dispatch activity needs it, and no more: the
+ * activity derives the call's claims itself from the request (body, tool, intent), signs them only while the
+ * current policy still has `policyDigest`, and otherwise sends nothing. The decision's full record (principal,
+ * action, resource, amount, reason, chain) is the ledger's `AuthorizationAllowed`, not history's.
  */
 export interface DispatchAuthorization {
-  readonly claims: CapabilityClaims;
   readonly policyDigest: string;
-  /** The decision record (in the history with the dispatch input, before anything is sent). */
-  readonly chain: readonly string[];
-  readonly reason: string;
-  readonly issuedAt: string;
+  /** When the decision lapses: the capability expires then, and a send within a second of it is refused. */
+  readonly expiresAt: string;
+  /** Who approved the call, when the policy required an approval (the workflow verified the approver). */
+  readonly approvedBy?: string;
 }
 
-/** The capability claims for exactly one allowed call. Pure: used by the authorizer and by the workflow. */
-export function capabilityClaims(
-  input: AuthorizationInput,
-  decision: { readonly policyVersion: string; readonly expiresAt: string },
-): CapabilityClaims {
-  return {
-    v: 1,
-    operationKey: input.operationKey,
-    keyMode: input.keyMode,
-    argumentsHash: input.argumentsHash,
-    tenant: input.tenant,
-    principalId: input.principalId,
-    scope: input.scope,
-    action: input.request.action,
-    resource: input.request.resource,
-    policyVersion: decision.policyVersion,
-    expiresAt: decision.expiresAt,
-  };
+/** The authorization the dispatch activity is handed for an allowed decision. */
+export function dispatchAuthorization(
+  held: HeldPolicy,
+  decision: { readonly expiresAt: string; readonly chain: readonly string[] },
+): DispatchAuthorization {
+  const approver = decision.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
+  return { policyDigest: held.digest, expiresAt: decision.expiresAt, ...(approver ? { approvedBy: approver } : {}) };
 }

@@ -6,7 +6,11 @@
 import { hashCanonical } from '../../src/domain/canonical';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { deriveOperationKey, type ToolIntent } from '../../src/domain/identity';
-import { capabilityClaims, type AuthorizationInput, type DispatchAuthorization } from '../../src/policy/authorization';
+import {
+  dispatchAuthorization,
+  type AuthorizationInput,
+  type DispatchAuthorization,
+} from '../../src/policy/authorization';
 import { evaluate } from '../../src/policy/evaluate';
 import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-format';
 import { policyDigest } from '../../src/policy/policy-store';
@@ -74,13 +78,7 @@ export function walletDebitAuthorization(
   };
   const decision = evaluate(policy, input);
   if (decision.kind !== 'allowed') throw new Error(`the policy does not allow this debit: ${decision.reason}`);
-  return {
-    claims: capabilityClaims(input, decision),
-    policyDigest: policyDigest(policy),
-    chain: decision.chain,
-    reason: decision.reason,
-    issuedAt: decision.issuedAt,
-  };
+  return dispatchAuthorization({ document: policy, digest: policyDigest(policy) }, decision);
 }
 
 export function walletDebitRequest(minor = 100, over: Partial<DispatchRequest> = {}): DispatchRequest {

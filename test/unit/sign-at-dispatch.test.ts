@@ -7,7 +7,11 @@ import { createHash } from 'node:crypto';
 import { signAtDispatch } from '../../activities/authorize.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
-import { capabilityClaims, type AuthorizationInput, type DispatchAuthorization } from '../../src/policy/authorization';
+import {
+  dispatchAuthorization,
+  type AuthorizationInput,
+  type DispatchAuthorization,
+} from '../../src/policy/authorization';
 import { verifyCapability } from '../../src/policy/capability';
 import { CapabilityKeySet, generateSigningKey, publicJwkOf } from '../../src/policy/capability-keys';
 import { evaluate } from '../../src/policy/evaluate';
@@ -53,13 +57,7 @@ function inputFor(body: Json, over: Partial<AuthorizationInput> = {}): Authoriza
 function decided(policy: Policy, input: AuthorizationInput): DispatchAuthorization {
   const d = evaluate(policy, input);
   if (d.kind !== 'allowed') throw new Error(`expected allowed, got ${d.kind}`);
-  return {
-    claims: capabilityClaims(input, d),
-    policyDigest: policyDigest(policy),
-    chain: d.chain,
-    reason: d.reason,
-    issuedAt: d.issuedAt,
-  };
+  return dispatchAuthorization({ document: policy, digest: policyDigest(policy) }, d);
 }
 
 function requestFor(
@@ -160,7 +158,7 @@ test('the same version with other rules (an edit without a bump) is stale too: t
 test('a decision past (or within a second of) its expiry: Authorization.Expired, nothing signed', () => {
   const body = bodyOf(1250);
   const auth = decided(DEFAULT_POLICY, inputFor(body));
-  expect(() => signAtDispatch(deps(), requestFor(body, auth), Date.parse(auth.claims.expiresAt) - 500)).toThrow(
+  expect(() => signAtDispatch(deps(), requestFor(body, auth), Date.parse(auth.expiresAt) - 500)).toThrow(
     refusedAs('Authorization.Expired'),
   );
 });
@@ -176,9 +174,13 @@ test('a worker without the signing key signs nothing (the downstream then refuse
   ).toBeUndefined();
 });
 
-describe('claims the signer is handed are checked against the call it derives itself: Capability.ClaimsMismatch', () => {
+describe('the signer signs the call it derives from the request, never what it is told of it: Capability.ClaimsMismatch', () => {
   const body = bodyOf(1250);
   const auth = decided(DEFAULT_POLICY, inputFor(body));
+
+  test('the control: the decided call is signed', () => {
+    expect(signAtDispatch(deps(), requestFor(body, auth), NOW + 10)).toBeDefined();
+  });
 
   test('a body other than the decided one (the intent hash still the decided one)', () => {
     const other = bodyOf(99_000);
@@ -187,18 +189,15 @@ describe('claims the signer is handed are checked against the call it derives it
     ).toThrow(refusedAs('Capability.ClaimsMismatch'));
   });
 
-  test.each<[string, Partial<DispatchAuthorization['claims']>]>([
-    ['another tenant', { tenant: 'globex' }],
-    ['another scope', { scope: 'wallet.refund' }],
-    ['another resource', { resource: 'acme/account/acct_9' }],
-    ['another action', { action: 'wallet.refund' }],
-    ['another arguments hash', { argumentsHash: 'f'.repeat(64) }],
-    ['another principal', { principalId: 'user:mallory' }],
-    ['a derived key mode on an exact-key run', { keyMode: 'derived' }],
-  ])('a decision naming %s', (_, over) => {
-    expect(() =>
-      signAtDispatch(deps(), requestFor(body, { ...auth, claims: { ...auth.claims, ...over } }), NOW + 10),
-    ).toThrow(refusedAs('Capability.ClaimsMismatch'));
+  test.each<[string, (r: DispatchRequest) => DispatchRequest]>([
+    ['an intent of another tenant than its body', (r) => ({ ...r, intent: { ...r.intent, tenant: 'globex' } })],
+    ['an intent under another policy version', (r) => ({ ...r, intent: { ...r.intent, policyVersion: 'p/other' } })],
+    ['a key other than the intent operation key', (r) => ({ ...r, keyUsed: `${OP}~retry2` })],
+    ['an intent of another tool', (r) => ({ ...r, intent: { ...r.intent, toolName: 'wallet_refund' } })],
+  ])('%s', (_, change) => {
+    expect(() => signAtDispatch(deps(), change(requestFor(body, auth)), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
   });
 
   test('another service or route than the tool declares', () => {
@@ -212,31 +211,20 @@ describe('claims the signer is handed are checked against the call it derives it
 
   test('a body that is not the canonical form of a call of the tool', () => {
     const extra = { ...(body as object), note: 'x' } as Json;
-    expect(() =>
-      signAtDispatch(
-        deps(),
-        requestFor(extra, { ...auth, claims: { ...auth.claims, argumentsHash: hashCanonical(extra) } }),
-        NOW + 10,
-      ),
-    ).toThrow(refusedAs('Capability.ClaimsMismatch'));
+    expect(() => signAtDispatch(deps(), requestFor(extra, auth), NOW + 10)).toThrow(
+      refusedAs('Capability.ClaimsMismatch'),
+    );
   });
 });
 
 describe('the signer re-evaluates the policy for the derived call', () => {
   test('a consistent claim set the policy would deny (an amount over the limit) is refused', () => {
     const big = bodyOf(500_000);
-    // Claims consistent with the body, as a workflow (or anyone) could compute them, and a forged "allowed".
+    // A forged "allowed" for the current policy, as a workflow (or anyone) could hand it.
     const input = inputFor(big);
-    const claims = capabilityClaims(input, {
-      policyVersion: DEFAULT_POLICY.version,
-      expiresAt: new Date(NOW + 60_000).toISOString(),
-    });
     const forged: DispatchAuthorization = {
-      claims,
       policyDigest: policyDigest(DEFAULT_POLICY),
-      chain: ['user:alice'],
-      reason: 'trust me',
-      issuedAt: new Date(NOW).toISOString(),
+      expiresAt: new Date(NOW + 60_000).toISOString(),
     };
     expect(evaluate(DEFAULT_POLICY, input).kind).toBe('denied');
     expect(() => signAtDispatch(deps(), requestFor(big, forged), NOW + 10)).toThrow(
@@ -244,29 +232,13 @@ describe('the signer re-evaluates the policy for the derived call', () => {
     );
   });
 
-  test('a call over the approval threshold signs only with an approver in the decision chain', () => {
+  test('a call over the approval threshold signs only with an approver named by the decision', () => {
     const large = bodyOf(60_000);
-    const input = inputFor(large);
-    const claims = capabilityClaims(input, {
-      policyVersion: DEFAULT_POLICY.version,
-      expiresAt: new Date(NOW + 60_000).toISOString(),
-    });
-    const base = {
-      claims,
-      policyDigest: policyDigest(DEFAULT_POLICY),
-      reason: 'r',
-      issuedAt: new Date(NOW).toISOString(),
-    };
-    expect(() => signAtDispatch(deps(), requestFor(large, { ...base, chain: ['user:alice'] }), NOW + 10)).toThrow(
+    const base = { policyDigest: policyDigest(DEFAULT_POLICY), expiresAt: new Date(NOW + 60_000).toISOString() };
+    expect(() => signAtDispatch(deps(), requestFor(large, base), NOW + 10)).toThrow(
       refusedAs('Capability.ClaimsMismatch'),
     );
-    expect(
-      signAtDispatch(
-        deps(),
-        requestFor(large, { ...base, chain: ['user:alice', 'approved-by:manager:carol'] }),
-        NOW + 10,
-      ),
-    ).toBeDefined();
+    expect(signAtDispatch(deps(), requestFor(large, { ...base, approvedBy: 'manager:carol' }), NOW + 10)).toBeDefined();
   });
 
   test('a compensation-only action proposed by the model is refused (the origin comes from the intent)', () => {

@@ -7,7 +7,7 @@
  */
 import type { ToolIntent } from '../../src/domain/identity';
 import {
-  capabilityClaims,
+  dispatchAuthorization,
   type ApprovalGrant,
   type AuthorizationDecision,
   type AuthorizationInput,
@@ -47,13 +47,7 @@ export function recordIntent(
     ok: true,
     intent,
     intentRecordedAt: run.ledger.projection.calls[id]!.firstIntentAt!,
-    authorization: {
-      claims: capabilityClaims(basis.input, decision),
-      policyDigest: basis.held.digest,
-      chain: decision.chain,
-      reason: decision.reason,
-      issuedAt: decision.issuedAt,
-    },
+    authorization: dispatchAuthorization(basis.held, decision),
     ...(basis.approval ? { approval: basis.approval } : {}),
   };
 }
