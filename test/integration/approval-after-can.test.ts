@@ -13,6 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
+import type { AdminClient } from '../../services/admin-client';
 import { Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
@@ -32,7 +33,7 @@ jest.setTimeout(60_000);
 
 let env: TestWorkflowEnvironment;
 let wallet: SpawnedService;
-let walletClient: DownstreamClient;
+let walletClient: AdminClient;
 let bundlePath: string;
 const trust = generateCapabilityTrust();
 const capabilityKey = trust.dispatch;
