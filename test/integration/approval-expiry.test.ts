@@ -26,7 +26,7 @@ import {
   pendingApprovalsQuery,
   type PendingApproval,
 } from '../../workflows/definitions';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { quietRuntime } from '../helpers/stack';
 
 jest.setTimeout(60_000);
@@ -76,7 +76,7 @@ test('an approval that expires while the call waits forces a new decision; a fre
     taskQueue,
     workflowBundle: { codePath: bundlePath },
     activities: createActivities({
-      models: [scriptedModel()],
+      models: [labScriptedModel()],
       services: { wallet: new DownstreamClient({ baseUrl: wallet.url }) },
       workerIdentity: 'expiry-test',
       authorize: { policies: new StaticPolicyStore(policy), capabilityKey },
