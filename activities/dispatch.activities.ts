@@ -13,7 +13,7 @@ import type {
 import { Failure } from '../src/domain/failures';
 import { isLabStrategy } from '../src/domain/run';
 import { strategyOf, type StrategyDeclaration } from '../src/domain/retry-strategies';
-import type { DownstreamClient, SendOutcome } from '../src/downstream/client';
+import type { Downstream, SendOutcome } from '../src/downstream/client';
 import {
   resolveAuthorizeDeps,
   signAtDispatch,
@@ -24,8 +24,8 @@ import {
 import type { ToolIntent } from '../src/domain/identity';
 
 export interface DispatchDeps {
-  /** One client per downstream service name (`wallet`, ...). */
-  readonly services: Readonly<Record<string, DownstreamClient>>;
+  /** One client per downstream service name (`wallet`, ...): a `DownstreamClient`, or a wrapper of one. */
+  readonly services: Readonly<Record<string, Downstream>>;
   readonly workerIdentity: string;
   /**
    * The current policy and the capability signing key (default: the built-in policy, no key); used here to sign
@@ -34,15 +34,7 @@ export interface DispatchDeps {
   readonly authorize?: Partial<AuthorizeDeps>;
   /** Serve lab-only strategies (blind_retry: the demo, the fault lab). Default false: a production worker refuses them. */
   readonly labStrategies?: boolean;
-  /**
-   * Observes each attempt just before it sends and just after the downstream answered. None in production: the
-   * fault lab installs its crash points here (lab/faults/crash-points.ts, `crashPointProbe`).
-   */
-  readonly probe?: DispatchProbe;
 }
-
-/** A point of a dispatch attempt an observer may act at (the fault lab kills, pauses or delays the worker there). */
-export type DispatchProbe = (phase: 'before_send' | 'after_response', toolName: string) => Promise<void>;
 
 /** Fences count milliseconds from here, so that they stay safe integers (2^53) for centuries. */
 const FENCE_EPOCH_MS = Date.UTC(2024, 0, 1);
@@ -87,7 +79,7 @@ interface Attempt {
   readonly fence: number;
   /** The key this attempt sends (the operation key; the naive strategy derives a fresh one per try). */
   readonly key: string;
-  readonly downstream: DownstreamClient;
+  readonly downstream: Downstream;
   readonly strategy: StrategyDeclaration;
   /** Whether an earlier attempt or dispatch of this call may have sent: a resend, as the stages treat it. */
   readonly resend: boolean;
@@ -103,7 +95,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
    * retention) throws `Idempotency.ContractUnreadable`, so no resend is risked on an unknown window; the
    * workflow reconciles by lookup. A readable contract is cached per worker; a failure is asked again next time.
    */
-  async function retentionOf(service: string, downstream: DownstreamClient): Promise<number> {
+  async function retentionOf(service: string, downstream: Downstream): Promise<number> {
     const cached = retentions.get(service);
     if (cached !== undefined) return cached;
     let why: string;
@@ -124,7 +116,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
     );
   }
 
-  function client(service: string): DownstreamClient {
+  function client(service: string): Downstream {
     const c = deps.services[service];
     if (c === undefined)
       throw ApplicationFailure.nonRetryable(`no downstream configured for ${service}`, 'Config.MissingService');
@@ -134,7 +126,6 @@ export function createDispatchActivities(deps: DispatchDeps) {
   /** One dispatch attempt: contract and strategy → lookup before a resend → retention guard → sign → send and classify. */
   async function dispatchTool(req: DispatchRequest): Promise<DispatchResponse> {
     const attempt = begin(req);
-    await deps.probe?.('before_send', req.intent.toolName);
     contractAllowsSend(attempt);
     const found = await lookUpBeforeResend(attempt);
     if (found !== undefined) return found;
@@ -277,7 +268,6 @@ export function createDispatchActivities(deps: DispatchDeps) {
       signal: Context.current().cancellationSignal,
       ...(signed !== undefined ? { capability: signed.token } : {}),
     });
-    await deps.probe?.('after_response', req.intent.toolName);
     const sentCapability = signed !== undefined ? { capability: signed.record } : {};
     switch (sent.kind) {
       case 'ok': {

@@ -59,7 +59,8 @@ program
   .description('run a worker process (configured by TEMPORAL_ADDRESS, LEDGERLOOP_SERVICES, LEDGERLOOP_TASK_QUEUE)')
   .action(async () => {
     const { runWorkerProcess } = require('../src/worker/main') as typeof import('../src/worker/main');
-    await runWorkerProcess();
+    const { scriptedModelsFromEnv } = require('../lab/scenarios') as typeof import('../lab/scenarios');
+    await runWorkerProcess({ models: scriptedModelsFromEnv(process.env) });
   });
 
 program

@@ -3,9 +3,13 @@
  * flags, flags winning. Pure apart from the injected file reader; every problem is a one-line CliUsageError.
  */
 import { z } from 'zod';
-import { RETRY_STRATEGIES, type AgentRunInput, type PlannerConfig, type RetryStrategy } from '../src/domain/run';
+import { RETRY_STRATEGIES, type AgentRunInput, type OpenAIPlannerConfig, type RetryStrategy } from '../src/domain/run';
+import type { ScriptedPlannerConfig } from '../src/planner/scripted-model';
 import { CliUsageError } from './errors';
 import { parseDeadline, parsePrincipal, parseStrategy, parseTenant, parseVars } from './parse';
+
+/** The planners the CLI starts runs with: the scripted model's scenario, or an OpenAI-compatible model. */
+type PlannerConfig = ScriptedPlannerConfig | OpenAIPlannerConfig;
 
 /** Defaults when neither the file nor a flag says otherwise. */
 export const START_DEFAULTS = {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../src/codec/data-converter';
-import { type DownstreamClient } from '../src/downstream/client';
+import type { AdminClient } from '../services/admin-client';
 import { IDENTITY_ISSUERS_ENV } from '../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../src/identity/issue';
 import { tracingFromEnv, type Tracing } from '../src/observability/tracing';
@@ -120,7 +120,7 @@ export async function createStackKeys(
 export interface StackService<N extends BusinessService = BusinessService> {
   readonly name: N;
   readonly proc: SpawnedService;
-  readonly client: DownstreamClient;
+  readonly client: AdminClient;
   readonly dbPath: string;
 }
 
@@ -243,7 +243,7 @@ export interface StackBase<S extends StackServer = ServerHandle> extends ServerL
   readonly tracing?: Tracing;
   /** Every business service of the stack. */
   readonly services: Readonly<
-    Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: DownstreamClient }>>
+    Partial<Record<BusinessService, { readonly proc: SpawnedService; readonly client: AdminClient }>>
   >;
   /** Base URL per service name: what a worker of this stack needs. */
   readonly serviceUrls: Readonly<Record<string, string>>;
@@ -261,7 +261,7 @@ export interface StackBase<S extends StackServer = ServerHandle> extends ServerL
 /** A running stack with its wallet. */
 export interface Stack<S extends StackServer = ServerHandle> extends StackBase<S> {
   readonly wallet: SpawnedService;
-  readonly walletClient: DownstreamClient;
+  readonly walletClient: AdminClient;
 }
 
 export function startStack<S extends StackServer = ServerHandle>(

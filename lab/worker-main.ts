@@ -4,8 +4,10 @@
  * of a fault run). `spawnWorker` starts this entry; `ledgerloop worker` and the compose image start the product's.
  */
 import { exitOnWorkerError, runWorkerProcess } from '../src/worker/main';
-import { crashPointInstrumentation, crashPointsFromEnv } from './faults/crash-points';
+import { crashPointsFromEnv, crashPointWorkerOptions } from './faults/crash-points';
+import { scriptedModelsFromEnv } from './scenarios';
 
-runWorkerProcess(crashPointsFromEnv(process.env) ? { instrument: crashPointInstrumentation(process.env) } : {}).catch(
-  exitOnWorkerError,
-);
+runWorkerProcess({
+  models: scriptedModelsFromEnv(process.env),
+  ...(crashPointsFromEnv(process.env) ? crashPointWorkerOptions(process.env) : {}),
+}).catch(exitOnWorkerError);

@@ -28,7 +28,7 @@ import { spawnedClient, spawnService } from '../services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
 import { REPO_ROOT } from '../src/worker/bundle';
-import { scriptedModel } from '../src/planner/scripted-model';
+import { labScriptedModel } from '../lab/scenarios';
 import { DEFAULT_POLICY, Policy } from '../src/policy/policy-format';
 import { StaticPolicyStore } from '../src/policy/policy-store';
 import { QuotaStore } from '../src/policy/quota-store';
@@ -87,7 +87,7 @@ async function walletWorker(
     taskQueue: tq,
     workflowBundle: { codePath: stack.bundlePath },
     activities: createActivities({
-      models: [scriptedModel()],
+      models: [labScriptedModel()],
       services: { wallet: new DownstreamClient({ baseUrl: walletUrl, timeoutMs: 2_000 }) },
       workerIdentity: authorize.capabilityKey ? 'recorder' : 'recorder-without-key',
       authorize,
@@ -273,7 +273,7 @@ async function main(): Promise<void> {
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
-        models: [scriptedModel()],
+        models: [labScriptedModel()],
         // A short client timeout, so a response the wallet holds back counts as lost (the re-authorization path).
         services: Object.fromEntries(
           Object.entries(stack.serviceUrls).map(([k, url]) => [

@@ -1,11 +1,11 @@
 /**
  * A capability signer for plumbing that already holds the verification key: the tests, the demo stack, the fault
- * lab and the bench seeding and inspecting their own services (`DownstreamClient`'s `signer` option). It signs
+ * lab and the bench seeding and inspecting their own services (`AdminClient`'s `signer` option). It signs
  * exactly the request it is asked about (key, arguments hash, tenant, and the route's scope) with a short
  * expiry. Workers never use it: they sign at dispatch from the workflow's policy decision
  * (activities/authorize.activities.ts).
  */
-import type { CapabilitySigner } from '../src/downstream/client';
+import type { CapabilitySigner } from './admin-client';
 import { lookupCapabilityScope, readCapabilityScope } from '../src/downstream/protocol';
 import { signCapability } from '../src/policy/capability';
 import type { CapabilitySigningKey } from '../src/policy/capability-keys';

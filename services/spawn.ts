@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { DownstreamClient, type CapabilitySigner } from '../src/downstream/client';
+import { AdminClient, type CapabilitySigner } from './admin-client';
 import type { CapabilitySigningKey } from '../src/policy/capability-keys';
 import { devCapabilitySigner } from './dev-signer';
 
@@ -209,12 +209,12 @@ export function spawnedClient(
     /** What the signer signs: `all` requests given no capability (service tests), or only `lookups` and reads (stacks, whose mutations go through the dispatch path). Default `all`. */
     readonly signs?: 'all' | 'lookups';
   } = {},
-): DownstreamClient {
+): AdminClient {
   const key = opts.capabilityKey;
   const sign = key === undefined ? undefined : devCapabilitySigner(key, proc.name);
   const signer: CapabilitySigner | undefined =
     sign === undefined || opts.signs !== 'lookups' ? sign : (req) => (req.kind === 'mutation' ? undefined : sign(req));
-  return new DownstreamClient({
+  return new AdminClient({
     baseUrl: proc.url,
     ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     ...(proc.adminUrl !== undefined && proc.adminToken !== undefined

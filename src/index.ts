@@ -4,12 +4,8 @@
  * `ledgerloop/services`, and this entry starts workers and runs. examples/ticketing/ uses all three.
  */
 export { createWorker, WorkerConfigError, type CreateWorkerOptions, type PolicyDocument } from './worker/create-worker';
-export {
-  createLedgerloopWorker,
-  DEFAULT_TASK_QUEUE,
-  type LedgerloopWorkerOptions,
-  type WorkerInstrumentation,
-} from './worker/worker';
+export { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker/worker';
+export { DownstreamClient, type Downstream, type DownstreamClientOptions } from './downstream/client';
 export { buildWorkflowBundle, writeWorkflowBundle, type BundleOptions } from './worker/bundle';
 export { loadToolsModule } from './worker/tools-module';
 export { replayHistory, type ReplayOptions } from './worker/replay';
@@ -17,7 +13,7 @@ export { replayHistory, type ReplayOptions } from './worker/replay';
 // Models: a provider per `planner.kind`, given to the worker (docs/models.md).
 export { openAIModel, type ModelCall, type ModelProvider } from './planner/model';
 export { scriptedModel } from './planner/scripted-model';
-export type { Scenario, ScriptedProposal, ScriptedTurn } from './planner/scenarios';
+export type { Scenario, ScriptedProposal, ScriptedTurn } from './planner/scripted-model';
 
 // Starting runs and reading their ledger.
 export { readLedger, startAgentRun, StrategyForbiddenError, type StartRunOptions } from './client/runs';

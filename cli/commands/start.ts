@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { startAgentRun } from '../../src/client/runs';
 import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../src/client/run-ids';
 import { isLabStrategy, type AgentRunResult } from '../../src/domain/run';
-import { scenarios } from '../../src/planner/scenarios';
+import { scenarios } from '../../lab/scenarios';
 import { DEFAULT_TASK_QUEUE } from '../../src/client/runs';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { CliUsageError, OperationRefusedError } from '../errors';

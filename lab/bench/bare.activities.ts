@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamClient, type SendOutcome } from '../../src/downstream/client';
-import { scenarios } from '../../src/planner/scenarios';
+import { scenarios } from '../scenarios';
 import { signCapability } from '../../src/policy/capability';
 import type { CapabilitySigningKey } from '../../src/policy/capability-keys';
 

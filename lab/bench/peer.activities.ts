@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { scenarios } from '../../src/planner/scenarios';
+import { scenarios } from '../scenarios';
 import { createBareActivities, type BareDeps } from './bare.activities';
 import type {
   PeerAssistantMessage,

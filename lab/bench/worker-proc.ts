@@ -12,7 +12,7 @@ import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
 import { parseSigningKey } from '../../src/policy/capability-keys';
 import { createBareActivities } from './bare.activities';
 import { createPeerActivities } from './peer.activities';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { runtimeLogger } from '../../src/observability/logger';
 
 export interface WorkerProcConfig {
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   const capabilityKey = parseSigningKey(cfg.capabilityKey);
   const { connection } = await connectNative({ address: cfg.address });
   const governed = createActivities({
-    models: [scriptedModel()],
+    models: [labScriptedModel()],
     services: { wallet: new DownstreamClient({ baseUrl: cfg.walletUrl, timeoutMs: 5_000 }) },
     workerIdentity: `bench-worker:${process.pid}`,
     allowLabStrategies: true, // a lab tool, like the demo and the fault lab (its runs use same_key_replay today)

@@ -45,7 +45,7 @@ export const CRASH_POINTS = {
   },
   'tool.before_send': {
     site: 'activity',
-    moment: 'the dispatch attempt has started on a worker; nothing has been sent to the downstream yet',
+    moment: 'the dispatch attempt is about to send its request; nothing has been sent to the downstream yet',
     kinds: ['kill', 'pause', 'delay'],
   },
   'tool.in_flight': {

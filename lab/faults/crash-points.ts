@@ -11,9 +11,8 @@
 import { writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
-import type { InjectedSinks } from '@temporalio/worker';
-import type { WorkerInstrumentation } from '../../src/worker/worker';
-import type { DispatchProbe } from '../../activities/dispatch.activities';
+import type { InjectedSinks, WorkerPlugin } from '@temporalio/worker';
+import { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';
 import { builtinTools } from '../../src/tools/registry';
 import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
 import type { FaultSinks } from './workflow-hook';
@@ -110,15 +109,36 @@ export function compensatingTools(): ReadonlySet<string> {
   return compensating;
 }
 
+/** `service route` of every compensating tool (`wallet /v1/refunds`, ...): how a send is told to be one. */
+function compensatingRoutes(): ReadonlySet<string> {
+  const routes = new Set<string>();
+  for (const name of compensatingTools()) {
+    const tool = builtinTools.get(name);
+    if (tool !== undefined) routes.add(`${tool.service} ${tool.route}`);
+  }
+  return routes;
+}
+
 /**
- * The dispatch activity's probe, installed by the worker only when a crash plan is set (`crashPointsFromEnv`):
- * `tool.<phase>` for a forward call, `compensation.<phase>` for a compensating tool, so the saga's dispatches reach
- * their own crash points through the same activity.
+ * A downstream client that passes the dispatch crash points around each send: `<family>.before_send` just before
+ * the request leaves (nothing sent yet), `<family>.after_response` as soon as its answer is in (the activity has
+ * not completed). The family is `compensation` for a compensating tool's route, else `tool`, so the saga's
+ * dispatches reach their own crash points. Lookups and the contract pass through untouched.
  */
-export const crashPointProbe: DispatchProbe = (phase, toolName) => {
-  const family = compensatingTools().has(toolName) ? 'compensation' : 'tool';
-  return crashPoint(`${family}.${phase}`);
-};
+export function crashPointClient(service: string, inner: Downstream): Downstream {
+  const routes = compensatingRoutes();
+  return {
+    async send(path, body, options) {
+      const family = routes.has(`${service} ${path}`) ? 'compensation' : 'tool';
+      await crashPoint(`${family}.before_send`);
+      const sent = await inner.send(path, body, options);
+      await crashPoint(`${family}.after_response`);
+      return sent;
+    },
+    lookup: (key, options) => inner.lookup(key, options),
+    contract: () => inner.contract(),
+  };
+}
 
 /** The fault lab's workers carry its crash points (`"1"`), with or without a plan that fires. */
 export const CRASH_POINTS_ENV = 'LEDGERLOOP_CRASH_POINTS';
@@ -135,14 +155,43 @@ export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolea
 export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = path.join(__dirname, 'workflow-interceptors.ts');
 
 /**
- * What a lab worker installs (lab/worker-main.ts): the dispatch probe, the sink the lab bundle's workflow
- * interceptor calls, and that interceptor when the worker bundles in process. A crash plan that does not parse
- * stops the worker here, not at its first crash point.
+ * What a lab worker installs (lab/worker-main.ts) through the worker's public options: its downstream clients
+ * wrapped with the dispatch crash points (`crashPointClient`), and a Temporal worker plugin that registers the sink
+ * the lab bundle's workflow interceptor calls, plus that interceptor when the worker bundles in process (a
+ * prebuilt lab bundle already carries it). A crash plan that does not parse stops the worker here, not at its
+ * first crash point.
  */
-export function crashPointInstrumentation(env: NodeJS.ProcessEnv = process.env): WorkerInstrumentation {
+export function crashPointWorkerOptions(env: NodeJS.ProcessEnv = process.env): {
+  readonly downstreamClient: (service: string, options: DownstreamClientOptions) => Downstream;
+  readonly plugins: readonly WorkerPlugin[];
+} {
   parseCrashPlan(env[CRASH_PLAN_ENV] ?? '');
-  return { probe: crashPointProbe, sinks: FAULT_SINKS, workflowModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] };
+  return {
+    downstreamClient: (service, options) => crashPointClient(service, new DownstreamClient(options)),
+    plugins: [crashPointPlugin],
+  };
 }
+
+/** The worker plugin of the crash points: the fault sink, and the workflow interceptor when bundling. */
+export const crashPointPlugin: WorkerPlugin = {
+  name: 'ledgerloop-lab-crash-points',
+  configureWorker(options) {
+    const bundling = options.workflowBundle === undefined;
+    const modules = options.interceptors?.workflowModules ?? [];
+    return {
+      ...options,
+      sinks: { ...options.sinks, ...FAULT_SINKS },
+      ...(bundling
+        ? {
+            interceptors: {
+              ...options.interceptors,
+              workflowModules: [...modules, FAULT_WORKFLOW_INTERCEPTORS_MODULE],
+            },
+          }
+        : {}),
+    };
+  },
+};
 
 /** Sinks a worker registers so `workflowCrashPoint` reaches this process (a no-op without a crash plan). */
 export const FAULT_SINKS: InjectedSinks<FaultSinks> = {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { RETRY_STRATEGIES } from '../../src/domain/run';
-import { scenarios } from '../../src/planner/scenarios';
+import { scenarios } from '../scenarios';
 import { Policy } from '../../src/policy/policy-format';
 import { CRASH_POINT_NAMES, CRASH_POINTS, FAULT_KINDS } from './catalog';
 import { COMPARISONS, METRIC_NAMES, METRICS, ORDERED_COMPARISONS } from './metrics';

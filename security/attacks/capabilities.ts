@@ -7,7 +7,8 @@
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
-import type { DownstreamClient, SendOutcome } from '../../src/downstream/client';
+import type { SendOutcome } from '../../src/downstream/client';
+import type { AdminClient } from '../../services/admin-client';
 import { signCapability, type CapabilityClaims } from '../../src/policy/capability';
 import {
   generateCapabilityTrust,
@@ -92,7 +93,7 @@ export const capabilityAttacksOn = (opts: { readonly target: CapabilityTarget })
 
     /** Send a request under `opKey` with `capability`; the outcome is a refusal when nothing was accepted. */
     const attemptAt = async (
-      target: DownstreamClient,
+      target: AdminClient,
       route: string,
       opKey: string,
       b: unknown,

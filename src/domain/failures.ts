@@ -69,6 +69,8 @@ export const Failure = {
   QuotaInvalidRequest: 'Quota.InvalidRequest',
   PlannerScriptExhausted: 'Planner.ScriptExhausted',
   PlannerMalformed: 'Planner.Malformed',
+  /** The run's planner settings are not what its model reads (e.g. a scripted run without a scenario): not retried. */
+  PlannerConfigInvalid: 'Planner.ConfigInvalid',
   /** The model's reply was cut off at its output limit (`finish_reason: 'length'`) with no tool call: no answer. */
   PlannerTruncated: 'Planner.Truncated',
   /** The model refused (a `refusal`, or `finish_reason: 'content_filter'`) with no tool call: no answer. */

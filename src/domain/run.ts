@@ -25,20 +25,11 @@ export interface Principal {
   readonly tenant: string;
 }
 
-/** The embedded scripted model: canned proposals per scenario (demo, tests, fault protocol). */
-export interface ScriptedPlannerConfig {
-  readonly kind: 'scripted';
-  /** A scenario the worker's scripted model knows, e.g. `wallet-debit`. */
-  readonly scenario: string;
-  /** Values the scenario's canned proposals use. */
-  readonly vars?: Readonly<Record<string, unknown>>;
-}
-
 /**
  * A real model behind an OpenAI-compatible Chat Completions API. Only the model's settings travel in workflow
  * input and history: the API key and base URL are the worker's (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
  */
-export interface OpenAIPlannerConfig {
+export type OpenAIPlannerConfig = {
   readonly kind: 'openai';
   /** The model name, e.g. `gpt-4o-mini`; empty means the worker's `LEDGERLOOP_OPENAI_MODEL`. */
   readonly model: string;
@@ -47,9 +38,17 @@ export interface OpenAIPlannerConfig {
   readonly maxOutputTokens?: number;
   /** Replaces the default planner role; the rule that tool results are untrusted data is always appended. */
   readonly systemPrompt?: string;
-}
+};
 
-export type PlannerConfig = ScriptedPlannerConfig | OpenAIPlannerConfig;
+/**
+ * Which model plans the run (`kind`: one of the worker's `ModelProvider`s) and that model's own settings, which
+ * only the model reads and checks (a bad one is `Planner.ConfigInvalid`): e.g. `OpenAIPlannerConfig`, or the
+ * scripted model's scenario (src/planner/scripted-model.ts).
+ */
+export interface PlannerConfig {
+  readonly kind: string;
+  readonly [setting: string]: unknown;
+}
 
 export interface AttemptLimits {
   readonly model: number;

@@ -5,8 +5,8 @@
  * (`Config.MissingModel`, not retried): the run stops with `model_failed`, and nothing is dispatched.
  *
  * The built-in providers: `openAIModel` (any OpenAI-compatible Chat Completions server) and, for the demo, the
- * tests and the fault lab, `scriptedModel` (src/planner/scripted-model.ts), which a worker serves only when it is
- * configured to (`LEDGERLOOP_SCRIPTED_MODEL=1` for a worker process).
+ * tests and the fault lab, `scriptedModel(scenarios)` (src/planner/scripted-model.ts), which a worker serves only
+ * when it is given one (the lab's workers: `LEDGERLOOP_SCRIPTED_MODEL=1`, lab/scenarios.ts).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { PlanRequest, PlanResponse } from '../domain/activity-contracts';

@@ -7,8 +7,8 @@
  *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000),
  *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp),
  *   LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (serve blind_retry runs: the demo and the fault lab only; unset, they are refused),
- *   LEDGERLOOP_SCRIPTED_MODEL=1 (plan `planner.kind: 'scripted'` runs with the scripted model; unset, they stop with
- *   model_failed), OPENAI_API_KEY / OPENAI_BASE_URL (src/planner/openai-env.ts).
+ *   LEDGERLOOP_SCRIPTED_MODEL=1 (read by the entries that add the lab's scripted model: `ledgerloop worker` and
+ *   lab/worker-main.ts; unset, scripted runs stop with model_failed), OPENAI_API_KEY / OPENAI_BASE_URL (src/planner/openai-env.ts).
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';

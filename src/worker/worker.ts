@@ -1,23 +1,20 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
 import os from 'node:os';
-import { type InjectedSinks, type NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Sinks } from '@temporalio/workflow';
+import { type NativeConnection, Runtime, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
 import { dataConverterFromEnv } from '../codec/data-converter';
 import { workerDataConverter } from '../codec/message-guard';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
-import { DownstreamClient } from '../downstream/client';
+import { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../downstream/client';
 import { openAIDepsFromEnv } from '../planner/openai-env';
 import type { ModelProvider } from '../planner/model';
-import { scriptedModel } from '../planner/scripted-model';
 import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import type { QuotaStore } from '../policy/quota-store';
 import { quotaStoreFromEnv } from '../policy/quota-store-env';
-import type { DispatchProbe } from '../../activities/dispatch.activities';
 import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
 import { loadToolsModule } from './tools-module';
 import { DEFAULT_TASK_QUEUE } from '../client/runs';
@@ -84,14 +81,19 @@ export interface LedgerloopWorkerOptions {
   readonly allowLabStrategies?: boolean;
   /**
    * The models this worker plans with (src/planner/model.ts). Default: an OpenAI-compatible model from the
-   * environment, and the scripted model only with LEDGERLOOP_SCRIPTED_MODEL=1 (`modelsFromEnv`).
+   * environment. The lab's workers add the scripted model with the lab's scenarios (lab/scenarios.ts).
    */
   readonly models?: readonly ModelProvider[];
   /**
-   * Instrumentation plugged in from outside the runtime: none in production. The fault lab's worker entry
-   * (lab/worker-main.ts) installs its crash points this way.
+   * Builds the client of each downstream service from its name and options. Default `new DownstreamClient(options)`
+   * (the HTTP contract). Give a wrapper of it to observe or decorate every send and lookup (tracing, a test double).
    */
-  readonly instrument?: WorkerInstrumentation;
+  readonly downstreamClient?: (service: string, options: DownstreamClientOptions) => Downstream;
+  /**
+   * Temporal worker plugins, applied after Ledgerloop's own (tracing): sinks, interceptors or options a team
+   * adds to every worker. Default none.
+   */
+  readonly plugins?: readonly WorkerPlugin[];
   /**
    * A user's tool module: the absolute path of a module exporting `workflowTools` (src/worker/tools-module.ts).
    * The bundle aliases the workflow's registry to it; a prebuilt bundle must be built with the same module
@@ -112,20 +114,6 @@ export interface LedgerloopWorkerOptions {
   readonly quotaStore?: QuotaStore;
 }
 
-export interface WorkerInstrumentation {
-  /** Observes every dispatch attempt just before it sends and just after the downstream answered. */
-  readonly probe?: DispatchProbe;
-  /** Sinks the workflow interceptors of the bundle call. */
-  readonly sinks?: InjectedSinks<Sinks>;
-  /** Workflow interceptor modules (a prebuilt bundle must already carry them: `interceptorModules`). */
-  readonly workflowModules?: readonly string[];
-}
-
-/** The models a worker process serves: the scripted one only when LEDGERLOOP_SCRIPTED_MODEL is exactly "1". */
-export function modelsFromEnv(env: NodeJS.ProcessEnv): ModelProvider[] {
-  return configValue('LEDGERLOOP_SCRIPTED_MODEL', env) === true ? [scriptedModel()] : [];
-}
-
 export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
 
 export async function createLedgerloopWorker(
@@ -134,10 +122,11 @@ export async function createLedgerloopWorker(
   const identity = opts.identity ?? `ledgerloop-worker@${os.hostname()}:${process.pid}`;
   // Before connecting: a tools module that cannot be used fails the start with Tools.Invalid, leaking nothing.
   const tools = opts.tools === undefined ? undefined : loadToolsModule(opts.tools);
+  const client = opts.downstreamClient ?? ((_service, options) => new DownstreamClient(options));
   const services = Object.fromEntries(
     Object.entries(opts.services).map(([name, baseUrl]) => [
       name,
-      new DownstreamClient({ baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) }),
+      client(name, { baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) }),
     ]),
   );
   const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
@@ -157,7 +146,6 @@ export async function createLedgerloopWorker(
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
   // Cross-run rate limits are counted in a store the workers own, out of reach of any Temporal client.
   const quotaStore = opts.quotaStore ?? quotaStoreFromEnv();
-  const bundling = opts.workflowBundlePath === undefined;
   const options: WorkerOptions = {
     connection,
     namespace,
@@ -169,8 +157,7 @@ export async function createLedgerloopWorker(
       allowLabStrategies: opts.allowLabStrategies === true,
       ...(tools ? { tools } : {}),
       ...(opts.identityIssuers ? { identity: { issuers: opts.identityIssuers } } : {}),
-      models: opts.models ?? modelsFromEnv(process.env),
-      ...(opts.instrument?.probe ? { probe: opts.instrument.probe } : {}),
+      models: opts.models ?? [],
       planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
       ...(openai ? { openai } : {}),
       authorize: {
@@ -202,12 +189,9 @@ export async function createLedgerloopWorker(
     dataConverter: workerDataConverter(dataConverter, {
       onRefused: (r) => Runtime.instance().logger.warn('refused a message payload this worker cannot decode', { ...r }),
     }),
-    ...(opts.instrument?.workflowModules && bundling
-      ? { interceptors: { workflowModules: [...opts.instrument.workflowModules] } }
-      : {}),
     // Tracing (the SDK's OpenTelemetry plugin) brings its own span sink; without it, spans of a traced bundle drop.
-    ...(tracing ? { plugins: [tracing.plugin] } : {}),
-    sinks: { ...(tracing ? {} : DISCARD_WORKFLOW_SPANS), ...opts.instrument?.sinks },
+    plugins: [...(tracing ? [tracing.plugin] : []), ...(opts.plugins ?? [])],
+    sinks: tracing ? {} : DISCARD_WORKFLOW_SPANS,
   };
   const worker = await Worker.create(options);
   return { worker, connection, identity };

@@ -1,7 +1,7 @@
 /** Models for tests: the scripted model behind a record of who asked it, to prove what was (never) sent to a model. */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelProvider } from '../../src/planner/model';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 
 export interface AskedModel {
   readonly model: ModelProvider;
@@ -16,7 +16,7 @@ export interface AskedModel {
  * every turn with an `ApplicationFailure` of that type, not retried.
  */
 export function askedModel(opts: { readonly failWith?: string; readonly delayMs?: number } = {}): AskedModel {
-  const inner = scriptedModel();
+  const inner = labScriptedModel();
   const askedBy: string[] = [];
   return {
     askedBy,

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DownstreamClient } from '../../src/downstream/client';
+import type { AdminClient } from '../../services/admin-client';
 import {
   generateCapabilityTrust,
   type CapabilitySigningKey,
@@ -24,7 +24,7 @@ import {
 /** A spawned service and a client for it. */
 export interface ServiceUnderTest {
   readonly proc: SpawnedService;
-  readonly client: DownstreamClient;
+  readonly client: AdminClient;
 }
 
 /** A temp directory holding the databases of one test file, and the processes started in it. */

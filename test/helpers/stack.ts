@@ -16,7 +16,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { DISCARD_WORKFLOW_SPANS, type Tracing } from '../../src/observability/tracing';
 import { staticIdentitySource, type IdentitySource } from '../../src/identity/config';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { installRuntimeLogger } from '../../src/observability/logger';
 import { workerDataConverter } from '../../src/codec/message-guard';
 import { QuotaStore } from '../../src/policy/quota-store';
@@ -77,7 +77,7 @@ export async function inProcessWorker(
     Object.entries(services).map(([k, url]) => [k, new DownstreamClient({ baseUrl: url, timeoutMs: 2_000 })]),
   );
   const activities = createActivities({
-    models: opts.models ?? [scriptedModel()],
+    models: opts.models ?? [labScriptedModel()],
     services: clients,
     workerIdentity: `test-worker:${process.pid}`,
     allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker

@@ -13,6 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
+import type { AdminClient } from '../../services/admin-client';
 import { Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
@@ -25,14 +26,14 @@ import {
   pendingApprovalsQuery,
   type PendingApproval,
 } from '../../workflows/definitions';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { quietRuntime } from '../helpers/stack';
 
 jest.setTimeout(60_000);
 
 let env: TestWorkflowEnvironment;
 let wallet: SpawnedService;
-let walletClient: DownstreamClient;
+let walletClient: AdminClient;
 let bundlePath: string;
 const trust = generateCapabilityTrust();
 const capabilityKey = trust.dispatch;
@@ -75,7 +76,7 @@ test('after continue-as-new the run still knows who started it: its own principa
     taskQueue,
     workflowBundle: { codePath: bundlePath },
     activities: createActivities({
-      models: [scriptedModel()],
+      models: [labScriptedModel()],
       services: { wallet: new DownstreamClient({ baseUrl: wallet.url }) },
       workerIdentity: 'expiry-test',
       authorize: { policies: new StaticPolicyStore(policy), capabilityKey },

@@ -21,7 +21,7 @@ import { createLedgerloopWorker } from '../../src/worker/worker';
 import { pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { historyHoldsAToken } from '../helpers/history-token';
 import { startTestStack, taskQueue } from '../helpers/stack';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 
 jest.setTimeout(180_000);
 
@@ -83,7 +83,7 @@ async function poll<T>(probe: () => Promise<T | undefined>, ms = 30_000): Promis
 
 async function runWorker(queue: string, wallet: string): Promise<void> {
   const { worker } = await createLedgerloopWorker({
-    models: [scriptedModel()],
+    models: [labScriptedModel()],
     address: stack.server.address,
     namespace: stack.server.namespace,
     taskQueue: queue,

@@ -28,7 +28,7 @@ import { QuotaStore, type QuotaBackend } from '../../src/policy/quota-store';
 import { PostgresQuotaBackend } from '../../src/policy/quota-store-pg';
 import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
 import type { QuotaDecision, QuotaScopeRequest } from '../../src/policy/quota-window';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { BUNDLER_OPTIONS } from '../../src/worker/bundle';
 import type { DriverOutcome } from '../support/quota-driver.workflows';
 import { quietRuntime } from '../helpers/stack';
@@ -85,7 +85,7 @@ function storeOf(backend: QuotaBackend): QuotaStore {
 const activitiesWith = (store?: QuotaStore) =>
   createActivities({
     services: {},
-    models: [scriptedModel()],
+    models: [labScriptedModel()],
     workerIdentity: 'quota-test',
     ...(store ? { quota: { store } } : {}),
   });

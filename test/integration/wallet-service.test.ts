@@ -7,6 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DownstreamClient } from '../../src/downstream/client';
+import type { AdminClient } from '../../services/admin-client';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { hashCanonical } from '../../src/domain/canonical';
 import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
@@ -24,7 +25,7 @@ const CAP_KEY = TRUST.dispatch;
 const ENV = { ...TRUST.serviceEnv };
 let dir: string;
 let wallet: SpawnedService;
-let client: DownstreamClient;
+let client: AdminClient;
 let counter = 0;
 
 /** A fresh key, account and debit body per test, the account seeded with `balance` EUR minor units. */

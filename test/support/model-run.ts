@@ -16,7 +16,7 @@ import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
 import { SqliteTranscriptStore } from '../../src/planner/transcript-store';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { taskQueue } from '../helpers/stack';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 
 export interface ModelRun {
   readonly result: AgentRunResult;
@@ -51,7 +51,7 @@ export async function runWithModel(
       taskQueue: tq,
       workflowBundle: { codePath: stack.bundlePath },
       activities: createActivities({
-        models: [scriptedModel()],
+        models: [labScriptedModel()],
         services: { wallet: new DownstreamClient({ baseUrl: stack.wallet.url, timeoutMs: 2_000 }) },
         workerIdentity: `test-worker:${process.pid}`,
         authorize: { capabilityKey: stack.capabilityKey },

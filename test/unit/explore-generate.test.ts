@@ -11,7 +11,7 @@ import {
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadProtocol, parseProtocol } from '../../lab/faults/protocol-format';
-import { scenarios } from '../../src/planner/scenarios';
+import { scenarios } from '../../lab/scenarios';
 import { builtinTools } from '../../src/tools/registry';
 
 describe('the generated cases', () => {

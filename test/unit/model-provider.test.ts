@@ -1,7 +1,7 @@
 /**
  * The model is the worker's: a run names a kind, the worker plans with the provider it was given for that kind,
- * and refuses (typed, not retried) a kind it was not given. A worker process serves the scripted model only when
- * configured (LEDGERLOOP_SCRIPTED_MODEL=1).
+ * and refuses (typed, not retried) a kind it was not given. A lab or demo worker process serves the scripted model
+ * (with the lab's scenarios) only when configured (LEDGERLOOP_SCRIPTED_MODEL=1).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -12,8 +12,7 @@ import type { PlanRequest, PlanResponse, PlanTurnRequest, PlanTurnResponse } fro
 import { staticIdentitySource } from '../../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { MISSING_MODEL, type ModelProvider } from '../../src/planner/model';
-import { scriptedModel } from '../../src/planner/scripted-model';
-import { modelsFromEnv } from '../../src/worker/worker';
+import { labScriptedModel, scriptedModelsFromEnv as modelsFromEnv } from '../../lab/scenarios';
 import { askedModel } from '../helpers/models';
 
 const scriptedRequest: PlanRequest = {
@@ -37,8 +36,26 @@ async function plan(models: readonly ModelProvider[] | undefined, req: PlanReque
 }
 
 test('a worker given the scripted model plans a scripted run with it', async () => {
-  const out = await plan([scriptedModel()], scriptedRequest);
+  const out = await plan([labScriptedModel()], scriptedRequest);
   expect('value' in out && out.value.kind === 'proposals' && out.value.proposals[0]?.name).toBe('wallet_debit');
+});
+
+test('the scripted model refuses settings it cannot read: typed Planner.ConfigInvalid, not retried', async () => {
+  for (const planner of [
+    { kind: 'scripted' },
+    { kind: 'scripted', scenario: '' },
+    { kind: 'scripted', scenario: 'wallet-debit', vars: ['acct_1'] },
+  ]) {
+    const out = await plan([labScriptedModel()], { ...scriptedRequest, planner });
+    const { error } = out as { error: { type?: string; nonRetryable?: boolean; message: string } };
+    expect({ type: error?.type, nonRetryable: error?.nonRetryable }).toEqual({
+      type: 'Planner.ConfigInvalid',
+      nonRetryable: true,
+    });
+  }
+  // The same model plans the same scenario when its settings are whole.
+  const ok = await plan([labScriptedModel()], scriptedRequest);
+  expect('value' in ok).toBe(true);
 });
 
 test('a worker not given the scripted model refuses a scripted run: typed, not retried, naming the variable', async () => {

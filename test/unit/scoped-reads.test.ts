@@ -11,7 +11,7 @@ import { walletDefinition } from '../../services/wallet/wallet-service';
 import { ordersDefinition } from '../../services/orders/orders-service';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { LOOKUP_ARGUMENTS_HASH, READ_ARGUMENTS_HASH } from '../../src/downstream/protocol';
-import { DownstreamClient } from '../../src/downstream/client';
+import { AdminClient } from '../../services/admin-client';
 import { generateCapabilityTrust, keySetFromJwks } from '../../src/policy/capability-keys';
 
 const trust = generateCapabilityTrust();
@@ -98,12 +98,12 @@ describe("the wallet: GET /v1/accounts/globex/acct_1 is globex's balance", () =>
     expect((await w.get(`/admin${GLOBEX}`)).status).toBe(404);
   });
 
-  test('DownstreamClient reads with its signer, else through the admin listener, else is refused', async () => {
-    const signed = new DownstreamClient({ baseUrl: w.url, signer: devCapabilitySigner(trust.dispatch, 'wallet') });
+  test('AdminClient reads with its signer, else through the admin listener, else is refused', async () => {
+    const signed = new AdminClient({ baseUrl: w.url, signer: devCapabilitySigner(trust.dispatch, 'wallet') });
     expect(await signed.balance('globex', 'acct_1')).toEqual({ minor: 4_200, currency: 'EUR' });
-    const operator = new DownstreamClient({ baseUrl: w.url, admin: { baseUrl: w.admin, token: 'unused' } });
+    const operator = new AdminClient({ baseUrl: w.url, admin: { baseUrl: w.admin, token: 'unused' } });
     expect(await operator.balance('globex', 'acct_1')).toEqual({ minor: 4_200, currency: 'EUR' });
-    await expect(new DownstreamClient({ baseUrl: w.url }).balance('globex', 'acct_1')).rejects.toThrow(/403/);
+    await expect(new AdminClient({ baseUrl: w.url }).balance('globex', 'acct_1')).rejects.toThrow(/403/);
   });
 });
 

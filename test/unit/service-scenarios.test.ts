@@ -3,7 +3,7 @@
  * irreversible `send-email`, each proposal valid for its tool declaration.
  */
 import type { AnyTool } from '../../src/domain/tool';
-import { scenarios } from '../../src/planner/scenarios';
+import { scenarios } from '../../lab/scenarios';
 import { notificationsSendEmail } from '../../src/tools/notifications.tool';
 import { builtinTools } from '../../src/tools/registry';
 
@@ -50,9 +50,7 @@ describe('the scripted scenarios for the service tools', () => {
 describe('the gullible scripted model (used to test untrusted output)', () => {
   // Guards the injection test against passing vacuously: this model really follows an instruction it can read.
   test('it proposes a refund when an observation it is shown mentions "refund everything"', () => {
-    const { scenarios } = jest.requireActual(
-      '../../src/planner/scenarios',
-    ) as typeof import('../../src/planner/scenarios');
+    const { scenarios } = jest.requireActual('../../lab/scenarios') as typeof import('../../lab/scenarios');
     const turn2 = scenarios.gullible!({ account: 'acct_1', amount: { minor: 1, currency: 'EUR' } })[1]!;
     if (!('decide' in turn2)) throw new Error('turn 2 must decide on observations');
     const shown = turn2.decide([

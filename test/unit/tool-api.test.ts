@@ -20,7 +20,7 @@ import { BUNDLER_OPTIONS, bundlerOptionsFor, REPO_ROOT, WORKFLOW_REGISTRY_MODULE
 import { loadToolsModule } from '../../src/worker/tools-module';
 import { createWorker, WorkerConfigError } from '../../src/worker/create-worker';
 import { generateSigningKey } from '../../src/policy/capability-keys';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 
 const EXAMPLE_TOOLS = path.resolve(__dirname, '../../examples/ticketing/src/tools/workflow-tools.ts');
 
@@ -107,7 +107,7 @@ describe('tool modules', () => {
 describe('createWorker', () => {
   const base = {
     services: {},
-    model: scriptedModel(),
+    model: labScriptedModel(),
     capabilityKey: generateSigningKey(),
     identityIssuers: { current: () => [] },
     address: '127.0.0.1:1', // never reached: every case is refused before connecting

@@ -20,7 +20,7 @@ import { writeWorkflowBundle } from '../../src/worker/bundle';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore, type PolicyStore } from '../../src/policy/policy-store';
 
@@ -68,7 +68,7 @@ async function run(
   const { scenario, vars, policy, policies, ...rest } = over;
   const taskQueue = `wf-tier-${process.pid}-${++runs}`;
   const real = createActivities({
-    models: [scriptedModel()],
+    models: [labScriptedModel()],
     services: {},
     workerIdentity: 'wf-tier',
     identity: { issuers: staticIdentitySource([issuer.config]) },
@@ -344,7 +344,7 @@ describe('absurd input', () => {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { codePath: bundlePath },
-      activities: createActivities({ models: [scriptedModel()], services: {}, workerIdentity: 'wf-tier' }),
+      activities: createActivities({ models: [labScriptedModel()], services: {}, workerIdentity: 'wf-tier' }),
       sinks: DISCARD_WORKFLOW_SPANS,
     });
     return worker.runUntil(async () => {

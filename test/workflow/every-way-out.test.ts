@@ -23,7 +23,7 @@ import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import { staticIdentitySource } from '../../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
-import { scriptedModel } from '../../src/planner/scripted-model';
+import { labScriptedModel } from '../../lab/scenarios';
 import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
 import { StaticPolicyStore } from '../../src/policy/policy-store';
 import { createTimeSkippingEnv } from '../../src/server/time-skipping';
@@ -107,7 +107,7 @@ async function runWith(
     workflowBundle: { codePath: bundlePath },
     activities: {
       ...createActivities({
-        models: [scriptedModel()],
+        models: [labScriptedModel()],
         services: {},
         workerIdentity: 'ways-out',
         authorize: { policies: new StaticPolicyStore(s.policy) },

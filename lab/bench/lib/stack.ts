@@ -14,7 +14,7 @@ import { startDevServer, type DevServer } from '../../../src/server/dev-server';
 import { groupCpuMs, processCpuMs, treeCpuMs } from './proc-cpu';
 import { resolveTemporalCli } from '../../../src/server/temporal-binaries';
 import type { SpawnedService } from '../../../services/spawn';
-import type { DownstreamClient } from '../../../src/downstream/client';
+import type { AdminClient } from '../../../services/admin-client';
 import { IDENTITY_ISSUERS_ENV } from '../../../src/identity/config';
 import type { DevIssuer } from '../../../src/identity/issue';
 import { startStack, type Stack } from '../../stack';
@@ -53,7 +53,7 @@ export interface BenchStack {
   readonly target: BenchTarget;
   readonly server: BenchServer;
   readonly wallet: SpawnedService;
-  readonly walletClient: DownstreamClient;
+  readonly walletClient: AdminClient;
   readonly connection: Connection;
   readonly client: Client;
   readonly bundles: Readonly<Record<BundleKind, string>>;

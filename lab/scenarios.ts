@@ -1,24 +1,12 @@
 /**
- * Canned conversations for the scripted model. A scenario turns the run's variables into the proposals the
- * "model" makes each turn; `final` ends the run. Scenarios are what the demo, the tests and the fault protocol
- * name in `planner.scenario`.
+ * The lab's canned conversations for the scripted model (src/planner/scripted-model.ts). A scenario turns the
+ * run's variables into the proposals the "model" makes each turn; `final` ends the run. Scenarios are what the
+ * demo, the tests, the bench and the fault protocol name in `planner.scenario`; the runtime knows none of them.
  */
-import type { Observation } from '../domain/activity-contracts';
-
-export interface ScriptedProposal {
-  readonly name: string;
-  /** Either an object (serialized as the model would) or raw text, to model malformed output. */
-  readonly arguments: unknown;
-}
-
-type StaticTurn =
-  | { readonly proposals: readonly ScriptedProposal[] }
-  | { readonly final: (observations: readonly Observation[]) => string };
-
-/** A turn: canned proposals, a final answer, or a choice between them made on what the model was shown. */
-export type ScriptedTurn = StaticTurn | { readonly decide: (observations: readonly Observation[]) => StaticTurn };
-
-export type Scenario = (vars: Readonly<Record<string, unknown>>) => readonly ScriptedTurn[];
+import type { Observation } from '../src/domain/activity-contracts';
+import { scriptedModel, type Scenario } from '../src/planner/scripted-model';
+import type { ModelProvider } from '../src/planner/model';
+import { configValue } from '../src/config';
 
 function summarize(observations: readonly Observation[]): string {
   return observations.map((o) => `${o.toolName}: ${o.state}`).join(', ') || 'nothing to report';
@@ -193,3 +181,16 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     { final: (obs) => `Done: ${summarize(obs)}.` },
   ],
 };
+
+/** The scripted model with the lab's scenarios. */
+export function labScriptedModel(): ModelProvider {
+  return scriptedModel(scenarios);
+}
+
+/**
+ * The models a lab or demo worker process adds: the scripted one with the lab's scenarios, only when
+ * LEDGERLOOP_SCRIPTED_MODEL is exactly "1" (the lab's workers, the demo, compose's demo worker).
+ */
+export function scriptedModelsFromEnv(env: NodeJS.ProcessEnv): ModelProvider[] {
+  return configValue('LEDGERLOOP_SCRIPTED_MODEL', env) === true ? [labScriptedModel()] : [];
+}
