@@ -383,7 +383,7 @@ describe('absurd input', () => {
     },
     { name: 'an unknown strategy', args: { ...valid, strategy: 'try_harder' }, field: 'at strategy' },
     { name: 'a deadline that is not a time', args: { ...valid, deadlineAt: 'tomorrow-ish' }, field: 'at deadlineAt' },
-    { name: 'a planner of no known kind', args: { ...valid, planner: { kind: 'oracle' } }, field: 'at planner' },
+    { name: 'a planner that names no kind', args: { ...valid, planner: { scenario: 'x' } }, field: 'planner.kind' },
     {
       name: 'a budget that is not a number',
       args: { ...valid, budgets: { maxTurns: 'many' } },
