@@ -9,6 +9,8 @@ import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
 import { registerModelCommands } from '../lab/local-model/cli';
 import { registerRunCommands } from './commands';
+import { registerKeys } from './commands/keys';
+import { processIO } from './commands/shared';
 import { versionLine } from './version';
 import { ConfigError } from '../src/config';
 import { EXIT_USAGE } from './errors';
@@ -140,6 +142,8 @@ program
   );
 
 registerRunCommands(program);
+
+registerKeys(program, processIO);
 
 registerFaultsCommand(program);
 
