@@ -13,6 +13,7 @@ export {
 export { buildWorkflowBundle, writeWorkflowBundle, type BundleOptions } from './worker/bundle';
 export { loadToolsModule } from './worker/tools-module';
 export { replayHistory, type ReplayOptions } from './worker/replay';
+export { ReplayToolsMissingError, toolsOfHistory } from './client/history-tools';
 
 // Models: a provider per `planner.kind`, given to the worker (docs/models.md).
 export { openAIModel, type ModelCall, type ModelProvider } from './planner/model';

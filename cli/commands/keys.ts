@@ -17,7 +17,7 @@ import type { KeyFileStatus, ProjectKeyFiles } from '../../src/project/keys';
 import { CliUsageError } from '../errors';
 import { renderTable } from '../format';
 import { parseDuration, parsePrincipal, parseTenant } from '../parse';
-import { addConfigOption, projectFor, type ProjectFlags } from '../project';
+import { addConfigOption, commandProject, type ProjectFlags } from '../project';
 import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
 
 /** Loaded when a keys command runs (it brings jose), not when any command starts. */
@@ -32,7 +32,7 @@ interface KeysFlags extends ProjectFlags {
 /** The key files: `--dir`, else the project config's, else `.ledgerloop/keys` in the working directory. */
 export async function keyFilesFor(flags: KeysFlags, cwd: string = process.cwd()): Promise<ProjectKeyFiles> {
   if (flags.dir !== undefined) return lib().keyFilesIn(path.resolve(cwd, flags.dir));
-  const project = await projectFor(flags, cwd);
+  const project = await commandProject(flags);
   return project?.keys ?? lib().keyFilesIn(path.resolve(cwd, '.ledgerloop', 'keys'));
 }
 

@@ -126,7 +126,7 @@ function byShape<A extends z.ZodType, B extends z.ZodType>(
   return z.unknown().transform((value, ctx): z.output<A> | z.output<B> => {
     const schema = first.is(value) ? first.schema : second.is(value) ? second.schema : undefined;
     if (schema === undefined) {
-      ctx.addIssue({ code: 'custom', message: expected });
+      ctx.addIssue({ code: 'custom', message: value === undefined ? `required: ${expected}` : expected });
       return z.NEVER;
     }
     const parsed = schema.safeParse(value);

@@ -357,24 +357,41 @@ export interface DevTokenRequest {
 }
 
 /**
- * Issues a development session token with the project's dev issuer and writes it to `out` (0600). A session
- * token proves who you are; the CLI trades it for a token for each act (start, approve, ...) with the same key.
+ * A development token from the project's dev issuer, in memory: a session token, or with `scope` a token for
+ * exactly that act (what `ledgerloop start` sends for a project without `--token`). Never written or printed here.
  */
-export async function issueDevToken(files: ProjectKeyFiles, req: DevTokenRequest, out: string): Promise<void> {
+export async function mintDevToken(
+  files: ProjectKeyFiles,
+  req: DevTokenRequest,
+  scope?: { readonly purpose: 'start'; readonly run: string },
+): Promise<string> {
   if (!existsSync(files.devIssuerKey))
     throw new ProjectKeysError(`no development issuer in ${files.dir}: run \`ledgerloop keys\` first`);
   const key = readIssuerKey(files);
-  const ttlSec = req.ttlSec ?? 3600;
+  const ttlSec = req.ttlSec ?? (scope === undefined ? 3600 : 600);
   if (!Number.isInteger(ttlSec) || ttlSec < 1 || ttlSec > 86_400)
     throw new ProjectKeysError('a development token lives 1 to 86400 seconds');
-  let token: string;
   try {
-    token = await issueIdentityToken(
-      { subject: req.principal, principal: req.principal, tenant: req.tenant, roles: [...(req.roles ?? [])] },
+    return await issueIdentityToken(
+      {
+        subject: req.principal,
+        principal: req.principal,
+        tenant: req.tenant,
+        roles: [...(req.roles ?? [])],
+        ...(scope ?? {}),
+      },
       { issuer: key.issuer, audience: key.audience, kid: key.privateJwk.kid, privateJwk: key.privateJwk, ttlSec },
     );
   } catch (err) {
     throw new ProjectKeysError((err as Error).message);
   }
+}
+
+/**
+ * Issues a development session token with the project's dev issuer and writes it to `out` (0600). A session
+ * token proves who you are; the CLI trades it for a token for each act (start, approve, ...) with the same key.
+ */
+export async function issueDevToken(files: ProjectKeyFiles, req: DevTokenRequest, out: string): Promise<void> {
+  const token = await mintDevToken(files, req);
   writeAtomic(path.resolve(out), `${token}\n`, 0o600);
 }
