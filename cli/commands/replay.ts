@@ -99,7 +99,15 @@ export function briefly(message: string): string {
   return (inner ?? message).split('\n')[0]!;
 }
 
-async function replayOne(file: string, workflowBundle: { code: string }, tools: BundleTools): Promise<ReplayOutcome> {
+/**
+ * Replays one file against the bundle `bundle()` gives (built on first use, so that a run whose every history is
+ * refused before replay, unreadable or using tools the bundle lacks, builds none).
+ */
+async function replayOne(
+  file: string,
+  bundle: () => Promise<{ code: string }>,
+  tools: BundleTools,
+): Promise<ReplayOutcome> {
   const started = Date.now();
   const label = path.relative(process.cwd(), file) || file;
   const fail = (error: string, message: string, events?: number): ReplayOutcome => ({
@@ -125,6 +133,7 @@ async function replayOne(file: string, workflowBundle: { code: string }, tools: 
     if (err instanceof ReplayToolsMissingError) return fail(err.name, err.message, events);
     throw err;
   }
+  const workflowBundle = await bundle();
   try {
     // Replay under the id the run had: its logical call ids and keys derive from it.
     const workflowId = (await workflowIdOfHistory(history, dataConverter)) ?? label;
@@ -173,12 +182,17 @@ export function registerReplay(program: Command, io: CommandIO): void {
       }
       const tools = await bundleTools(flags);
       quietRuntime();
-      const bundle = await withProgress(
-        `bundling the workflow code with ${tools.module === undefined ? 'the built-in tools' : `the tools of ${path.relative(process.cwd(), tools.module) || tools.module}`}`,
-        () =>
-          buildWorkflowBundle({ workflowsPath, ...(tools.module !== undefined ? { toolsModule: tools.module } : {}) }),
-        { stream: io.err },
-      );
+      let built: Promise<{ code: string }> | undefined;
+      const bundle = (): Promise<{ code: string }> =>
+        (built ??= withProgress(
+          `bundling the workflow code with ${tools.module === undefined ? 'the built-in tools' : `the tools of ${path.relative(process.cwd(), tools.module) || tools.module}`}`,
+          () =>
+            buildWorkflowBundle({
+              workflowsPath,
+              ...(tools.module !== undefined ? { toolsModule: tools.module } : {}),
+            }),
+          { stream: io.err },
+        ));
       const outcomes: ReplayOutcome[] = [];
       for (const file of files) {
         const o = await replayOne(file, bundle, tools);
