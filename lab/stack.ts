@@ -32,7 +32,7 @@ import {
 import { REPO_ROOT, writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
 import { cachedBundle } from './bundle-cache';
 import { LAB_STRATEGIES_ENV } from '../src/worker/worker';
-import { spawnedClient, spawnService, type SpawnedService } from '../services/spawn';
+import { spawnedClient, spawnService, spawnServiceEntry, type SpawnedService } from '../services/spawn';
 
 /** The business services a stack can run. */
 export type BusinessService = 'wallet' | 'inventory' | 'shipping' | 'orders' | 'notifications';
@@ -117,7 +117,7 @@ export async function createStackKeys(
 }
 
 /** One running service process with a client that signs its lookups with the stack's dispatch key. */
-export interface StackService<N extends BusinessService = BusinessService> {
+export interface StackService<N extends string = BusinessService> {
   readonly name: N;
   readonly proc: SpawnedService;
   readonly client: AdminClient;
@@ -125,14 +125,14 @@ export interface StackService<N extends BusinessService = BusinessService> {
 }
 
 /** Running service processes. */
-export interface StackServices<N extends BusinessService = BusinessService> {
+export interface StackServices<N extends string = BusinessService> {
   readonly byName: ReadonlyMap<N, StackService<N>>;
   /** Base URL per service name: what a worker needs. */
   readonly urls: Readonly<Record<string, string>>;
   stop(): Promise<void>;
 }
 
-export interface StartServicesOptions<N extends BusinessService> {
+export interface StartServicesOptions<N extends string> {
   /** The services get the public key set; their clients sign lookups with the dispatch key. */
   readonly capabilityTrust: CapabilityTrust;
   /** The database file of each service. */
@@ -143,10 +143,15 @@ export interface StartServicesOptions<N extends BusinessService> {
   readonly retentionMs?: Partial<Record<N, number>>;
   /** The clients' request timeout; default the client's. */
   readonly clientTimeoutMs?: number;
+  /**
+   * The process entry of a service that is not one of the package's own (a project's service, which calls
+   * `runServiceMain`); without one, `name` must be a business service of the package.
+   */
+  readonly entry?: (name: N) => string | undefined;
 }
 
 /** Spawns `names`, each its own process and database, all at once; when one fails, the others are stopped. */
-export async function startServices<N extends BusinessService>(
+export async function startServices<N extends string>(
   names: readonly N[],
   opts: StartServicesOptions<N>,
 ): Promise<StackServices<N>> {
@@ -156,12 +161,17 @@ export async function startServices<N extends BusinessService>(
       const dbPath = opts.dbPath(name);
       const port = opts.ports?.[i];
       const retentionMs = opts.retentionMs?.[name];
-      const proc = await spawnService(name, {
+      const options = {
         dbPath,
         env,
         ...(port !== undefined ? { port } : {}),
         ...(retentionMs !== undefined ? { retentionMs } : {}),
-      });
+      };
+      const entry = opts.entry?.(name);
+      const proc =
+        entry !== undefined
+          ? await spawnServiceEntry(name, entry, options)
+          : await spawnService(name as BusinessService, options);
       const client = spawnedClient(proc, {
         capabilityKey: opts.capabilityTrust.dispatch,
         ...(opts.clientTimeoutMs !== undefined ? { timeoutMs: opts.clientTimeoutMs } : {}),

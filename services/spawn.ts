@@ -53,7 +53,8 @@ export interface SpawnServiceOptions {
 
 /** A running service process. */
 export interface SpawnedService {
-  readonly name: ServiceName;
+  /** The package's service name, or a project's (`spawnServiceEntry`). */
+  readonly name: string;
   readonly url: string;
   readonly pid: number;
   readonly child: ChildProcess;
@@ -92,7 +93,15 @@ function track(child: ChildProcess): void {
 
 /** Spawns service `name` and resolves once it printed its ready line; rejects (with its stderr) otherwise. */
 export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Promise<SpawnedService> {
-  const entry = path.join(REPO_ROOT, 'services', ...SERVICE_ENTRIES[name].split('/'));
+  return spawnServiceEntry(name, path.join(REPO_ROOT, 'services', ...SERVICE_ENTRIES[name].split('/')), opts);
+}
+
+/**
+ * Spawns the service process whose entry is `entry` (it calls `runServiceMain(name, ...)`: a project's own
+ * service) and resolves once it printed its ready line naming `name`.
+ */
+export function spawnServiceEntry(name: string, entry: string, opts: SpawnServiceOptions): Promise<SpawnedService> {
+  // Through the package's loader, a `.js` entry included: in this repository the package it requires is TypeScript.
   const args = ['-r', TS_LOADER, entry, '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
@@ -177,7 +186,7 @@ interface ReadyLine {
   readonly adminBoundAddress?: string;
 }
 
-function parseReadyLine(line: string, name: ServiceName): ReadyLine | undefined {
+function parseReadyLine(line: string, name: string): ReadyLine | undefined {
   try {
     const msg = JSON.parse(line) as Record<string, unknown>;
     if (msg['service'] === name && typeof msg['url'] === 'string' && typeof msg['pid'] === 'number') {

@@ -9,6 +9,7 @@ export { DownstreamClient, type Downstream, type DownstreamClientOptions } from 
 export { buildWorkflowBundle, writeWorkflowBundle, type BundleOptions } from './worker/bundle';
 export { loadToolsModule } from './worker/tools-module';
 export { replayHistory, type ReplayOptions } from './worker/replay';
+export { ReplayToolsMissingError, toolsOfHistory } from './client/history-tools';
 
 // Models: a provider per `planner.kind`, given to the worker (docs/models.md).
 export { openAIModel, type ModelCall, type ModelProvider } from './planner/model';
@@ -57,3 +58,13 @@ export {
   ensureSearchAttributes,
   type ServerHandle,
 } from './server/dev-server';
+
+// The project config every `ledgerloop` command reads (`ledgerloop.config.mjs`; docs/cli.md), and its keys.
+export {
+  defineConfig,
+  loadProjectConfig,
+  ProjectConfigError,
+  type LedgerloopConfig,
+  type ModelConfig,
+  type ProjectConfig,
+} from './project/config';

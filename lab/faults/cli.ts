@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { RawExploreFlags } from './explore';
 
-type FaultsFlags = RawExploreFlags & { report?: string };
+type FaultsFlags = RawExploreFlags & { report?: string; config?: string };
 
 const EXPLORE_ONLY = ['seed', 'runs', 'minutes', 'saveFailures', 'shrinkAttempts', 'verbose', 'case'] as const;
 
@@ -23,7 +23,27 @@ export function registerFaultsCommand(program: Command): void {
     .option('--shrink-attempts <n>', 'explore: real runs spent shrinking each failing case (default 6)')
     .option('--case <i>', 'explore: run only case i of the seed (1-based), e.g. to reproduce or shrink it')
     .option('--verbose', "explore: print every case's timeline, not only a violating case's")
+    .option(
+      '--config <path>',
+      'the project config: the protocol names its scenarios and services, and runs against its tools (default: the nearest ledgerloop.config.*; none: the built-in demo)',
+    )
     .action(async (file: string | undefined, o: FaultsFlags) => {
+      const { commandProject } = require('../../cli/project') as typeof import('../../cli/project');
+      let project: Awaited<ReturnType<typeof commandProject>>;
+      try {
+        project = await commandProject(o);
+      } catch (err) {
+        process.stderr.write(`ledgerloop faults: ${(err as Error).message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      if (o.explore && project !== undefined) {
+        process.stderr.write(
+          `ledgerloop faults: --explore generates cases of the built-in scenarios and services only; run it where no project config is found (this one: ${project.file})\n`,
+        );
+        process.exitCode = 2;
+        return;
+      }
       if (o.explore) {
         const { runExploreCommand } = require('./explore') as typeof import('./explore');
         process.exitCode = await runExploreCommand(file, o);
@@ -40,6 +60,9 @@ export function registerFaultsCommand(program: Command): void {
         return;
       }
       const { runFaultsCommand } = require('./runner') as typeof import('./runner');
-      process.exitCode = await runFaultsCommand(file, o);
+      process.exitCode = await runFaultsCommand(file, {
+        ...(o.report ? { report: o.report } : {}),
+        ...(project ? { project } : {}),
+      });
     });
 }

@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import type { DevIssuer } from '../../src/identity/issue';
+import { PROJECT_CONFIG_ENV } from '../../src/project/environment';
 import type { CapabilityTrust } from '../../src/policy/capability-keys';
 import type { Policy } from '../../src/policy/policy-format';
 import type { DevServer } from '../../src/server/dev-server';
@@ -22,7 +23,7 @@ import {
 import { FAULT_WORKFLOW_INTERCEPTORS_MODULE } from './crash-points';
 import type { PointFeature } from './catalog';
 import type { PlannedCase } from './plan';
-import type { CaseService } from './protocol-format';
+import type { ServiceName } from './protocol-format';
 
 export type { ServerLink } from '../stack';
 
@@ -39,7 +40,15 @@ export interface Lab {
   readonly workerEnv: Readonly<Record<string, string>>;
   readonly dataDir: string;
   readonly dataConverter?: DataConverter;
+  /** A project's lab: its services' process entries by name (each case starts them fresh). */
+  readonly serviceEntries?: Readonly<Record<string, string>>;
   stop(): Promise<void>;
+}
+
+/** What a project's lab needs: its config file (the workers read it) and its services' process entries. */
+export interface LabProject {
+  readonly configFile: string;
+  readonly serviceEntries: Readonly<Record<string, string>>;
 }
 
 /** Which features the built workflow code has. The saga appends CompensationStarted events when it runs. */
@@ -56,10 +65,11 @@ export interface BuiltBundle {
 }
 
 /** Bundles the workflows into `dataDir` (before any server starts, so a missing feature stops the run early). */
-export async function buildBundle(dataDir: string): Promise<BuiltBundle> {
+export async function buildBundle(dataDir: string, toolsModule?: string): Promise<BuiltBundle> {
   mkdirSync(dataDir, { recursive: true });
   const bundlePath = await writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js'), {
     interceptorModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE],
+    ...(toolsModule !== undefined ? { toolsModule } : {}),
   });
   return { bundlePath, features: bundleFeatures(readFileSync(bundlePath, 'utf8')) };
 }
@@ -68,7 +78,7 @@ export async function buildBundle(dataDir: string): Promise<BuiltBundle> {
  * Starts (or, with TEMPORAL_ADDRESS, connects to) the protocol run's shared Temporal server, with the lab's keys
  * and no services (each case starts its own).
  */
-export async function openLab(dataDir: string, bundle: BuiltBundle): Promise<Lab> {
+export async function openLab(dataDir: string, bundle: BuiltBundle, project?: LabProject): Promise<Lab> {
   const stack = await startStack({
     dataDir,
     server: { headless: true, ephemeral: true, logFile: path.join(dataDir, 'temporal.log') },
@@ -81,7 +91,9 @@ export async function openLab(dataDir: string, bundle: BuiltBundle): Promise<Lab
   return {
     shared: { server, connection, client },
     identity: stack.identity,
-    workerEnv: stack.workerEnv,
+    // A project's workers serve its tools, scenarios and policy (src/worker/main.ts reads the config).
+    workerEnv: project ? { ...stack.workerEnv, [PROJECT_CONFIG_ENV]: project.configFile } : stack.workerEnv,
+    ...(project ? { serviceEntries: project.serviceEntries } : {}),
     bundlePath: stack.bundlePath,
     features: bundle.features,
     capabilityTrust: stack.capabilityTrust,
@@ -99,10 +111,10 @@ export function startOwnServer(lab: Lab, dir: string): Promise<ServerLink<DevSer
   );
 }
 
-export type CaseServiceProcess = StackService<CaseService>;
+export type CaseServiceProcess = StackService<ServiceName>;
 
 /** The case's downstream processes. */
-export type CaseServices = StackServices<CaseService>;
+export type CaseServices = StackServices<ServiceName>;
 
 /** Spawns the case's services on fresh databases (on `ports`, in order, when given), seeds its wallet accounts and sends its setup requests. */
 export async function startCaseServices(
@@ -111,8 +123,19 @@ export async function startCaseServices(
   dir: string,
   ports: readonly number[] = [],
 ): Promise<CaseServices> {
+  const entries = lab.serviceEntries;
   const services = await startServices(pc.services, {
     capabilityTrust: lab.capabilityTrust,
+    ...(entries !== undefined
+      ? {
+          entry: (name: string) => {
+            const entry = entries[name];
+            if (entry === undefined)
+              throw new Error(`case "${pc.name}": the project config names no process entry (services.${name}.main)`);
+            return entry;
+          },
+        }
+      : {}),
     dbPath: (name) => path.join(dir, `${name}.db`),
     ports,
     clientTimeoutMs: 5_000,

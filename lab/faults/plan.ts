@@ -7,7 +7,18 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_LIMITS, type AttemptLimits, type RetryStrategy } from '../../src/domain/run';
 import type { Policy } from '../../src/policy/policy-format';
 import { CRASH_POINTS, FAULT_KIND_SHORT, type CrashPointName, type FaultKind, type InProcessPoint } from './catalog';
-import type { Approver, Case, CaseService, Expectation, FaultProtocol, Probe, SetupRequest } from './protocol-format';
+import {
+  BUILTIN_VOCABULARY,
+  type Approver,
+  type Case,
+  type CaseService,
+  type Expectation,
+  type FaultProtocol,
+  type Probe,
+  type ProtocolVocabulary,
+  type ServiceName,
+  type SetupRequest,
+} from './protocol-format';
 import { createPrng, type Prng } from './prng';
 
 /** One fault with everything resolved. */
@@ -17,7 +28,7 @@ export interface PlannedFault {
   readonly occurrence: number;
   readonly ms: number;
   readonly times: number;
-  readonly service: CaseService;
+  readonly service: ServiceName;
   readonly path?: string;
   readonly policy?: Policy;
 }
@@ -42,7 +53,7 @@ export interface PlannedCase {
   readonly goal: string;
   /** The scenario's variables: the case input without principal and tenant. */
   readonly vars: Readonly<Record<string, unknown>>;
-  readonly services: readonly CaseService[];
+  readonly services: readonly ServiceName[];
   readonly accounts: readonly PlannedAccount[];
   /** Admin requests sent to the fresh services before the run. */
   readonly setup: readonly SetupRequest[];
@@ -123,7 +134,7 @@ function slugOf(name: string): string {
   );
 }
 
-function defaultAccounts(c: Case, services: readonly CaseService[]): PlannedAccount[] {
+function defaultAccounts(c: Case, services: readonly ServiceName[]): PlannedAccount[] {
   if (!services.includes('wallet')) return [];
   const currency = (c.input['amount'] as { currency?: unknown } | undefined)?.currency;
   const base = { balanceMinor: 1_000_000, currency: typeof currency === 'string' ? currency : 'EUR' };
@@ -135,7 +146,7 @@ function defaultAccounts(c: Case, services: readonly CaseService[]): PlannedAcco
   return out;
 }
 
-function planCase(p: FaultProtocol, c: Case, index: number): PlannedCase {
+function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocabulary): PlannedCase {
   const prng = createPrng(p.seed, `case:${c.name}`);
   const faults: PlannedFault[] = c.faults.map((f) => {
     const at = f.at as CrashPointName;
@@ -146,12 +157,14 @@ function planCase(p: FaultProtocol, c: Case, index: number): PlannedCase {
       occurrence: draw(f.occurrence, 1, prng),
       ms: draw(f.ms, defaultMs(at, kind), prng),
       times: f.times ?? 1,
-      service: f.service ?? 'wallet',
+      service: f.service ?? vocab.defaultService,
       ...(f.path !== undefined ? { path: f.path } : {}),
       ...(f.policy !== undefined ? { policy: f.policy } : {}),
     };
   });
-  const services = c.services ?? SCENARIO_SERVICES[c.scenario] ?? ['wallet'];
+  // A project's case runs every service of the project unless it says otherwise.
+  const builtin = vocab === BUILTIN_VOCABULARY;
+  const services = c.services ?? (builtin ? (SCENARIO_SERVICES[c.scenario] ?? ['wallet']) : vocab.services);
   const { principal, tenant, ...vars } = c.input;
   return {
     index,
@@ -165,7 +178,7 @@ function planCase(p: FaultProtocol, c: Case, index: number): PlannedCase {
     goal: c.goal ?? `fault protocol case: ${c.name}`,
     vars,
     services,
-    accounts: c.accounts ?? defaultAccounts(c, services),
+    accounts: c.accounts ?? (builtin ? defaultAccounts(c, services) : []),
     setup: c.setup,
     ...(c.policy !== undefined ? { policy: c.policy } : {}),
     approver: c.approver ?? { decision: 'approve', renew: false, afterMs: 0 },
@@ -179,14 +192,14 @@ function planCase(p: FaultProtocol, c: Case, index: number): PlannedCase {
 }
 
 /** Resolves a validated protocol into the plan the runner executes. Deterministic in (file, seed). */
-export function planProtocol(p: FaultProtocol): Plan {
+export function planProtocol(p: FaultProtocol, vocab: ProtocolVocabulary = BUILTIN_VOCABULARY): Plan {
   const limits: AttemptLimits = { ...DEFAULT_LIMITS, ...p.attemptLimits };
   const caps = {
     modelAttemptMs: p.attemptTimeoutsMs?.model ?? 30_000,
     toolAttemptMs: p.attemptTimeoutsMs?.tool ?? 3_000,
     reconcileAttemptMs: p.attemptTimeoutsMs?.reconcile ?? 2_000,
   };
-  const cases = p.cases.map((c, i) => planCase(p, c, i));
+  const cases = p.cases.map((c, i) => planCase(p, c, i, vocab));
   const body = { seed: p.seed, runDeadlineMs: p.runDeadlineMs, limits, caps, cases };
   const fingerprint = createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 16);
   return { ...body, fingerprint };

@@ -11,7 +11,15 @@ import { runCase, type CaseResult } from './case-runner';
 import { CRASH_POINTS } from './catalog';
 import { buildBundle, openLab, type BuiltBundle } from './lab';
 import { formatPlan, planProtocol, type Plan } from './plan';
-import { loadProtocol, PROTOCOL_FORMAT, ProtocolFormatError } from './protocol-format';
+import {
+  BUILTIN_VOCABULARY,
+  loadProtocol,
+  PROTOCOL_FORMAT,
+  ProtocolFormatError,
+  type ProtocolVocabulary,
+} from './protocol-format';
+import type { ProjectConfig } from '../../src/project/config';
+import { projectScenarioNames } from '../../src/project/worker-options';
 import { buildReport, renderSummary, writeReport, type ProtocolReport } from './report';
 import { killAllWorkersNow } from './worker-pool';
 import { installRuntimeLogger } from '../../src/observability/logger';
@@ -23,6 +31,8 @@ export class FeatureUnavailableError extends Error {
 
 export interface RunProtocolOptions {
   readonly file: string;
+  /** A project: its scenarios, tools, services (started fresh per case from their entries) and policy. */
+  readonly project?: ProjectConfig;
   readonly reportFile?: string;
   /** Where bundles, databases and logs go; default a fresh temp directory. */
   readonly dataDir?: string;
@@ -58,16 +68,21 @@ export async function runProtocol(opts: RunProtocolOptions): Promise<ProtocolRep
   const say = opts.say ?? ((m: string) => process.stderr.write(`${m}\n`));
   const print = opts.print ?? ((t: string) => process.stdout.write(`${t}\n`));
   const started = Date.now();
-  const protocol = loadProtocol(opts.file);
-  const plan = planProtocol(protocol);
+  const vocab = opts.project ? await projectVocabulary(opts.project) : BUILTIN_VOCABULARY;
+  const protocol = loadProtocol(opts.file, vocab);
+  const plan = planProtocol(protocol, vocab);
   print(formatPlan(plan));
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-faults-'));
   const ownDir = opts.dataDir === undefined;
   say(`faults: building the workflow bundle (data in ${dataDir})`);
-  const bundle = await buildBundle(dataDir);
+  const bundle = await buildBundle(dataDir, opts.project?.tools);
   checkFeatures(plan, bundle);
   quietRuntime();
-  const lab = await openLab(dataDir, bundle);
+  const lab = await openLab(
+    dataDir,
+    bundle,
+    opts.project ? { configFile: opts.project.file, serviceEntries: serviceEntries(opts.project) } : undefined,
+  );
   const results: CaseResult[] = [];
   try {
     say(`faults: Temporal at ${lab.shared.server.address}${lab.shared.server.external ? ' (TEMPORAL_ADDRESS)' : ''}`);
@@ -94,8 +109,47 @@ export async function runProtocol(opts: RunProtocolOptions): Promise<ProtocolRep
   return report;
 }
 
+/** The services of a project that `faults` can start: those the config gives a process entry (`main`). */
+function serviceEntries(project: ProjectConfig): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(project.services).flatMap(([name, s]) => (s.main === undefined ? [] : [[name, s.main]])),
+  );
+}
+
+/** What a project's protocol may name: its scenarios and the services `faults` can start. */
+export async function projectVocabulary(project: ProjectConfig): Promise<ProtocolVocabulary> {
+  const problem = (message: string): never => {
+    throw new ProtocolFormatError(project.file, [{ path: '(project config)', message }]);
+  };
+  let scenarios: string[] | undefined;
+  try {
+    scenarios = await projectScenarioNames(project);
+  } catch (err) {
+    return problem((err as Error).message);
+  }
+  if (scenarios === undefined)
+    return problem(
+      'a fault protocol runs scripted scenarios: the config names no { kind: "scripted", scenarios } model',
+    );
+  const services = Object.keys(serviceEntries(project));
+  if (services.length === 0)
+    return problem(
+      'the config gives no service a process entry (services.<name>.main): each case starts its services fresh, on databases of its own',
+    );
+  return {
+    scenarios,
+    services,
+    defaultService: services[0]!,
+    scenarioHelp: "a scenario of the project's scripted model",
+    servicesHelp: 'default: every service of the project with a process entry',
+  };
+}
+
 /** The CLI entry: returns the process exit code. */
-export async function runFaultsCommand(file: string, opts: { report?: string }): Promise<number> {
+export async function runFaultsCommand(
+  file: string,
+  opts: { report?: string; project?: ProjectConfig },
+): Promise<number> {
   // Interrupted: kill this run's workers now; services and dev servers go with this process (their exit hooks).
   const interrupted = (signal: NodeJS.Signals): void => {
     process.stderr.write(`\nledgerloop faults: ${signal}: stopping the run's processes\n`);
@@ -105,7 +159,11 @@ export async function runFaultsCommand(file: string, opts: { report?: string }):
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   try {
-    const report = await runProtocol({ file, ...(opts.report ? { reportFile: opts.report } : {}) });
+    const report = await runProtocol({
+      file,
+      ...(opts.report ? { reportFile: opts.report } : {}),
+      ...(opts.project ? { project: opts.project } : {}),
+    });
     if (opts.report) process.stderr.write(`faults: report written to ${opts.report}\n`);
     return report.passed ? 0 : 1;
   } catch (err) {
