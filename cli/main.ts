@@ -7,7 +7,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- a require() in an action is what defers the module */
 import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
-import { registerModelCommands } from '../lab/local-model/cli';
+import { registerLocalModelCommands } from './local-model';
 import { registerRunCommands } from './commands';
 import { versionLine } from './version';
 import { ConfigError } from '../src/config';
@@ -143,7 +143,7 @@ registerRunCommands(program);
 
 registerFaultsCommand(program);
 
-registerModelCommands(program);
+registerLocalModelCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);

@@ -9,9 +9,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { DownstreamClient, type CapabilitySigner } from '../src/downstream/client';
 import type { CapabilitySigningKey } from '../src/policy/capability-keys';
+import { nodeArgsFor, packageModule, SOURCE_ROOT, TS_LOADER } from '../src/package-paths';
 import { devCapabilitySigner } from './dev-signer';
 
 /**
@@ -23,12 +23,12 @@ export type ServiceName = 'wallet' | 'inventory' | 'shipping' | 'orders' | 'noti
 
 /** The entry file of each spawnable process, relative to `services`. */
 export const SERVICE_ENTRIES: Readonly<Record<ServiceName, string>> = {
-  wallet: 'wallet/main.ts',
-  inventory: 'inventory/main.ts',
-  shipping: 'shipping/main.ts',
-  orders: 'orders/main.ts',
-  notifications: 'notifications/main.ts',
-  'orders-relay': 'orders/relay-main.ts',
+  wallet: 'wallet/main',
+  inventory: 'inventory/main',
+  shipping: 'shipping/main',
+  orders: 'orders/main',
+  notifications: 'notifications/main',
+  'orders-relay': 'orders/relay-main',
 };
 
 /** Options of `spawnService`. */
@@ -67,11 +67,14 @@ export interface SpawnedService {
   stop(): Promise<void>;
 }
 
-/** The repository root, from this file's location (not the working directory). */
-export const REPO_ROOT = path.resolve(__dirname, '..');
+/** The folder of the package's modules (the repository root, or `dist/` installed), not the working directory. */
+export const REPO_ROOT = SOURCE_ROOT;
 
-/** The package's TypeScript loader (`node -r <this> entry.ts`): every process Ledgerloop spawns starts through it. */
-export const TS_LOADER = path.join(REPO_ROOT, 'bin', 'register.cjs');
+/**
+ * The package's TypeScript loader (`node -r <this> entry.ts`): every process Ledgerloop spawns from its sources
+ * starts through it; installed, the compiled entries run as they are (`nodeArgsFor`).
+ */
+export { TS_LOADER };
 
 const STOP_GRACE_MS = 5_000;
 const STDERR_TAIL_CHARS = 8_000;
@@ -92,8 +95,8 @@ function track(child: ChildProcess): void {
 
 /** Spawns service `name` and resolves once it printed its ready line; rejects (with its stderr) otherwise. */
 export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Promise<SpawnedService> {
-  const entry = path.join(REPO_ROOT, 'services', ...SERVICE_ENTRIES[name].split('/'));
-  const args = ['-r', TS_LOADER, entry, '--db', opts.dbPath];
+  const entry = packageModule('services', ...SERVICE_ENTRIES[name].split('/'));
+  const args = [...nodeArgsFor(entry), '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
   const adminToken = opts.admin === false ? undefined : randomBytes(32).toString('base64url');

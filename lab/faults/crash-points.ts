@@ -10,7 +10,7 @@
  */
 import { writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import path from 'node:path';
+import { packageModule } from '../../src/package-paths';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { WorkerInstrumentation } from '../../src/worker/worker';
 import type { DispatchProbe } from '../../activities/dispatch.activities';
@@ -132,7 +132,7 @@ export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolea
 }
 
 /** The lab's workflow interceptor module (the `workflow.before_intent` crash point): only the lab's bundle has it. */
-export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = path.join(__dirname, 'workflow-interceptors.ts');
+export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = packageModule('lab', 'faults', 'workflow-interceptors');
 
 /**
  * What a lab worker installs (lab/worker-main.ts): the dispatch probe, the sink the lab bundle's workflow

@@ -1,0 +1,21 @@
+/**
+ * `ledgerloop/worker`: the worker side. `LedgerloopPlugin` joins a team's own `Worker.create` (and `Client`);
+ * `createWorker` connects and starts one in a call. Models, prebuilt bundles and replay are here too.
+ */
+export {
+  LedgerloopPlugin,
+  LEDGERLOOP_PLUGIN_NAME,
+  WorkerConfigError,
+  type LedgerloopPluginOptions,
+  type PolicyDocument,
+} from './plugin';
+export { createWorker, type CreateWorkerOptions } from './create-worker';
+export { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker';
+export { buildWorkflowBundle, writeWorkflowBundle, WORKFLOWS_PATH, type BundleOptions } from './bundle';
+export { loadToolsModule } from './tools-module';
+export { replayHistory, type ReplayOptions } from './replay';
+
+// Models: a provider per `planner.kind`, given to the worker (docs/models.md).
+export { openAIModel, type ModelCall, type ModelProvider } from '../planner/model';
+export { scriptedModel } from '../planner/scripted-model';
+export type { Scenario, ScriptedProposal, ScriptedTurn } from '../planner/scenarios';
