@@ -15,12 +15,13 @@ import {
   isDeadlineExceeded,
   isRpcFailure,
   isNoPollerError,
-  NO_WORKER_HINT,
+  noWorkerHint,
   NoWorkerError,
   ServerUnreachableError,
   toCliError,
 } from './errors';
 import { parseDuration } from './parse';
+import { addConfigOption } from './project';
 
 export interface ConnectionFlags {
   readonly address: string;
@@ -51,11 +52,15 @@ export function defaultNamespace(env: NodeJS.ProcessEnv = process.env): string {
   return env.TEMPORAL_NAMESPACE?.trim() || fromProfile(env, 'namespace') || 'default';
 }
 
-/** Adds `--address` and `--namespace` (defaults from the environment, shown in --help). */
+/**
+ * Adds `--address` and `--namespace` (defaults from the environment, which the project config fills: shown in
+ * --help), and `--config` (the project config; cli/project.ts).
+ */
 export function addConnectionOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS)', defaultAddress())
     .option('--namespace <ns>', 'Temporal namespace (env TEMPORAL_NAMESPACE)', defaultNamespace());
+  return addConfigOption(cmd);
 }
 
 /** Adds `--timeout <duration>` (parsed to ms, default 15 s): how long to wait for a worker to answer. */
@@ -111,7 +116,7 @@ export function watchPollers(
       (pollers) => {
         if (!stopped && pollers.length === 0) {
           stream.write(
-            `\nwarning: no worker is polling task queue ${taskQueue} (namespace ${namespace}); the run waits until one does. ${NO_WORKER_HINT}\n`,
+            `\nwarning: no worker is polling task queue ${taskQueue} (namespace ${namespace}); the run waits until one does. ${noWorkerHint()}\n`,
           );
         }
       },

@@ -17,7 +17,10 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import path from 'node:path';
 import { ConfigError } from '../src/config';
+import type { ProjectConfig } from '../src/project/config';
+import { activeProject } from './active-project';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -93,15 +96,28 @@ export class NoWorkerError extends CliError {
       (timeoutMs === undefined
         ? `no worker polls task queue ${queue}, so nothing can answer the ${what} for ${workflowId}; `
         : `no worker answered the ${what} for ${workflowId} within ${Math.round(timeoutMs / 1000)} s; a worker must poll task queue ${queue}; `) +
-        `start one on that queue (${NO_WORKER_HINT})`,
+        `start one on that queue (${noWorkerHint()})`,
       EXIT_FAILED,
     );
   }
 }
 
-/** How to get a worker polling: said by every message about a missing worker. */
+/** How to get a worker polling for the built-in demo: said by every message about a missing worker. */
 export const NO_WORKER_HINT =
   '`npm start` keeps one polling `ledgerloop`; or `npx ledgerloop worker` with LEDGERLOOP_TASK_QUEUE, docs/cli.md';
+
+/**
+ * How to get a worker polling: for a project, the command that starts its worker (it reads the same config);
+ * without one, the demo's advice.
+ */
+export function noWorkerHint(project: ProjectConfig | undefined = activeProject()): string {
+  if (project === undefined) return NO_WORKER_HINT;
+  const config = path.relative(project.root, project.file);
+  const where = path.relative(process.cwd(), project.root);
+  // A config under another name is not found by the search: name it.
+  const flag = /^ledgerloop\.config\.(mjs|js|cjs|json|ts)$/.test(config) ? '' : ` --config ${config}`;
+  return `\`${where === '' ? '' : `cd ${where} && `}npx ledgerloop worker${flag}\` serves this project (${config}: its tools, model and task queue ${project.taskQueue ?? 'ledgerloop'})`;
+}
 
 const GRPC_FAILED_PRECONDITION = 9;
 

@@ -9,9 +9,12 @@ import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
 import { registerLocalModelCommands } from './local-model';
 import { registerRunCommands } from './commands';
+import { registerKeys } from './commands/keys';
+import { processIO } from './commands/shared';
 import { versionLine } from './version';
 import { ConfigError } from '../src/config';
-import { EXIT_USAGE } from './errors';
+import { CliUsageError, EXIT_USAGE } from './errors';
+import { addConfigOption, loadActiveProject } from './project';
 
 const program = new Command('ledgerloop')
   .description('Governed LLM agent loops on Temporal')
@@ -54,13 +57,32 @@ program
     process.exitCode = await runCluster(action, { workers: Number(o.workers), once: o.once });
   });
 
-program
+const worker = program
   .command('worker')
-  .description('run a worker process (configured by TEMPORAL_ADDRESS, LEDGERLOOP_SERVICES, LEDGERLOOP_TASK_QUEUE)')
-  .action(async () => {
-    const { runWorkerProcess } = require('../src/worker/main') as typeof import('../src/worker/main');
-    await runWorkerProcess();
-  });
+  .description(
+    'run a worker: for the project config (its tools, model, policy, services and keys), else the built-in tools, configured by the environment (docs/operations.md)',
+  )
+  .option('--task-queue <name>', 'the task queue to poll (env LEDGERLOOP_TASK_QUEUE; the config’s taskQueue)')
+  .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS; the config’s connection)')
+  .option('--namespace <ns>', 'Temporal namespace (env TEMPORAL_NAMESPACE)')
+  .option('--bundle <file>', 'a prebuilt workflow bundle (env LEDGERLOOP_WORKFLOW_BUNDLE); default: bundle at start')
+  .option(
+    '--max-cached-workflows <n>',
+    'workflow cache size; 0 replays every task (env LEDGERLOOP_MAX_CACHED_WORKFLOWS)',
+  );
+addConfigOption(worker);
+worker.action(
+  async (o: {
+    taskQueue?: string;
+    address?: string;
+    namespace?: string;
+    bundle?: string;
+    maxCachedWorkflows?: string;
+  }) => {
+    const { runWorkerCommand } = require('./worker-command') as typeof import('./worker-command');
+    await runWorkerCommand(o);
+  },
+);
 
 program
   .command('codec-server')
@@ -139,14 +161,31 @@ program
     },
   );
 
-registerRunCommands(program);
+/** The commands whose defaults (address, namespace, task queue) come from the environment the project config set. */
+function registerProjectCommands(): void {
+  registerRunCommands(program);
+  registerKeys(program, processIO);
+  registerFaultsCommand(program);
+  registerLocalModelCommands(program);
+}
 
-registerFaultsCommand(program);
+/** Only asks for help or the version: a broken project config must not stop it. */
+const onlyHelp = (argv: readonly string[]): boolean =>
+  argv.length === 0 || argv.every((a) => ['-h', '--help', 'help', '-V', '--version'].includes(a));
 
-registerLocalModelCommands(program);
+async function main(argv: readonly string[]): Promise<void> {
+  try {
+    // The project config first: its environment gives every command its defaults (cli/project.ts).
+    await loadActiveProject(argv.slice(2));
+  } catch (err) {
+    if (!onlyHelp(argv.slice(2))) throw err;
+  }
+  registerProjectCommands();
+  await program.parseAsync(argv);
+}
 
-program.parseAsync(process.argv).catch((err: unknown) => {
+main(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? `ledgerloop: ${err.message}` : err);
-  // A wrong environment variable is bad input, like a wrong flag (cli/errors.ts).
-  process.exit(err instanceof ConfigError ? EXIT_USAGE : 1);
+  // A wrong environment variable or config is bad input, like a wrong flag (cli/errors.ts).
+  process.exit(err instanceof ConfigError || err instanceof CliUsageError ? EXIT_USAGE : 1);
 });

@@ -98,6 +98,8 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_ALLOW_LAB_STRATEGIES: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_SCRIPTED_MODEL: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_POLICY_FILE: v(text, ['workers']),
+  /** A project config (src/project/config.ts): the worker serves that project's tools, model and policy. */
+  LEDGERLOOP_PROJECT_CONFIG: v(text, ['workers', 'CLI']),
   LEDGERLOOP_IDENTITY_ISSUERS: v(text, ['workers']),
   LEDGERLOOP_CAPABILITY_SIGNING_KEY: v(text, ['workers'], true),
   LEDGERLOOP_CAPABILITY_SIGNING_KID: v(text, ['workers']),

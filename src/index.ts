@@ -89,3 +89,13 @@ export {
   ensureSearchAttributes,
   type ServerHandle,
 } from './server/dev-server';
+
+// The project config every `ledgerloop` command reads (`ledgerloop.config.mjs`; docs/cli.md), and its keys.
+export {
+  defineConfig,
+  loadProjectConfig,
+  ProjectConfigError,
+  type LedgerloopConfig,
+  type ModelConfig,
+  type ProjectConfig,
+} from './project/config';

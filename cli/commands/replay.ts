@@ -10,19 +10,45 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import type { Command } from 'commander';
 import { cliDataConverter } from '../../src/codec/demo-key';
+import { checkHistoryTools, ReplayToolsMissingError } from '../../src/client/history-tools';
 import { CliUsageError, EXIT_FAILED, withCodecHint } from '../errors';
+import { addConfigOption, commandProject, type ProjectFlags } from '../project';
 import { formatElapsed, withProgress } from '../progress';
 import { configureCommand, printJson, runAction, type CommandIO } from './shared';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded when `replay` runs, not when any command starts */
+const toolsModule = () => require('../../src/worker/tools-module') as typeof import('../../src/worker/tools-module');
+const builtins = () => require('../../src/tools/registry') as typeof import('../../src/tools/registry');
 const workerPackage = () => require('@temporalio/worker') as typeof import('@temporalio/worker');
 const bundler = () => require('../../src/worker/bundle') as typeof import('../../src/worker/bundle');
 const logging = () => require('../../src/observability/logger') as typeof import('../../src/observability/logger');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-interface ReplayFlags {
+interface ReplayFlags extends ProjectFlags {
   readonly workflows?: string;
+  readonly tools?: string;
   readonly json: boolean;
+}
+
+/** The tools the bundle carries: their module (undefined: the built-in tools), names, and how to name them. */
+interface BundleTools {
+  readonly module?: string;
+  readonly names: readonly string[];
+  readonly label: string;
+}
+
+/** `--tools`, else the project's tools module, else the built-in tools; a module that cannot be used is bad input. */
+async function bundleTools(flags: ReplayFlags): Promise<BundleTools> {
+  const project = await commandProject(flags);
+  const module = flags.tools !== undefined ? path.resolve(flags.tools) : project?.tools;
+  if (module === undefined) return { names: builtins().builtinTools.names(), label: 'the built-in tools' };
+  try {
+    return { module, names: toolsModule().loadToolsModule(module).names(), label: module };
+  } catch (err) {
+    throw new CliUsageError(
+      `${flags.tools !== undefined ? '--tools' : 'the project config'}: ${(err as Error).message}`,
+    );
+  }
 }
 
 export interface ReplayOutcome {
@@ -73,7 +99,7 @@ export function briefly(message: string): string {
   return (inner ?? message).split('\n')[0]!;
 }
 
-async function replayOne(file: string, workflowBundle: { code: string }): Promise<ReplayOutcome> {
+async function replayOne(file: string, workflowBundle: { code: string }, tools: BundleTools): Promise<ReplayOutcome> {
   const started = Date.now();
   const label = path.relative(process.cwd(), file) || file;
   const fail = (error: string, message: string, events?: number): ReplayOutcome => ({
@@ -91,8 +117,15 @@ async function replayOne(file: string, workflowBundle: { code: string }): Promis
     return fail((err as Error).name, `not a history JSON file: ${(err as Error).message}`);
   }
   const events = history.events?.length ?? 0;
+  const dataConverter = cliDataConverter(() => undefined);
   try {
-    const dataConverter = cliDataConverter(() => undefined);
+    // A history whose tools the bundle lacks would only fail as a determinism error that names no tool.
+    await checkHistoryTools(history, tools.names, tools.label, dataConverter);
+  } catch (err) {
+    if (err instanceof ReplayToolsMissingError) return fail(err.name, err.message, events);
+    throw err;
+  }
+  try {
     // Replay under the id the run had: its logical call ids and keys derive from it.
     const workflowId = (await workflowIdOfHistory(history, dataConverter)) ?? label;
     const { Worker } = workerPackage();
@@ -121,7 +154,12 @@ export function registerReplay(program: Command, io: CommandIO): void {
     )
     .argument('<paths...>', 'history files or folders')
     .option('--workflows <file>', 'the workflows entry to bundle (default workflows/index.ts)')
+    .option(
+      '--tools <module>',
+      'the tools module the runs’ workers had (exports workflowTools); default the project config’s, else the built-in tools',
+    )
     .option('--json', 'print a JSON array of outcomes', false);
+  addConfigOption(cmd);
   configureCommand(cmd, io);
   cmd.action((paths: string[], flags: ReplayFlags) =>
     runAction(cmd, io, async () => {
@@ -133,13 +171,17 @@ export function registerReplay(program: Command, io: CommandIO): void {
       } catch {
         throw new CliUsageError(`--workflows: no such file: ${flags.workflows}`);
       }
+      const tools = await bundleTools(flags);
       quietRuntime();
-      const bundle = await withProgress('bundling the workflow code', () => buildWorkflowBundle({ workflowsPath }), {
-        stream: io.err,
-      });
+      const bundle = await withProgress(
+        `bundling the workflow code with ${tools.module === undefined ? 'the built-in tools' : `the tools of ${path.relative(process.cwd(), tools.module) || tools.module}`}`,
+        () =>
+          buildWorkflowBundle({ workflowsPath, ...(tools.module !== undefined ? { toolsModule: tools.module } : {}) }),
+        { stream: io.err },
+      );
       const outcomes: ReplayOutcome[] = [];
       for (const file of files) {
-        const o = await replayOne(file, bundle);
+        const o = await replayOne(file, bundle, tools);
         outcomes.push(o);
         if (!flags.json) io.out(`${replayLine(o)}\n`);
       }

@@ -1,6 +1,6 @@
 /** `ledgerloop start`: start an agent run (scripted or OpenAI) and print its workflow id, or its result with --wait. */
 import { readToken } from '../../src/identity/issue';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { startAgentRun } from '../../src/client/runs';
@@ -16,8 +16,52 @@ import { withProgress } from '../progress';
 import { buildRunInput, START_DEFAULTS, type StartInputFlags } from '../run-input';
 import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
 import { guardCommandToken, tokenForCommand } from './call-command';
+import { commandProject, type ProjectFlags } from '../project';
+import type { ProjectConfig } from '../../src/project/config';
 
-interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags {
+/* eslint-disable @typescript-eslint/no-require-imports -- loaded only for a project's run */
+const projectModels = () =>
+  require('../../src/project/worker-options') as typeof import('../../src/project/worker-options');
+const projectKeys = () => require('../../src/project/keys') as typeof import('../../src/project/keys');
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** The scenarios `--scenario` may name: the project's scripted model's, else the built-in ones. */
+async function knownScenarios(project: ProjectConfig | undefined): Promise<string[]> {
+  if (project === undefined) return Object.keys(scenarios);
+  try {
+    return (await projectModels().projectScenarioNames(project)) ?? [];
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+}
+
+/**
+ * For a project run without `--token` or LEDGERLOOP_IDENTITY_TOKEN: a token to start exactly this run, minted in
+ * memory with the project's development issuer (`ledgerloop keys`), or undefined when it has none.
+ */
+async function projectStartToken(
+  project: ProjectConfig | undefined,
+  principal: { readonly id: string; readonly tenant: string },
+  run: string,
+  io: CommandIO,
+): Promise<string | undefined> {
+  if (project === undefined) return undefined;
+  if (!existsSync(project.keys.devIssuerKey)) return undefined;
+  io.err.write(
+    `note: no --token: a development token for ${principal.id} of ${principal.tenant}, from the project's dev issuer (${project.keys.devIssuerKey})\n`,
+  );
+  try {
+    return await projectKeys().mintDevToken(
+      project.keys,
+      { principal: principal.id, tenant: principal.tenant },
+      { purpose: 'start', run },
+    );
+  } catch (err) {
+    throw new CliUsageError((err as Error).message);
+  }
+}
+
+interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags, ProjectFlags {
   /** The repeatable `--var` (commander names it after the flag). */
   readonly var: readonly string[];
   readonly taskQueue: string;
@@ -62,9 +106,12 @@ export function registerStart(program: Command, io: CommandIO): void {
   const cmd = program
     .command('start')
     .description(
-      'start an agent run: a scripted scenario (--scenario), a real model (--openai) or a run file (--input)',
+      'start an agent run: a scripted scenario (--scenario), a real model (--openai, or --goal alone with a project whose model is openai) or a run file (--input)',
     )
-    .option('--scenario <name>', `a scenario of the scripted model (${Object.keys(scenarios).join(', ')})`)
+    .option(
+      '--scenario <name>',
+      `a scenario of the scripted model: the project config's scenarios module, else the built-in (${Object.keys(scenarios).join(', ')})`,
+    )
     .option('--var <key=value>', 'a scenario variable; JSON values allowed, dotted keys nest (repeatable)', collect, [])
     .option('--input <file>', 'a JSON file in the AgentRunInput shape; flags override its fields')
     .option('--openai', 'plan with a real model through the worker’s OpenAI-compatible API', false)
@@ -106,12 +153,21 @@ export function registerStart(program: Command, io: CommandIO): void {
   cmd.action((flags: StartFlags) =>
     runAction(cmd, io, async () => {
       const nowMs = Date.now();
+      const project = await commandProject(flags);
+      // A project whose model is a real one: `--goal` alone is a run for it.
+      const openaiByGoal =
+        project !== undefined &&
+        flags.goal !== undefined &&
+        flags.scenario === undefined &&
+        flags.input === undefined &&
+        !flags.openai &&
+        project.models.some((m) => m.kind === 'openai');
       const built = buildRunInput(
-        { ...flags, vars: flags.var },
+        { ...flags, vars: flags.var, ...(openaiByGoal ? { openai: true } : {}) },
         {
           readFile: (f) => readFileSync(f, 'utf8'),
           nowMs,
-          knownScenarios: Object.keys(scenarios),
+          knownScenarios: await knownScenarios(project),
         },
       );
       for (const w of built.warnings) io.err.write(`${w}\n`);
@@ -127,11 +183,14 @@ export function registerStart(program: Command, io: CommandIO): void {
           `note: ${workflowId} does not begin with ${input.principal.tenant}: (src/client/run-ids.ts); a Temporal frontend that authorizes refuses a starter's run under it\n`,
         );
       const presented = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
-      if (presented === undefined)
+      const minted =
+        presented === undefined ? await projectStartToken(project, input.principal, workflowId, io) : undefined;
+      if (presented === undefined && minted === undefined)
         io.err.write(`note: no --token or ${IDENTITY_TOKEN_ENV}: the run will end authorization_denied\n`);
       // A token to start exactly this run (src/identity/purpose.ts).
       const identityToken =
-        presented === undefined ? undefined : await tokenForCommand(presented, { purpose: 'start', run: workflowId });
+        minted ??
+        (presented === undefined ? undefined : await tokenForCommand(presented, { purpose: 'start', run: workflowId }));
       return withSession({ ...flags, actorToken: identityToken }, workflowId, async (s) => {
         if (identityToken !== undefined) await guardCommandToken(s.dataConverter, 'your identity token', io.err);
         const handle = await startAgentRun(s.client, {

@@ -14,6 +14,7 @@ export { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOption
 export { buildWorkflowBundle, writeWorkflowBundle, WORKFLOWS_PATH, type BundleOptions } from './bundle';
 export { loadToolsModule } from './tools-module';
 export { replayHistory, type ReplayOptions } from './replay';
+export { ReplayToolsMissingError, toolsOfHistory } from '../client/history-tools';
 
 // Models: a provider per `planner.kind`, given to the worker (docs/models.md).
 export { openAIModel, type ModelCall, type ModelProvider } from '../planner/model';

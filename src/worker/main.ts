@@ -3,6 +3,7 @@
  *   the Temporal connection through @temporalio/envconfig (TEMPORAL_ADDRESS, default 127.0.0.1:7233; TEMPORAL_NAMESPACE;
  *   TEMPORAL_PROFILE / TEMPORAL_CONFIG_FILE; TEMPORAL_API_KEY; TEMPORAL_TLS_*: src/server/connection-config.ts), LEDGERLOOP_TASK_QUEUE,
  *   LEDGERLOOP_SERVICES (JSON `{ "wallet": "http://..." }`) or LEDGERLOOP_WALLET_URL,
+ *   LEDGERLOOP_PROJECT_CONFIG (a project config: its tools, model, policy and keys; src/project/),
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
  *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000),
  *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp),
@@ -12,7 +13,7 @@
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
  */
 import { Runtime } from '@temporalio/worker';
-import { ConfigError, readConfig, type Config } from '../config';
+import { ConfigError, configValue, readConfig, type Config } from '../config';
 import { runtimeLogger } from '../observability/logger';
 import { shutdownTracingFromEnv } from '../observability/tracing';
 import { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker';
@@ -56,9 +57,27 @@ function deploymentOf(config: Config): LedgerloopWorkerOptions['deployment'] {
   return { name, buildId };
 }
 
+/**
+ * What the project config named by LEDGERLOOP_PROJECT_CONFIG adds (its environment first, then its tools, models
+ * and inline policy: src/project/), or nothing without one.
+ */
+async function projectOptions(env: NodeJS.ProcessEnv): Promise<Partial<LedgerloopWorkerOptions>> {
+  const file = configValue('LEDGERLOOP_PROJECT_CONFIG', env);
+  if (file === undefined) return {};
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded only for a project's worker */
+  const { readProjectConfig } = require('../project/config') as typeof import('../project/config');
+  const { applyProjectEnvironment } = require('../project/environment') as typeof import('../project/environment');
+  const { projectWorkerOptions } = require('../project/worker-options') as typeof import('../project/worker-options');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const config = await readProjectConfig(file);
+  applyProjectEnvironment(config, env);
+  return projectWorkerOptions(config, env);
+}
+
 /** Runs a worker process; `extra` is what an entry outside the runtime adds (lab/worker-main.ts: crash points). */
 export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> = {}): Promise<void> {
-  const options = workerOptionsFromEnv();
+  const project = await projectOptions(process.env);
+  const options = { ...project, ...workerOptionsFromEnv() };
   Runtime.install({ logger: runtimeLogger({ component: 'worker' }) });
   const { worker, identity } = await createLedgerloopWorker({ ...extra, ...options });
   const run = worker.run();
@@ -72,7 +91,7 @@ export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> =
 
 /** How a worker entry ends on an error: a wrong configuration is one line and exit 2; anything else, its stack. */
 export function exitOnWorkerError(err: unknown): never {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || (err instanceof Error && err.name === 'ProjectConfigError')) {
     process.stderr.write(`ledgerloop worker: ${err.message}\n`);
     process.exit(2);
   }

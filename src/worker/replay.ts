@@ -6,7 +6,10 @@
 import type { DataConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { checkHistoryTools } from '../client/history-tools';
+import { builtinTools } from '../tools/registry';
 import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
+import { loadToolsModule } from './tools-module';
 
 export interface ReplayOptions {
   /** The id the run had: its logical call ids and operation keys derive from it. */
@@ -17,8 +20,13 @@ export interface ReplayOptions {
   readonly dataConverter?: DataConverter;
 }
 
-/** Resolves when the history replays; throws the SDK's `DeterminismViolationError` when the code commands otherwise. */
+/**
+ * Resolves when the history replays; throws `ReplayToolsMissingError` (naming them) when the history used tools
+ * `tools` lacks, and the SDK's `DeterminismViolationError` when the code commands otherwise.
+ */
 export async function replayHistory(history: temporal.api.history.v1.IHistory, opts: ReplayOptions): Promise<void> {
+  const names = opts.tools === undefined ? builtinTools.names() : loadToolsModule(opts.tools).names();
+  await checkHistoryTools(history, names, opts.tools ?? 'the built-in tools', opts.dataConverter);
   await Worker.runReplayHistory(
     {
       workflowsPath: WORKFLOWS_PATH,

@@ -1,0 +1,57 @@
+/**
+ * `ledgerloop worker`: a worker process. With a project config (cli/project.ts) it serves the project: its tools
+ * module bundled into the workflow code, its scripted scenarios or real model, its policy, services and keys, on
+ * its task queue; it first registers Ledgerloop's search attributes on the server when they are missing (a server
+ * started by hand lacks them). Without one it is the built-in worker, configured by the environment as before.
+ * Flags win over the environment, which wins over the config.
+ */
+import { ensureSearchAttributes } from '../src/server/dev-server';
+import { resolveConnectionConfig } from '../src/server/connection-config';
+import { exitOnWorkerError, runWorkerProcess } from '../src/worker/main';
+import { activeProject } from './active-project';
+import { commandProject } from './project';
+import { applyProjectEnvironment } from '../src/project/environment';
+
+export interface WorkerFlags {
+  readonly config?: string;
+  readonly taskQueue?: string;
+  readonly address?: string;
+  readonly namespace?: string;
+  readonly bundle?: string;
+  readonly maxCachedWorkflows?: string;
+}
+
+/** The flags as the environment variables the worker process reads. */
+export function workerFlagEnv(flags: WorkerFlags): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (flags.taskQueue !== undefined) out['LEDGERLOOP_TASK_QUEUE'] = flags.taskQueue;
+  if (flags.address !== undefined) out['TEMPORAL_ADDRESS'] = flags.address;
+  if (flags.namespace !== undefined) out['TEMPORAL_NAMESPACE'] = flags.namespace;
+  if (flags.bundle !== undefined) out['LEDGERLOOP_WORKFLOW_BUNDLE'] = flags.bundle;
+  if (flags.maxCachedWorkflows !== undefined) out['LEDGERLOOP_MAX_CACHED_WORKFLOWS'] = flags.maxCachedWorkflows;
+  return out;
+}
+
+export async function runWorkerCommand(flags: WorkerFlags): Promise<void> {
+  try {
+    const project = await commandProject(flags);
+    if (project !== undefined && project !== activeProject()) applyProjectEnvironment(project, process.env);
+    Object.assign(process.env, workerFlagEnv(flags));
+    if (project !== undefined) {
+      const { address, namespace } = resolveConnectionConfig();
+      process.stderr.write(
+        `ledgerloop worker: project ${project.file}: tools ${project.tools}, task queue ${process.env['LEDGERLOOP_TASK_QUEUE'] ?? 'ledgerloop'}, Temporal ${address} (${namespace})\n`,
+      );
+      try {
+        await ensureSearchAttributes(address, namespace);
+      } catch (err) {
+        process.stderr.write(
+          `ledgerloop worker: warning: could not check Ledgerloop's search attributes on ${address}: ${(err as Error).message}\n`,
+        );
+      }
+    }
+    await runWorkerProcess();
+  } catch (err) {
+    exitOnWorkerError(err);
+  }
+}
