@@ -4,10 +4,21 @@
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 // jose (v6) ships ES modules only: compile it to CommonJS like our own code (Node 20 cannot require() ESM).
 const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
+// The package's own entries resolve to their sources here (as tsconfig.json's paths say), not to dist/.
+const moduleNameMapper = {
+  '^ledgerloop$': '<rootDir>/src/index.ts',
+  '^ledgerloop/worker$': '<rootDir>/src/worker/index.ts',
+  '^ledgerloop/workflow-tools$': '<rootDir>/src/tools/index.ts',
+  '^ledgerloop/tool-registry$': '<rootDir>/src/tools/registry-entry.ts',
+  '^ledgerloop/services$': '<rootDir>/services/index.ts',
+  '^ledgerloop/testing$': '<rootDir>/src/testing/index.ts',
+  '^ledgerloop/codec$': '<rootDir>/src/codec/index.ts',
+};
 const common = {
   testEnvironment: 'node',
   transform,
   transformIgnorePatterns,
+  moduleNameMapper,
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 module.exports = {

@@ -16,7 +16,7 @@ import { nextCommands, prepareFirstRun } from '../lab/demo/first-run';
 import { DEPLOYMENT_TASK_QUEUE } from '../lab/cluster/versions';
 import { DEFAULT_ADDRESS } from '../src/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
-import { runModelDemo } from '../lab/local-model/demo';
+import { runLocalModelDemo } from './local-model';
 import { startStackConsole, type StackConsole } from '../console/stack-console';
 import { DEFAULT_CONSOLE_PORT } from '../console/config';
 
@@ -28,7 +28,7 @@ export interface DemoOptions {
 }
 
 export async function runDemo(opts: DemoOptions): Promise<number> {
-  if (opts.model !== undefined) return runModelDemo(opts.model, { once: opts.once });
+  if (opts.model !== undefined) return runLocalModelDemo(opts.model, { once: opts.once });
   const log = (m: string): void => {
     process.stderr.write(`${m}\n`);
   };

@@ -7,7 +7,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- a require() in an action is what defers the module */
 import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
-import { registerModelCommands } from '../lab/local-model/cli';
+import { registerLocalModelCommands } from './local-model';
 import { registerRunCommands } from './commands';
 import { registerKeys } from './commands/keys';
 import { processIO } from './commands/shared';
@@ -166,7 +166,7 @@ function registerProjectCommands(): void {
   registerRunCommands(program);
   registerKeys(program, processIO);
   registerFaultsCommand(program);
-  registerModelCommands(program);
+  registerLocalModelCommands(program);
 }
 
 /** Only asks for help or the version: a broken project config must not stop it. */

@@ -50,8 +50,18 @@ export async function runWorkerCommand(flags: WorkerFlags): Promise<void> {
         );
       }
     }
-    await runWorkerProcess();
+    await runWorkerProcess(project === undefined ? demoModels() : {});
   } catch (err) {
     exitOnWorkerError(err);
   }
+}
+
+/**
+ * The built-in worker's models: with LEDGERLOOP_SCRIPTED_MODEL=1, the scripted model on the demo's scenarios
+ * (lab/scenarios.ts; the demo, compose and the first-hour commands start such workers).
+ */
+function demoModels(): { models: ReturnType<typeof import('../lab/scenarios').scriptedModelsFromEnv> } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the lab's scenarios, only without a project
+  const { scriptedModelsFromEnv } = require('../lab/scenarios') as typeof import('../lab/scenarios');
+  return { models: scriptedModelsFromEnv(process.env) };
 }

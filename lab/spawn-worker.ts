@@ -1,10 +1,9 @@
 /** Starts a worker as its own OS process, so tests and the demo can SIGKILL or SIGSTOP it for real. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SCRIPTED_MODEL_ENV } from '../src/planner/scripted-model';
 import { REPO_ROOT } from '../src/worker/bundle';
-import { TS_LOADER } from '../services/spawn';
+import { INSTALLED, nodeArgsFor, packageModule } from '../src/package-paths';
 
 export interface WorkerProcess {
   readonly pid: number;
@@ -59,8 +58,8 @@ export function workerProcessEnv(
 export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProcess> {
   const env = workerProcessEnv(opts);
   // The loader by its path, so that a worker in a directory of its own still finds it.
-  const child = spawn(process.execPath, ['-r', TS_LOADER, path.join(REPO_ROOT, 'lab', 'worker-main.ts')], {
-    cwd: opts.cwd ?? REPO_ROOT,
+  const child = spawn(process.execPath, nodeArgsFor(packageModule('lab', 'worker-main')), {
+    cwd: opts.cwd ?? (INSTALLED ? process.cwd() : REPO_ROOT),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

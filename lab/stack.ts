@@ -29,7 +29,8 @@ import {
   type DevServerOptions,
   type ServerHandle,
 } from '../src/server/dev-server';
-import { REPO_ROOT, writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
+import { writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
+import { DATA_DIR } from '../src/server/temporal-binaries';
 import { cachedBundle } from './bundle-cache';
 import { LAB_STRATEGIES_ENV } from '../src/worker/worker';
 import { spawnedClient, spawnService, spawnServiceEntry, type SpawnedService } from '../services/spawn';
@@ -282,7 +283,7 @@ export function startStack<S extends StackServer = ServerHandle>(opts?: StackOpt
 export async function startStack<S extends StackServer = ServerHandle>(
   opts: StackOptions<S> = {},
 ): Promise<StackBase<S> | Stack<S>> {
-  const dataDir = opts.dataDir ?? path.join(REPO_ROOT, '.data', opts.name ?? 'stack');
+  const dataDir = opts.dataDir ?? path.join(DATA_DIR, opts.name ?? 'stack');
   mkdirSync(dataDir, { recursive: true });
   const stamp = Date.now();
   const dataConverter = opts.dataConverter === null ? undefined : (opts.dataConverter ?? dataConverterFromEnv());

@@ -9,9 +9,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { AdminClient, type CapabilitySigner } from './admin-client';
 import type { CapabilitySigningKey } from '../src/policy/capability-keys';
+import { COMPILED, packageModule, SOURCE_ROOT, TS_LOADER } from '../src/package-paths';
 import { devCapabilitySigner } from './dev-signer';
 
 /**
@@ -23,12 +23,12 @@ export type ServiceName = 'wallet' | 'inventory' | 'shipping' | 'orders' | 'noti
 
 /** The entry file of each spawnable process, relative to `services`. */
 export const SERVICE_ENTRIES: Readonly<Record<ServiceName, string>> = {
-  wallet: 'wallet/main.ts',
-  inventory: 'inventory/main.ts',
-  shipping: 'shipping/main.ts',
-  orders: 'orders/main.ts',
-  notifications: 'notifications/main.ts',
-  'orders-relay': 'orders/relay-main.ts',
+  wallet: 'wallet/main',
+  inventory: 'inventory/main',
+  shipping: 'shipping/main',
+  orders: 'orders/main',
+  notifications: 'notifications/main',
+  'orders-relay': 'orders/relay-main',
 };
 
 /** Options of `spawnService`. */
@@ -68,11 +68,14 @@ export interface SpawnedService {
   stop(): Promise<void>;
 }
 
-/** The repository root, from this file's location (not the working directory). */
-export const REPO_ROOT = path.resolve(__dirname, '..');
+/** The folder of the package's modules (the repository root, or `dist/` installed), not the working directory. */
+export const REPO_ROOT = SOURCE_ROOT;
 
-/** The package's TypeScript loader (`node -r <this> entry.ts`): every process Ledgerloop spawns starts through it. */
-export const TS_LOADER = path.join(REPO_ROOT, 'bin', 'register.cjs');
+/**
+ * The package's TypeScript loader (`node -r <this> entry.ts`): every process Ledgerloop spawns from its sources
+ * starts through it; installed, the compiled entries run as they are (`nodeArgsFor`).
+ */
+export { TS_LOADER };
 
 const STOP_GRACE_MS = 5_000;
 const STDERR_TAIL_CHARS = 8_000;
@@ -93,7 +96,7 @@ function track(child: ChildProcess): void {
 
 /** Spawns service `name` and resolves once it printed its ready line; rejects (with its stderr) otherwise. */
 export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Promise<SpawnedService> {
-  return spawnServiceEntry(name, path.join(REPO_ROOT, 'services', ...SERVICE_ENTRIES[name].split('/')), opts);
+  return spawnServiceEntry(name, packageModule('services', ...SERVICE_ENTRIES[name].split('/')), opts);
 }
 
 /**
@@ -101,8 +104,9 @@ export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Prom
  * service) and resolves once it printed its ready line naming `name`.
  */
 export function spawnServiceEntry(name: string, entry: string, opts: SpawnServiceOptions): Promise<SpawnedService> {
-  // Through the package's loader, a `.js` entry included: in this repository the package it requires is TypeScript.
-  const args = ['-r', TS_LOADER, entry, '--db', opts.dbPath];
+  // From the sources, any entry (a project's `.js` one included) goes through the package's loader: the package
+  // it requires is TypeScript here. From dist, the entry runs as it is.
+  const args = [...(COMPILED ? [entry] : ['-r', TS_LOADER, entry]), '--db', opts.dbPath];
   args.push('--port', String(opts.port ?? 0));
   if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
   const adminToken = opts.admin === false ? undefined : randomBytes(32).toString('base64url');

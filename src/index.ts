@@ -1,23 +1,21 @@
 /**
- * `ledgerloop`: the runtime's public entry for a user project. Tools are declared with `ledgerloop/workflow-tools`
- * (the worker's tools module imports `ledgerloop/tool-registry`), a downstream service mounts
- * `ledgerloop/services`, and this entry starts workers and runs. examples/ticketing/ uses all three.
+ * `ledgerloop`: the client side of the runtime, for any process that starts runs, reads their ledger or acts on
+ * them (approvals, operator resolutions, cancellation). It loads no worker code.
+ *
+ * The other entries: `ledgerloop/worker` (createWorker, LedgerloopPlugin, bundles, replay, models),
+ * `ledgerloop/workflow-tools` and `ledgerloop/tool-registry` (declaring tools), `ledgerloop/services` (a downstream
+ * service on the services kit), `ledgerloop/codec` (payload encryption) and `ledgerloop/testing` (a dev server
+ * for a project's tests).
  */
-export { createWorker, WorkerConfigError, type CreateWorkerOptions, type PolicyDocument } from './worker/create-worker';
-export { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker/worker';
-export { DownstreamClient, type Downstream, type DownstreamClientOptions } from './downstream/client';
-export { buildWorkflowBundle, writeWorkflowBundle, type BundleOptions } from './worker/bundle';
-export { loadToolsModule } from './worker/tools-module';
-export { replayHistory, type ReplayOptions } from './worker/replay';
-export { ReplayToolsMissingError, toolsOfHistory } from './client/history-tools';
-
-// Models: a provider per `planner.kind`, given to the worker (docs/models.md).
-export { openAIModel, type ModelCall, type ModelProvider } from './planner/model';
-export { scriptedModel } from './planner/scripted-model';
-export type { Scenario, ScriptedProposal, ScriptedTurn } from './planner/scripted-model';
 
 // Starting runs and reading their ledger.
-export { readLedger, startAgentRun, StrategyForbiddenError, type StartRunOptions } from './client/runs';
+export {
+  DEFAULT_TASK_QUEUE,
+  readLedger,
+  startAgentRun,
+  StrategyForbiddenError,
+  type StartRunOptions,
+} from './client/runs';
 export { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from './client/run-ids';
 export type {
   AgentRunInput,
@@ -29,6 +27,40 @@ export type {
   RetryStrategy,
   StopReason,
 } from './domain/run';
+export type { CallState, LedgerEvent, LedgerEventType } from './domain/ledger-events';
+export { Failure, type FailureType } from './domain/failures';
+
+// The run's messages: the approval, operator and cancellation updates and the queries (workflows/definitions.ts).
+export {
+  decideApprovalUpdate,
+  ledgerQuery,
+  pendingApprovalsQuery,
+  requestCancelUpdate,
+  resolveCallUpdate,
+  type ApprovalDecisionInput,
+  type CancelRequest,
+  type OperatorResolution,
+  type PendingApproval,
+} from '../workflows/definitions';
+export type { LedgerSnapshot } from '../workflows/ledger';
+
+// Payload encryption: the data converter a client (and its workers) must share.
+export {
+  CODEC_KEYS_ENV,
+  CODEC_STRICT_ENV,
+  codecFromEnv,
+  dataConverterFromEnv,
+  generateCodecKeys,
+  ledgerloopDataConverter,
+  parseCodecKeys,
+} from './codec/data-converter';
+export {
+  checkPayloadEncryption,
+  encryptsPayloads,
+  PayloadsInClearError,
+  TokenInClearError,
+  type EncryptionCheckOptions,
+} from './client/token-transport';
 
 // Policy, capabilities and identities.
 export { DEFAULT_POLICY, Policy, type PolicyRule } from './policy/policy-format';
@@ -49,10 +81,9 @@ export { parseIdentityConfig, staticIdentitySource, type IdentityConfig, type Id
 export { createDevIssuer, issueIdentityToken, newIssuerKey, type DevIssuer, type IssueOptions } from './identity/issue';
 export { ACT_MAX_LIFETIME_SEC, type ActPurpose, type TokenPurpose, type TokenScope } from './identity/purpose';
 export { normalisePrincipalId, PrincipalIdError } from './identity/principal-id';
-export { TokenInClearError } from './client/token-transport';
 
 // A Temporal server for development: TEMPORAL_ADDRESS (its search attributes ensured), else a dev server started
-// from the repository's pinned CLI (`npm run setup`).
+// from the Temporal CLI (on PATH, TEMPORAL_CLI, or the repository's pinned one).
 export {
   connectOrStart as connectOrStartDevServer,
   ensureSearchAttributes,

@@ -10,9 +10,9 @@
  */
 import { writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import path from 'node:path';
 import type { InjectedSinks, WorkerPlugin } from '@temporalio/worker';
 import { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';
+import { packageModule } from '../../src/package-paths';
 import { builtinTools } from '../../src/tools/registry';
 import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
 import type { FaultSinks } from './workflow-hook';
@@ -152,7 +152,7 @@ export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolea
 }
 
 /** The lab's workflow interceptor module (the `workflow.before_intent` crash point): only the lab's bundle has it. */
-export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = path.join(__dirname, 'workflow-interceptors.ts');
+export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = packageModule('lab', 'faults', 'workflow-interceptors');
 
 /**
  * What a lab worker installs (lab/worker-main.ts) through the worker's public options: its downstream clients

@@ -284,7 +284,8 @@ export async function runTicketingGoals(
   const { workflowTools } =
     require('../../examples/ticketing/src/tools/workflow-tools') as typeof import('../../examples/ticketing/src/tools/workflow-tools');
   // The runtime as the project sees it: its package entries (in a clone, this repository itself).
-  const { ensureSearchAttributes, openAIModel } = require('ledgerloop') as typeof import('ledgerloop');
+  const { ensureSearchAttributes } = require('ledgerloop') as typeof import('ledgerloop');
+  const { openAIModel } = require('ledgerloop/worker') as typeof import('ledgerloop/worker');
   const { keySetFromJwks } = require('ledgerloop/services') as typeof import('ledgerloop/services');
   /* eslint-enable @typescript-eslint/no-require-imports */
   // The project's worker registers the search attributes it writes, as its `npm run worker` does.

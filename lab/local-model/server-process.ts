@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../src/worker/bundle';
-import { TS_LOADER } from '../../services/spawn';
+import { TS_LOADER } from '../../src/package-paths';
 import type { RequestStat } from '../../packages/local-model/src/stats';
 
 export const LOCAL_MODEL_DIR = path.join(REPO_ROOT, 'packages', 'local-model');

@@ -16,6 +16,7 @@ import { Worker } from '@temporalio/worker';
 import { readLedger, startAgentRun } from '../../src/client/runs';
 import type { AgentRunInput } from '../../src/domain/run';
 import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { packageModule } from '../../src/package-paths';
 import { decideApprovalUpdate, pendingApprovalsQuery } from '../../workflows/definitions';
 import { spawnWorker, type WorkerProcess } from '../spawn-worker';
 import type { Stack } from '../stack';
@@ -85,7 +86,7 @@ export async function runRollingUpgrade(
   const account = `acct_up${stamp}`;
   await stack.walletClient.seedAccount({ tenant: 'acme', account, balanceMinor: 1_000_000, currency: 'EUR' });
   const nextBundle = await writeWorkflowBundle(path.join(opts.dir, 'next-version.js'), {
-    workflowsPath: path.join(__dirname, 'next-version.ts'),
+    workflowsPath: packageModule('lab', 'versioning', 'next-version'),
   });
   const workers: WorkerProcess[] = [];
   const worker = async (buildId: string, bundle: string): Promise<void> => {

@@ -35,7 +35,63 @@ export async function encryptsPayloads(dc: DataConverter | LoadedDataConverter |
   return encoding !== undefined && encoding !== null && new TextDecoder().decode(encoding) === ENCRYPTED;
 }
 
+/**
+ * A client or worker that would write identity tokens (a client's run inputs and updates) or tool arguments (a
+ * worker's activity inputs and results) in clear text, under LEDGERLOOP_CODEC_STRICT: it did not start.
+ */
+export class PayloadsInClearError extends Error {
+  override readonly name = 'PayloadsInClearError';
+  readonly type = 'Codec.PayloadsInClear';
+}
+
+export interface EncryptionCheckOptions {
+  /** Who starts: a client writes identity tokens, a worker tool arguments and results. */
+  readonly role: 'client' | 'worker';
+  /** Default process.env (LEDGERLOOP_CODEC_STRICT). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Refuse instead of warning; default LEDGERLOOP_CODEC_STRICT. */
+  readonly strict?: boolean;
+  /** Where the warning goes (a CLI's stderr); default a process warning. Told once per process either way. */
+  readonly warn?: (line: string) => void;
+}
+
+const WRITES: Record<EncryptionCheckOptions['role'], string> = {
+  client: 'identity tokens (run inputs, approvals, operator resolutions)',
+  worker: "tool arguments and results, and the runs' identity tokens",
+};
+
+/**
+ * The check a client or worker makes when it starts: if its data converter encrypts nothing it would write
+ * identity tokens or tool arguments to history in clear text. Under strict it is refused (`PayloadsInClearError`,
+ * nothing started); otherwise it is warned, once per process. Resolves whether it encrypts.
+ */
+export async function checkPayloadEncryption(
+  dc: DataConverter | LoadedDataConverter | undefined,
+  opts: EncryptionCheckOptions,
+): Promise<boolean> {
+  if (await encryptsPayloads(dc)) return true;
+  reportInClear(opts);
+  return false;
+}
+
+/**
+ * The same check without the probe, for a converter known to carry no codec at all (a plugin configuring a
+ * client, which cannot wait): throws under strict, else warns once.
+ */
+export function reportInClear(opts: EncryptionCheckOptions): void {
+  const strict = opts.strict ?? codecStrictFromEnv(opts.env ?? process.env);
+  const said = `this ${opts.role} encrypts no payloads: ${WRITES[opts.role]} would be written to history in clear text (set ${CODEC_KEYS_ENV}, or give the plugin codecKeys)`;
+  if (strict) throw new PayloadsInClearError(`${said}; refused (${CODEC_STRICT_ENV} is on), not started`);
+  warnOnce(said, opts.warn);
+}
+
 let warned = false;
+
+function warnOnce(said: string, warn: ((line: string) => void) | undefined): void {
+  if (warn) warn(`warning: ${said}`);
+  else if (!warned) process.emitWarning(said, { code: 'LEDGERLOOP_PAYLOADS_IN_CLEAR' });
+  warned = true;
+}
 
 /**
  * Refuse (strict) or warn (once) when `dc` would write `what` (e.g. "the approver's token") in clear text. Resolves
@@ -52,8 +108,6 @@ export async function guardTokenTransport(
   if (codecStrictFromEnv(env))
     throw new TokenInClearError(`${said}; refused (${CODEC_STRICT_ENV} is on), nothing sent`);
   // Told once per process: by the caller's own channel (the CLI's stderr), else as a process warning.
-  if (opts.warn) opts.warn(`warning: ${said}`);
-  else if (!warned) process.emitWarning(said, { code: 'LEDGERLOOP_TOKEN_IN_CLEAR' });
-  warned = true;
+  warnOnce(said, opts.warn);
   return false;
 }

@@ -96,6 +96,20 @@ export function dataConverterFromEnv(env: Env = process.env): DataConverter | un
   return codec ? { payloadCodecs: [codec] } : undefined;
 }
 
+/**
+ * The data converter for codec keys given in code (`kid:base64,…`, as LEDGERLOOP_CODEC_KEYS, or a key ring): the
+ * same AES-GCM codec the environment configures. `strict` (default LEDGERLOOP_CODEC_STRICT) refuses plaintext
+ * payloads when decoding. Bad keys throw CodecKeyConfigError, naming no key material.
+ */
+export function ledgerloopDataConverter(
+  keys: string | CodecKeyRing,
+  opts: { readonly activeKeyId?: string; readonly strict?: boolean; readonly env?: Env } = {},
+): DataConverter {
+  const ring = typeof keys === 'string' ? parseCodecKeys(keys, opts.activeKeyId) : keys;
+  const strict = opts.strict ?? codecStrictFromEnv(opts.env ?? process.env);
+  return { payloadCodecs: [new AesGcmPayloadCodec(ring, { strict })] };
+}
+
 /** A fresh random key ring with one key, in the LEDGERLOOP_CODEC_KEYS format (for demos and tests). */
 export function generateCodecKeys(keyId = `k${Date.now().toString(36)}`): { keys: string; keyId: string } {
   return { keys: `${keyId}:${randomBytes(32).toString('base64')}`, keyId };

@@ -5,7 +5,22 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, importJWK, SignJWT } from 'jose';
+
+/**
+ * A JSON Web Key as this module reads and writes it (the shape of jose's `JWK`, named here: jose ships ES modules
+ * only, and a CommonJS consumer's `tsc` refuses a declaration that imports one).
+ */
+export interface JWK {
+  readonly kty?: string;
+  readonly crv?: string;
+  readonly x?: string;
+  readonly d?: string;
+  readonly kid?: string;
+  readonly alg?: string;
+  readonly use?: string;
+  readonly [parameter: string]: unknown;
+}
 import type { IssuerConfig } from './config';
 import { checkExactId, normalisePrincipalId } from './principal-id';
 import {

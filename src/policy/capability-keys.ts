@@ -17,7 +17,6 @@ import {
   createPublicKey,
   generateKeyPairSync,
   randomBytes,
-  type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -101,6 +100,12 @@ export function serializeSigningKey(key: CapabilitySigningKey): string {
   return JSON.stringify({ ...jwk, kid: key.kid, alg: 'EdDSA', use: 'sig' });
 }
 
+/**
+ * A JWK as `createPrivateKey` takes it, named through that function: `@types/node` moved `JsonWebKey` out of
+ * `node:crypto` (it is a global in newer versions), and this name holds under both.
+ */
+type JwkInput = Extract<Parameters<typeof createPrivateKey>[0], { format: 'jwk' }>['key'];
+
 /** Reads a signing key: a private JWK with `kid` (JSON) or a PKCS8 PEM (kid given, else the thumbprint). */
 export function parseSigningKey(text: string, kid?: string): CapabilitySigningKey {
   const trimmed = text.trim();
@@ -108,7 +113,7 @@ export function parseSigningKey(text: string, kid?: string): CapabilitySigningKe
   let id = kid;
   try {
     if (trimmed.startsWith('{')) {
-      const jwk = JSON.parse(trimmed) as JsonWebKey & { kid?: unknown };
+      const jwk = JSON.parse(trimmed) as JwkInput & { kid?: unknown };
       if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.d !== 'string')
         throw new CapabilityKeyError('the signing key must be a private Ed25519 JWK');
       privateKey = createPrivateKey({ key: jwk, format: 'jwk' });

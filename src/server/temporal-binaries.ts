@@ -4,12 +4,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { dataDir, PACKAGE_ROOT } from '../package-paths';
 
-/** The repository root, resolved from this file's location (`src/server/`). */
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/** The repository root (or, installed, the package's folder). */
+export const REPO_ROOT = PACKAGE_ROOT;
 
-/** The git-ignored folder for server databases, logs and test results. */
-export const DATA_DIR = path.join(REPO_ROOT, '.data');
+/** The folder for server databases, logs and test results: `<repo>/.data`, or a user project's `.data`. */
+export const DATA_DIR = dataDir();
 
 const VENV_BIN = path.join(REPO_ROOT, '.tools', 'venv', 'bin');
 const INSTALL_HINT = 'run `bash scripts/install-temporal.sh` (or `npm run setup:temporal`)';

@@ -7,13 +7,16 @@ import path from 'node:path';
 import { bundleWorkflowCode, type BundleOptions as SdkBundleOptions } from '@temporalio/worker';
 import { TRACING_WORKFLOW_INTERCEPTORS_MODULE } from '../observability/workflow-interceptors';
 import { runtimeLogger } from '../observability/logger';
+import { dataDir, packageModule, SOURCE_ROOT } from '../package-paths';
 
 type Configuration = Parameters<NonNullable<SdkBundleOptions['webpackConfigHook']>>[0];
 /** webpack's `Compiler`, named through the SDK's types (webpack is the SDK's dependency, not ours). */
 type Compiler = Parameters<Extract<NonNullable<Configuration['plugins']>[number], (compiler: never) => void>>[0];
 
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const WORKFLOWS_PATH = path.join(REPO_ROOT, 'workflows', 'index.ts');
+/** The folder holding the package's modules: the repository root, or `dist/` of an installed package. */
+export const REPO_ROOT = SOURCE_ROOT;
+/** The workflow entry, as the file that runs here (TypeScript in the repository, JavaScript installed). */
+export const WORKFLOWS_PATH = packageModule('workflows', 'index');
 
 export interface BundleOptions {
   workflowsPath?: string;
@@ -55,6 +58,10 @@ function hoistModules(config: Configuration): Configuration {
         [ZOD_LOCALES]: false,
         '@noble/hashes/sha2$': WORKFLOW_HASHES,
         '@noble/hashes/utils$': WORKFLOW_HASHES,
+        // A project's tools module imports the workflow-side entries by name: they are this package's own files,
+        // the same modules the workflow code uses (also in a clone, where the entries' targets are not built).
+        'ledgerloop/tool-registry$': packageModule('src', 'tools', 'registry-entry'),
+        'ledgerloop/workflow-tools$': packageModule('src', 'tools', 'index'),
       },
     },
   };
@@ -141,8 +148,8 @@ interface InlineMap {
 
 const isVendored = (source: string): boolean => /[\\/]node_modules[\\/]/.test(source);
 
-const WORKFLOW_ZOD = path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts');
-const WORKFLOW_HASHES = path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts');
+const WORKFLOW_ZOD = packageModule('src', 'worker', 'workflow-zod');
+const WORKFLOW_HASHES = packageModule('src', 'worker', 'workflow-hashes');
 const ZOD_LOCALES = require.resolve('zod/v4/locales/index.cjs');
 
 function aliasesOf(config: Configuration): Record<string, string | false | string[]> {
@@ -151,7 +158,7 @@ function aliasesOf(config: Configuration): Record<string, string | false | strin
 }
 
 /** Modules every workflow of a worker shares (src/tools/shared-declarations.ts says why and what is safe). */
-export const PRELOAD_MODULES = [path.join(REPO_ROOT, 'src', 'tools', 'shared-declarations.ts')];
+export const PRELOAD_MODULES = [packageModule('src', 'tools', 'shared-declarations')];
 
 /** The bundler options every Ledgerloop bundle uses, prebuilt or bundled by a worker in process. */
 export const BUNDLER_OPTIONS = { webpackConfigHook: hoistModules, preloadModules: PRELOAD_MODULES };
@@ -194,7 +201,7 @@ export async function buildWorkflowBundle(opts: BundleOptions = {}): Promise<{ c
 
 /** Bundle the workflows into `file` (default `.data/workflow-bundle.js`) and return its path. */
 export async function writeWorkflowBundle(
-  file = path.join(REPO_ROOT, '.data', 'workflow-bundle.js'),
+  file = path.join(dataDir(), 'workflow-bundle.js'),
   opts: BundleOptions = {},
 ): Promise<string> {
   const { code } = await buildWorkflowBundle(opts);

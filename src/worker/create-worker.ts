@@ -11,26 +11,23 @@
  *   });
  *   await worker.run();
  *
- * The workflow bundle carries the user's declarations (the bundler aliases the workflow's registry to `tools`),
- * so no file of the runtime changes per user. Everything else is `createLedgerloopWorker`'s.
+ * A thin path over `LedgerloopPlugin` (src/worker/plugin.ts): it connects (envconfig profile / TEMPORAL_ADDRESS)
+ * and calls `Worker.create` with the plugin. A team with its own `Worker.create` adds the plugin there instead.
  */
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import type { z } from 'zod';
-import {
-  parseIdentityConfig,
-  staticIdentitySource,
-  type IdentityConfig,
-  type IdentitySource,
-} from '../identity/config';
+import type { IdentityConfig, IdentitySource } from '../identity/config';
 import type { ModelProvider } from '../planner/model';
 import type { CapabilitySigningKey } from '../policy/capability-keys';
-import { Policy } from '../policy/policy-format';
-import { StaticPolicyStore, type PolicyStore } from '../policy/policy-store';
+import type { PolicyStore } from '../policy/policy-store';
+import type { CodecKeyRing } from '../codec/aes-gcm-codec';
+import { LedgerloopPlugin, WorkerConfigError, type PolicyDocument } from './plugin';
 import { createLedgerloopWorker, type LedgerloopWorkerOptions } from './worker';
+
+export { WorkerConfigError, type PolicyDocument };
 
 export interface CreateWorkerOptions extends Omit<
   LedgerloopWorkerOptions,
-  'tools' | 'policies' | 'models' | 'identityIssuers' | 'capabilityKey'
+  'tools' | 'policies' | 'models' | 'identityIssuers' | 'capabilityKey' | 'instrument'
 > {
   /** Absolute path of the user's tool module (it exports `workflowTools`); default the built-in tools. */
   readonly tools?: string;
@@ -42,41 +39,28 @@ export interface CreateWorkerOptions extends Omit<
   readonly capabilityKey: CapabilitySigningKey;
   /** The identity issuers (public keys): a source, or the issuer documents themselves. */
   readonly identityIssuers: IdentitySource | IdentityConfig;
-}
-
-/** A policy document as written (the defaults of `Policy` filled in when it is checked). */
-export type PolicyDocument = z.input<typeof Policy>;
-
-/** Thrown for options a worker cannot start with; nothing was connected. */
-export class WorkerConfigError extends Error {
-  override readonly name = 'Config.Invalid';
-}
-
-function policyStore(policy: PolicyStore | PolicyDocument): PolicyStore {
-  if (typeof (policy as PolicyStore).current === 'function') return policy as PolicyStore;
-  const parsed = Policy.safeParse(policy);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new WorkerConfigError(`the policy is invalid at ${first?.path.join('.') || '(root)'}: ${first?.message}`);
-  }
-  return new StaticPolicyStore(parsed.data);
-}
-
-function issuerSource(issuers: IdentitySource | IdentityConfig): IdentitySource {
-  if (typeof (issuers as IdentitySource).current === 'function') return issuers as IdentitySource;
-  return staticIdentitySource(parseIdentityConfig(issuers));
+  /** The payload codec keys (`kid:base64,…`); default LEDGERLOOP_CODEC_KEYS. */
+  readonly codecKeys?: string | CodecKeyRing;
 }
 
 export async function createWorker(
   opts: CreateWorkerOptions,
-): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
-  if (opts.capabilityKey === undefined) throw new WorkerConfigError('capabilityKey is required');
-  const models = Array.isArray(opts.model) ? (opts.model as readonly ModelProvider[]) : [opts.model as ModelProvider];
-  if (models.length === 0) throw new WorkerConfigError('model is required');
-  return createLedgerloopWorker({
-    ...opts,
-    policies: policyStore(opts.policy),
-    models,
-    identityIssuers: issuerSource(opts.identityIssuers),
+): Promise<{ worker: Worker; connection: NativeConnection; identity: string; plugin: LedgerloopPlugin }> {
+  const plugin = new LedgerloopPlugin({
+    services: opts.services,
+    policy: opts.policy,
+    model: opts.model,
+    capabilityKey: opts.capabilityKey,
+    identityIssuers: opts.identityIssuers,
+    ...(opts.tools !== undefined ? { tools: opts.tools } : {}),
+    ...(opts.codecKeys !== undefined ? { codecKeys: opts.codecKeys } : {}),
+    ...(opts.downstreamTimeoutMs !== undefined ? { downstreamTimeoutMs: opts.downstreamTimeoutMs } : {}),
+    ...(opts.quotaStore !== undefined ? { quotaStore: opts.quotaStore } : {}),
+    ...(opts.transcriptDbPath !== undefined ? { transcriptDbPath: opts.transcriptDbPath } : {}),
+    ...(opts.plannerLogFile !== undefined ? { plannerLogFile: opts.plannerLogFile } : {}),
+    allowLabStrategies: opts.allowLabStrategies === true,
   });
+  const { identityIssuers: _issuers, capabilityKey: _key, policy: _policy, model: _model, ...rest } = opts;
+  const started = await createLedgerloopWorker({ ...rest, plugin });
+  return { ...started, plugin };
 }

@@ -1,22 +1,16 @@
 /** Builds a Ledgerloop worker: the workflow bundle plus activities wired to their dependencies. */
-import os from 'node:os';
-import { type NativeConnection, Runtime, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import { connectNative } from '../server/connection-config';
 import type { DataConverter } from '@temporalio/common';
-import { createActivities } from '../../activities';
 import { dataConverterFromEnv } from '../codec/data-converter';
-import { workerDataConverter } from '../codec/message-guard';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
-import { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../downstream/client';
-import { openAIDepsFromEnv } from '../planner/openai-env';
+import type { Downstream, DownstreamClientOptions } from '../downstream/client';
 import type { ModelProvider } from '../planner/model';
 import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import type { QuotaStore } from '../policy/quota-store';
-import { quotaStoreFromEnv } from '../policy/quota-store-env';
-import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
-import { loadToolsModule } from './tools-module';
+import { defaultWorkerIdentity, runtimePlugin, type LedgerloopPlugin } from './plugin';
 import { DEFAULT_TASK_QUEUE } from '../client/runs';
 import type { IdentitySource } from '../identity/config';
 
@@ -117,58 +111,45 @@ export interface LedgerloopWorkerOptions {
 export const DEFAULT_STICKY_TIMEOUT_MS = 10_000;
 
 export async function createLedgerloopWorker(
-  opts: LedgerloopWorkerOptions,
+  opts: LedgerloopWorkerOptions & {
+    /** The plugin, when the caller built and checked it (createWorker); default one from `opts` and the environment. */
+    readonly plugin?: LedgerloopPlugin;
+  },
 ): Promise<{ worker: Worker; connection: NativeConnection; identity: string }> {
-  const identity = opts.identity ?? `ledgerloop-worker@${os.hostname()}:${process.pid}`;
-  // Before connecting: a tools module that cannot be used fails the start with Tools.Invalid, leaking nothing.
-  const tools = opts.tools === undefined ? undefined : loadToolsModule(opts.tools);
-  const client = opts.downstreamClient ?? ((_service, options) => new DownstreamClient(options));
-  const services = Object.fromEntries(
-    Object.entries(opts.services).map(([name, baseUrl]) => [
-      name,
-      client(name, { baseUrl, ...(opts.downstreamTimeoutMs ? { timeoutMs: opts.downstreamTimeoutMs } : {}) }),
-    ]),
-  );
+  const identity = opts.identity ?? defaultWorkerIdentity();
+  // Everything is read and checked before connecting: a bad tools module (Tools.Invalid), codec keys or policy
+  // fails the start leaking nothing.
   const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
-  const capabilityKey = opts.capabilityKey ?? signingKeyFromEnv();
+  const plugin =
+    opts.plugin ??
+    runtimePlugin({
+      ...(opts.tools !== undefined ? { tools: opts.tools } : {}),
+      services: opts.services,
+      policy: opts.policies ?? policyStoreFromEnv(),
+      model: opts.models ?? [],
+      ...(opts.identityIssuers ? { identityIssuers: opts.identityIssuers } : {}),
+      ...optional('capabilityKey', opts.capabilityKey ?? signingKeyFromEnv()),
+      ...optional('quotaStore', opts.quotaStore),
+      ...optional('downstreamTimeoutMs', opts.downstreamTimeoutMs),
+      ...optional('transcriptDbPath', opts.transcriptDbPath),
+      ...optional('plannerLogFile', opts.plannerLogFile),
+      ...optional('downstreamClient', opts.downstreamClient),
+      allowLabStrategies: opts.allowLabStrategies === true,
+    });
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
-  // Built once per worker, only when the environment names a provider: the key never enters workflow input.
-  const openai = openAIDepsFromEnv(
-    process.env,
-    opts.transcriptDbPath ? { transcriptDbPath: opts.transcriptDbPath } : {},
-  );
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (src/server/connection-config.ts).
   const { connection, config } = await connectNative({
     ...(opts.address ? { address: opts.address } : {}),
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
   });
-  const namespace = config.namespace;
-  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-  // Cross-run rate limits are counted in a store the workers own, out of reach of any Temporal client.
-  const quotaStore = opts.quotaStore ?? quotaStoreFromEnv();
+  // The plugin brings the activities, the workflow code and the data converter (src/worker/plugin.ts).
   const options: WorkerOptions = {
     connection,
-    namespace,
-    taskQueue,
+    namespace: config.namespace,
+    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     identity,
-    activities: createActivities({
-      services,
-      workerIdentity: identity,
-      allowLabStrategies: opts.allowLabStrategies === true,
-      ...(tools ? { tools } : {}),
-      ...(opts.identityIssuers ? { identity: { issuers: opts.identityIssuers } } : {}),
-      models: opts.models ?? [],
-      planner: opts.plannerLogFile ? { requestLogFile: opts.plannerLogFile } : {},
-      ...(openai ? { openai } : {}),
-      authorize: {
-        policies: opts.policies ?? policyStoreFromEnv(),
-        ...(capabilityKey ? { capabilityKey } : {}),
-      },
-      ...(quotaStore ? { quota: { store: quotaStore } } : {}),
-    }),
-    ...(opts.workflowBundlePath
-      ? { workflowBundle: { codePath: opts.workflowBundlePath } }
-      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: bundlerOptionsFor(opts.tools) }),
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : {}),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
     ...(opts.deployment
       ? {
@@ -185,14 +166,20 @@ export async function createLedgerloopWorker(
     ...(opts.maxConcurrentActivities !== undefined
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
-    // The client's codecs behind the message guard: no signal, update or query payload can fail a workflow task.
-    dataConverter: workerDataConverter(dataConverter, {
-      onRefused: (r) => Runtime.instance().logger.warn('refused a message payload this worker cannot decode', { ...r }),
-    }),
     // Tracing (the SDK's OpenTelemetry plugin) brings its own span sink; without it, spans of a traced bundle drop.
-    plugins: [...(tracing ? [tracing.plugin] : []), ...(opts.plugins ?? [])],
+    // A team's (or the lab's) plugins come after Ledgerloop's own.
+    plugins: [plugin, ...(tracing ? [tracing.plugin] : []), ...(opts.plugins ?? [])],
     sinks: tracing ? {} : DISCARD_WORKFLOW_SPANS,
   };
-  const worker = await Worker.create(options);
-  return { worker, connection, identity };
+  try {
+    const worker = await Worker.create(options);
+    return { worker, connection, identity };
+  } catch (err) {
+    await connection.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

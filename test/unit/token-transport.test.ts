@@ -1,7 +1,19 @@
 /** Before a token is sent: does this client encrypt what it writes? Warn, or under strict mode refuse, if not. */
-import { codecFromEnv, dataConverterFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
+import {
+  codecFromEnv,
+  dataConverterFromEnv,
+  generateCodecKeys,
+  ledgerloopDataConverter,
+} from '../../src/codec/data-converter';
 import { DecodeOnlyCodec } from '../../src/codec/demo-key';
-import { encryptsPayloads, guardTokenTransport, TokenInClearError } from '../../src/client/token-transport';
+import {
+  checkPayloadEncryption,
+  encryptsPayloads,
+  guardTokenTransport,
+  PayloadsInClearError,
+  reportInClear,
+  TokenInClearError,
+} from '../../src/client/token-transport';
 
 const keys = { LEDGERLOOP_CODEC_KEYS: generateCodecKeys('t').keys };
 
@@ -26,4 +38,26 @@ test('a client that would write a token in clear is warned; under LEDGERLOOP_COD
     await guardTokenTransport(dataConverterFromEnv(keys), 't', { env: { LEDGERLOOP_CODEC_STRICT: '1' }, warn }),
   ).toBe(true);
   expect(lines).toHaveLength(1);
+});
+
+test('a client or worker that encrypts nothing is warned once when it starts; under strict it is refused', async () => {
+  const lines: string[] = [];
+  const warn = (l: string) => lines.push(l);
+  expect(await checkPayloadEncryption(undefined, { role: 'worker', env: {}, warn })).toBe(false);
+  expect(lines).toEqual([expect.stringMatching(/^warning: this worker encrypts no payloads: tool arguments/)]);
+  expect(() => reportInClear({ role: 'client', env: {}, warn })).not.toThrow();
+  expect(lines[1]).toMatch(/^warning: this client encrypts no payloads: identity tokens/);
+  await expect(
+    checkPayloadEncryption(undefined, { role: 'worker', env: { LEDGERLOOP_CODEC_STRICT: '1' }, warn }),
+  ).rejects.toThrow(PayloadsInClearError);
+  expect(() => reportInClear({ role: 'client', strict: true, warn })).toThrow(PayloadsInClearError);
+  // Control: a converter with the keys starts, strict or not, warned of nothing.
+  expect(
+    await checkPayloadEncryption(ledgerloopDataConverter(keys.LEDGERLOOP_CODEC_KEYS), {
+      role: 'worker',
+      strict: true,
+      warn,
+    }),
+  ).toBe(true);
+  expect(lines).toHaveLength(2);
 });

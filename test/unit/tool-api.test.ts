@@ -97,6 +97,9 @@ describe('tool modules', () => {
       [require.resolve('zod/v4/locales/index.cjs')]: false,
       '@noble/hashes/sha2$': path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts'),
       '@noble/hashes/utils$': path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts'),
+      // A tools module's `ledgerloop/…` imports are this package's own files (built or not).
+      'ledgerloop/tool-registry$': path.join(REPO_ROOT, 'src', 'tools', 'registry-entry.ts'),
+      'ledgerloop/workflow-tools$': path.join(REPO_ROOT, 'src', 'tools', 'index.ts'),
       [WORKFLOW_REGISTRY_MODULE]: EXAMPLE_TOOLS,
     });
     expect(config.optimization?.concatenateModules).toBe(true);

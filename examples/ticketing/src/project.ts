@@ -1,7 +1,7 @@
 /** Where this project keeps its files, and the settings its commands share. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { PolicyDocument } from 'ledgerloop';
+import type { PolicyDocument } from 'ledgerloop/worker';
 
 export const PROJECT_DIR = path.resolve(__dirname, '..');
 /** Keys, the service's database and the worker's files; git-ignored. */

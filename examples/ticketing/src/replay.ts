@@ -5,7 +5,7 @@
  *   npm run replay -- ticket-1796103092096      # TEMPORAL_ADDRESS, default localhost:7233
  */
 import { Client, Connection } from '@temporalio/client';
-import { replayHistory } from 'ledgerloop';
+import { replayHistory } from 'ledgerloop/worker';
 import { TOOLS_MODULE } from './project';
 
 (async () => {

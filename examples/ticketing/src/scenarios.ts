@@ -2,7 +2,7 @@
  * The scripted model's conversations for this project (docs/models.md): what the "model" proposes each turn. A
  * real model is a provider given to the worker instead (`openAIModel()` with OPENAI_API_KEY / OPENAI_BASE_URL).
  */
-import type { Scenario, ScriptedProposal, ScriptedTurn } from 'ledgerloop';
+import type { Scenario, ScriptedProposal, ScriptedTurn } from 'ledgerloop/worker';
 
 /** The opening the run's variables describe, in `project` (default the variables' own). */
 function opening(vars: Readonly<Record<string, unknown>>, project: unknown = vars['project']): ScriptedProposal {

@@ -4,13 +4,8 @@
  *
  *   TICKETING_URL=http://127.0.0.1:4300 npm run worker     # TEMPORAL_ADDRESS, default localhost:7233
  */
-import {
-  createWorker,
-  ensureSearchAttributes,
-  scriptedModel,
-  type CreateWorkerOptions,
-  type ModelProvider,
-} from 'ledgerloop';
+import { ensureSearchAttributes } from 'ledgerloop';
+import { createWorker, scriptedModel, type CreateWorkerOptions, type ModelProvider } from 'ledgerloop/worker';
 import { readProjectKeys, type ProjectKeys } from './keys';
 import { DEFAULT_TICKETING_URL, readPolicy, TASK_QUEUE, TOOLS_MODULE } from './project';
 import { ticketingScenarios } from './scenarios';
