@@ -15,6 +15,7 @@ import type { LedgerSnapshot } from '../../workflows/ledger';
 import { FAULT_SINKS } from './crash-points';
 import { checkInvariants, type EffectRow, type InvariantViolation, type RequestEntry } from './explore-invariants';
 import { readEffectLog, readRequestEntries } from './explore-records';
+import { leftStandingOf } from './writeup';
 import type { CaseServices, Lab, ServerLink } from './lab';
 import type { CaseMetrics } from './metrics';
 import {
@@ -190,6 +191,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     final_states: calls.map((c) => c.state).join(','),
     error_code: first?.errorCode ?? '',
     unknown_call_count: calls.filter((c) => c.state === 'UNKNOWN').length,
+    left_standing_count: leftStandingOf(rebuilt?.events ?? [])?.length ?? 0,
     violation_count: rebuilt?.projection.violations.length ?? 0,
     offset_count: compensations.filter((o) => o === 'OFFSET').length,
     unsettled_compensation_count: compensations.filter((o) => o === 'FAILED' || o === 'UNKNOWN').length,
