@@ -256,9 +256,16 @@ function checkLeftStanding(r: RunRecords): InvariantViolation[] {
   const calls = r.projection.calls;
   const out: InvariantViolation[] = [];
   const named = new Map(stop.leftStanding.map((l) => [l.logicalCallId, l] as const));
+  // A compensation whose outcome is unknown is named through its forward call (why `compensation_unsettled`).
+  const forwardOf = new Map<string, string>();
+  for (const c of Object.values(calls)) if (c.compensationCallId) forwardOf.set(c.compensationCallId, c.logicalCallId);
+  const namedThroughForward = (id: string): boolean => {
+    const forward = forwardOf.get(id);
+    return forward !== undefined && named.get(forward)?.why === 'compensation_unsettled';
+  };
   if (stop.reason !== 'completed') {
     for (const c of Object.values(calls)) {
-      if (c.state !== 'UNKNOWN' || named.has(c.logicalCallId)) continue;
+      if (c.state !== 'UNKNOWN' || named.has(c.logicalCallId) || namedThroughForward(c.logicalCallId)) continue;
       out.push({
         invariant: 'unknown_named_at_stop',
         subject: c.logicalCallId,

@@ -22,6 +22,7 @@ import {
 import type { InvariantViolation } from './explore-invariants';
 import {
   EXPLORE_REPORT_FORMAT,
+  firedRatio,
   progressLine,
   renderExploreSummary,
   writeExploreReport,
@@ -80,6 +81,8 @@ function explored(index: number, c: GenCase, r: CaseResult): ExploredCase {
     metrics: r.metrics,
     ...(r.workflowId !== undefined ? { workflowId: r.workflowId } : {}),
     durationMs: r.durationMs,
+    ...(r.faultsFired !== undefined ? { faultsFired: r.faultsFired } : {}),
+    ...(r.missedFaults && r.missedFaults.length > 0 ? { missedFaults: r.missedFaults } : {}),
   };
 }
 
@@ -204,6 +207,8 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
     durationMs: Date.now() - started,
     // Fail closed: a budget too small for a single case has checked nothing.
     passed: results.length > 0 && !bad,
+    faultsPlanned: firedRatio(results).planned,
+    faultsFired: firedRatio(results).fired,
     cases: results,
   };
   if (opts.reportFile) writeExploreReport(opts.reportFile, report);
