@@ -5,7 +5,16 @@ import type { RawExploreFlags } from './explore';
 
 type FaultsFlags = RawExploreFlags & { report?: string };
 
-const EXPLORE_ONLY = ['seed', 'runs', 'minutes', 'saveFailures', 'shrinkAttempts', 'verbose', 'case'] as const;
+const EXPLORE_ONLY = [
+  'seed',
+  'runs',
+  'minutes',
+  'saveFailures',
+  'shrinkAttempts',
+  'verbose',
+  'case',
+  'minFired',
+] as const;
 
 export function registerFaultsCommand(program: Command): void {
   program
@@ -23,6 +32,7 @@ export function registerFaultsCommand(program: Command): void {
     .option('--shrink-attempts <n>', 'explore: real runs spent shrinking each failing case (default 6)')
     .option('--case <i>', 'explore: run only case i of the seed (1-based), e.g. to reproduce or shrink it')
     .option('--verbose', "explore: print every case's timeline, not only a violating case's")
+    .option('--min-fired <ratio>', 'explore: fail unless at least this share of the planned faults fired (0 to 1)')
     .action(async (file: string | undefined, o: FaultsFlags) => {
       if (o.explore) {
         const { runExploreCommand } = require('./explore') as typeof import('./explore');

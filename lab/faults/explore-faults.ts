@@ -3,6 +3,7 @@
  * fault (occurrence, delay, hold, repeats, service) from the case's PRNG, weighted toward the paths that matter:
  * lost responses after commit, kills after the send, approvals lapsing, policy versions published mid-call. Pure.
  */
+import type { RetryStrategy } from '../../src/domain/run';
 import type { Policy } from '../../src/policy/policy-format';
 import type { CrashPointName, FaultKind } from './catalog';
 import type { GenFault } from './explore-generate';
@@ -19,6 +20,8 @@ export interface FaultContext {
   readonly amountMinor: number;
   /** What a clean run of the case reaches (sends per service, debits, turns, a saga). */
   readonly reach: Reach;
+  /** The case's strategy: after a commit, only `same_key_replay` sends again (`check_receipt` looks up). */
+  readonly strategy: RetryStrategy;
 }
 
 export const occurrence = (prng: Prng): number =>
@@ -56,16 +59,17 @@ const totalSends = (r: Reach): number => Object.values(r.sends).reduce((n, x) =>
  * acts): before the intent, before the send, after the response. Drawn among those the case reaches.
  */
 function triggerOf(p: Prng, c: FaultContext): { after: TriggerEvent; occurrence: number } {
+  // Only moments the run stays at long enough for the runner to act there: the approval wait, or an in-process
+  // point the first worker holds at. (A scripted turn is over before a poll of the ledger sees it start.)
   const sends = totalSends(c.reach);
-  const options: (readonly [{ after: TriggerEvent; occurrence: number }, number])[] = [
-    [{ after: 'ModelRequestStarted', occurrence: 1 }, 1],
-  ];
+  const options: (readonly [{ after: TriggerEvent; occurrence: number }, number])[] = [];
   if (c.approval) options.push([{ after: 'ApprovalRequested', occurrence: 1 }, 3]);
-  if (c.reach.debits >= 2) options.push([{ after: 'ModelRequestStarted', occurrence: 2 }, 1]);
   for (const point of POINT_TRIGGERS) {
     if (sends >= 1) options.push([{ after: point, occurrence: 1 }, 2]);
     if (sends >= 2) options.push([{ after: point, occurrence: p.int(2, Math.min(sends, 3)) }, 1]);
   }
+  // Nothing to hold at: the fault is drawn anyway and replaced by the reachability check.
+  if (options.length === 0) return { after: 'ApprovalRequested', occurrence: 1 };
   return weighted(p, options);
 }
 
@@ -79,7 +83,84 @@ const junkMaker =
 /** Fault makers by weight, given what the case can reach. */
 export function faultMenu(t: ScenarioTemplate, approval: boolean, reach?: Reach): (readonly [FaultMaker, number])[] {
   const comp = t.compensable ? 5 : 0.5;
-  const menu: (readonly [FaultMaker, number])[] = [
+  // A case that sends nothing reaches no point of a call: only what happens to the run as a whole can fire there.
+  const sends = reach === undefined ? 1 : totalSends(reach);
+  const menu: (readonly [FaultMaker, number])[] = [];
+  if (sends > 0) menu.push(...callFaults(comp));
+  if (approval) {
+    // an approval with a short TTL lapses while the call waits at dispatch (on its first or its retried send)
+    menu.push([
+      (p, c) => ({
+        at: 'approval.expiry',
+        do: 'delay',
+        occurrence: weighted(p, [
+          [1, 50],
+          [2, 50],
+        ] as const),
+        ms: c.ttlMs + p.int(1_000, 3_000),
+      }),
+      10,
+    ]);
+    menu.push([
+      (p, c) => ({ at: 'policy.before_dispatch', do: 'publish_policy', occurrence: 1, policy: publishedPolicy(p, c) }),
+      12,
+    ]);
+  }
+  // The ways out a call can take besides a fault in a process: a rate limit, a cancel, continue-as-new, a
+  // downstream that will not seal, junk messages.
+  if (sends > 0 || approval) {
+    menu.push([cancelMaker('cancel'), 5], [cancelMaker('temporal_cancel'), 4]);
+    menu.push([junkMaker('junk_update'), 3], [junkMaker('junk_signal'), 2]);
+  }
+  if (reach === undefined || reach.debits >= 2) {
+    menu.push([
+      (p) => {
+        // Mostly a window the next debit waits out; sometimes one whose wait would pass the deadline.
+        const long = p.next() < 0.25;
+        return {
+          at: 'policy.rate_limit',
+          do: 'rate_limit',
+          occurrence: 1,
+          per: weighted(p, [
+            ['run', 1],
+            ['principal', 1],
+            ['tenant', 1],
+          ] as const),
+          max: 1,
+          action: 'wallet.debit',
+          // a short window still outlasts the gap between two debits on a loaded machine
+          ms: long ? p.int(60_000, 120_000) : p.int(8_000, 15_000),
+        };
+      },
+      10,
+    ]);
+  }
+  if (reach === undefined || reach.turns >= 2) {
+    menu.push([(p) => ({ at: 'run.history_budget', do: 'continue_as_new', occurrence: 1, events: p.int(10, 30) }), 5]);
+  }
+  if (reach === undefined || totalSends(reach) >= 1) {
+    // A downstream that will not seal: only a call that reconciliation must seal reaches it (see pairedFaults).
+    menu.push([
+      (p, c) => ({
+        at: 'downstream.seal',
+        do: 'refuse_seal',
+        occurrence: 1,
+        service: serviceOf(p, sendingServices(c)),
+        times: weighted(p, [
+          [1, 40],
+          [2, 30],
+          [8, 30],
+        ] as const),
+      }),
+      5,
+    ]);
+  }
+  return menu;
+}
+
+/** The faults at the points of a call: downstream, on the wire, in the worker, the server, the saga. */
+function callFaults(comp: number): (readonly [FaultMaker, number])[] {
+  return [
     // lost responses after commit and kills after the send: the paths that matter most
     [downstream('downstream.after_commit', 'drop_response'), 10],
     [downstream('downstream.after_commit', 'kill'), 8],
@@ -133,72 +214,6 @@ export function faultMenu(t: ScenarioTemplate, approval: boolean, reach?: Reach)
     [inProcess('compensation.before_send', 'pause'), comp / 4],
     [inProcess('compensation.after_response', 'delay'), comp / 4],
   ];
-  if (approval) {
-    // an approval with a short TTL lapses while the call waits at dispatch (on its first or its retried send)
-    menu.push([
-      (p, c) => ({
-        at: 'approval.expiry',
-        do: 'delay',
-        occurrence: weighted(p, [
-          [1, 50],
-          [2, 50],
-        ] as const),
-        ms: c.ttlMs + p.int(1_000, 3_000),
-      }),
-      10,
-    ]);
-    menu.push([
-      (p, c) => ({ at: 'policy.before_dispatch', do: 'publish_policy', occurrence: 1, policy: publishedPolicy(p, c) }),
-      12,
-    ]);
-  }
-  // The ways out a call can take besides a fault in a process: a rate limit, a cancel, continue-as-new, a
-  // downstream that will not seal, junk messages.
-  menu.push([cancelMaker('cancel'), 5], [cancelMaker('temporal_cancel'), 4]);
-  menu.push([junkMaker('junk_update'), 3], [junkMaker('junk_signal'), 2]);
-  if (reach === undefined || reach.debits >= 2) {
-    menu.push([
-      (p) => {
-        // Mostly a window the next debit waits out; sometimes one whose wait would pass the deadline.
-        const long = p.next() < 0.25;
-        return {
-          at: 'policy.rate_limit',
-          do: 'rate_limit',
-          occurrence: 1,
-          per: weighted(p, [
-            ['run', 1],
-            ['principal', 1],
-            ['tenant', 1],
-          ] as const),
-          max: 1,
-          action: 'wallet.debit',
-          ms: long ? p.int(60_000, 120_000) : p.int(1_500, 6_000),
-        };
-      },
-      10,
-    ]);
-  }
-  if (reach === undefined || reach.turns >= 2) {
-    menu.push([(p) => ({ at: 'run.history_budget', do: 'continue_as_new', occurrence: 1, events: p.int(10, 30) }), 5]);
-  }
-  if (reach === undefined || totalSends(reach) >= 1) {
-    // A downstream that will not seal: only a call that reconciliation must seal reaches it (see pairedFaults).
-    menu.push([
-      (p, c) => ({
-        at: 'downstream.seal',
-        do: 'refuse_seal',
-        occurrence: 1,
-        service: serviceOf(p, sendingServices(c)),
-        times: weighted(p, [
-          [1, 40],
-          [2, 30],
-          [8, 30],
-        ] as const),
-      }),
-      5,
-    ]);
-  }
-  return menu;
 }
 
 const sendingServices = (c: FaultContext): CaseService[] => {
@@ -239,18 +254,26 @@ const takesWorker = (f: GenFault): boolean => f.do === 'kill' || f.do === 'pause
 /** The attempts a call makes at most (the explorer's protocols keep the default tool limit). */
 export const TOOL_ATTEMPTS = 3;
 
-/** Extra requests that other faults cause on `service` (or anywhere): each lost or refused send is retried. */
-function retriesFrom(others: readonly GenFault[], service?: CaseService): number {
-  let n = 0;
+/**
+ * Extra requests that other faults cause on `service` (or anywhere), counted once per request they hit: an
+ * unanswered request before the commit is sent again; after the commit (or a kill after the response) only
+ * `same_key_replay` sends again, `check_receipt` looks the key up and finds the effect.
+ */
+function retriesFrom(others: readonly GenFault[], strategy: RetryStrategy, service?: CaseService): number {
+  const hit = new Set<string>();
   for (const o of others) {
-    const downstreamRetry =
-      (o.at === 'downstream.before_commit' || o.at === 'downstream.after_commit') && o.do !== 'delay';
-    if (downstreamRetry && (service === undefined || (o.service ?? 'wallet') === service))
-      n += Math.min(o.times ?? 1, TOOL_ATTEMPTS - 1);
-    const workerRetry = (o.at === 'tool.before_send' || o.at === 'tool.after_response') && takesWorker(o);
-    if (workerRetry && service === undefined) n += 1;
+    const where = o.service ?? 'wallet';
+    if (service !== undefined && where !== service) continue;
+    const before = o.at === 'downstream.before_commit' && o.do !== 'delay';
+    const after = o.at === 'downstream.after_commit' && o.do !== 'delay' && strategy === 'same_key_replay';
+    if (before || after) {
+      const last = Math.min(o.occurrence + (o.times ?? 1) - 1, o.occurrence + TOOL_ATTEMPTS - 2);
+      for (let n = o.occurrence; n <= last; n++) hit.add(`${where}#${n}`);
+    }
+    if (service === undefined && o.at === 'tool.after_response' && takesWorker(o) && strategy === 'same_key_replay')
+      hit.add(`any#after_response#${o.occurrence}`);
   }
-  return n;
+  return hit.size;
 }
 
 /**
@@ -259,10 +282,10 @@ function retriesFrom(others: readonly GenFault[], service?: CaseService): number
  */
 export function unreachable(f: GenFault, c: FaultContext, others: readonly GenFault[]): string | undefined {
   const r = c.reach;
-  const sends = totalSends(r) + retriesFrom(others);
+  const sends = totalSends(r) + retriesFrom(others, c.strategy);
   const on = (s: CaseService | undefined): number => {
     const first = r.sends[s ?? 'wallet'] ?? 0;
-    return first > 0 ? first + retriesFrom(others, s ?? 'wallet') : 0;
+    return first > 0 ? first + retriesFrom(others, c.strategy, s ?? 'wallet') : 0;
   };
   switch (f.at) {
     case 'downstream.before_commit':
@@ -304,10 +327,13 @@ export function unreachable(f: GenFault, c: FaultContext, others: readonly GenFa
       break;
     case 'run.history_budget':
       if (r.turns < 2) return 'a one-turn run never reaches a second turn to continue at';
+      if (others.some((o) => o.at === 'run.cancel')) return 'a cancel may end the run before its second turn';
       break;
     case 'run.cancel':
     case 'run.message': {
       const a = f.after;
+      if (others.some((o) => o.at === 'run.history_budget') && f.at === 'run.cancel')
+        return 'a cancel may end the run before its second turn, where it would continue as new';
       if (a === 'ApprovalRequested' && !c.approval) return 'no approval is asked';
       if (a === 'ModelRequestStarted' && r.turns < f.occurrence) return `${r.turns} turn(s)`;
       if (a !== undefined && POINT_TRIGGERS.includes(a) && sends < f.occurrence)

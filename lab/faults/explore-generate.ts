@@ -133,6 +133,7 @@ export function contextOf(c: GenCase): FaultContext {
     ttlMs: Math.min(c.policy?.approvalTtlMs ?? 600_000, 4_000),
     amountMinor: amount?.minor ?? 1_000,
     reach: reachOf(t, c.input, c.setup, c.approver),
+    strategy: c.strategy,
   };
 }
 
@@ -207,6 +208,7 @@ function drawCase(
     ttlMs: Math.min(ttlMs, 4_000),
     amountMinor: amountMinor?.minor ?? 1_000,
     reach: reachOf(t, vars, setup, approver),
+    strategy,
   };
   if (faults.length === 0) {
     const count = weighted(prng, [

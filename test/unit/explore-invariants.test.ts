@@ -245,7 +245,10 @@ describe('the universal invariants', () => {
         state: 'SUCCEEDED',
         why: 'left_by_choice',
       };
-      const named = records(stoppedWithDebit('budget', () => [], [left]), { effects: [effect('op_a')] });
+      const named = records(
+        stoppedWithDebit('budget', () => [], [left]),
+        { effects: [effect('op_a')] },
+      );
       expect(checkInvariants(named)).toEqual([]);
       // The call id in the prose names nothing: only the structured field counts.
       const prose = records(stoppedWithDebit('left for an operator: lc_a (op_a) stands'), {
