@@ -136,7 +136,17 @@ export function faultMenu(t: ScenarioTemplate, approval: boolean, reach?: Reach)
     ]);
   }
   if (reach === undefined || reach.turns >= 2) {
-    menu.push([(p) => ({ at: 'run.history_budget', do: 'continue_as_new', occurrence: 1, events: p.int(10, 30) }), 5]);
+    // A turn that dispatched passes 10 to 14 events; one that sent nothing has had only its model call by then (9
+    // events or more): so the run continues before its second turn. Never below 4: a continued run starts with 3.
+    menu.push([
+      (p) => ({
+        at: 'run.history_budget',
+        do: 'continue_as_new',
+        occurrence: 1,
+        events: sends > 0 ? p.int(10, 14) : p.int(5, 7),
+      }),
+      5,
+    ]);
   }
   if (reach === undefined || totalSends(reach) >= 1) {
     // A downstream that will not seal: only a call that reconciliation must seal reaches it (see pairedFaults).

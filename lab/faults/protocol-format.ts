@@ -97,10 +97,12 @@ export const Fault = z
     events: z
       .number()
       .int()
-      .min(10)
+      .min(4)
       .max(100_000)
       .optional()
-      .describe('continue_as_new: the run\u2019s history budget (budgets.maxHistoryEvents)'),
+      .describe(
+        'continue_as_new: the run\u2019s history budget (budgets.maxHistoryEvents); at least 4, above the 3 events a continued run starts with, so it never continues at once again',
+      ),
   })
   .superRefine((f, ctx) => {
     const spec = CRASH_POINTS[f.at as keyof typeof CRASH_POINTS];
