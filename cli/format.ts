@@ -76,7 +76,7 @@ export function eventDetail(e: LedgerEvent): string {
     case 'OperatorWaitStarted':
       return `unknown=${e.unknownCalls.join(',')}`;
     case 'RunCompleted':
-      return `${kv({ stopReason: e.stopReason })}: ${e.detail}`;
+      return `${kv({ stopReason: e.stopReason, leftStanding: (e.leftStanding ?? []).map((l) => `${l.logicalCallId}:${l.state}:${l.why}`).join(',') })}: ${e.detail}`;
     default: {
       // Event types this renderer has no special case for: their fields as key=value.
       const { type: _type, seq: _seq, at: _at, ...rest } = e as LedgerEvent;

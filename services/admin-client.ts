@@ -19,6 +19,7 @@ import {
 import {
   LOOKUP_ARGUMENTS_HASH,
   READ_ARGUMENTS_HASH,
+  type ArmedFaultState,
   type FaultRule,
   type KeyStats,
   type RefusalCounts,
@@ -129,6 +130,11 @@ export class AdminClient extends DownstreamClient {
   /** `POST /admin/faults`: arms a fault rule; resolves with its id. */
   armFault(rule: FaultRule): Promise<{ id: string }> {
     return this.admin<{ id: string }>('POST', '/admin/faults', rule);
+  }
+
+  /** `GET /admin/faults`: every rule armed since the last clear, with how often it fired. */
+  async faultStates(): Promise<readonly ArmedFaultState[]> {
+    return (await this.admin<{ rules: ArmedFaultState[] }>('GET', '/admin/faults')).rules;
   }
 
   /** `DELETE /admin/faults`: disarms every fault rule. */

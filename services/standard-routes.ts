@@ -40,7 +40,9 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
     }
   };
   const answer = (res: http.ServerResponse, tenant: string, key: string, seal: boolean): void => {
-    const found = store.lookup(tenant, key, { seal });
+    // A lab start's `refuse_seal` fault: the downstream answers as a lookup would and does not seal a missing key.
+    const refuse = seal && runtime.faults?.refuseSeal(`/v1/operations/${key}/seal`) === true;
+    const found = store.lookup(tenant, key, { seal: seal && !refuse });
     if (found.kind === 'found') {
       sendJson(res, 200, found.record);
       return;
@@ -111,6 +113,7 @@ export function registerStandardAdminRoutes(router: Router, runtime: ServiceRunt
       const rule: FaultRule = parsed.data;
       sendJson(res, 201, { id: faults.arm(rule) });
     })
+    .on('GET', '/admin/faults', ({ res }) => sendJson(res, 200, { rules: faults.states() }))
     .on('DELETE', '/admin/faults', ({ res }) => {
       faults.clear();
       sendJson(res, 200, { cleared: true });

@@ -32,6 +32,8 @@ export function showJson(workflowId: string, v: RunView): unknown {
     events: v.ledger.events,
     calls: Object.values(p.calls),
     pendingApprovals: v.pending,
+    // What the stop left standing for an operator: the stop event's structured field, never parsed from its prose.
+    leftStanding: p.leftStanding,
     violations: p.violations,
   };
 }
@@ -67,10 +69,19 @@ export function showText(workflowId: string, v: RunView): string {
   } else {
     lines.push('pending approvals: none');
   }
+  lines.push(leftStandingText(p));
   lines.push(
     p.violations.length > 0 ? `violations\n${p.violations.map((x) => `  ${x}`).join('\n')}` : 'violations: none',
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** What the run's stop left standing for an operator, from the projection's `leftStanding` (RunCompleted's field). */
+export function leftStandingText(p: Pick<RunView['ledger']['projection'], 'status' | 'leftStanding'>): string {
+  if (p.leftStanding.length === 0)
+    return p.status === 'stopped' ? 'left standing: nothing' : 'left standing: (the run has not stopped)';
+  const rows = p.leftStanding.map((l) => [l.logicalCallId, l.toolName, l.state, l.operationKey, l.why]);
+  return `left standing for an operator\n${indent(renderTable(['CALL', 'TOOL', 'STATE', 'OPERATION KEY', 'WHY'], rows))}`;
 }
 
 function indent(text: string): string {

@@ -9,7 +9,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { startAgentRun } from '../../src/client/runs';
+import type { LedgerEvent } from '../../src/domain/ledger-events';
+import type { ArmedFaultState } from '../../src/downstream/protocol';
 import type { AgentRunResult } from '../../src/domain/run';
+import { QUOTA_DB_ENV } from '../../src/policy/quota-store';
 import { DEFAULT_POLICY } from '../../src/policy/policy-format';
 import { getFreePorts, type DevServer } from '../../src/server/dev-server';
 import { evaluateExpectations, type AssertionFailure } from './assertions';
@@ -17,7 +20,9 @@ import { CRASH_POINTS } from './catalog';
 import { approver } from './approver';
 import {
   armDownstream,
+  cancelRun,
   downstreamKill,
+  sendJunk,
   inFlightHold,
   pauseAndResume,
   serverRestart,
@@ -50,6 +55,10 @@ export interface CaseResult {
   readonly timeline: readonly TimelineEvent[];
   readonly workflowId?: string;
   readonly durationMs: number;
+  /** Planned faults, and those that observably happened (countFired); `missedFaults` describes the rest. */
+  readonly faultsPlanned?: number;
+  readonly faultsFired?: number;
+  readonly missedFaults?: readonly string[];
   /** The runner itself failed (a process did not start, the server could not be read). */
   readonly error?: string;
 }
@@ -77,23 +86,46 @@ async function awaitResult(
   return { completed: false, note: 'the run did not finish before its deadline plus grace' };
 }
 
-/** How many planned faults observably happened, from the timeline and the services' own counts. */
-async function countFired(
+/**
+ * How many planned faults observably happened, each from its own evidence: a crash point's line in the timeline
+ * (in-process points), the service's own count of the requests an armed rule acted on (downstream points), the
+ * rebuilt ledger (a rate limit deferred a dispatch; the run continued as new), or the runner's act on the live
+ * run (kills, restarts, cancels, junk messages).
+ */
+export async function countFired(
   pc: PlannedCase,
   timeline: Timeline,
   services: CaseServices,
+  armed: ReadonlyMap<PlannedFault, string>,
+  events: readonly LedgerEvent[],
 ): Promise<{ fired: number; missed: PlannedFault[] }> {
   const missed: PlannedFault[] = [];
+  const states = new Map<string, readonly ArmedFaultState[]>();
   for (const f of pc.faults) {
     const point = inProcessPointOf(f);
     let fired: boolean;
     if (point !== undefined) {
       fired = timeline.events.some((e) => e.kind === 'crash_point' && e.point === point && e.hit === f.occurrence);
+    } else if (f.do === 'rate_limit') {
+      fired = events.some((e) => e.type === 'DispatchDeferred');
+    } else if (f.do === 'continue_as_new') {
+      fired = events.some((e) => e.type === 'LedgerCarriedForward');
     } else if (CRASH_POINTS[f.at].site === 'downstream' && f.do !== 'kill') {
-      const stats = await services.byName.get(f.service)?.client.stats('', { prefix: true });
-      fired = (stats?.dispatchCount ?? 0) >= f.occurrence;
+      const id = armed.get(f);
+      if (!states.has(f.service)) {
+        states.set(
+          f.service,
+          (await services.byName
+            .get(f.service)
+            ?.client.faultStates()
+            .catch(() => [])) ?? [],
+        );
+      }
+      fired = (states.get(f.service) ?? []).some((r) => r.id === id && r.fired > 0);
     } else {
-      fired = timeline.events.some((e) => e.kind === 'fault_fired' && e.point === f.at);
+      fired = timeline.events.some(
+        (e) => e.kind === 'fault_fired' && e.point === f.at && (e.action === undefined || e.action === f.do),
+      );
     }
     if (!fired) missed.push(f);
   }
@@ -130,6 +162,8 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
     );
     const needsPolicyFile = pc.policy !== undefined || pc.faults.some((f) => f.do === 'publish_policy');
     const policyFile = needsPolicyFile ? path.join(dir, 'policy.json') : undefined;
+    // Every case its own cross-run rate-limit windows: a window one case filled never holds back the next.
+    const quotaDb = path.join(dir, 'quota.sqlite');
     if (policyFile) publishPolicy(policyFile, pc.policy ?? DEFAULT_POLICY);
     const workerUrls: Record<string, string> = { ...urls };
     for (const f of pc.faults.filter((x) => x.at === 'tool.in_flight')) {
@@ -146,7 +180,11 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       services: workerUrls,
       bundlePath: lab.bundlePath,
       // The lab's worker env allows blind_retry: the lab runs it on purpose.
-      env: { ...lab.workerEnv, ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}) },
+      env: {
+        ...lab.workerEnv,
+        [QUOTA_DB_ENV]: quotaDb,
+        ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
+      },
       timeline,
     });
     const [svc, first] = await Promise.allSettled([
@@ -157,7 +195,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
     const caseServices = svc.value;
     services = caseServices;
     if (first.status === 'rejected') throw first.reason;
-    await armDownstream({ pc, services: caseServices, timeline });
+    const armed = await armDownstream({ pc, services: caseServices, timeline });
     workflowId = `faults-${plan.seed}-${pc.index + 1}-${pc.slug}-${Date.now().toString(36)}`;
     const handle = await startAgentRun(link.client, {
       workflowId,
@@ -173,6 +211,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
         deadlineAt: new Date(Date.now() + plan.runDeadlineMs).toISOString(),
         limits: plan.limits,
         caps: plan.caps,
+        ...(pc.budgets ? { budgets: pc.budgets } : {}),
       },
     });
     ledger = new LedgerWatch(link, handle);
@@ -188,6 +227,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
         lab.identity.issueFor({ purpose: 'approve', run: workflowId!, call }, 'faults:approver', pc.tenant, [
           'approver',
         ]),
+      cancelToken: () => lab.identity.issueFor({ purpose: 'cancel', run: workflowId! }, pc.principal, pc.tenant),
       ...(policyFile ? { policyFile } : {}),
       done: done.signal,
       onServerRestarted: (s) => (restarted = s),
@@ -196,6 +236,8 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
     for (const f of pc.faults) {
       if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream') drivers.push(downstreamKill(ctx, f));
       if (f.do === 'restart_server') drivers.push(serverRestart(ctx, f));
+      if (f.at === 'run.cancel') drivers.push(cancelRun(ctx, f));
+      if (f.at === 'run.message') drivers.push(sendJunk(ctx, f));
       const hold = holds.get(f);
       if (hold) drivers.push(inFlightHold(ctx, f, hold));
       else if (f.do === 'pause') drivers.push(pauseAndResume(ctx, f));
@@ -213,7 +255,6 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       timeline.push({ kind: 'probe_sent', text: `probe: ${probe.text}` });
     }
     await pool.stopAll();
-    const fired = await countFired(pc, timeline, caseServices);
     const evidence = await collectEvidence({
       lab,
       link,
@@ -223,10 +264,12 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       ...(ledger.frozen ? { before: ledger.frozen } : {}),
       ...(outcome.result ? { result: outcome.result } : {}),
       completed: outcome.completed,
-      faultsFired: fired.fired,
+      faultsFired: 0, // counted below, from the rebuilt ledger among others
       probeOutcome: probe?.outcome ?? '',
       strategy: pc.strategy,
     });
+    const fired = await countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? []);
+    evidence.metrics.faults_fired = fired.fired;
     const failures = evaluateExpectations(pc.name, pc.expect, evidence.metrics);
     for (const f of fired.missed) {
       failures.push({
@@ -251,6 +294,9 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       timeline: timeline.events,
       workflowId,
       durationMs: Date.now() - started,
+      faultsPlanned: pc.faults.length,
+      faultsFired: fired.fired,
+      missedFaults: fired.missed.map(describeFault),
     };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);

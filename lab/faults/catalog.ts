@@ -18,11 +18,18 @@ export const FAULT_KINDS = [
   'error_5xx',
   'restart_server',
   'publish_policy',
+  'refuse_seal',
+  'rate_limit',
+  'cancel',
+  'temporal_cancel',
+  'continue_as_new',
+  'junk_signal',
+  'junk_update',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Where a crash point is implemented. */
-export type PointSite = 'workflow' | 'activity' | 'network' | 'downstream' | 'server' | 'approval' | 'policy';
+export type PointSite = 'workflow' | 'activity' | 'network' | 'downstream' | 'server' | 'approval' | 'policy' | 'run';
 
 /** A feature a crash point needs in the build (checked against the workflow bundle before anything runs). */
 export type PointFeature = 'saga';
@@ -99,6 +106,36 @@ export const CRASH_POINTS = {
       'the proposal is recorded and waits for approval; a new policy version is published before the dispatch decision',
     kinds: ['publish_policy'],
   },
+  'downstream.seal': {
+    site: 'downstream',
+    moment:
+      'reconciliation asks the downstream to seal a key it holds no effect under (`POST /v1/operations/:key/seal`); the downstream answers not_found with sealed: false and does not seal',
+    kinds: ['refuse_seal'],
+  },
+  'policy.rate_limit': {
+    site: 'policy',
+    moment:
+      'the policy the run starts with (and every version published later) limits an action to `max` dispatches per `ms` per run, principal or tenant: a later dispatch waits for the window, or the wait would pass the deadline',
+    kinds: ['rate_limit'],
+  },
+  'run.cancel': {
+    site: 'run',
+    moment:
+      'the n-th ledger event of type `after` has been recorded (then `ms` more): the runner cancels the run, verified (the requestCancel update with the principal\u2019s token) or with Temporal\u2019s own cancel',
+    kinds: ['cancel', 'temporal_cancel'],
+  },
+  'run.history_budget': {
+    site: 'run',
+    moment:
+      'the run\u2019s history budget (budgets.maxHistoryEvents) is `events`: once its history passes it, the run continues as new at its next turn',
+    kinds: ['continue_as_new'],
+  },
+  'run.message': {
+    site: 'run',
+    moment:
+      'the n-th ledger event of type `after` has been recorded (then `ms` more): the runner sends the run junk signals or junk updates (unknown names, malformed bodies, no token)',
+    kinds: ['junk_signal', 'junk_update'],
+  },
 } as const satisfies Record<string, CrashPointSpec>;
 
 export type CrashPointName = keyof typeof CRASH_POINTS;
@@ -129,6 +166,18 @@ export const FAULT_KIND_MEANING: Readonly<Record<FaultKind, string>> = {
   error_5xx: 'the downstream answers 503 before commit, or 502 after commit (the effect stays committed)',
   restart_server: 'SIGKILL of the Temporal dev server process group, then a restart on the same SQLite database',
   publish_policy: 'the runner writes a new policy version to the workers\u2019 LEDGERLOOP_POLICY_FILE',
+  refuse_seal:
+    'the downstream answers a seal of a missing key not_found with sealed: false and leaves the key unsealed (`times` seal requests from the `occurrence`-th)',
+  rate_limit:
+    'the case\u2019s policy (and every version published later) gets a rate limit on `action` (default wallet.debit): `max` dispatches per `ms` per `per` (run, principal or tenant)',
+  cancel:
+    'the runner sends the verified requestCancel update with the run principal\u2019s token; the run stops operator_stopped',
+  temporal_cancel: 'the runner cancels the workflow with Temporal\u2019s own cancel (no identity)',
+  continue_as_new:
+    'the run starts with budgets.maxHistoryEvents = `events`, so it continues as new once its history passes it',
+  junk_signal: 'the runner signals the run with unknown signal names and malformed payloads',
+  junk_update:
+    'the runner sends malformed updates (decideApproval, resolveCall, requestCancel with bodies that must be refused) and an unknown update name',
 };
 
 /** A few words per fault kind, for the printed plan. */
@@ -140,6 +189,13 @@ export const FAULT_KIND_SHORT: Readonly<Record<FaultKind, string>> = {
   error_5xx: 'the downstream answers 5xx',
   restart_server: 'SIGKILL the Temporal server, restart it on the same database',
   publish_policy: 'publish a new policy version',
+  refuse_seal: 'the downstream will not seal the key',
+  rate_limit: 'a rate limit in the policy',
+  cancel: 'cancel the run (verified requestCancel)',
+  temporal_cancel: 'cancel the run (Temporal cancel)',
+  continue_as_new: 'a history budget the run continues as new at',
+  junk_signal: 'send junk signals',
+  junk_update: 'send junk updates',
 };
 
 /** Whether `name` is a known crash point. */

@@ -5,7 +5,16 @@ import type { RawExploreFlags } from './explore';
 
 type FaultsFlags = RawExploreFlags & { report?: string; config?: string };
 
-const EXPLORE_ONLY = ['seed', 'runs', 'minutes', 'saveFailures', 'shrinkAttempts', 'verbose', 'case'] as const;
+const EXPLORE_ONLY = [
+  'seed',
+  'runs',
+  'minutes',
+  'saveFailures',
+  'shrinkAttempts',
+  'verbose',
+  'case',
+  'minFired',
+] as const;
 
 export function registerFaultsCommand(program: Command): void {
   program
@@ -27,6 +36,7 @@ export function registerFaultsCommand(program: Command): void {
       '--config <path>',
       'the project config: the protocol names its scenarios and services, and runs against its tools (default: the nearest ledgerloop.config.*; none: the built-in demo)',
     )
+    .option('--min-fired <ratio>', 'explore: fail unless at least this share of the planned faults fired (0 to 1)')
     .action(async (file: string | undefined, o: FaultsFlags) => {
       const { commandProject } = require('../../cli/project') as typeof import('../../cli/project');
       let project: Awaited<ReturnType<typeof commandProject>>;

@@ -11,7 +11,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { ledgerQuery, requestCancelUpdate } from '../../workflows/definitions';
 import type { FaultRule } from '../../src/downstream/protocol';
 import type { DevServer } from '../../src/server/dev-server';
 import { CRASH_POINTS } from './catalog';
@@ -20,7 +22,8 @@ import type { LedgerWatch } from './ledger-watch';
 import type { PlannedCase, PlannedFault } from './plan';
 import type { Timeline } from './timeline';
 import type { NetHold } from './net-hold';
-import { until } from './waits';
+import { POINT_TRIGGERS } from './protocol-format';
+import { until, withDeadline } from './waits';
 import type { WorkerPool } from './worker-pool';
 
 export interface DriverContext {
@@ -35,6 +38,8 @@ export interface DriverContext {
   /** A fresh token for the lab's approver (role `approver`, the case's tenant). */
   /** A token of the lab approver to approve (or deny) `call` of this run. */
   readonly approverToken: (call: string) => Promise<string>;
+  /** A token of the run's own principal to cancel this run (the verified requestCancel update). */
+  readonly cancelToken: () => Promise<string>;
   /** Aborted when the run has ended (or the case gave up). */
   readonly done: AbortSignal;
   /** Set by the server-restart driver: the restarted server, which the case must stop. */
@@ -43,6 +48,14 @@ export interface DriverContext {
 
 /** The FaultRule a downstream fault arms on its service. */
 export function faultRuleOf(f: PlannedFault): FaultRule {
+  if (f.at === 'downstream.seal')
+    return {
+      at: 'seal',
+      do: 'refuse_seal',
+      occurrence: f.occurrence,
+      times: f.times,
+      ...(f.path !== undefined ? { path: f.path } : {}),
+    };
   const at = f.at === 'downstream.before_commit' ? 'before_commit' : 'after_commit';
   const action = f.do === 'kill' || f.do === 'restart_server' ? 'delay' : (f.do as FaultRule['do']);
   return {
@@ -55,8 +68,11 @@ export function faultRuleOf(f: PlannedFault): FaultRule {
   };
 }
 
-/** Arms every downstream-held fault of the case before its run starts. */
-export async function armDownstream(ctx: Pick<DriverContext, 'pc' | 'services' | 'timeline'>): Promise<void> {
+/** Arms every downstream-held fault of the case before its run starts; returns each one's rule id, by fault. */
+export async function armDownstream(
+  ctx: Pick<DriverContext, 'pc' | 'services' | 'timeline'>,
+): Promise<Map<PlannedFault, string>> {
+  const ids = new Map<PlannedFault, string>();
   for (const f of ctx.pc.faults) {
     const site = CRASH_POINTS[f.at].site;
     if (site !== 'downstream' && site !== 'server') continue;
@@ -66,9 +82,11 @@ export async function armDownstream(ctx: Pick<DriverContext, 'pc' | 'services' |
         `case "${ctx.pc.name}": fault at ${f.at} names service ${f.service}, which the case does not run`,
       );
     const rule = faultRuleOf(f);
-    await svc.client.armFault(rule);
+    const { id } = await svc.client.armFault(rule);
+    ids.set(f, id);
     ctx.timeline.push({ kind: 'fault_armed', point: f.at, text: `armed on ${f.service}: ${JSON.stringify(rule)}` });
   }
+  return ids;
 }
 
 async function waitForRequest(ctx: DriverContext, f: PlannedFault, committed: boolean): Promise<boolean> {
@@ -214,4 +232,126 @@ export async function inFlightHold(ctx: DriverContext, f: PlannedFault, hold: Ne
   });
   for (const w of senders) await ctx.pool.resume(w, 'its held request has been delivered');
   await sleep(1_000);
+}
+
+/**
+ * Waits until the run's ledger has recorded its `f.occurrence`-th event of type `f.after` (counted by sequence
+ * number, so events before a continue-as-new count too), then `f.ms` more. False when the run ended first.
+ */
+async function ledgerTrigger(ctx: DriverContext, f: PlannedFault): Promise<boolean> {
+  if (f.after !== undefined && POINT_TRIGGERS.includes(f.after)) {
+    // The first worker announces the hit and holds there (TRIGGER_HOLD_MS): act while it does.
+    const hit = await ctx.timeline.waitFor(
+      (e) =>
+        (e.kind === 'crash_point_hit' || e.kind === 'crash_point') && e.point === f.after && e.hit === f.occurrence,
+      600_000,
+      ctx.done,
+    );
+    if (!hit) return false;
+    if (f.ms > 0) await sleep(f.ms);
+    return !ctx.done.aborted;
+  }
+  const seen = new Set<number>();
+  const reached = await until(
+    async () => {
+      if (!(await runOpen(ctx))) return false;
+      try {
+        const snap = await withDeadline(ctx.link, 2_000, () => ctx.handle.query(ledgerQuery));
+        for (const e of snap.events) if (e.type === f.after) seen.add(e.seq);
+      } catch {
+        return undefined; // no worker right now
+      }
+      return seen.size >= f.occurrence ? true : undefined;
+    },
+    ctx.done,
+    600_000,
+    150,
+  );
+  if (reached !== true) return false;
+  if (f.ms > 0) await sleep(f.ms);
+  return !ctx.done.aborted && (await runOpen(ctx));
+}
+
+async function runOpen(ctx: DriverContext): Promise<boolean> {
+  try {
+    const d = await withDeadline(ctx.link, 3_000, () => ctx.handle.describe());
+    return d.status.name === 'RUNNING';
+  } catch {
+    return true; // the server may be restarting: assume open, the act itself will tell
+  }
+}
+
+/** `cancel` / `temporal_cancel` at run.cancel: once the trigger event is in the ledger, cancel the run. */
+export async function cancelRun(ctx: DriverContext, f: PlannedFault): Promise<void> {
+  if (!(await ledgerTrigger(ctx, f))) return;
+  const where = `after ${f.after} #${f.occurrence}${f.ms > 0 ? ` + ${f.ms} ms` : ''}`;
+  try {
+    if (f.do === 'cancel') {
+      const token = await ctx.cancelToken();
+      await withDeadline(ctx.link, 10_000, () =>
+        ctx.handle.executeUpdate(requestCancelUpdate, { args: [{ token, reason: `fault protocol: cancel ${where}` }] }),
+      );
+    } else {
+      await withDeadline(ctx.link, 10_000, () => ctx.handle.cancel());
+    }
+  } catch (err) {
+    ctx.timeline.push({ kind: 'note', text: `${f.do} ${where} was refused: ${(err as Error).message.slice(0, 200)}` });
+    return;
+  }
+  ctx.timeline.push({
+    kind: 'fault_fired',
+    point: f.at,
+    action: f.do,
+    text: `${f.do === 'cancel' ? 'verified requestCancel accepted' : 'Temporal cancel requested'} ${where}`,
+  });
+}
+
+/** The junk a run must survive: every one must be refused (an update) or ignored (a signal), none may poison it. */
+export const JUNK_UPDATES: readonly { readonly name: string; readonly args: [unknown, ...unknown[]] }[] = [
+  { name: 'decideApproval', args: [{ logicalCallId: 42, decision: 'maybe', token: 'not-a-jws' }] },
+  { name: 'decideApproval', args: ['\u0000junk'] },
+  { name: 'resolveCall', args: [{ logicalCallId: 'lc_nope', outcome: 'SUCCEEDED', token: 'x', reason: '' }] },
+  { name: 'requestCancel', args: [{ reason: 'x'.repeat(5_000) }] },
+  { name: 'ledgerloopNoSuchUpdate', args: [[1, 2, 3]] },
+];
+export const JUNK_SIGNALS: readonly { readonly name: string; readonly args: unknown[] }[] = [
+  { name: 'ledgerloopNoSuchSignal', args: [{ junk: true }] },
+  { name: 'decideApproval', args: [{ logicalCallId: 'lc_1_a', decision: 'approve' }] },
+  { name: 'requestCancel', args: [null] },
+];
+
+/** `junk_signal` / `junk_update` at run.message: once the trigger event is in the ledger, send the junk. */
+export async function sendJunk(ctx: DriverContext, f: PlannedFault): Promise<void> {
+  if (!(await ledgerTrigger(ctx, f))) return;
+  let delivered = 0;
+  const accepted: string[] = [];
+  if (f.do === 'junk_signal') {
+    for (const j of JUNK_SIGNALS) {
+      try {
+        await withDeadline(ctx.link, 5_000, () => ctx.handle.signal(j.name, ...j.args));
+        delivered += 1;
+      } catch {
+        /* the run closed meanwhile */
+      }
+    }
+  } else {
+    for (const j of JUNK_UPDATES) {
+      try {
+        await withDeadline(ctx.link, 5_000, () => ctx.handle.executeUpdate(j.name, { args: j.args }));
+        delivered += 1;
+        accepted.push(j.name);
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError) delivered += 1; // refused by the run: as it must be
+      }
+    }
+  }
+  if (accepted.length > 0)
+    ctx.timeline.push({ kind: 'note', text: `junk ACCEPTED by the run (a defect): ${accepted.join(', ')}` });
+  if (delivered === 0) return;
+  ctx.timeline.push({
+    kind: 'fault_fired',
+    point: f.at,
+    action: f.do,
+    text: `${delivered} junk ${f.do === 'junk_signal' ? 'signal(s) delivered' : 'update(s) refused by the run'} after ${f.after} #${f.occurrence}`,
+  });
 }

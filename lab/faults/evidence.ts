@@ -15,6 +15,7 @@ import type { LedgerSnapshot } from '../../workflows/ledger';
 import { FAULT_SINKS } from './crash-points';
 import { checkInvariants, type EffectRow, type InvariantViolation, type RequestEntry } from './explore-invariants';
 import { readEffectLog, readRequestEntries } from './explore-records';
+import { leftStandingOf } from './writeup';
 import type { CaseServices, Lab, ServerLink } from './lab';
 import type { CaseMetrics } from './metrics';
 import {
@@ -69,7 +70,7 @@ export interface EvidenceInput {
 async function rebuildOnNewWorker(
   input: EvidenceInput,
   upTo: number | undefined,
-): Promise<[LedgerSnapshot, LedgerSnapshot]> {
+): Promise<[LedgerSnapshot | undefined, LedgerSnapshot]> {
   const { connection } = await connectNative(serverTarget(input.link.server));
   try {
     const worker = await Worker.create({
@@ -88,7 +89,13 @@ async function rebuildOnNewWorker(
         <T>(fn: () => Promise<T>) =>
           input.link.connection.withDeadline(Date.now() + ms, fn);
       const full = await deadline(30_000)(() => input.handle.query(ledgerQuery));
-      const partial = upTo === undefined ? full : await deadline(30_000)(() => input.handle.query(ledgerQuery, upTo));
+      if (upTo === undefined) return [full, full] as [LedgerSnapshot, LedgerSnapshot];
+      // `ledger(n)` counts this run's own events; a continued run's sequence numbers start after what it carried.
+      const carried = full.events.find((e) => e.type === 'LedgerCarriedForward');
+      const base = carried?.type === 'LedgerCarriedForward' ? carried.eventCount : 0;
+      // The hash before the fault was taken in an earlier run of the chain: this run cannot answer for it.
+      if (upTo <= base) return [undefined, full] as [LedgerSnapshot | undefined, LedgerSnapshot];
+      const partial = await deadline(30_000)(() => input.handle.query(ledgerQuery, upTo - base));
       return [partial, full] as [LedgerSnapshot, LedgerSnapshot];
     });
   } finally {
@@ -133,8 +140,13 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
 
   let rebuilt: LedgerSnapshot | undefined;
   let after: LedgerSnapshot | undefined;
+  let comparable = true;
   try {
     [after, rebuilt] = await rebuildOnNewWorker(input, input.before?.eventCount);
+    if (after === undefined) {
+      comparable = false; // measured before a continue-as-new: only the final run's own hash is checked
+      after = rebuilt;
+    }
   } catch (err) {
     replayError ??= `the new worker could not rebuild the ledger: ${(err as Error).message}`;
   }
@@ -159,7 +171,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
   const logical = calls.filter((c) => rebuilt?.projection.calls[c.logicalCallId]?.intentRecorded).length;
   const attempts = attemptCount(history, 'dispatchTool');
   const compensations = (rebuilt?.events ?? []).flatMap((e) => (e.type === 'CompensationCompleted' ? [e.outcome] : []));
-  const before = input.before?.projectionHash ?? '';
+  const before = comparable ? (input.before?.projectionHash ?? '') : '';
   const afterHash = after?.projectionHash ?? '';
   const invariants = checkInvariants({
     strategy: input.strategy ?? 'same_key_replay',
@@ -190,6 +202,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     final_states: calls.map((c) => c.state).join(','),
     error_code: first?.errorCode ?? '',
     unknown_call_count: calls.filter((c) => c.state === 'UNKNOWN').length,
+    left_standing_count: leftStandingOf(rebuilt?.events ?? [])?.length ?? 0,
     violation_count: rebuilt?.projection.violations.length ?? 0,
     offset_count: compensations.filter((o) => o === 'OFFSET').length,
     unsettled_compensation_count: compensations.filter((o) => o === 'FAILED' || o === 'UNKNOWN').length,

@@ -7,13 +7,16 @@
  *   (a) under a safe strategy, at most one business effect per intent, and every effect in a downstream's
  *       effect log matches exactly one intent (`DispatchIntentRecorded`): no orphan effect, no unknown key;
  *   (b) every forward effect still standing when a run stops other than `completed` is compensated (and the
- *       compensating effect exists downstream), or named in the stop detail for an operator;
- *   (c) no call FAILED while a downstream holds an effect under its key; no dispatch before its intent; no
- *       request admitted under a stale fence or with other arguments than its key was first used with;
+ *       compensating effect exists downstream), or named in the stop's `leftStanding` field for an operator (the
+ *       structured field of `RunCompleted`, never the stop's prose); every call left UNKNOWN at such a stop is
+ *       named there too, and every name there is a call of the run in the state it says;
+ *   (c) no call FAILED while a downstream holds an effect under its key; no call a downstream saw a request of
+ *       ends in any state but SUCCEEDED, FAILED or UNKNOWN; no dispatch before its intent; no request admitted
+ *       under a stale fence or with other arguments than its key was first used with;
  *   (d) a fresh worker rebuilds the same projection hash, replay raises no determinism error, and the run
  *       closes before its deadline plus the grace period.
  */
-import type { LedgerEvent } from '../../src/domain/ledger-events';
+import type { LedgerEvent, LeftStanding } from '../../src/domain/ledger-events';
 import type { CallView, Projection } from '../../src/domain/reducer';
 import type { RetryStrategy } from '../../src/domain/run';
 import { REFUSED_OUTCOMES } from './request-log';
@@ -63,9 +66,17 @@ export const INVARIANTS = {
   },
   standing_effect_settled: {
     group: 'b',
-    text: 'a forward effect standing at a stop other than completed is compensated or named in the stop detail',
+    text: 'a forward effect standing at a stop other than completed is compensated, or named in the stop\u2019s leftStanding field',
+  },
+  unknown_named_at_stop: {
+    group: 'b',
+    text: 'every call UNKNOWN at a stop other than completed is in leftStanding, and every leftStanding entry is a call of the run in the state it names',
   },
   failed_means_no_effect: { group: 'c', text: 'no call is FAILED while a downstream holds an effect under its key' },
+  sent_call_settled: {
+    group: 'c',
+    text: 'a call a downstream saw a request of ends SUCCEEDED, FAILED or UNKNOWN (never as if it had not been sent)',
+  },
   intent_before_dispatch: { group: 'c', text: 'no dispatch precedes its intent (reducer violations are empty)' },
   fence_and_arguments: {
     group: 'c',
@@ -185,15 +196,22 @@ function checkEffectsMatchIntents(r: RunRecords, intents: Map<string, IntentInfo
   return out;
 }
 
-function lastStop(
-  events: readonly LedgerEvent[],
-  projection: Projection | undefined,
-): { reason: string; detail: string } | undefined {
+/** The run's stop as its stop event records it: the reason, the prose, and the structured `leftStanding`. */
+export interface StopRecord {
+  readonly reason: string;
+  readonly detail: string;
+  readonly leftStanding: readonly LeftStanding[];
+}
+
+export function lastStop(events: readonly LedgerEvent[], projection: Projection | undefined): StopRecord | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
-    if (e.type === 'RunCompleted') return { reason: e.stopReason, detail: e.detail };
+    if (e.type === 'RunCompleted')
+      return { reason: e.stopReason, detail: e.detail, leftStanding: e.leftStanding ?? [] };
   }
-  return projection?.stopReason ? { reason: projection.stopReason, detail: '' } : undefined;
+  return projection?.stopReason
+    ? { reason: projection.stopReason, detail: '', leftStanding: projection.leftStanding ?? [] }
+    : undefined;
 }
 
 function checkStandingEffects(r: RunRecords, callKeys: Map<string, Set<string>>): InvariantViolation[] {
@@ -203,6 +221,8 @@ function checkStandingEffects(r: RunRecords, callKeys: Map<string, Set<string>>)
   const calls = r.projection.calls;
   const registeredKey = new Map<string, string>();
   for (const e of r.events) if (e.type === 'CompensationRegistered') registeredKey.set(e.forwardCallId, e.operationKey);
+  // Only the structured field counts: a call id that merely occurs in the stop's prose names nothing.
+  const left = new Set(stop.leftStanding.map((l) => l.logicalCallId));
   const out: InvariantViolation[] = [];
   for (const c of Object.values(calls)) {
     if (c.origin !== 'model') continue;
@@ -220,12 +240,88 @@ function checkStandingEffects(r: RunRecords, callKeys: Map<string, Set<string>>)
       });
       continue;
     }
-    const named = [c.logicalCallId, ...held].some((id) => stop.detail.includes(id));
-    if (named) continue;
+    if (left.has(c.logicalCallId)) continue;
     out.push({
       invariant: 'standing_effect_settled',
       subject: c.logicalCallId,
-      message: `the run stopped ${stop.reason} while ${c.logicalCallId} (${c.toolName}, ${c.state}) has an effect under ${held.join(', ')}; it was ${c.compensation ? `compensated ${c.compensation}` : 'not compensated'} and the stop detail does not name it: ${JSON.stringify(stop.detail.slice(0, 160))}`,
+      message: `the run stopped ${stop.reason} while ${c.logicalCallId} (${c.toolName}, ${c.state}) has an effect under ${held.join(', ')}; it was ${c.compensation ? `compensated ${c.compensation}` : 'not compensated'} and the stop's leftStanding does not name it (${stop.leftStanding.length === 0 ? 'it is empty' : `it names ${[...left].join(', ')}`})`,
+    });
+  }
+  return out;
+}
+
+function checkLeftStanding(r: RunRecords): InvariantViolation[] {
+  const stop = lastStop(r.events, r.projection);
+  if (!stop || !r.projection) return [];
+  const calls = r.projection.calls;
+  const out: InvariantViolation[] = [];
+  const named = new Map(stop.leftStanding.map((l) => [l.logicalCallId, l] as const));
+  // A compensation whose outcome is unknown is named through its forward call (why `compensation_unsettled`).
+  const forwardOf = new Map<string, string>();
+  for (const c of Object.values(calls)) if (c.compensationCallId) forwardOf.set(c.compensationCallId, c.logicalCallId);
+  const namedThroughForward = (id: string): boolean => {
+    const forward = forwardOf.get(id);
+    return forward !== undefined && named.get(forward)?.why === 'compensation_unsettled';
+  };
+  if (stop.reason !== 'completed') {
+    for (const c of Object.values(calls)) {
+      if (c.state !== 'UNKNOWN' || named.has(c.logicalCallId) || namedThroughForward(c.logicalCallId)) continue;
+      out.push({
+        invariant: 'unknown_named_at_stop',
+        subject: c.logicalCallId,
+        message: `the run stopped ${stop.reason} with ${c.logicalCallId} (${c.toolName}) UNKNOWN, and the stop's leftStanding does not name it for an operator`,
+      });
+    }
+  }
+  for (const l of stop.leftStanding) {
+    const c = calls[l.logicalCallId];
+    if (!c) {
+      out.push({
+        invariant: 'unknown_named_at_stop',
+        subject: l.logicalCallId,
+        message: `the stop's leftStanding names ${l.logicalCallId}, which is no call of the run`,
+      });
+    } else if (
+      c.state !== l.state ||
+      (l.operationKey !== '' && c.operationKey !== null && c.operationKey !== l.operationKey)
+    ) {
+      out.push({
+        invariant: 'unknown_named_at_stop',
+        subject: l.logicalCallId,
+        message: `the stop's leftStanding says ${l.logicalCallId} is ${l.state} under ${l.operationKey || '(no key)'}; the ledger says ${c.state} under ${c.operationKey ?? '(no key)'}`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The states a call that a downstream saw a request of may end in. */
+const SENT_END_STATES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'UNKNOWN']);
+
+function checkSentCalls(r: RunRecords, callKeys: Map<string, Set<string>>): InvariantViolation[] {
+  if (!r.projection || !r.completed) return [];
+  const seen = new Map<string, RequestEntry>();
+  for (const q of r.requests) if (!seen.has(q.operationKey)) seen.set(q.operationKey, q);
+  for (const e of r.effects)
+    if (!seen.has(e.operationKey))
+      seen.set(e.operationKey, {
+        service: e.service,
+        id: 0,
+        operationKey: e.operationKey,
+        argumentsHash: '',
+        fence: 0,
+        outcome: 'effect',
+      });
+  const out: InvariantViolation[] = [];
+  for (const c of Object.values(r.projection.calls)) {
+    if (SENT_END_STATES.has(c.state)) continue;
+    const key = [...(callKeys.get(c.logicalCallId) ?? [])].find((k) => seen.has(k));
+    if (key === undefined) continue;
+    const q = seen.get(key)!;
+    out.push({
+      invariant: 'sent_call_settled',
+      subject: c.logicalCallId,
+      message: `${c.logicalCallId} (${c.toolName}) ends ${c.state} in the ledger, but ${q.service} saw a request under ${key} (outcome ${q.outcome}): a call that may have sent must end SUCCEEDED, FAILED or UNKNOWN`,
     });
   }
   return out;
@@ -308,7 +404,9 @@ export function checkInvariants(r: RunRecords): InvariantViolation[] {
   const out: InvariantViolation[] = [];
   if (r.projection) out.push(...checkEffectsMatchIntents(r, intents));
   out.push(...checkStandingEffects(r, callKeys));
+  out.push(...checkLeftStanding(r));
   out.push(...checkFailedCalls(r, callKeys));
+  out.push(...checkSentCalls(r, callKeys));
   for (const v of r.projection?.violations ?? [])
     out.push({ invariant: 'intent_before_dispatch', message: `the reducer recorded: ${v}` });
   out.push(...checkRequestLog(r.requests));

@@ -22,6 +22,9 @@ export interface ExploredCase {
   readonly metrics: Partial<CaseMetrics>;
   readonly workflowId?: string;
   readonly durationMs: number;
+  /** Planned faults that observably happened in the run (the runner's countFired), and those that did not. */
+  readonly faultsFired?: number;
+  readonly missedFaults?: readonly string[];
   readonly shrunk?: {
     readonly name: string;
     readonly faults: readonly GenFault[];
@@ -35,6 +38,14 @@ export interface ExploredCase {
   readonly savedTo?: string;
 }
 
+/** Planned faults over the cases run, and how many of them observably happened. */
+export function firedRatio(cases: readonly ExploredCase[]): { planned: number; fired: number; ratio: number } {
+  const counted = cases.filter((c) => !c.error);
+  const planned = counted.reduce((n, c) => n + c.faults.length, 0);
+  const fired = counted.reduce((n, c) => n + (c.faultsFired ?? Number(c.metrics.faults_fired ?? 0)), 0);
+  return { planned, fired, ratio: planned === 0 ? 1 : fired / planned };
+}
+
 export interface ExploreReport {
   readonly format: typeof EXPLORE_REPORT_FORMAT;
   readonly seed: number;
@@ -45,6 +56,9 @@ export interface ExploreReport {
   readonly planFingerprint: string;
   readonly durationMs: number;
   readonly passed: boolean;
+  /** Planned faults of the cases run (a runner error excluded) and those that fired. */
+  readonly faultsPlanned?: number;
+  readonly faultsFired?: number;
   readonly cases: readonly ExploredCase[];
 }
 
@@ -64,7 +78,8 @@ export function progressLine(
     : c.violations.length > 0
       ? `VIOLATION (${violatedGroups(c.violations)}: ${c.violations.length})`
       : 'ok';
-  return `explore seed ${seed} [${done}/${total}] ${verdict} in ${(c.durationMs / 1000).toFixed(1)} s · ${violatingSoFar} violating so far · ${c.name}`;
+  const fired = `faults fired ${c.faultsFired ?? c.metrics.faults_fired ?? 0}/${c.faults.length}`;
+  return `explore seed ${seed} [${done}/${total}] ${verdict} in ${(c.durationMs / 1000).toFixed(1)} s · ${fired} · ${violatingSoFar} violating so far · ${c.name}`;
 }
 
 const COLUMNS: ReadonlyArray<[string, (c: ExploredCase) => string]> = [
@@ -121,6 +136,17 @@ export function renderExploreSummary(r: ExploreReport): string {
   out.push('            (d) the same projection hash rebuilt, replay deterministic, closed before deadline + grace');
   const violating = r.cases.filter((c) => c.violations.length > 0).length;
   const errors = r.cases.filter((c) => c.error).length;
+  const f = firedRatio(r.cases);
+  const missed = new Map<string, number>();
+  for (const c of r.cases)
+    for (const m of c.missedFaults ?? []) {
+      const kind = m.replace(/ \(.*$/, '').replace(/ on \w+.*$/, '');
+      missed.set(kind, (missed.get(kind) ?? 0) + 1);
+    }
+  out.push(
+    '',
+    `faults fired: ${f.fired} of ${f.planned} planned (${(100 * f.ratio).toFixed(1)}%)${missed.size > 0 ? `; never fired: ${[...missed].map(([k, n]) => `${k} x${n}`).join(', ')}` : ''}`,
+  );
   const skipped = r.casesSkipped > 0 ? `, ${r.casesSkipped} not started (time budget)` : '';
   out.push(
     '',

@@ -29,6 +29,33 @@ export interface ScenarioTemplate {
   readonly approvalPath?: { readonly service: CaseService; readonly request: number; readonly retrySend: number };
   vars(prng: Prng, ctx: { approval: boolean }): Record<string, unknown>;
   setup?(prng: Prng): NonNullable<GenCase['setup']>;
+  /** What a clean run of the case reaches: the feasibility check of its faults (explore-faults.ts) reads it. */
+  reach(vars: Record<string, unknown>, setup: GenCase['setup']): Reach;
+}
+
+/**
+ * What a clean run of a case reaches, counted from its scenario script and variables: first sends per service
+ * (each one a dispatch, an intent and a tool.before_send hit), wallet debits decided, model turns, and whether a
+ * saga compensates (a step fails after others took effect). A fault that needs more than this cannot fire.
+ */
+export interface Reach {
+  readonly sends: Partial<Record<CaseService, number>>;
+  readonly debits: number;
+  readonly turns: number;
+  readonly compensates: boolean;
+}
+
+const walletReach = (sends: number, turns: number): Reach => ({
+  sends: sends > 0 ? { wallet: sends } : {},
+  debits: sends,
+  turns,
+  compensates: false,
+});
+
+/** The shipping capacity an order-fulfilment setup gives (0: shipping refuses, and the saga offsets the rest). */
+function shippingCapacity(setup: GenCase['setup']): number {
+  const cap = setup?.find((r) => r.service === 'shipping' && r.path === '/admin/capacity');
+  return Number((cap?.body as { remaining?: number } | undefined)?.remaining ?? 5);
 }
 
 const eur = (minor: number): { minor: number; currency: string } => ({ minor, currency: 'EUR' });
@@ -37,13 +64,19 @@ const debitAmount = (prng: Prng, approval: boolean): number =>
   approval ? prng.int(50_001, 99_000) : prng.int(100, 49_000);
 
 /** A scenario that only debits (and refunds) the wallet: no approvals, no compensations. */
-const walletOnly = (weight: number, tools: readonly string[], vars: ScenarioTemplate['vars']): ScenarioTemplate => ({
+const walletOnly = (
+  weight: number,
+  tools: readonly string[],
+  vars: ScenarioTemplate['vars'],
+  reach: ScenarioTemplate['reach'],
+): ScenarioTemplate => ({
   weight,
   tools,
   services: ['wallet'],
   approvals: 'never',
   compensable: false,
   vars,
+  reach,
 });
 
 export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
@@ -55,6 +88,7 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     compensable: false,
     approvalPath: { service: 'wallet', request: 1, retrySend: 2 },
     vars: (p, c) => ({ account: 'acct_1', amount: eur(debitAmount(p, c.approval)) }),
+    reach: () => walletReach(1, 2),
   },
   'two-debits': {
     weight: 10,
@@ -69,6 +103,7 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
       // two deliberate debits: other amounts, so they are two intents (identical ones would be one, by design)
       return { account: 'acct_1', amount: eur(first), amount2: eur(second === first ? second + 1 : second) };
     },
+    reach: () => walletReach(2, 3),
   },
   'order-fulfilment': {
     weight: 14,
@@ -96,6 +131,16 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
       },
       { service: 'shipping', path: '/admin/capacity', body: { remaining: p.next() < 0.5 ? 0 : 5 } },
     ],
+    // three parallel first sends; the order is marked fulfilled only when shipping took it
+    reach: (_v, setup) => {
+      const shipped = shippingCapacity(setup) > 0;
+      return {
+        sends: { inventory: 1, wallet: 1, shipping: 1, ...(shipped ? { orders: 1 } : {}) },
+        debits: 1,
+        turns: shipped ? 3 : 2,
+        compensates: !shipped,
+      };
+    },
   },
   'send-email': {
     weight: 6,
@@ -105,21 +150,60 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     compensable: false,
     approvalPath: { service: 'notifications', request: 1, retrySend: 2 },
     vars: (p) => ({ to: 'ada@example.com', template: p.next() < 0.5 ? 'welcome' : 'receipt' }),
+    reach: () => ({ sends: { notifications: 1 }, debits: 0, turns: 2, compensates: false }),
   },
-  'injected-refund': walletOnly(3, ['wallet_debit', 'wallet_refund'], (p) => ({
-    account: 'acct_1',
-    amount: eur(p.int(100, 20_000)),
-  })),
-  'n-debits': walletOnly(3, ['wallet_debit'], (p) => ({ account: 'acct_1', turns: p.int(2, 3) })),
-  gullible: walletOnly(2, ['wallet_debit', 'wallet_refund'], (p) => ({
-    account: 'acct_1',
-    amount: eur(p.int(100, 20_000)),
-  })),
-  stuck: walletOnly(2, ['wallet_debit'], () => ({ account: 'acct_1' })),
-  'over-limit-debit': walletOnly(2, ['wallet_debit'], () => ({ account: 'acct_1' })),
-  'malformed-arguments': walletOnly(2, ['wallet_debit'], () => ({ account: 'acct_1' })),
-  'cross-tenant': walletOnly(2, ['wallet_debit'], () => ({ foreignAccount: 'acct_globex' })),
-  'endless-debits': walletOnly(1, ['wallet_debit'], () => ({ account: 'acct_1' })),
+  // the model's refund is refused (refunds are the saga's): one debit sent
+  'injected-refund': walletOnly(
+    3,
+    ['wallet_debit', 'wallet_refund'],
+    (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
+    () => walletReach(1, 3),
+  ),
+  // one debit per turn: where rate limits, cancels between turns and continue-as-new come up
+  'n-debits': walletOnly(
+    8,
+    ['wallet_debit'],
+    (p) => ({ account: 'acct_1', turns: p.int(2, 3) }),
+    (v) => walletReach(Number(v['turns']), Number(v['turns']) + 1),
+  ),
+  gullible: walletOnly(
+    2,
+    ['wallet_debit', 'wallet_refund'],
+    (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
+    () => walletReach(1, 2),
+  ),
+  // the same debit every turn is one intent: one send, then no-progress detection stops the run
+  stuck: walletOnly(
+    2,
+    ['wallet_debit'],
+    () => ({ account: 'acct_1' }),
+    () => walletReach(1, 2),
+  ),
+  'over-limit-debit': walletOnly(
+    2,
+    ['wallet_debit'],
+    () => ({ account: 'acct_1' }),
+    () => walletReach(0, 2),
+  ),
+  'malformed-arguments': walletOnly(
+    2,
+    ['wallet_debit'],
+    () => ({ account: 'acct_1' }),
+    () => walletReach(0, 2),
+  ),
+  'cross-tenant': walletOnly(
+    2,
+    ['wallet_debit'],
+    () => ({ foreignAccount: 'acct_globex' }),
+    () => walletReach(0, 2),
+  ),
+  // a debit per turn until the turn budget (8): counted low, the deadline may come first under faults
+  'endless-debits': walletOnly(
+    2,
+    ['wallet_debit'],
+    () => ({ account: 'acct_1' }),
+    () => walletReach(4, 4),
+  ),
 };
 
 /** The rotation that guarantees coverage: every scenario the generator knows, in a fixed order. */

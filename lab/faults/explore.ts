@@ -22,6 +22,7 @@ import {
 import type { InvariantViolation } from './explore-invariants';
 import {
   EXPLORE_REPORT_FORMAT,
+  firedRatio,
   progressLine,
   renderExploreSummary,
   writeExploreReport,
@@ -49,6 +50,8 @@ export interface ExploreOptions {
   readonly dataDir?: string;
   /** Print every case's timeline (processes, signals, held requests), not only a violating case's. */
   readonly verbose?: boolean;
+  /** Fail (exit 1) unless at least this share of the planned faults fired. Default: no floor. */
+  readonly minFired?: number;
   readonly say?: (line: string) => void;
   readonly print?: (text: string) => void;
 }
@@ -80,6 +83,8 @@ function explored(index: number, c: GenCase, r: CaseResult): ExploredCase {
     metrics: r.metrics,
     ...(r.workflowId !== undefined ? { workflowId: r.workflowId } : {}),
     durationMs: r.durationMs,
+    ...(r.faultsFired !== undefined ? { faultsFired: r.faultsFired } : {}),
+    ...(r.missedFaults && r.missedFaults.length > 0 ? { missedFaults: r.missedFaults } : {}),
   };
 }
 
@@ -194,6 +199,8 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
     await lab.stop();
   }
   const bad = results.some((c) => c.violations.length > 0 || c.error);
+  const fired = firedRatio(results);
+  const tooFewFired = opts.minFired !== undefined && fired.ratio < opts.minFired;
   const report: ExploreReport = {
     format: EXPLORE_REPORT_FORMAT,
     seed: opts.seed,
@@ -203,13 +210,19 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
     planFingerprint: plan.fingerprint,
     durationMs: Date.now() - started,
     // Fail closed: a budget too small for a single case has checked nothing.
-    passed: results.length > 0 && !bad,
+    passed: results.length > 0 && !bad && !tooFewFired,
+    faultsPlanned: fired.planned,
+    faultsFired: fired.fired,
     cases: results,
   };
   if (opts.reportFile) writeExploreReport(opts.reportFile, report);
   if (opts.dataDir === undefined && !bad) rmSync(dataDir, { recursive: true, force: true });
   else say(`explore: databases and logs kept in ${dataDir}`);
   print(`\n${renderExploreSummary(report)}`);
+  if (tooFewFired)
+    print(
+      `explore: only ${(100 * fired.ratio).toFixed(1)}% of the planned faults fired, below --min-fired ${opts.minFired}: the run proves less than it planned`,
+    );
   return report;
 }
 
@@ -224,6 +237,7 @@ export interface RawExploreFlags {
   readonly shrinkAttempts?: string;
   readonly verbose?: boolean;
   readonly case?: string;
+  readonly minFired?: string;
 }
 
 export class ExploreUsageError extends Error {
@@ -256,6 +270,12 @@ export function parseExploreFlags(protocolFile: string | undefined, o: RawExplor
   }
   const shrinkAttempts =
     o.shrinkAttempts !== undefined ? wholeNumber('--shrink-attempts', o.shrinkAttempts, 0, 100) : undefined;
+  let minFired: number | undefined;
+  if (o.minFired !== undefined) {
+    minFired = Number(o.minFired);
+    if (o.minFired.trim() === '' || !Number.isFinite(minFired) || minFired < 0 || minFired > 1)
+      throw new ExploreUsageError(`--min-fired must be a share from 0 to 1, got ${JSON.stringify(o.minFired)}`);
+  }
   return {
     seed,
     runs,
@@ -265,6 +285,7 @@ export function parseExploreFlags(protocolFile: string | undefined, o: RawExplor
     ...(shrinkAttempts !== undefined ? { shrinkAttempts } : {}),
     ...(o.verbose ? { verbose: true } : {}),
     ...(only !== undefined ? { only } : {}),
+    ...(minFired !== undefined ? { minFired } : {}),
   };
 }
 

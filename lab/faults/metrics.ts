@@ -79,6 +79,11 @@ export const METRICS = {
     source: 'the ledger (replayed): the first logical call\u2019s typed error code, or "" when it has none',
   },
   unknown_call_count: { type: 'number', source: 'the ledger (replayed): calls left UNKNOWN' },
+  left_standing_count: {
+    type: 'number',
+    source:
+      'the ledger (replayed): the effects the stop left standing for an operator, as its RunCompleted event\u2019s structured leftStanding field lists them (0 for a completed run, or when the run recorded no stop)',
+  },
   violation_count: {
     type: 'number',
     source: 'the ledger (replayed): invariant violations the reducer recorded (e.g. a dispatch before its intent)',

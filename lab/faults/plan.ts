@@ -5,19 +5,21 @@
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_LIMITS, type AttemptLimits, type RetryStrategy } from '../../src/domain/run';
-import type { Policy } from '../../src/policy/policy-format';
 import { CRASH_POINTS, FAULT_KIND_SHORT, type CrashPointName, type FaultKind, type InProcessPoint } from './catalog';
+import { DEFAULT_POLICY, type Policy, type RateLimitScope } from '../../src/policy/policy-format';
 import {
   BUILTIN_VOCABULARY,
+  POINT_TRIGGERS,
+  TRIGGER_HOLD_MS,
   type Approver,
   type Case,
-  type CaseService,
   type Expectation,
   type FaultProtocol,
   type Probe,
   type ProtocolVocabulary,
   type ServiceName,
   type SetupRequest,
+  type TriggerEvent,
 } from './protocol-format';
 import { createPrng, type Prng } from './prng';
 
@@ -31,6 +33,14 @@ export interface PlannedFault {
   readonly service: ServiceName;
   readonly path?: string;
   readonly policy?: Policy;
+  /** rate_limit: who shares the window, how many per window (`ms`), and which action. */
+  readonly per?: RateLimitScope;
+  readonly max?: number;
+  readonly action?: string;
+  /** run.cancel and run.message: the ledger event whose `occurrence`-th record triggers the act. */
+  readonly after?: TriggerEvent;
+  /** continue_as_new: the run's history budget. */
+  readonly events?: number;
 }
 
 export interface PlannedAccount {
@@ -57,7 +67,10 @@ export interface PlannedCase {
   readonly accounts: readonly PlannedAccount[];
   /** Admin requests sent to the fresh services before the run. */
   readonly setup: readonly SetupRequest[];
+  /** The policy the workers start with, with the case's rate limits (policy.rate_limit faults) applied. */
   readonly policy?: Policy;
+  /** Run budgets the case sets (a continue_as_new fault sets maxHistoryEvents). */
+  readonly budgets?: { readonly maxHistoryEvents?: number };
   readonly approver: Approver;
   readonly faults: readonly PlannedFault[];
   readonly probe?: Probe;
@@ -85,7 +98,7 @@ export interface Plan {
 }
 
 /** The services each scenario needs when the case does not say. */
-export const SCENARIO_SERVICES: Readonly<Record<string, readonly CaseService[]>> = {
+export const SCENARIO_SERVICES: Readonly<Record<string, readonly ServiceName[]>> = {
   'order-fulfilment': ['inventory', 'wallet', 'shipping', 'orders'],
   'send-email': ['notifications'],
 };
@@ -93,6 +106,8 @@ export const SCENARIO_SERVICES: Readonly<Record<string, readonly CaseService[]>>
 /** Default `ms` per fault kind and site, documented in docs/fault-protocol.md. */
 function defaultMs(at: CrashPointName, kind: FaultKind): number {
   if (at === 'approval.expiry') return 4_000;
+  if (kind === 'rate_limit') return 60_000;
+  if (at === 'run.cancel' || at === 'run.message' || kind === 'continue_as_new') return 0;
   if (kind === 'pause') return 30_000;
   if (kind === 'kill' && at === 'downstream.before_commit') return 2_000;
   if (kind === 'kill' && at === 'downstream.after_commit') return 30_000;
@@ -117,6 +132,9 @@ export function inProcessPointOf(f: Pick<PlannedFault, 'at' | 'do'>): InProcessP
 export function crashPlanOf(faults: readonly PlannedFault[]): string {
   return faults
     .map((f) => {
+      // A cancel or junk triggered at an in-process point: the first worker holds there while the runner acts.
+      if (f.after !== undefined && POINT_TRIGGERS.includes(f.after))
+        return `${f.after}:${f.occurrence}:delay:${TRIGGER_HOLD_MS}`;
       const point = inProcessPointOf(f);
       return point === undefined ? undefined : `${point}:${f.occurrence}:${f.do}:${f.ms}`;
     })
@@ -160,10 +178,19 @@ function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocab
       service: f.service ?? vocab.defaultService,
       ...(f.path !== undefined ? { path: f.path } : {}),
       ...(f.policy !== undefined ? { policy: f.policy } : {}),
+      ...(kind === 'rate_limit' ? { per: f.per ?? 'run', max: f.max ?? 1, action: f.action ?? 'wallet.debit' } : {}),
+      ...(at === 'run.cancel' || at === 'run.message' ? { after: f.after ?? 'ToolAttemptStarted' } : {}),
+      ...(f.events !== undefined ? { events: f.events } : {}),
     };
   });
   // A project's case runs every service of the project unless it says otherwise.
   const builtin = vocab === BUILTIN_VOCABULARY;
+  // Rate limits are part of the policy: the one the workers start with, and every version published later.
+  const limits = faults.filter((f) => f.do === 'rate_limit');
+  const limited = (p: Policy): Policy => withRateLimits(p, limits);
+  const resolved = faults.map((f) => (f.policy && limits.length > 0 ? { ...f, policy: limited(f.policy) } : f));
+  const policy = limits.length > 0 ? limited(c.policy ?? DEFAULT_POLICY) : c.policy;
+  const budget = faults.find((f) => f.do === 'continue_as_new')?.events;
   const services = c.services ?? (builtin ? (SCENARIO_SERVICES[c.scenario] ?? ['wallet']) : vocab.services);
   const { principal, tenant, ...vars } = c.input;
   return {
@@ -180,14 +207,34 @@ function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocab
     services,
     accounts: c.accounts ?? (builtin ? defaultAccounts(c, services) : []),
     setup: c.setup,
-    ...(c.policy !== undefined ? { policy: c.policy } : {}),
+    ...(policy !== undefined ? { policy } : {}),
+    ...(budget !== undefined ? { budgets: { maxHistoryEvents: budget } } : {}),
     approver: c.approver ?? { decision: 'approve', renew: false, afterMs: 0 },
-    faults,
+    faults: resolved,
     ...(c.probe !== undefined ? { probe: c.probe } : {}),
     expect: c.expect,
     ownServer: faults.some((f) => f.do === 'restart_server'),
     crashPlan: crashPlanOf(faults),
     singleActivitySlot: faults.some((f) => f.do === 'pause'),
+  };
+}
+
+/**
+ * `policy` with each rate_limit fault's limit added to the rule of its action (a limit of the same scope is
+ * replaced: a rule holds at most one per scope). A policy without a rule for the action is left as it is.
+ */
+export function withRateLimits(policy: Policy, limits: readonly PlannedFault[]): Policy {
+  if (limits.length === 0) return policy;
+  return {
+    ...policy,
+    rules: policy.rules.map((r) => {
+      const mine = limits.filter((l) => l.action === r.action);
+      if (mine.length === 0) return r;
+      const existing = r.rateLimit === undefined ? [] : Array.isArray(r.rateLimit) ? r.rateLimit : [r.rateLimit];
+      const added = mine.map((l) => ({ max: l.max ?? 1, perMs: l.ms, per: l.per ?? ('run' as const) }));
+      const kept = existing.filter((e) => !added.some((a) => a.per === (e.per ?? 'principal')));
+      return { ...r, rateLimit: [...kept, ...added] };
+    }),
   };
 }
 
@@ -212,6 +259,9 @@ export function describeFault(f: PlannedFault): string {
   const ms = f.ms > 0 ? `, ${f.ms} ms` : '';
   const times = f.times > 1 ? ` x${f.times}` : '';
   const policy = f.policy ? ` -> ${f.policy.version}` : '';
+  if (f.do === 'rate_limit') return `${f.at} -> rate_limit ${f.action}: max ${f.max} per ${f.ms} ms per ${f.per}`;
+  if (f.do === 'continue_as_new') return `${f.at} -> continue_as_new (history budget ${f.events} events)`;
+  if (f.after !== undefined) return `${f.at} -> ${f.do} (after ${f.after} #${f.occurrence}${ms})`;
   return `${f.at} -> ${f.do}${where} (hit ${f.occurrence}${times}${ms}${policy})`;
 }
 

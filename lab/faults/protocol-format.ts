@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { RETRY_STRATEGIES } from '../../src/domain/run';
 import { scenarios } from '../scenarios';
-import { Policy } from '../../src/policy/policy-format';
+import { Policy, RateLimitScope } from '../../src/policy/policy-format';
 import { CRASH_POINT_NAMES, CRASH_POINTS, FAULT_KINDS } from './catalog';
 import { COMPARISONS, METRIC_NAMES, METRICS, ORDERED_COMPARISONS } from './metrics';
 
@@ -21,6 +21,35 @@ export type CaseService = (typeof CASE_SERVICES)[number];
 export type ServiceName = string;
 
 const SCENARIO_NAMES = Object.keys(scenarios);
+
+/** The ledger events a `run.cancel` or `run.message` fault can wait for (its `after`). */
+export const TRIGGER_EVENTS = [
+  'ModelRequestStarted',
+  'ToolProposalRecorded',
+  'ApprovalRequested',
+  'ApprovalGranted',
+  'DispatchDeferred',
+  'DispatchIntentRecorded',
+  'ToolAttemptStarted',
+  'ToolOutcomeMarkedUnknown',
+  'ToolResultRecorded',
+  'CompensationStarted',
+  'OperatorWaitStarted',
+  'LedgerCarriedForward',
+  // In-process points of the case's first worker: it holds there (TRIGGER_HOLD_MS) while the runner acts.
+  'workflow.before_intent',
+  'tool.before_send',
+  'tool.after_response',
+] as const;
+export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
+/** The `after` values that are in-process points rather than ledger events. */
+export const POINT_TRIGGERS: readonly TriggerEvent[] = [
+  'workflow.before_intent',
+  'tool.before_send',
+  'tool.after_response',
+];
+/** How long the first worker holds at a point a run.cancel or run.message fault is triggered by. */
+export const TRIGGER_HOLD_MS = 2_500;
 const list = (names: readonly string[]): string => names.join(', ');
 
 /** A whole number of milliseconds, or a range the seeded PRNG picks from. */
@@ -84,6 +113,30 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
         .optional()
         .describe('downstream and network points: only this route, e.g. /v1/debits'),
       policy: Policy.optional().describe('publish_policy: the policy version to publish'),
+      per: RateLimitScope.optional().describe(
+        'rate_limit: who shares the window (run, principal, tenant); default run',
+      ),
+      max: z.number().int().min(1).max(1_000).optional().describe('rate_limit: dispatches per window; default 1'),
+      action: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('rate_limit: the policy action limited (a rule of the policy); default wallet.debit'),
+      after: z
+        .enum(TRIGGER_EVENTS)
+        .optional()
+        .describe(
+          'run.cancel and run.message: the ledger event type (or in-process point of the first worker, which then holds there 2.5 s) whose `occurrence`-th record (hit) triggers the act, `ms` later; default ToolAttemptStarted',
+        ),
+      events: z
+        .number()
+        .int()
+        .min(4)
+        .max(100_000)
+        .optional()
+        .describe(
+          'continue_as_new: the run\u2019s history budget (budgets.maxHistoryEvents); at least 4, above the 3 events a continued run starts with, so it never continues at once again',
+        ),
     })
     .superRefine((f, ctx) => {
       const spec = CRASH_POINTS[f.at as keyof typeof CRASH_POINTS];
@@ -97,14 +150,20 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
       if (f.do === 'publish_policy' && f.policy === undefined) {
         ctx.addIssue({ code: 'custom', path: ['policy'], message: 'publish_policy needs the policy to publish' });
       }
-      const keys =
-        spec?.site === 'downstream'
-          ? []
-          : spec?.site === 'network'
-            ? (['times'] as const)
-            : (['times', 'service', 'path'] as const);
+      const keys: (keyof typeof f)[] =
+        spec?.site === 'downstream' ? [] : spec?.site === 'network' ? ['times'] : ['times', 'service', 'path'];
+      if (f.at !== 'policy.rate_limit') keys.push('per', 'max', 'action');
+      if (f.at !== 'run.cancel' && f.at !== 'run.message') keys.push('after');
+      if (f.at !== 'run.history_budget') keys.push('events');
       for (const k of keys) {
         if (f[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `${k} does not apply at ${f.at}` });
+      }
+      if (f.do === 'continue_as_new' && f.events === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['events'],
+          message: 'continue_as_new needs the history budget (events)',
+        });
       }
     });
   type Fault = z.infer<typeof Fault>;

@@ -52,6 +52,8 @@ const COLUMNS: ReadonlyArray<[string, (c: CaseResult) => string]> = [
   ['ampl.', (c) => String(c.metrics.retry_amplification ?? '-')],
   ['final', (c) => String(c.metrics.final_state ?? '-')],
   ['stop', (c) => String(c.metrics.stop_reason || '-')],
+  // what the stop left for an operator: RunCompleted.leftStanding, the structured field, never the prose
+  ['left', (c) => String(c.metrics.left_standing_count ?? '-')],
   [
     'hash stable',
     (c) => (c.metrics.projection_hash_stable === undefined ? '-' : c.metrics.projection_hash_stable ? 'yes' : 'NO'),

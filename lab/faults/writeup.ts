@@ -4,7 +4,7 @@
  * from the evidence (the rebuilt ledger, the metrics from the history and the downstream databases) and from the
  * timeline of what the runner did.
  */
-import type { LedgerEvent } from '../../src/domain/ledger-events';
+import type { LedgerEvent, LeftStanding } from '../../src/domain/ledger-events';
 import type { AssertionFailure } from './assertions';
 import type { CallRow, Evidence } from './evidence';
 import type { PlannedCase } from './plan';
@@ -120,8 +120,31 @@ function recordSentence(input: WriteUpInput, first: CallRow | undefined): string
   return `Durable record: ${what}${first ? ` for ${first.logicalCallId}` : ''}${hash}.`;
 }
 
+/** The stop event's structured `leftStanding` (the write-up never reads a call id out of the stop's prose). */
+export function leftStandingOf(evs: readonly LedgerEvent[]): readonly LeftStanding[] | undefined {
+  for (let i = evs.length - 1; i >= 0; i--) {
+    const e = evs[i]!;
+    if (e.type === 'RunCompleted') return e.leftStanding ?? [];
+  }
+  return undefined;
+}
+
+/** What the stop left standing for an operator, from `RunCompleted.leftStanding`; undefined when it left nothing. */
+export function leftStandingSentence(evs: readonly LedgerEvent[]): string | undefined {
+  const stop = [...evs].reverse().find((e) => e.type === 'RunCompleted');
+  const left = leftStandingOf(evs) ?? [];
+  if (!stop || stop.type !== 'RunCompleted' || left.length === 0) return undefined;
+  const items = left.map(
+    (l) => `${l.logicalCallId} (${l.toolName}, key ${short(l.operationKey || null)}, ${l.state}, ${l.why})`,
+  );
+  const unknown = left.filter((l) => l.state === 'UNKNOWN').length;
+  return `The run stopped ${stop.stopReason} and left ${left.length} effect(s) standing for an operator (RunCompleted.leftStanding): ${items.join('; ')}${unknown > 0 ? `; ${unknown} of them UNKNOWN: an operator must check the downstream under its key and settle it with the resolveCall update` : ''}.`;
+}
+
 function unknownSentence(input: WriteUpInput): string {
   const calls = input.evidence.calls;
+  const left = leftStandingSentence(events(input.evidence));
+  if (left) return left;
   const open = calls.filter((c) => c.state === 'UNKNOWN');
   if (open.length > 0) {
     const c = open[0]!;
@@ -150,7 +173,10 @@ function unknownSentence(input: WriteUpInput): string {
     const via = c?.reconciledVia ?? 'a retry under the same key';
     return `${marked.logicalCallId} was UNKNOWN after the lost response, not FAILED; the workflow settled it itself (${via}), so no operator was needed.`;
   }
-  return 'No call was left UNKNOWN; had reconciliation failed, the call would wait for an operator (resolveCall update) instead of being marked FAILED.';
+  const stopped = leftStandingOf(events(input.evidence));
+  if (stopped === undefined)
+    return 'The run recorded no stop (no RunCompleted), so nothing says what it left standing; had reconciliation failed, the call would wait for an operator (resolveCall update) instead of being marked FAILED.';
+  return 'No call was left UNKNOWN and the stop left nothing standing (RunCompleted.leftStanding is empty); had reconciliation failed, the call would wait for an operator (resolveCall update) instead of being marked FAILED.';
 }
 
 /** The write-up sentences of one case. */

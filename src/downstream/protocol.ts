@@ -134,9 +134,14 @@ export function readCapabilityScope(service: string): string {
   return `read:${service}`;
 }
 
-/** Fault points a test or the fault protocol can arm on a lab start's admin listener with `POST /admin/faults`. */
-export type FaultPoint = 'before_commit' | 'after_commit';
-export type FaultAction = 'drop_response' | 'delay' | 'error_5xx';
+/**
+ * Fault points a test or the fault protocol can arm on a lab start's admin listener with `POST /admin/faults`.
+ * `before_commit` and `after_commit` apply to mutating requests; `seal` to seal requests
+ * (`POST /v1/operations/:key/seal`), whose only action is `refuse_seal`: a missing key is answered
+ * `not_found` with `sealed: false` and is NOT sealed (a downstream that will not seal).
+ */
+export type FaultPoint = 'before_commit' | 'after_commit' | 'seal';
+export type FaultAction = 'drop_response' | 'delay' | 'error_5xx' | 'refuse_seal';
 export interface FaultRule {
   readonly at: FaultPoint;
   readonly do: FaultAction;
@@ -148,6 +153,16 @@ export interface FaultRule {
   readonly times?: number;
   /** Only requests to this route path (e.g. `/v1/debits`). Default: any mutating route. */
   readonly path?: string;
+}
+
+/** `GET /admin/faults`: every rule armed since the last clear, with how many requests it counted and acted on. */
+export interface ArmedFaultState {
+  readonly id: string;
+  readonly rule: FaultRule;
+  /** Matching requests counted since it was armed. */
+  readonly seen: number;
+  /** Requests it acted on (at most `times`). */
+  readonly fired: number;
 }
 
 /** What `GET /v1/contract` returns: the service's declared idempotency contract. */

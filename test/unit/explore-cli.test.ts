@@ -30,6 +30,7 @@ describe('the explorer flags', () => {
       shrinkAttempts: 0,
       verbose: true,
     });
+    expect(parseExploreFlags(undefined, { seed: '1', minFired: '0.9' })).toEqual({ seed: 1, runs: 20, minFired: 0.9 });
   });
 
   test.each([
@@ -38,6 +39,8 @@ describe('the explorer flags', () => {
     [undefined, { seed: '-1' }, /--seed/],
     [undefined, { seed: '1.5' }, /--seed/],
     [undefined, { seed: '1', runs: '0' }, /--runs/],
+    [undefined, { seed: '1', minFired: '90' }, /--min-fired must be a share from 0 to 1/],
+    [undefined, { seed: '1', minFired: '' }, /--min-fired/],
     [undefined, { seed: '1', minutes: '0' }, /--minutes/],
     [undefined, { seed: '1', minutes: 'soon' }, /--minutes/],
     [undefined, { seed: '1', shrinkAttempts: '-2' }, /--shrink-attempts/],

@@ -5,6 +5,7 @@ import {
   explorationProtocol,
   generateCase,
   generateCases,
+  faultReachable,
   SCENARIO_ROTATION,
   SCENARIO_TEMPLATES,
 } from '../../lab/faults/explore-generate';
@@ -51,14 +52,16 @@ describe('the generated cases', () => {
   });
 
   test.each([1, 2, 3, 42, 0xffff_ffff])(
-    'seed %d: 200 cases are a valid protocol, safe strategies, one to three faults',
+    'seed %d: 200 cases are a valid protocol, safe strategies, one to three faults drawn (each with what it needs)',
     (seed) => {
       const cases = generateCases(seed, 200, contractOf);
       expect(() => parseProtocol(explorationProtocol(seed, cases))).not.toThrow();
       for (const c of cases) {
         expect(['same_key_replay', 'check_receipt']).toContain(c.strategy);
         expect(c.faults.length).toBeGreaterThanOrEqual(1);
-        expect(c.faults.length).toBeLessThanOrEqual(3);
+        // one to three drawn, each with the faults it needs beside it (a refused seal needs a call to seal)
+        expect(c.faults.length).toBeLessThanOrEqual(6);
+        c.faults.forEach((_, i) => expect(faultReachable(c, i)).toBe(true));
         expect(c.expect).toContainEqual({ metric: 'invariant_violations', op: '==', value: 0 });
       }
     },
@@ -91,7 +94,7 @@ describe('the generated cases', () => {
       (f) => f.at === 'tool.after_response' || (f.at === 'downstream.after_commit' && f.do === 'kill'),
     );
     expect(afterCommit).toBeGreaterThan(0.2);
-    expect(afterSend).toBeGreaterThan(0.1);
+    expect(afterSend).toBeGreaterThan(0.08);
     expect(share((f) => f.at === 'approval.expiry')).toBeGreaterThan(0.04);
     expect(share((f) => f.at === 'policy.before_dispatch')).toBeGreaterThan(0.03);
     // the issue's path comes up: a lost response after commit, then the retry waits past a short approval
@@ -102,6 +105,62 @@ describe('the generated cases', () => {
         c.faults.some((f) => f.at === 'approval.expiry' && f.occurrence === 2),
     );
     expect(issuePath.length).toBeGreaterThan(5);
+  });
+
+  test('issue #27: every way out comes up in the first 300 cases of a seed', () => {
+    for (const seed of [1, 2, 3]) {
+      const cases = generateCases(seed, 300, contractOf);
+      const has = (pred: (c: (typeof cases)[number]) => boolean): number => cases.filter(pred).length;
+      const fault = (
+        at: string,
+        kind: string,
+        extra: (f: (typeof cases)[number]['faults'][number]) => boolean = () => true,
+      ) => has((c) => c.faults.some((f) => f.at === at && f.do === kind && extra(f)));
+      for (const per of ['run', 'principal', 'tenant'])
+        expect([
+          seed,
+          `rate limit per ${per}`,
+          fault('policy.rate_limit', 'rate_limit', (f) => f.per === per),
+        ]).not.toContain(0);
+      // an approval that lapses, then is renewed, or is not (asked again, denied)
+      const lapses = (renew: boolean) =>
+        has((c) => c.approver?.renew === renew && c.faults.some((f) => f.at === 'approval.expiry'));
+      expect([seed, 'lapse then renew', lapses(true)]).not.toContain(0);
+      expect([seed, 'lapse then deny', lapses(false)]).not.toContain(0);
+      expect([seed, 'verified cancel', fault('run.cancel', 'cancel')]).not.toContain(0);
+      expect([seed, 'Temporal cancel', fault('run.cancel', 'temporal_cancel')]).not.toContain(0);
+      expect([
+        seed,
+        'cancel during an approval wait',
+        fault('run.cancel', 'cancel', (f) => f.after === 'ApprovalRequested') +
+          fault('run.cancel', 'temporal_cancel', (f) => f.after === 'ApprovalRequested'),
+      ]).not.toContain(0);
+      expect([
+        seed,
+        'cancel mid-call',
+        fault('run.cancel', 'cancel', (f) => f.after === 'tool.after_response'),
+      ]).not.toContain(0);
+      expect([seed, 'continue-as-new', fault('run.history_budget', 'continue_as_new')]).not.toContain(0);
+      expect([seed, 'sealed: false', fault('downstream.seal', 'refuse_seal')]).not.toContain(0);
+      expect([seed, 'junk signal', fault('run.message', 'junk_signal')]).not.toContain(0);
+      expect([seed, 'junk update', fault('run.message', 'junk_update')]).not.toContain(0);
+      // no case without a fault
+      expect(has((c) => c.faults.length === 0)).toBe(0);
+    }
+  });
+
+  test('a case with a fault its scenario cannot reach is replaced, never planned', () => {
+    // A one-debit scenario can never fill a window of one: the draw is replaced, whatever else it held.
+    for (const c of generateCases(4, 300, contractOf)) {
+      if (c.faults.some((f) => f.do === 'rate_limit'))
+        expect(['two-debits', 'n-debits', 'endless-debits']).toContain(c.scenario);
+      if (c.faults.some((f) => f.at.startsWith('compensation.'))) expect(c.scenario).toBe('order-fulfilment');
+      if (c.faults.some((f) => f.do === 'refuse_seal'))
+        expect(
+          c.faults.some((f) => f.at === 'downstream.before_commit' && f.do === 'drop_response' && (f.times ?? 1) >= 3),
+        ).toBe(true);
+    }
+    expect(generateCases(4, 300, contractOf).some((c) => /draw \d+/.test(c.description))).toBe(true);
   });
 
   test('two-debits always asks for two different debits (two intents, not one proposed twice)', () => {

@@ -2,7 +2,7 @@
  * The explorer's universal invariants, fed synthetic durable records: a clean run holds every one of them, and
  * for each invariant a record set that breaks it is reported (so each check can fail).
  */
-import type { LedgerEvent, LedgerEventBody } from '../../src/domain/ledger-events';
+import type { LedgerEvent, LedgerEventBody, LeftStanding } from '../../src/domain/ledger-events';
 import { reduce } from '../../src/domain/reducer';
 import {
   checkInvariants,
@@ -85,9 +85,10 @@ const succeeded = (call: string, receipt: string): LedgerEvent =>
     fence: 1001,
   });
 const stop = (
-  stopReason: 'completed' | 'tool_failed' | 'outcome_unknown' | 'budget_exhausted',
+  stopReason: 'completed' | 'tool_failed' | 'outcome_unknown' | 'budget_exhausted' | 'deadline_exceeded',
   detail = '',
-): LedgerEvent => ev({ type: 'RunCompleted', stopReason, detail, leftStanding: [] });
+  leftStanding: LeftStanding[] = [],
+): LedgerEvent => ev({ type: 'RunCompleted', stopReason, detail, leftStanding });
 
 const effect = (operationKey: string, receipt = `rcpt_${operationKey}`, service = 'wallet'): EffectRow => ({
   service,
@@ -143,7 +144,7 @@ describe('the universal invariants', () => {
   });
 
   test('every invariant has a case below that breaks it', () => {
-    expect(INVARIANT_IDS).toHaveLength(9);
+    expect(INVARIANT_IDS).toHaveLength(11);
   });
 
   describe('(a) at most one effect per intent, every effect matches an intent (safe strategies)', () => {
@@ -205,7 +206,11 @@ describe('the universal invariants', () => {
   });
 
   describe('(b) standing effects at a stop other than completed', () => {
-    function stoppedWithDebit(detail: string, extra: () => LedgerEvent[] = () => []): LedgerEvent[] {
+    function stoppedWithDebit(
+      detail: string,
+      extra: () => LedgerEvent[] = () => [],
+      leftStanding: LeftStanding[] = [],
+    ): LedgerEvent[] {
       const [proposal, ...rest] = callEvents('lc_a', 'op_a');
       return [
         ...opening(),
@@ -221,7 +226,7 @@ describe('the universal invariants', () => {
         ...rest,
         succeeded('lc_a', 'r1'),
         ...extra(),
-        stop('budget_exhausted', detail),
+        stop('budget_exhausted', detail, leftStanding),
       ];
     }
 
@@ -232,9 +237,24 @@ describe('the universal invariants', () => {
       expect(out[0]!.message).toMatch(/budget_exhausted/);
     });
 
-    test('named in the stop detail for an operator: holds', () => {
-      const r = records(stoppedWithDebit('left for an operator: lc_a (op_a) stands'), { effects: [effect('op_a')] });
-      expect(checkInvariants(r)).toEqual([]);
+    test('named in the stop\u2019s leftStanding field: holds; named only in the prose: reported', () => {
+      const left: LeftStanding = {
+        logicalCallId: 'lc_a',
+        toolName: 'wallet_debit',
+        operationKey: 'op_a',
+        state: 'SUCCEEDED',
+        why: 'left_by_choice',
+      };
+      const named = records(
+        stoppedWithDebit('budget', () => [], [left]),
+        { effects: [effect('op_a')] },
+      );
+      expect(checkInvariants(named)).toEqual([]);
+      // The call id in the prose names nothing: only the structured field counts.
+      const prose = records(stoppedWithDebit('left for an operator: lc_a (op_a) stands'), {
+        effects: [effect('op_a')],
+      });
+      expect(ids(prose)).toEqual(['standing_effect_settled']);
     });
 
     test('compensated with an OFFSET whose refund exists downstream: holds; without the refund effect: reported', () => {

@@ -1,6 +1,7 @@
 /** What the explorer prints: progress per case, the table, every violation, the closing line. */
 import {
   EXPLORE_REPORT_FORMAT,
+  firedRatio,
   progressLine,
   renderExploreSummary,
   type ExploredCase,
@@ -31,7 +32,7 @@ const bad: ExploredCase = {
 
 test('a progress line names the seed, the count, the verdict and the violating cases so far', () => {
   expect(progressLine(1, 2, 20, bad, 1)).toBe(
-    `explore seed 1 [2/20] VIOLATION (bc: 2) in 12.3 s · 1 violating so far · ${bad.name}`,
+    `explore seed 1 [2/20] VIOLATION (bc: 2) in 12.3 s · faults fired 1/1 · 1 violating so far · ${bad.name}`,
   );
   expect(progressLine(1, 1, 20, ok, 0)).toMatch(/\[1\/20\] ok in 12\.3 s/);
 });
@@ -57,4 +58,32 @@ test('the summary has a row per case, every violation with its reproduction, and
   expect(text).toContain(
     'explore seed 1: 2 of 3 cases run, 1 not started (time budget); 1 violated an invariant; 60.0 s',
   );
+});
+
+test('the summary gives the share of planned faults that fired, and names those that never did', () => {
+  const missed: ExploredCase = {
+    ...ok,
+    index: 2,
+    faults: [...ok.faults, { at: 'run.cancel', do: 'cancel', occurrence: 1, after: 'ToolResultRecorded' }],
+    faultsFired: ok.faults.length,
+    missedFaults: ['run.cancel -> cancel (after ToolResultRecorded #1)'],
+  };
+  const cases = [{ ...ok, faultsFired: ok.faults.length }, missed];
+  const planned = cases.reduce((n, c) => n + c.faults.length, 0);
+  expect(firedRatio(cases)).toEqual({ planned, fired: planned - 1, ratio: (planned - 1) / planned });
+  const text = renderExploreSummary({
+    format: EXPLORE_REPORT_FORMAT,
+    seed: 1,
+    runsRequested: 2,
+    casesRun: 2,
+    casesSkipped: 0,
+    planFingerprint: 'abc',
+    durationMs: 1_000,
+    passed: true,
+    cases,
+  });
+  expect(text).toContain(
+    `faults fired: ${planned - 1} of ${planned} planned (${((100 * (planned - 1)) / planned).toFixed(1)}%); never fired: run.cancel -> cancel x1`,
+  );
+  expect(progressLine(1, 2, 2, missed, 0)).toContain(`faults fired ${ok.faults.length}/${ok.faults.length + 1}`);
 });
