@@ -31,6 +31,8 @@ export interface ListFilters {
   readonly unknown?: boolean;
   /** Only runs with at least one call waiting for approval. */
   readonly pendingApprovals?: boolean;
+  /** Only stopped runs whose stop left at least one effect standing for an operator. */
+  readonly leftStanding?: boolean;
 }
 
 /** The workflow type every agent run has. */
@@ -58,6 +60,7 @@ export function buildListQuery(f: ListFilters): string {
   eq('--stop-reason', SA.stopReason.name, f.stopReason);
   if (f.unknown) clauses.push(`${SA.unknownCalls.name} > 0`);
   if (f.pendingApprovals) clauses.push(`${SA.pendingApprovals.name} > 0`);
+  if (f.leftStanding) clauses.push(`${SA.leftStanding.name} > 0`);
   return clauses.join(' AND ');
 }
 

@@ -17,6 +17,7 @@ interface ListFlags extends ConnectionFlags {
   readonly stopReason?: string;
   readonly unknown: boolean;
   readonly pendingApprovals: boolean;
+  readonly leftStanding: boolean;
   readonly limit: number;
   readonly json: boolean;
   readonly query: boolean;
@@ -36,6 +37,8 @@ export interface RunRow {
   readonly stopReason?: string;
   readonly unknownCalls?: number;
   readonly pendingApprovals?: number;
+  /** LedgerloopLeftStanding: the effects the run's stop left standing for an operator (its stop event's field). */
+  readonly leftStanding?: number;
   readonly startTime: string;
   readonly closeTime?: string;
   readonly taskQueue: string;
@@ -55,6 +58,7 @@ export function toRow(w: WorkflowExecutionInfo): RunRow {
     ...opt('stopReason', sa.get(SA.stopReason)),
     ...opt('unknownCalls', sa.get(SA.unknownCalls)),
     ...opt('pendingApprovals', sa.get(SA.pendingApprovals)),
+    ...opt('leftStanding', sa.get(SA.leftStanding)),
     startTime: w.startTime.toISOString(),
     ...opt('closeTime', w.closeTime?.toISOString()),
     taskQueue: w.taskQueue,
@@ -77,6 +81,11 @@ export function registerList(program: Command, io: CommandIO): void {
     .option('--unknown', 'only runs with UNKNOWN calls (LedgerloopUnknownCalls > 0)', false)
     .option('--pending-approvals', 'only runs waiting for an approval (LedgerloopPendingApprovals > 0)', false)
     .option(
+      '--left-standing',
+      'only stopped runs that left effects standing for an operator (LedgerloopLeftStanding > 0)',
+      false,
+    )
+    .option(
       '--limit <n>',
       'at most this many runs',
       arg((v) => parsePositiveInt(v, '--limit')),
@@ -96,6 +105,7 @@ export function registerList(program: Command, io: CommandIO): void {
         ...(flags.stopReason !== undefined ? { stopReason: flags.stopReason } : {}),
         unknown: flags.unknown,
         pendingApprovals: flags.pendingApprovals,
+        leftStanding: flags.leftStanding,
       };
       const query = buildListQuery(filters);
       if (flags.query) {
@@ -128,6 +138,7 @@ export function registerList(program: Command, io: CommandIO): void {
             'STOP REASON',
             'UNKNOWN',
             'APPROVALS',
+            'LEFT',
             'STARTED',
           ],
           rows.map((r) => [
@@ -140,6 +151,7 @@ export function registerList(program: Command, io: CommandIO): void {
             r.stopReason ?? '',
             r.unknownCalls !== undefined ? String(r.unknownCalls) : '',
             r.pendingApprovals !== undefined ? String(r.pendingApprovals) : '',
+            r.leftStanding !== undefined ? String(r.leftStanding) : '',
             r.startTime,
           ]),
         );

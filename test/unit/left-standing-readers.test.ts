@@ -8,6 +8,7 @@ import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/c
 import { showJson, showText } from '../../cli/commands/show';
 import type { RunView } from '../../cli/commands/read-run';
 import { eventLine } from '../../cli/format';
+import { buildListQuery } from '../../cli/list-query';
 import { checkInvariants } from '../../lab/faults/explore-invariants';
 import type { Evidence } from '../../lab/faults/evidence';
 import { renderCaseTable } from '../../lab/faults/report';
@@ -228,4 +229,9 @@ describe('ledgerloop show reads leftStanding', () => {
     expect(line).toMatch(/RunCompleted\s+stopReason=deadline_exceeded leftStanding=lc_1_a:UNKNOWN:outcome_unknown:/);
     expect(eventLine(proseOnly().at(-1)!)).not.toMatch(/leftStanding=/);
   });
+});
+
+test('ledgerloop list filters on the search attribute that counts leftStanding', () => {
+  expect(buildListQuery({ leftStanding: true })).toBe("WorkflowType = 'agentRun' AND LedgerloopLeftStanding > 0");
+  expect(buildListQuery({ leftStanding: false })).toBe("WorkflowType = 'agentRun'");
 });
