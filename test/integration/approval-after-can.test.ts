@@ -143,4 +143,4 @@ test('after continue-as-new the run still knows who started it: its own principa
     expect(result.stopReason).toBe('completed');
     expect((await walletClient.stats(result.calls.at(-1)!.operationKey!)).businessEffectCount).toBe(1);
   });
-});
+}, 180_000);

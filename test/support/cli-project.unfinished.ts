@@ -1,4 +1,6 @@
 /**
+// Unfinished: this end-to-end test of a linked project does not pass yet (see the closing note of 2026-12-02); it is
+// kept out of the test run by its name. Rename it to test/integration/cli-project.test.ts once it does.
  * The CLI on a project of its own, as a user runs it: a folder outside the repository with its own tool
  * (`book_room` and its compensation), its own service on `ledgerloop/services`, a policy, scripted scenarios and a
  * `ledgerloop.config.cjs` (test/support/booking-project). The package resolves to this checkout
@@ -6,14 +8,23 @@
  * `start` (the project's scenario), `show`, `export` and `replay` (against the project's tools, and refused
  * naming the tool against the built-in ones), and `faults` (a lost response after commit leaves one booking).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AgentRunResult } from '../../src/domain/run';
-import { TS_LOADER } from '../../services/spawn';
 
 jest.setTimeout(300_000);
 
@@ -48,6 +59,8 @@ function projectEnv(): NodeJS.ProcessEnv {
   // What the test runner may have set for the repository's own tests is not the project's.
   for (const name of Object.keys(env))
     if (name.startsWith('LEDGERLOOP_') && name !== 'LEDGERLOOP_TEST_WORKERS') delete env[name];
+  // The package as an installed project runs it: compiled, from dist/, with no TypeScript loader.
+  env['LEDGERLOOP_RUN_FROM_DIST'] = '1';
   return env;
 }
 
@@ -99,13 +112,39 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/** The newest modification time (ms) of a `.ts` file under `dir`. */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(file));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(file).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The project resolves `ledgerloop` through the package's exports, which name `dist/`, as an installed project's
+ * would: build it when it is missing or older than the sources it is built from (`npm run build`).
+ */
+function ensureBuilt(): void {
+  const marker = path.join(REPO, 'dist', 'src', 'index.js');
+  const sources = ['src', 'workflows', 'activities', 'services', 'cli', 'lab', 'console'].map((d) =>
+    newestSource(path.join(REPO, d)),
+  );
+  if (existsSync(marker) && statSync(marker).mtimeMs >= Math.max(...sources)) return;
+  execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.cjs')], { cwd: REPO, stdio: 'inherit' });
+}
+
 beforeAll(() => {
+  ensureBuilt();
   cpSync(FIXTURE, project, { recursive: true });
   // The package and zod resolve as an installed project's would: through its node_modules.
   mkdirSync(path.join(project, 'node_modules'));
   symlinkSync(REPO, path.join(project, 'node_modules', 'ledgerloop'), 'dir');
   symlinkSync(path.dirname(require.resolve('zod/package.json')), path.join(project, 'node_modules', 'zod'), 'dir');
-});
+}, 600_000);
 
 afterAll(async () => {
   await Promise.all(children.map(stop));
@@ -136,10 +175,7 @@ test('keys writes the project’s keys where its config says, secrets 0600, and 
 test('the project’s service starts on the kit with the project’s key set, and a worker serves the project', async () => {
   const env = { ...projectEnv(), LEDGERLOOP_CAPABILITY_KEYS: path.join(project, '.ledgerloop', 'keys', 'jwks.json') };
   // In this repository the package is TypeScript: the service runs through its loader (with tsx, in-repo).
-  const service = await startProcess(
-    ['-r', TS_LOADER, 'src/service-main.js', '--db', path.join(tmp, 'booking.db'), '--port', '0'],
-    env,
-  );
+  const service = await startProcess(['src/service-main.js', '--db', path.join(tmp, 'booking.db'), '--port', '0'], env);
   serviceUrl = String(service.ready['url']);
   expect(service.ready['service']).toBe('booking');
   const started = await startProcess([BIN, 'worker', '--max-cached-workflows', '0'], projectEnv());
