@@ -11,6 +11,7 @@ import {
   classifyTransportError,
   DownstreamClient,
   type DownstreamClientOptions,
+  parseJson,
   type LookupOptions,
   type LookupOutcome,
   type SendOptions,
@@ -229,15 +230,5 @@ export class AdminClient extends DownstreamClient {
     if (absentOn.includes(response.status)) return undefined as T;
     if (!response.ok) throw new DownstreamAdminError(`${method} ${path} answered ${response.status}: ${text}`);
     return parseJson(text) as T;
-  }
-}
-
-/** Parses JSON text; undefined for an empty or non-JSON body. */
-function parseJson(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -216,7 +216,7 @@ function isAborted(signal: AbortSignal | undefined): boolean {
 }
 
 /** Parses JSON text; undefined for an empty or non-JSON body. */
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   if (text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
