@@ -103,7 +103,8 @@ async function rebuildOnNewWorker(
   }
 }
 
-function row(c: CallView): CallRow {
+/** A call of the projection as the evidence's call table shows it. */
+export function callRow(c: CallView): CallRow {
   const origin = (c as { origin?: string }).origin ?? 'model';
   return {
     logicalCallId: c.logicalCallId,
@@ -166,7 +167,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
   }
   const requestLog = mergeSummaries(logs);
 
-  const calls = rebuilt ? Object.values(rebuilt.projection.calls).map(row) : [];
+  const calls = rebuilt ? Object.values(rebuilt.projection.calls).map(callRow) : [];
   const first = calls[0];
   const logical = calls.filter((c) => rebuilt?.projection.calls[c.logicalCallId]?.intentRecorded).length;
   const attempts = attemptCount(history, 'dispatchTool');

@@ -17,6 +17,7 @@ import {
   type RequestEntry,
   type RunRecords,
 } from '../../lab/faults/explore-invariants';
+import { ALICE_RUN_CREATED } from '../helpers/ledger-events';
 
 let seq = 0;
 const ev = (body: LedgerEventBody): LedgerEvent =>
@@ -84,18 +85,7 @@ function ledger(k: Knobs = {}): LedgerEvent[] {
   seq = 0;
   const [intentA, attemptA] = dispatched('lc_a', 'op_a');
   return [
-    ev({
-      type: 'RunCreated',
-      runId: 'r1',
-      principalId: 'user:alice',
-      tenant: 'acme',
-      strategy: 'same_key_replay',
-      deadlineAt: '2026-01-01T00:10:00.000Z',
-      budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2, maxProposalsPerTurn: 8 },
-      reducerVersion: 1,
-      onAbort: 'compensate',
-      identity: { verified: true, subject: 'alice', issuer: 'test', tokenDigest: 'd', roles: [] },
-    }),
+    ev(ALICE_RUN_CREATED),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
     ...proposed('lc_a', 'op_a'),
     ev({

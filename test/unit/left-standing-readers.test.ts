@@ -10,7 +10,7 @@ import type { RunView } from '../../cli/commands/read-run';
 import { eventLine } from '../../cli/format';
 import { buildListQuery } from '../../cli/list-query';
 import { checkInvariants } from '../../lab/faults/explore-invariants';
-import type { Evidence } from '../../lab/faults/evidence';
+import { callRow, type Evidence } from '../../lab/faults/evidence';
 import { renderCaseTable } from '../../lab/faults/report';
 import type { CaseResult } from '../../lab/faults/case-runner';
 import { Timeline } from '../../lab/faults/timeline';
@@ -18,6 +18,7 @@ import { labWriteUp, leftStandingOf, leftStandingSentence } from '../../lab/faul
 import type { PlannedCase } from '../../lab/faults/plan';
 import type { LedgerEvent, LedgerEventBody, LeftStanding } from '../../src/domain/ledger-events';
 import { reduce } from '../../src/domain/reducer';
+import { ALICE_RUN_CREATED } from '../helpers/ledger-events';
 
 let seq = 0;
 const ev = (body: LedgerEventBody): LedgerEvent =>
@@ -35,18 +36,7 @@ const LEFT: LeftStanding = {
 function stopped(detail: string, leftStanding: LeftStanding[]): LedgerEvent[] {
   seq = 0;
   return [
-    ev({
-      type: 'RunCreated',
-      runId: 'r1',
-      principalId: 'user:alice',
-      tenant: 'acme',
-      strategy: 'same_key_replay',
-      deadlineAt: '2026-01-01T00:10:00.000Z',
-      budgets: { maxTurns: 4, maxToolCalls: 4, maxHistoryEvents: 2000, noProgressTurns: 2, maxProposalsPerTurn: 8 },
-      reducerVersion: 1,
-      onAbort: 'compensate',
-      identity: { verified: true, subject: 'alice', issuer: 'test', tokenDigest: 'd', roles: [] },
-    }),
+    ev(ALICE_RUN_CREATED),
     ev({ type: 'ModelRequestStarted', turn: 1 }),
     ev({
       type: 'ToolProposalRecorded',
@@ -149,17 +139,7 @@ describe('the lab write-up and report read leftStanding', () => {
         stale_dispatch_count: 0,
         left_standing_count: leftStandingOf(events)?.length ?? 0,
       },
-      calls: Object.values(projection.calls).map((c) => ({
-        logicalCallId: c.logicalCallId,
-        toolName: c.toolName,
-        state: c.state,
-        operationKey: c.operationKey,
-        attempts: c.attempts,
-        errorCode: c.errorCode,
-        reconciledVia: c.reconciledVia,
-        receipt: c.receipt,
-        origin: 'model',
-      })),
+      calls: Object.values(projection.calls).map(callRow),
       requestLog: { refusedBy: {} },
       invariants: [],
       rebuilt: { reducerVersion: 1, eventCount: events.length, events, projection, projectionHash: 'abc' },
