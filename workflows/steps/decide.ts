@@ -17,8 +17,7 @@ import { Failure } from '../../src/domain/failures';
 import { keyModeFor } from '../../src/domain/retry-contract';
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from '../../src/policy/authorization';
 import { evaluate } from '../../src/policy/evaluate';
-import type { Policy, RateLimit } from '../../src/policy/policy-format';
-import { longestWindowMs } from '../../src/policy/policy-rules';
+import type { RateLimit } from '../../src/policy/policy-format';
 import type { Decision, Refused, RunModel, ValidatedCall } from '../model';
 import { activities } from '../proxies';
 import { QuotaUnavailable, releaseAcrossRuns, reserveAcrossRuns } from '../quota-client';
@@ -94,7 +93,7 @@ function decideNow(
   if (refused) return { kind: 'final', decision: refused };
   const held = run.policy.current;
   if (held === undefined) return { kind: 'read_policy' };
-  const input = authorizationInput(run, call, held.document, approval);
+  const input = authorizationInput(run, call, approval);
   const decision = evaluate(held.document, input);
   switch (decision.kind) {
     case 'denied':
@@ -175,14 +174,8 @@ async function readPolicy(run: RunModel, call: ValidatedCall): Promise<Refused |
   }
 }
 
-function authorizationInput(
-  run: RunModel,
-  call: ValidatedCall,
-  policy: Policy,
-  approval?: ApprovalGrant,
-): AuthorizationInput {
+function authorizationInput(run: RunModel, call: ValidatedCall, approval?: ApprovalGrant): AuthorizationInput {
   const request = call.tool.authorization(call.args, run.who);
-  const nowMs = Date.now();
   return {
     ...run.who,
     logicalCallId: call.logicalCallId,
@@ -194,11 +187,10 @@ function authorizationInput(
     origin: call.origin,
     toolApprovalReason: call.tool.approval?.(call.args, run.who) ?? null,
     ...(approval ? { approval } : {}),
-    // The run's own intents of this action within the policy's longest window, never this call's own: a decision
-    // taken again counts no attempt.
-    recentDispatches: run.ledger.intentTimes(request.action, call.logicalCallId, nowMs - longestWindowMs(policy)),
+    // The run's own intents of this action, never this call's own: a decision taken again counts no attempt.
+    recentDispatches: run.ledger.intentTimes(request.action, call.logicalCallId),
     keyMode: keyModeFor(run.strategy),
-    nowMs,
+    nowMs: Date.now(),
   };
 }
 
