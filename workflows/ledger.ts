@@ -43,7 +43,8 @@ export class Ledger {
   /** Call ids by operation key, in `order`. */
   private readonly byKey = new Map<string, string[]>();
   /** When each call's intent was first recorded (ms), by the action it was authorized as: rate-limit windows. */
-  private readonly intentsByAction = new Map<string, Map<string, number>>();
+  /** Per action, the calls' first intent times in the order they were recorded (so, in time order). */
+  private readonly intentsByAction = new Map<string, Array<{ readonly id: string; at: number }>>();
   /** Calls whose approval is pending. */
   private readonly awaitingApproval = new Set<string>();
 
@@ -93,12 +94,15 @@ export class Ledger {
   }
 
   /**
-   * The times (ms) this run's intents of `action` were first recorded, except `exceptCallId`'s own: what a rate
-   * limit counts. From the projection, so the window survives continue-as-new.
+   * The times (ms) this run's intents of `action` were first recorded after `sinceMs`, except `exceptCallId`'s
+   * own: what a rate limit counts. From the projection, so the window survives continue-as-new. Walks back from
+   * the newest intent and stops at the window's start, so a long run pays for its window, not for its length.
    */
-  intentTimes(action: string, exceptCallId: string): number[] {
+  intentTimes(action: string, exceptCallId: string, sinceMs: number): number[] {
     const times: number[] = [];
-    for (const [id, at] of this.intentsByAction.get(action) ?? []) if (id !== exceptCallId) times.push(at);
+    const all = this.intentsByAction.get(action) ?? [];
+    for (let i = all.length - 1; i >= 0 && all[i]!.at > sinceMs; i--)
+      if (all[i]!.id !== exceptCallId) times.push(all[i]!.at);
     return times;
   }
 
@@ -120,8 +124,22 @@ export class Ledger {
     const id = after.logicalCallId;
     const intentMoved = before?.firstIntentAt !== after.firstIntentAt || before?.action !== after.action;
     if (after.action !== null && after.firstIntentAt !== null && intentMoved) {
-      const times = this.intentsByAction.get(after.action) ?? new Map<string, number>();
-      this.intentsByAction.set(after.action, times.set(id, Date.parse(after.firstIntentAt)));
+      const times = this.intentsByAction.get(after.action) ?? [];
+      const at = Date.parse(after.firstIntentAt);
+      const known = before?.firstIntentAt ? times.findIndex((t) => t.id === id) : -1;
+      if (known >= 0) times.splice(known, 1);
+      if (before?.action && before.action !== after.action) {
+        const old = this.intentsByAction.get(before.action) ?? [];
+        this.intentsByAction.set(
+          before.action,
+          old.filter((t) => t.id !== id),
+        );
+      }
+      // In time order: an intent is recorded at the workflow's clock, which never goes back.
+      let i = times.length;
+      while (i > 0 && times[i - 1]!.at > at) i--;
+      times.splice(i, 0, { id, at });
+      this.intentsByAction.set(after.action, times);
     }
     if (after.approval === 'pending') this.awaitingApproval.add(id);
     else this.awaitingApproval.delete(id);

@@ -16,6 +16,13 @@ const hasAny = (roles: readonly string[], allowed: readonly string[]): boolean =
   roles.some((r) => allowed.includes(r));
 
 /** Whether a verified actor with `roles` may approve `action` under `policy`. */
+/** The longest rate-limit window any rule of `policy` sets (ms), or 0 when none does: how far back a run counts. */
+export function longestWindowMs(policy: Policy): number {
+  let longest = 0;
+  for (const rule of policy.rules) for (const limit of rateLimitsOf(rule)) longest = Math.max(longest, limit.perMs);
+  return longest;
+}
+
 export function mayApprove(policy: Policy, action: string, roles: readonly string[]): boolean {
   return policy.approvers.some((r) => (r.action === '*' || r.action === action) && hasAny(roles, r.roles));
 }

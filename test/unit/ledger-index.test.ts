@@ -116,15 +116,28 @@ function expectSameProjection(actual: Projection, expected: Projection): void {
   expect(a).toBe(b);
 }
 
+/** A window's start for `action`: 1 ms before its newest intent, so the window holds the newest ones only. */
+function windowStart(p: Projection, action: string): number {
+  const times = Object.values(p.calls)
+    .filter((c) => c.action === action && c.firstIntentAt !== null)
+    .map((c) => Date.parse(c.firstIntentAt!));
+  return times.length === 0 ? 0 : Math.max(...times) - 1;
+}
+
 /** What the ledger's indexes say, in the shape `scanned` computes from a projection by full scans. */
 function indexed(ledger: Ledger) {
+  const p = ledger.projection;
   return {
     byState: STATES.map((state) => ({ state, ids: ledger.callsIn(state), count: ledger.countIn(state) })),
     byKey: KEYS.map((key) => ({ key, ids: ledger.callsWithKey(key).map((c) => c.logicalCallId) })),
     recent: ledger.recentCalls(3).map((c) => c.logicalCallId),
     callCount: ledger.callCount,
     pendingApprovals: ledger.pendingApprovalCount,
-    intents: ACTIONS.map((action) => ({ action, times: ledger.intentTimes(action, 'lc_a').sort() })),
+    intents: ACTIONS.map((action) => ({
+      action,
+      times: ledger.intentTimes(action, 'lc_a', -Infinity).sort(),
+      windowed: ledger.intentTimes(action, 'lc_a', windowStart(p, action)).sort(),
+    })),
   };
 }
 
@@ -144,6 +157,11 @@ function scanned(p: Projection) {
       times: Object.values(p.calls)
         .filter((c) => c.action === action && c.firstIntentAt !== null && c.logicalCallId !== 'lc_a')
         .map((c) => Date.parse(c.firstIntentAt!))
+        .sort(),
+      windowed: Object.values(p.calls)
+        .filter((c) => c.action === action && c.firstIntentAt !== null && c.logicalCallId !== 'lc_a')
+        .map((c) => Date.parse(c.firstIntentAt!))
+        .filter((t) => t > windowStart(p, action))
         .sort(),
     })),
   };

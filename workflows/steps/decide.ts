@@ -17,7 +17,8 @@ import { Failure } from '../../src/domain/failures';
 import { keyModeFor } from '../../src/domain/retry-contract';
 import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from '../../src/policy/authorization';
 import { evaluate } from '../../src/policy/evaluate';
-import type { RateLimit } from '../../src/policy/policy-format';
+import type { Policy, RateLimit } from '../../src/policy/policy-format';
+import { longestWindowMs } from '../../src/policy/policy-rules';
 import type { Decision, Refused, RunModel, ValidatedCall } from '../model';
 import { activities } from '../proxies';
 import { QuotaUnavailable, releaseAcrossRuns, reserveAcrossRuns } from '../quota-client';
@@ -93,7 +94,7 @@ function decideNow(
   if (refused) return { kind: 'final', decision: refused };
   const held = run.policy.current;
   if (held === undefined) return { kind: 'read_policy' };
-  const input = authorizationInput(run, call, approval);
+  const input = authorizationInput(run, call, held.document, approval);
   const decision = evaluate(held.document, input);
   switch (decision.kind) {
     case 'denied':
@@ -174,8 +175,14 @@ async function readPolicy(run: RunModel, call: ValidatedCall): Promise<Refused |
   }
 }
 
-function authorizationInput(run: RunModel, call: ValidatedCall, approval?: ApprovalGrant): AuthorizationInput {
+function authorizationInput(
+  run: RunModel,
+  call: ValidatedCall,
+  policy: Policy,
+  approval?: ApprovalGrant,
+): AuthorizationInput {
   const request = call.tool.authorization(call.args, run.who);
+  const nowMs = Date.now();
   return {
     ...run.who,
     logicalCallId: call.logicalCallId,
@@ -187,10 +194,11 @@ function authorizationInput(run: RunModel, call: ValidatedCall, approval?: Appro
     origin: call.origin,
     toolApprovalReason: call.tool.approval?.(call.args, run.who) ?? null,
     ...(approval ? { approval } : {}),
-    // The run's own intents of this action, never this call's own: a decision taken again counts no attempt.
-    recentDispatches: run.ledger.intentTimes(request.action, call.logicalCallId),
+    // The run's own intents of this action within the policy's longest window, never this call's own: a decision
+    // taken again counts no attempt.
+    recentDispatches: run.ledger.intentTimes(request.action, call.logicalCallId, nowMs - longestWindowMs(policy)),
     keyMode: keyModeFor(run.strategy),
-    nowMs: Date.now(),
+    nowMs,
   };
 }
 
