@@ -17,7 +17,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startCodecServer, type CodecServer } from '../../src/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import { startStack, type Stack } from '../../lab/stack';
-import { getFreePort } from '../../src/server/dev-server';
+import { DevServerStartError, getFreePort } from '../../src/server/dev-server';
 import { REPO_ROOT } from '../../src/server/temporal-binaries';
 import { input, runAgent, type RunOutcome } from '../helpers/run';
 import { installRuntimeLogger } from '../../src/observability/logger';
@@ -88,20 +88,31 @@ beforeAll(async () => {
   quietRuntime();
   const { keys, keyId } = generateCodecKeys('ui');
   codec = new CountingCodec(codecFromEnv({ LEDGERLOOP_CODEC_KEYS: keys, LEDGERLOOP_CODEC_KEY_ID: keyId })!);
-  const uiPort = await getFreePort();
-  // As the demo runs it (src/codec/demo-codec.ts): the dev server's UI has no sign-in, so no token to forward.
-  codecServer = await startCodecServer({
-    codec,
-    auth: { kind: 'insecure-dev' },
-    allowedOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
-  });
-  stack = await startStack({
-    name: 'ui',
-    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-ui-')),
-    ownServer: true,
-    server: { uiPort, uiCodecEndpoint: codecServer.url, ephemeral: true },
-    dataConverter: { payloadCodecs: [codec] },
-  });
+  // The UI's port is picked before the server starts (the codec server must name its origin), so another process
+  // can take it in between: on "address already in use" pick again, up to three times.
+  for (let attempt = 1; stack === undefined; attempt++) {
+    const uiPort = await getFreePort();
+    // As the demo runs it (src/codec/demo-codec.ts): the dev server's UI has no sign-in, so no token to forward.
+    codecServer = await startCodecServer({
+      codec,
+      auth: { kind: 'insecure-dev' },
+      allowedOrigins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
+    });
+    try {
+      stack = await startStack({
+        name: 'ui',
+        dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-ui-')),
+        ownServer: true,
+        server: { uiPort, uiCodecEndpoint: codecServer.url, ephemeral: true },
+        dataConverter: { payloadCodecs: [codec] },
+      });
+    } catch (err) {
+      await codecServer.close();
+      codecServer = undefined;
+      const portTaken = err instanceof DevServerStartError && /address already in use/i.test(err.logTail);
+      if (!portTaken || attempt >= 3) throw err;
+    }
+  }
   await stack.walletClient.seedAccount({ tenant: 'acme', account: ACCOUNT, balanceMinor: 10_000, currency: 'EUR' });
   outcome = await runAgent(
     stack,
