@@ -6,7 +6,7 @@
 import { workflowIdOfHistory } from '../../src/client/history-workflow-id';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { historyFromJSON } from '../../src/client/history-json';
 import type { temporal } from '@temporalio/proto';
 import type { Command } from 'commander';
 import { cliDataConverter } from '../../src/codec/demo-key';
