@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { registerFaultsCommand } from '../lab/faults/cli';
 import { registerLocalModelCommands } from './local-model';
 import { registerRunCommands } from './commands';
+import { registerInit } from './commands/init';
 import { registerKeys } from './commands/keys';
 import { processIO } from './commands/shared';
 import { versionLine } from './version';
@@ -165,6 +166,7 @@ program
 function registerProjectCommands(): void {
   registerRunCommands(program);
   registerKeys(program, processIO);
+  registerInit(program, processIO);
   registerFaultsCommand(program);
   registerLocalModelCommands(program);
 }

@@ -183,9 +183,9 @@ FIG[bundle_ms]=$(node -p "JSON.parse(process.argv[1]).bundleMs" "$out")
 if node -e "process.exit(require('ledgerloop/package.json').bin && require('fs').existsSync('node_modules/ledgerloop/templates') ? 0 : 1)"; then
   step "ledgerloop init: the scaffold's build, tests, fault protocol and one run"
   cd "$WORK"
-  run 2m npx --prefix "$APP" --no-install ledgerloop init my-app --no-install
+  run 2m npx --prefix "$APP" --no-install ledgerloop init my-app --no-install --ledgerloop "$TARBALL"
   cd "$WORK/my-app"
-  run 15m npm install --silent "$TARBALL"
+  run 15m npm install --silent
   t0=$(now_ms)
   run 5m npm run --silent build
   FIG[scaffold_tsc_ms]=$(($(now_ms) - t0))

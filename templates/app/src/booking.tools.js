@@ -1,3 +1,4 @@
+// @ts-check
 // The project's tools: booking a room, and its compensation. Pure declarations (they run in the workflow sandbox).
 const { z } = require('zod');
 const { defineTool, OperationKeyRef, onResource, receiptResult, shortKey } = require('ledgerloop/workflow-tools');

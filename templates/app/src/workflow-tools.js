@@ -1,3 +1,4 @@
+// @ts-check
 // The worker's tools module (the config's `tools`): the workflow bundle carries it in place of the built-in tools.
 const { defineToolModule, ToolRegistry } = require('ledgerloop/tool-registry');
 

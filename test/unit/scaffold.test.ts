@@ -1,0 +1,76 @@
+/**
+ * `ledgerloop init`'s writer (src/project/scaffold.ts): the template lands whole, with its keys and a package.json
+ * that names the project and its dependencies; a taken folder or a bad name is refused before anything is written.
+ * The scaffold itself (install, tsc, start, tests, fault protocol) runs from the tarball in scripts/check-package.sh.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { scaffoldProject, ScaffoldError, TEMPLATE_DIR } from '../../src/project/scaffold';
+
+const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-init-'));
+
+test('a new folder gets the whole template, its dev keys (secrets 0600) and a package.json naming it', async () => {
+  const dir = path.join(tmp(), 'my-app');
+  const made = await scaffoldProject({ dir, ledgerloopSpec: './ledgerloop-1.0.0.tgz' });
+  expect(made.name).toBe('my-app');
+  for (const f of [
+    'ledgerloop.config.cjs',
+    'policy.json',
+    'protocol.json',
+    'src/booking.tools.js',
+    'test/booking.test.js',
+  ])
+    expect(made.files).toContain(f);
+  // npm pack drops .gitignore: the template ships it as `gitignore`, and init restores the name.
+  expect(existsSync(path.join(dir, '.gitignore'))).toBe(true);
+  expect(existsSync(path.join(dir, 'gitignore'))).toBe(false);
+  const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+    name: string;
+    dependencies: Record<string, string>;
+    scripts: Record<string, string>;
+  };
+  expect(pkg.name).toBe('my-app');
+  expect(pkg.dependencies['ledgerloop']).toBe(`file:${path.resolve('./ledgerloop-1.0.0.tgz')}`);
+  expect(pkg.dependencies['zod']).toEqual(expect.any(String));
+  expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['start', 'test', 'faults', 'build']));
+  expect(statSync(path.join(dir, '.ledgerloop', 'keys', 'signing-key.json')).mode & 0o777).toBe(0o600);
+  expect(statSync(path.join(dir, '.ledgerloop', 'keys', 'jwks.json')).mode & 0o777).toBe(0o644);
+  expect(made.keys.every((k) => k.exists)).toBe(true);
+});
+
+test('a version range is kept as it is; without one the project depends on this version', async () => {
+  const ranged = await scaffoldProject({ dir: path.join(tmp(), 'a'), ledgerloopSpec: '^1.0.0' });
+  const plain = await scaffoldProject({ dir: path.join(tmp(), 'b') });
+  const dep = (dir: string) =>
+    (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+      .dependencies['ledgerloop'];
+  expect(dep(ranged.dir)).toBe('^1.0.0');
+  const own = JSON.parse(readFileSync(path.join(TEMPLATE_DIR, '..', '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  expect(dep(plain.dir)).toBe(`^${own.version}`);
+});
+
+test('a folder that holds anything is refused, and nothing in it changes; an empty one is used', async () => {
+  const dir = path.join(tmp(), 'taken');
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'notes.txt'), 'mine');
+  await expect(scaffoldProject({ dir })).rejects.toThrow(ScaffoldError);
+  expect(readdirSync(dir)).toEqual(['notes.txt']);
+  // The control: the same call on an empty folder writes the project.
+  const empty = path.join(tmp(), 'empty');
+  mkdirSync(empty);
+  await expect(scaffoldProject({ dir: empty })).resolves.toMatchObject({ name: 'empty' });
+});
+
+test('a name npm would refuse is refused before anything is written', async () => {
+  const parent = tmp();
+  await expect(scaffoldProject({ dir: path.join(parent, 'x'), name: 'My App!' })).rejects.toThrow(
+    /not an npm package name/,
+  );
+  expect(readdirSync(parent)).toEqual([]);
+  await expect(scaffoldProject({ dir: path.join(parent, 'y'), name: 'my-app.2' })).resolves.toMatchObject({
+    name: 'my-app.2',
+  });
+});
