@@ -144,12 +144,14 @@ export const CRASH_POINT_NAMES = Object.keys(CRASH_POINTS) as CrashPointName[];
 /** The points a worker process fires itself (the workflow sink and the dispatch activity hooks). */
 export type InProcessPoint =
   | 'workflow.before_intent'
+  | 'tool.at_dispatch'
   | 'tool.before_send'
   | 'tool.after_response'
   | 'compensation.before_send'
   | 'compensation.after_response';
 export const IN_PROCESS_POINTS: readonly InProcessPoint[] = [
   'workflow.before_intent',
+  'tool.at_dispatch',
   'tool.before_send',
   'tool.after_response',
   'compensation.before_send',

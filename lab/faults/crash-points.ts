@@ -10,7 +10,8 @@
  */
 import { writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { InjectedSinks, WorkerPlugin } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, InjectedSinks, WorkerPlugin } from '@temporalio/worker';
+import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';
 import { packageModule } from '../../src/package-paths';
 import { builtinTools } from '../../src/tools/registry';
@@ -172,7 +173,28 @@ export function crashPointWorkerOptions(env: NodeJS.ProcessEnv = process.env): {
   };
 }
 
-/** The worker plugin of the crash points: the fault sink, and the workflow interceptor when bundling. */
+/**
+ * `tool.at_dispatch`: a tool's dispatch activity has started and has checked, signed and sent nothing yet (a
+ * compensating route does not count). A wait here outlasts the authorization the activity is about to check, as a
+ * slow queue would: the activity must find it lapsed and send nothing (the `approval.expiry` fault).
+ */
+const atDispatch: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: {
+    async execute(input, next) {
+      if (ctx.info.activityType === 'dispatchTool') {
+        const req = input.args[0] as DispatchRequest | undefined;
+        if (req !== undefined && !compensatingRoutes().has(`${req.service} ${req.route}`))
+          await crashPoint('tool.at_dispatch');
+      }
+      return next(input);
+    },
+  },
+});
+
+/**
+ * The worker plugin of the crash points: the fault sink, the `tool.at_dispatch` activity interceptor, and the
+ * workflow interceptor when bundling.
+ */
 export const crashPointPlugin: WorkerPlugin = {
   name: 'ledgerloop-lab-crash-points',
   configureWorker(options) {
@@ -181,14 +203,11 @@ export const crashPointPlugin: WorkerPlugin = {
     return {
       ...options,
       sinks: { ...options.sinks, ...FAULT_SINKS },
-      ...(bundling
-        ? {
-            interceptors: {
-              ...options.interceptors,
-              workflowModules: [...modules, FAULT_WORKFLOW_INTERCEPTORS_MODULE],
-            },
-          }
-        : {}),
+      interceptors: {
+        ...options.interceptors,
+        activity: [...(options.interceptors?.activity ?? []), atDispatch],
+        ...(bundling ? { workflowModules: [...modules, FAULT_WORKFLOW_INTERCEPTORS_MODULE] } : {}),
+      },
     };
   },
 };

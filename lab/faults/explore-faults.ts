@@ -251,7 +251,7 @@ export function pairedFaults(f: GenFault, toolAttempts: number): GenFault[] {
 /** The in-process point (and hit) a fault fires at in the case's first worker, if it fires in process. */
 function inProcessHit(f: GenFault): { point: string; hit: number } | undefined {
   if (f.after !== undefined && POINT_TRIGGERS.includes(f.after)) return { point: f.after, hit: f.occurrence };
-  if (f.at === 'approval.expiry') return { point: 'tool.before_send', hit: f.occurrence };
+  if (f.at === 'approval.expiry') return { point: 'tool.at_dispatch', hit: f.occurrence };
   if (['workflow.before_intent', 'tool.before_send', 'tool.after_response'].includes(f.at))
     return { point: f.at, hit: f.occurrence };
   if (f.at.startsWith('compensation.')) return { point: f.at, hit: f.occurrence };

@@ -123,7 +123,8 @@ function draw(v: number | { min: number; max: number } | undefined, fallback: nu
 
 /** The point a worker process fires for a fault, when it fires in process. */
 export function inProcessPointOf(f: Pick<PlannedFault, 'at' | 'do'>): InProcessPoint | undefined {
-  if (f.at === 'approval.expiry') return 'tool.before_send';
+  // Before the dispatch activity checks the authorization, not in front of the send: the wait must outlast it.
+  if (f.at === 'approval.expiry') return 'tool.at_dispatch';
   const site = CRASH_POINTS[f.at].site;
   return site === 'workflow' || site === 'activity' ? (f.at as InProcessPoint) : undefined;
 }

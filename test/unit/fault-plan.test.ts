@@ -103,7 +103,7 @@ describe('planProtocol', () => {
     ]);
     expect(
       crashPlanOf([{ at: 'approval.expiry', do: 'delay', occurrence: 1, ms: 4000, times: 1, service: 'wallet' }]),
-    ).toBe('tool.before_send:1:delay:4000');
+    ).toBe('tool.at_dispatch:1:delay:4000');
   });
 
   test('a malformed crash plan is a typed error', () => {
