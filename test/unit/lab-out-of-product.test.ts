@@ -31,13 +31,22 @@ test('a worker process installs crash points only with a crash plan or LEDGERLOO
   expect(crashPointsFromEnv({ LEDGERLOOP_CRASH_POINTS: '1' })).toBe(true);
 });
 
-test('the crash-point plugin adds the fault sink, and the workflow interceptor only to a worker that bundles', async () => {
-  const bundling = await crashPointPlugin.configureWorker!({ taskQueue: 'q', sinks: { other: {} } as never });
+test('the crash-point plugin adds the fault sink and the at-dispatch activity interceptor, and the workflow interceptor only to a worker that bundles', async () => {
+  const mine = () => ({});
+  const bundling = await crashPointPlugin.configureWorker!({
+    taskQueue: 'q',
+    sinks: { other: {} } as never,
+    interceptors: { activity: [mine] },
+  });
   expect(Object.keys(bundling.sinks ?? {}).sort()).toEqual(['ledgerloopFaults', 'other']);
   expect(bundling.interceptors?.workflowModules).toEqual([FAULT_WORKFLOW_INTERCEPTORS_MODULE]);
+  // The worker's own activity interceptors stay, first; the lab's `tool.at_dispatch` joins them.
+  expect(bundling.interceptors?.activity).toHaveLength(2);
+  expect(bundling.interceptors?.activity?.[0]).toBe(mine);
   const prebuilt = await crashPointPlugin.configureWorker!({ taskQueue: 'q', workflowBundle: { codePath: 'b.js' } });
   expect(Object.keys(prebuilt.sinks ?? {})).toEqual(['ledgerloopFaults']);
-  expect(prebuilt.interceptors).toBeUndefined();
+  expect(prebuilt.interceptors?.workflowModules).toBeUndefined();
+  expect(prebuilt.interceptors?.activity).toHaveLength(1);
 });
 
 test('the crash-point client passes sends, lookups and the contract through to the client it wraps', async () => {
