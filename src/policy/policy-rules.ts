@@ -15,7 +15,6 @@ export function rateLimitsOf(rule: PolicyRule): readonly RateLimit[] {
 const hasAny = (roles: readonly string[], allowed: readonly string[]): boolean =>
   roles.some((r) => allowed.includes(r));
 
-/** Whether a verified actor with `roles` may approve `action` under `policy`. */
 /** The longest rate-limit window any rule of `policy` sets (ms), or 0 when none does: how far back a run counts. */
 export function longestWindowMs(policy: Policy): number {
   let longest = 0;
@@ -23,6 +22,7 @@ export function longestWindowMs(policy: Policy): number {
   return longest;
 }
 
+/** Whether a verified actor with `roles` may approve `action` under `policy`. */
 export function mayApprove(policy: Policy, action: string, roles: readonly string[]): boolean {
   return policy.approvers.some((r) => (r.action === '*' || r.action === action) && hasAny(roles, r.roles));
 }

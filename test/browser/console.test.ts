@@ -89,7 +89,7 @@ beforeAll(async () => {
     taskQueue: await worker(),
     input: input({
       vars: { account: 'acct_1', amount: { minor: 60_000, currency: 'EUR' } },
-      deadlineAt: deadlineIn(180_000),
+      deadlineAt: deadlineIn(600_000), // room for a loaded machine: the approval waits until the deadline less its reserve
     }),
     identityToken: (run) => stack.identity.issueFor({ purpose: 'start', run }, 'user:alice', 'acme'),
   });
@@ -108,7 +108,7 @@ beforeAll(async () => {
     input: input({
       strategy: 'check_receipt',
       vars: { account: 'acct_9', amount: { minor: 4_200, currency: 'EUR' } },
-      deadlineAt: deadlineIn(180_000),
+      deadlineAt: deadlineIn(600_000), // room for a loaded machine: the approval waits until the deadline less its reserve
       caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000 },
       limits: { tool: 2, reconcile: 2 },
     }),
