@@ -24,6 +24,10 @@ import { input } from '../helpers/run';
 import { inProcessWorker, startTestStack, taskQueue } from '../helpers/stack';
 
 jest.setTimeout(180_000);
+// Two CI runs on 2 loaded cores (2026-12-02) saw a query here time out on the server before any worker polled it
+// (DEADLINE_EXCEEDED), once in an attack and once in the control that follows it; alone the file passes. A failing
+// test is retried once with its first error logged; two failures still fail CI.
+jest.retryTimes(1, { logErrorsBeforeRetry: true });
 
 const EventType = temporal.api.enums.v1.EventType;
 const { keys, keyId } = generateCodecKeys('hostile');
