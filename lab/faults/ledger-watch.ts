@@ -26,7 +26,9 @@ export class LedgerWatch {
       } catch {
         /* no worker right now */
       }
-      await sleep(250);
+      // Often: a scripted run goes from its first workflow task to an in-process kill in about half a second, and
+      // the snapshot must land between the original worker's tasks (at 250 ms the crash-point cases got none).
+      await sleep(50);
     }
   }
 
