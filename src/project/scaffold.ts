@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../package-paths';
+import { PACKAGE_ROOT, packageJsonPath } from '../package-paths';
 import { ensureProjectKeys, keyFilesIn, type KeyFileStatus } from './keys';
 
 /** The template a project starts from, shipped in the package (`files` in package.json). */
@@ -45,7 +45,7 @@ interface OwnPackage {
 }
 
 function ownPackage(): OwnPackage {
-  return JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as OwnPackage;
+  return JSON.parse(fs.readFileSync(packageJsonPath(), 'utf8')) as OwnPackage;
 }
 
 /** The peers a project needs at run time, at the versions this package was built and tested with. */
