@@ -110,14 +110,19 @@ export function compensatingTools(): ReadonlySet<string> {
   return compensating;
 }
 
+let compensatingRouteSet: ReadonlySet<string> | undefined;
+
 /** `service route` of every compensating tool (`wallet /v1/refunds`, ...): how a send is told to be one. */
 function compensatingRoutes(): ReadonlySet<string> {
-  const routes = new Set<string>();
-  for (const name of compensatingTools()) {
-    const tool = builtinTools.get(name);
-    if (tool !== undefined) routes.add(`${tool.service} ${tool.route}`);
+  if (compensatingRouteSet === undefined) {
+    const routes = new Set<string>();
+    for (const name of compensatingTools()) {
+      const tool = builtinTools.get(name);
+      if (tool !== undefined) routes.add(`${tool.service} ${tool.route}`);
+    }
+    compensatingRouteSet = routes;
   }
-  return routes;
+  return compensatingRouteSet;
 }
 
 /**
