@@ -142,7 +142,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
   let ledger: LedgerWatch | undefined;
   const timeline = new Timeline((e) => {
     if (!QUIET.has(e.kind)) say(`      ${(e.t / 1000).toFixed(1).padStart(5)}s ${e.text}`);
-    if (e.kind === 'crash_point' && (e.action === 'kill' || e.action === 'pause')) ledger?.freezeLatest();
+    if (e.kind === 'crash_point' && (e.action === 'kill' || e.action === 'pause')) ledger?.freezeAtCrash(e.ledger);
   });
   const faults = pc.faults.map(describeFault);
   const done = new AbortController();

@@ -9,6 +9,7 @@
  * plan set, every hit is reported the same way. Without the variable every hook is a no-op.
  */
 import { writeSync } from 'node:fs';
+import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityInterceptorsFactory, InjectedSinks, WorkerPlugin } from '@temporalio/worker';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
@@ -16,7 +17,7 @@ import { DownstreamClient, type Downstream, type DownstreamClientOptions } from 
 import { packageModule } from '../../src/package-paths';
 import { builtinTools } from '../../src/tools/registry';
 import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
-import type { FaultSinks } from './workflow-hook';
+import type { FaultSinks, LedgerMark } from './workflow-hook';
 
 export const CRASH_PLAN_ENV = 'LEDGERLOOP_CRASH_AT';
 
@@ -32,7 +33,14 @@ export interface CrashRule {
 /** What a worker process writes to stdout at a crash point (one JSON object per line). */
 export type CrashPointLine =
   | { readonly crashPointHit: InProcessPoint; readonly hit: number; readonly pid: number }
-  | { readonly crashPoint: InProcessPoint; readonly do: InProcessAction; readonly hit: number; readonly pid: number }
+  | {
+      readonly crashPoint: InProcessPoint;
+      readonly do: InProcessAction;
+      readonly hit: number;
+      readonly pid: number;
+      /** The ledger of the point's run as this worker last concluded an activation of it: what a fresh worker rebuilds. */
+      readonly ledger?: LedgerMark;
+    }
   | { readonly crashPointResumed: InProcessPoint; readonly hit: number; readonly pid: number };
 
 export class CrashPlanError extends Error {
@@ -72,8 +80,24 @@ function announce(line: CrashPointLine): void {
   writeSync(1, `${JSON.stringify(line)}\n`);
 }
 
-/** Passes the named point: counts the hit and, when the plan says so, kills, stops or delays this process. */
-export async function crashPoint(point: InProcessPoint): Promise<void> {
+/** Each run's ledger as this worker last concluded an activation of it (the lab bundle's interceptor reports it). */
+const ledgerMarks = new Map<string, LedgerMark>();
+
+/** The workflow id of the activity this runs in, if any. */
+function activityWorkflowId(): string | undefined {
+  try {
+    return Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    return undefined; // not inside an activity
+  }
+}
+
+/**
+ * Passes the named point: counts the hit and, when the plan says so, kills, stops or delays this process. The line
+ * that announces the act carries the ledger mark of the point's run (`workflowId`), so the runner knows the
+ * projection a fresh worker must rebuild without racing a query against the kill.
+ */
+export async function crashPoint(point: InProcessPoint, workflowId = activityWorkflowId()): Promise<void> {
   const p = plan();
   if (p === null) return;
   const hit = (p.hits.get(point) ?? 0) + 1;
@@ -82,7 +106,8 @@ export async function crashPoint(point: InProcessPoint): Promise<void> {
   announce({ crashPointHit: point, hit, pid });
   for (const rule of p.rules) {
     if (rule.point !== point || rule.occurrence !== hit) continue;
-    announce({ crashPoint: point, do: rule.action, hit, pid });
+    const ledger = workflowId === undefined ? undefined : ledgerMarks.get(workflowId);
+    announce({ crashPoint: point, do: rule.action, hit, pid, ...(ledger ? { ledger } : {}) });
     if (rule.action === 'kill') {
       process.kill(pid, 'SIGKILL');
       await new Promise<never>(() => undefined);
@@ -189,7 +214,7 @@ const atDispatch: ActivityInterceptorsFactory = (ctx) => ({
       if (ctx.info.activityType === 'dispatchTool') {
         const req = input.args[0] as DispatchRequest | undefined;
         if (req !== undefined && !compensatingRoutes().has(`${req.service} ${req.route}`))
-          await crashPoint('tool.at_dispatch');
+          await crashPoint('tool.at_dispatch', ctx.info.workflowExecution?.workflowId);
       }
       return next(input);
     },
@@ -219,5 +244,8 @@ export const crashPointPlugin: WorkerPlugin = {
 
 /** Sinks a worker registers so `workflowCrashPoint` reaches this process (a no-op without a crash plan). */
 export const FAULT_SINKS: InjectedSinks<FaultSinks> = {
-  ledgerloopFaults: { crashPoint: { fn: (_info, point) => crashPoint(point) } },
+  ledgerloopFaults: {
+    crashPoint: { fn: (info, point) => crashPoint(point, info.workflowId) },
+    ledgerMark: { fn: (info, mark) => void ledgerMarks.set(info.workflowId, mark) },
+  },
 };

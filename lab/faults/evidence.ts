@@ -13,6 +13,7 @@ import type { CallView } from '../../src/domain/reducer';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { FAULT_SINKS } from './crash-points';
+import type { LedgerMark } from './workflow-hook';
 import { checkInvariants, type EffectRow, type InvariantViolation, type RequestEntry } from './explore-invariants';
 import { readEffectLog, readRequestEntries } from './explore-records';
 import { leftStandingOf } from './writeup';
@@ -57,7 +58,7 @@ export interface EvidenceInput {
   readonly taskQueue: string;
   readonly handle: WorkflowHandle;
   readonly services: CaseServices;
-  readonly before?: LedgerSnapshot;
+  readonly before?: LedgerMark;
   readonly result?: AgentRunResult;
   readonly completed: boolean;
   readonly faultsFired: number;
@@ -93,8 +94,9 @@ async function rebuildOnNewWorker(
       // `ledger(n)` counts this run's own events; a continued run's sequence numbers start after what it carried.
       const carried = full.events.find((e) => e.type === 'LedgerCarriedForward');
       const base = carried?.type === 'LedgerCarriedForward' ? carried.eventCount : 0;
-      // The hash before the fault was taken in an earlier run of the chain: this run cannot answer for it.
-      if (upTo <= base) return [undefined, full] as [LedgerSnapshot | undefined, LedgerSnapshot];
+      // The hash before the fault was taken in an earlier run of the chain: this run cannot answer for it. (A run
+      // that carried nothing answers even for 0 events: a kill in its first ledger-writing task leaves it empty.)
+      if (base > 0 && upTo <= base) return [undefined, full] as [LedgerSnapshot | undefined, LedgerSnapshot];
       const partial = await deadline(30_000)(() => input.handle.query(ledgerQuery, upTo - base));
       return [partial, full] as [LedgerSnapshot, LedgerSnapshot];
     });

@@ -2,17 +2,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ledgerQuery } from '../../workflows/definitions';
-import type { LedgerSnapshot } from '../../workflows/ledger';
 import type { ServerLink } from './lab';
 import { withDeadline } from './waits';
+import type { LedgerMark } from './workflow-hook';
 
 /**
  * Keeps the latest ledger snapshot the ORIGINAL worker served, until the first fault freezes it: that frozen
  * snapshot is "the projection before the restart" which a new worker must rebuild from history.
  */
 export class LedgerWatch {
-  latest?: LedgerSnapshot;
-  frozen?: LedgerSnapshot;
+  latest?: LedgerMark;
+  frozen?: LedgerMark;
 
   constructor(
     private readonly link: ServerLink,
@@ -32,9 +32,12 @@ export class LedgerWatch {
     }
   }
 
-  /** Freezes the latest snapshot (in-process crashes: the process is already gone). */
-  freezeLatest(): void {
-    this.frozen ??= this.latest;
+  /**
+   * Freezes at an in-process crash (the process is already gone): on the ledger the crash line carried (a workflow
+   * crash point reads it inside the task it kills), else on the latest snapshot served.
+   */
+  freezeAtCrash(mark?: LedgerMark): void {
+    this.frozen ??= mark ?? this.latest;
   }
 
   /** Queries now and freezes (runner-driven faults: the worker is still alive). */
@@ -43,7 +46,7 @@ export class LedgerWatch {
     try {
       this.frozen = await withDeadline(this.link, 3_000, () => this.handle.query(ledgerQuery));
     } catch {
-      this.freezeLatest();
+      this.freezeAtCrash();
     }
   }
 }

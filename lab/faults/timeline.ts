@@ -5,6 +5,8 @@
  * fault really happened.
  */
 
+import type { LedgerMark } from './workflow-hook';
+
 export type TimelineKind =
   | 'worker_started'
   | 'worker_exited'
@@ -32,6 +34,8 @@ export interface TimelineEvent {
   readonly action?: string;
   readonly hit?: number;
   readonly signal?: string | null;
+  /** A workflow crash point's ledger, as the worker held it there. */
+  readonly ledger?: LedgerMark;
 }
 
 type Waiter = { readonly match: (e: TimelineEvent) => boolean; readonly resolve: (e: TimelineEvent) => void };

@@ -165,6 +165,7 @@ export class WorkerPool {
         point: msg.crashPoint,
         action: msg.do,
         hit: msg.hit,
+        ...(msg.ledger ? { ledger: msg.ledger } : {}),
         text: `worker ${pid} at ${msg.crashPoint} (hit ${msg.hit}): ${msg.do === 'kill' ? 'SIGKILL itself' : msg.do === 'pause' ? 'SIGSTOP itself' : 'delay'}`,
       });
       if (msg.do === 'pause') {

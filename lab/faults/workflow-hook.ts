@@ -13,18 +13,37 @@ import type { InProcessPoint } from './catalog';
 /** The memo key the fault runner sets on the runs it starts. */
 export const FAULTS_MEMO_KEY = 'ledgerloopFaults';
 
-/** The sink a worker registers to serve workflow crash points (see FAULT_SINKS in crash-points.ts). */
+/** The ledger's hash and length as a worker held it, between workflow tasks. */
+export interface LedgerMark {
+  readonly projectionHash: string;
+  readonly eventCount: number;
+}
+
+/** The sinks a worker registers to serve workflow crash points (see FAULT_SINKS in crash-points.ts). */
 export interface FaultSinks extends Sinks {
   ledgerloopFaults: {
     crashPoint(point: InProcessPoint): void;
+    /** The ledger as an activation concludes (workflow-interceptors.ts says which one a crash line carries). */
+    ledgerMark(mark: LedgerMark): void;
   };
 }
 
 const sinks = proxySinks<FaultSinks>();
 
+/** Whether this task belongs to a run the fault runner started, executing for the first time (not replaying). */
+function underFaultRunner(): boolean {
+  const info = workflowInfo();
+  return !info.unsafe.isReplaying && info.memo?.[FAULTS_MEMO_KEY] === true;
+}
+
 /** A named crash point inside workflow code. A no-op unless the fault runner started this run. */
 export function workflowCrashPoint(point: InProcessPoint): void {
-  const info = workflowInfo();
-  if (info.unsafe.isReplaying || info.memo?.[FAULTS_MEMO_KEY] !== true) return;
-  sinks.ledgerloopFaults.crashPoint(point);
+  if (underFaultRunner()) sinks.ledgerloopFaults.crashPoint(point);
+}
+
+/** Reports the ledger (read only under the fault runner) to the worker, where a crash line picks it up. */
+export function reportLedgerMark(read: () => LedgerMark | undefined): void {
+  if (!underFaultRunner()) return;
+  const mark = read();
+  if (mark !== undefined) sinks.ledgerloopFaults.ledgerMark(mark);
 }
