@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { holds, verdict, type AttackGroup, type AttackRow, type Control, type ControlOutcome } from './attack';
 
-const ATTACK_TIMEOUT_MS = 60_000;
+// A hang fails its row instead of the suite; loaded CI machines need room (a run waiting for approval: up to 50 s).
+const ATTACK_TIMEOUT_MS = 90_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

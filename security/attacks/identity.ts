@@ -169,12 +169,18 @@ export const identityAttacks: AttackGroup = {
       },
     });
 
-    /** A run of alice waiting for approval of a 600.00 EUR debit (above the default policy's threshold). */
+    /**
+     * A run of alice waiting for approval of a 600.00 EUR debit (above the default policy's threshold). On a loaded
+     * machine a query can time out before the worker takes it (DEADLINE_EXCEEDED), so each one has its own short
+     * deadline and the wait asks again, for up to 50 s.
+     */
     const pendingRun = async (): Promise<{ handle: WorkflowHandle; p: PendingApproval }> => {
       const handle = await start(startFor('user:alice'), runInput(60_000));
-      const end = Date.now() + 30_000;
+      const end = Date.now() + 50_000;
       for (;;) {
-        const [p] = await handle.query(pendingApprovalsQuery).catch(() => [] as PendingApproval[]);
+        const [p] = await stack.connection
+          .withDeadline(Math.min(end, Date.now() + 10_000), () => handle.query(pendingApprovalsQuery))
+          .catch(() => [] as PendingApproval[]);
         if (p) return { handle, p };
         if (Date.now() > end) throw new Error('the run asked for no approval');
         await new Promise((r) => setTimeout(r, 200));
