@@ -154,7 +154,37 @@ function packageType(dir) {
   return type;
 }
 
+const PACKAGE_ROOT = path.join(__dirname, '..');
+let ownEntries;
+
+/**
+ * The package's own entries as source files: each `exports` target (`./dist/src/worker/index.js`) named by its
+ * TypeScript source (`src/worker/index.ts`), where that source exists. This loader runs only from the sources, so
+ * a `require('ledgerloop/worker')` there (examples/ticketing, the local-model check) loads the same modules as
+ * everything else, with or without a build, as jest's moduleNameMapper has it.
+ */
+function ownSourceEntries() {
+  if (ownEntries !== undefined) return ownEntries;
+  ownEntries = new Map();
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8'));
+    for (const [subpath, target] of Object.entries(pkg.exports ?? {})) {
+      const file = typeof target === 'string' ? target : target?.default;
+      if (typeof file !== 'string' || !/^\.\/dist\/.*\.js$/.test(file)) continue;
+      const source = path.join(PACKAGE_ROOT, file.slice('./dist/'.length).replace(/\.js$/, '.ts'));
+      if (fs.existsSync(source)) ownEntries.set(pkg.name + subpath.slice(1), source);
+    }
+  } catch {
+    // no readable package.json: Node resolves the name as it would
+  }
+  return ownEntries;
+}
+
 if (!Module._extensions['.ts']) {
+  const resolve = Module._resolveFilename;
+  Module._resolveFilename = function (request, ...rest) {
+    return ownSourceEntries().get(request) ?? resolve.call(this, request, ...rest);
+  };
   Module._extensions['.ts'] = (module, filename) => module._compile(compile(filename, 'ts'), filename);
   const plainJs = Module._extensions['.js'];
   Module._extensions['.js'] = (module, filename) =>

@@ -139,3 +139,26 @@ describe("the cache directory must be this user's alone", () => {
     expect(plantAndRun(entry(), (cacheDir) => fs.chownSync(cacheDir, 65534, 65534))).toBe('real 1');
   });
 });
+
+test("the package's own name resolves to its sources, entry by entry, whether or not dist/ was built", () => {
+  // examples/ticketing and the local-model check require `ledgerloop`, `ledgerloop/worker`, …: from a clone with no
+  // build they must get the sources (the same modules everything else here loads), never a missing dist/ file.
+  const entries = ['ledgerloop', 'ledgerloop/worker', 'ledgerloop/services', 'ledgerloop/testing', 'ledgerloop/codec'];
+  const r = run(['-e', `console.log(JSON.stringify(${JSON.stringify(entries)}.map((e) => require.resolve(e))))`]);
+  expect(r.stderr).toBe('');
+  const resolved = JSON.parse(r.stdout) as string[];
+  expect(resolved.map((f) => path.relative(REPO, f))).toEqual([
+    path.join('src', 'index.ts'),
+    path.join('src', 'worker', 'index.ts'),
+    path.join('services', 'index.ts'),
+    path.join('src', 'testing', 'index.ts'),
+    path.join('src', 'codec', 'index.ts'),
+  ]);
+  // The control: another package's name is left to Node.
+  const other = run(['-e', "console.log(require.resolve('zod'))"]);
+  expect(other.stdout.trim()).toBe(require.resolve('zod'));
+  // An entry the package does not export stays unresolvable, as Node has it.
+  const hidden = run(['-e', "require.resolve('ledgerloop/src/index')"]);
+  expect(hidden.status).not.toBe(0);
+  expect(hidden.stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED|Cannot find module/);
+});
