@@ -38,7 +38,7 @@ export type CrashPointLine =
       readonly do: InProcessAction;
       readonly hit: number;
       readonly pid: number;
-      /** The ledger of the point's run as this worker last concluded an activation of it: what a fresh worker rebuilds. */
+      /** The ledger of the point's run as this worker last began an activation of it: what a fresh worker rebuilds. */
       readonly ledger?: LedgerMark;
     }
   | { readonly crashPointResumed: InProcessPoint; readonly hit: number; readonly pid: number };
@@ -80,7 +80,7 @@ function announce(line: CrashPointLine): void {
   writeSync(1, `${JSON.stringify(line)}\n`);
 }
 
-/** Each run's ledger as this worker last concluded an activation of it (the lab bundle's interceptor reports it). */
+/** Each run's ledger as this worker last began an activation of it (the lab bundle's interceptor reports it). */
 const ledgerMarks = new Map<string, LedgerMark>();
 
 /** The workflow id of the activity this runs in, if any. */

@@ -23,7 +23,7 @@ export interface LedgerMark {
 export interface FaultSinks extends Sinks {
   ledgerloopFaults: {
     crashPoint(point: InProcessPoint): void;
-    /** The ledger as an activation concludes (workflow-interceptors.ts says which one a crash line carries). */
+    /** The ledger as an activation begins: durable, what completed workflow tasks made of it. */
     ledgerMark(mark: LedgerMark): void;
   };
 }

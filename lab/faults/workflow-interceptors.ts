@@ -5,12 +5,13 @@
  *
  * - It marks the crash point `workflow.before_intent` where a dispatch is scheduled: in the same workflow task that
  *   records the call's intent, so a kill there loses the task, the intent and the dispatch together.
- * - As each activation concludes it reports the ledger as the run's own `ledger` query handler (a pure read) would
- *   answer. The worker keeps the latest report per run, and an in-process crash line carries it: for a crash in an
- *   activity, the task that scheduled it (durable by then); for a crash inside a workflow task, the task before
- *   it (this task's own report would come after the crash point's sink call). Either way it is what a fresh worker
- *   must rebuild. A query from the runner cannot be relied on to reach the worker in the half second between the
- *   run's start and a kill, so without this report the comparison would hang on a poll winning a race.
+ * - As each activation begins it reports the ledger as the run's own `ledger` query handler (a pure read) would
+ *   answer. A new activation of a run begins only once the server has its last workflow task (this code runs no
+ *   local activities), so what it reports is durable: what a fresh worker must rebuild. The worker keeps the latest
+ *   report per run, and an in-process crash line carries it. (At the end of an activation the ledger may hold what
+ *   a kill is about to lose, with times a fresh worker's retry of that task would not repeat.) A query from the
+ *   runner cannot be relied on to reach the worker in the half second between the run's start and a kill, so
+ *   without this report the comparison would hang on a poll winning a race.
  */
 import type { WorkflowInterceptorsFactory } from '@temporalio/workflow';
 // Internal to the SDK, and used only here, in the lab's bundle: the handler table a query would be served from.
@@ -34,9 +35,9 @@ function ledgerMark(): LedgerMark | undefined {
 export const interceptors: WorkflowInterceptorsFactory = () => ({
   internals: [
     {
-      concludeActivation(input, next) {
-        reportLedgerMark(ledgerMark);
-        return next(input);
+      activate(input, next) {
+        if (input.batchIndex === 0) reportLedgerMark(ledgerMark);
+        next(input);
       },
     },
   ],
