@@ -22,6 +22,8 @@ const BOUNDARY_FILES = [
   'src/policy/send-margin.ts',
   'lab/faults/workflow-hook.ts',
   'lab/faults/workflow-interceptors.ts',
+  'lab/strategies/naive.ts',
+  'lab/strategies/workflow-module.ts',
 ];
 
 const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));

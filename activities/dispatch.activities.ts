@@ -11,7 +11,6 @@ import type {
   ReconcileResponse,
 } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { isLabStrategy } from '../src/domain/run';
 import { strategyOf, type StrategyDeclaration } from '../src/domain/retry-strategies';
 import type { Downstream, SendOutcome } from '../src/downstream/client';
 import {
@@ -32,8 +31,6 @@ export interface DispatchDeps {
    * decisions the workflow made from a held policy.
    */
   readonly authorize?: Partial<AuthorizeDeps>;
-  /** Serve lab-only strategies (blind_retry: the demo, the fault lab). Default false: a production worker refuses them. */
-  readonly labStrategies?: boolean;
 }
 
 /** Fences count milliseconds from here, so that they stay safe integers (2^53) for centuries. */
@@ -77,7 +74,7 @@ interface Attempt {
   readonly req: DispatchRequest;
   readonly n: number;
   readonly fence: number;
-  /** The key this attempt sends (the operation key; the naive strategy derives a fresh one per try). */
+  /** The key this attempt sends: the strategy's key for this attempt (the operation key, for the runtime's two). */
   readonly key: string;
   readonly downstream: Downstream;
   readonly strategy: StrategyDeclaration;
@@ -136,9 +133,10 @@ export function createDispatchActivities(deps: DispatchDeps) {
 
   /** The attempt's number, fence and key, and the evidence it reports even if it never returns (a heartbeat). */
   function begin(req: DispatchRequest): Attempt {
-    if (isLabStrategy(req.strategy) && deps.labStrategies !== true) {
+    const strategy = strategyOf(req.strategy);
+    if (strategy === undefined) {
       throw ApplicationFailure.nonRetryable(
-        `strategy ${req.strategy} is lab-only; this worker refuses it (nothing was sent)`,
+        `strategy ${String(req.strategy).slice(0, 100)} is not one this worker serves (nothing was sent)`,
         Failure.StrategyForbidden,
       );
     }
@@ -147,8 +145,7 @@ export function createDispatchActivities(deps: DispatchDeps) {
     const fence = fenceFor(ctx.info.currentAttemptScheduledTimestampMs, n);
     // What the last attempt got to is reported even if it never returns (a timeout carries the last heartbeat).
     ctx.heartbeat({ attempt: n });
-    const strategy = strategyOf(req.strategy);
-    // The naive strategy sends every Temporal retry under yet another fresh key: that is how it double-charges.
+    // The runtime's strategies send the operation key itself on every attempt.
     const key = strategy.keyFor(req.keyUsed, 1, n);
     // Queue delay: how long this attempt waited between being scheduled and starting (schedule-to-start).
     const queueDelayMs = Math.max(0, Date.now() - ctx.info.currentAttemptScheduledTimestampMs);

@@ -12,7 +12,7 @@ import { openAIModel, type ModelProvider } from '../src/planner/model';
 import type { ToolRegistry } from '../src/tools/registry';
 
 /** `authorize` (from DispatchDeps): the current policy and the signing key; default the built-in policy, no key. */
-export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
+export interface ActivityDeps extends DispatchDeps {
   readonly planner?: PlannerDeps;
   /**
    * The models this worker plans with, by `planner.kind` (src/planner/model.ts), e.g. `[scriptedModel()]`. An
@@ -21,12 +21,6 @@ export interface ActivityDeps extends Omit<DispatchDeps, 'labStrategies'> {
   readonly models?: readonly ModelProvider[];
   /** The real-model planner (`planner.kind: 'openai'`): a client built once per worker and a transcript store. */
   readonly openai?: OpenAIActivityDeps;
-  /**
-   * Serve runs that ask for a lab-only strategy (`blind_retry`). Default false: a production worker's dispatch
-   * refuses them with Strategy.Forbidden before sending anything. Only the demo, the fault lab, the bench and the
-   * tests set it.
-   */
-  readonly allowLabStrategies?: boolean;
   /** The store of the cross-run rate-limit windows (src/policy/quota-store.ts). Absent: those limits fail closed. */
   readonly quota?: QuotaDeps;
   /** The identity issuers that verify run principals, approvers and operators; default LEDGERLOOP_IDENTITY_ISSUERS. */
@@ -46,11 +40,7 @@ export function createActivities(deps: ActivityDeps) {
   const { verifyIdentity } = createIdentityActivities({ ...deps.identity, policies: authorize.policies });
   // A new run's first planning turn verifies its opening with the same issuers and policy store.
   const { planTurn } = createPlannerActivities(models, deps.planner ?? {}, verifyIdentity);
-  const { dispatchTool, reconcileCall } = createDispatchActivities({
-    ...deps,
-    authorize,
-    labStrategies: deps.allowLabStrategies === true,
-  });
+  const { dispatchTool, reconcileCall } = createDispatchActivities({ ...deps, authorize });
   const { readPolicy } = createAuthorizeActivities(authorize);
   const { reserveQuota, releaseQuota } = createQuotaActivities(deps.quota);
   return { planTurn, dispatchTool, reconcileCall, readPolicy, reserveQuota, releaseQuota, verifyIdentity };

@@ -2,7 +2,7 @@
  * Pure parsers for the values the run commands take on the command line. Each throws CliUsageError with a
  * one-line message naming the flag and what it expected.
  */
-import { RETRY_STRATEGIES, type RetryStrategy } from '../src/domain/run';
+import { isServedStrategy, strategyNames, type RetryStrategy } from '../src/domain/run';
 import { CliUsageError } from './errors';
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -51,9 +51,9 @@ export function parseTenant(text: string): string {
 }
 
 export function parseStrategy(text: string): RetryStrategy {
-  const t = text.trim() as RetryStrategy;
-  if (!RETRY_STRATEGIES.includes(t)) {
-    throw new CliUsageError(`--strategy: unknown strategy "${text}" (one of ${RETRY_STRATEGIES.join(', ')})`);
+  const t = text.trim();
+  if (!isServedStrategy(t)) {
+    throw new CliUsageError(`--strategy: unknown strategy "${text}" (one of ${strategyNames().join(', ')})`);
   }
   return t;
 }

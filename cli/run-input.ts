@@ -3,7 +3,13 @@
  * flags, flags winning. Pure apart from the injected file reader; every problem is a one-line CliUsageError.
  */
 import { z } from 'zod';
-import { RETRY_STRATEGIES, type AgentRunInput, type OpenAIPlannerConfig, type RetryStrategy } from '../src/domain/run';
+import {
+  isServedStrategy,
+  strategyNames,
+  type AgentRunInput,
+  type OpenAIPlannerConfig,
+  type RetryStrategy,
+} from '../src/domain/run';
 import type { ScriptedPlannerConfig } from '../src/planner/scripted-model';
 import { CliUsageError } from './errors';
 import { parseDeadline, parsePrincipal, parseStrategy, parseTenant, parseVars } from './parse';
@@ -68,7 +74,10 @@ const plannerSchema = z.discriminatedUnion('kind', [
 const fileSchema = z.looseObject({
   principal: z.strictObject({ id: z.string().min(1), tenant: z.string().min(1) }).optional(),
   goal: z.string().min(1).optional(),
-  strategy: z.enum(RETRY_STRATEGIES as [RetryStrategy, ...RetryStrategy[]]).optional(),
+  strategy: z
+    .string()
+    .refine(isServedStrategy, { error: () => `one of ${strategyNames().join(', ')}` })
+    .optional(),
   planner: plannerSchema.optional(),
   deadlineAt: z.iso.datetime({ offset: true }).optional(),
   limits: z

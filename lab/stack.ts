@@ -32,7 +32,7 @@ import {
 import { writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
 import { DATA_DIR } from '../src/server/temporal-binaries';
 import { cachedBundle } from './bundle-cache';
-import { LAB_STRATEGIES_ENV } from '../src/worker/worker';
+import { LAB_STRATEGY_WORKFLOW_MODULE } from './strategies';
 import { spawnedClient, spawnService, spawnServiceEntry, type SpawnedService } from '../services/spawn';
 
 /** The business services a stack can run. */
@@ -96,7 +96,7 @@ export interface StackKeys {
   readonly identity: DevIssuer;
   /**
    * Environment a worker process of this stack needs: the capability signing key, the identity issuer's public
-   * keys (LEDGERLOOP_IDENTITY_ISSUERS), and LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (the lab runs blind_retry on purpose).
+   * keys (LEDGERLOOP_IDENTITY_ISSUERS).
    */
   readonly workerEnv: Readonly<Record<string, string>>;
 }
@@ -113,7 +113,7 @@ export async function createStackKeys(
     capabilityTrust: trust,
     capabilityKey: trust.dispatch,
     identity,
-    workerEnv: { ...trust.workerEnv, [LAB_STRATEGIES_ENV]: '1', [IDENTITY_ISSUERS_ENV]: identity.configPath },
+    workerEnv: { ...trust.workerEnv, [IDENTITY_ISSUERS_ENV]: identity.configPath },
   };
 }
 
@@ -387,7 +387,12 @@ async function buildBundles(
     opts.bundleCache
       ? cachedBundle(opts.bundleCache, options, (to) => writeWorkflowBundle(to, options))
       : writeWorkflowBundle(path.join(dataDir, file), options);
-  const first = opts.bundle ?? { file: 'workflow-bundle.js', tracing };
+  // The stack's own bundle carries the lab's naive loop (lab/strategies/): the demo and the tests run it on purpose.
+  const first = opts.bundle ?? {
+    file: 'workflow-bundle.js',
+    tracing,
+    interceptorModules: [LAB_STRATEGY_WORKFLOW_MODULE],
+  };
   const bundlePath = 'prebuilt' in first ? first.prebuilt : await write(first);
   const moreBundles: Record<string, string> = {};
   for (const [name, spec] of Object.entries(opts.moreBundles ?? {})) moreBundles[name] = await write(spec);

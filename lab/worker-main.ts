@@ -6,6 +6,7 @@
 import { exitOnWorkerError, runWorkerProcess } from '../src/worker/main';
 import { crashPointsFromEnv, crashPointWorkerOptions } from './faults/crash-points';
 import { scriptedModelsFromEnv } from './scenarios';
+import './strategies'; // the naive loop, installed for this process's dispatch (the lab's bundle carries it too)
 
 runWorkerProcess({
   models: scriptedModelsFromEnv(process.env),

@@ -459,7 +459,6 @@ async function main(): Promise<void> {
           workflowId,
           taskQueue: tq,
           input,
-          allowLabStrategies: true,
           ...(identityToken ? { identityToken } : {}),
         });
         if (during) await during(handle);

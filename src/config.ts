@@ -95,7 +95,6 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_STICKY_TIMEOUT_MS: v(wholeNumber(1, 86_400_000), ['workers']),
   LEDGERLOOP_DEPLOYMENT: v(text, ['workers']),
   LEDGERLOOP_BUILD_ID: v(text, ['workers']),
-  LEDGERLOOP_ALLOW_LAB_STRATEGIES: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_SCRIPTED_MODEL: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_POLICY_FILE: v(text, ['workers']),
   /** A project config (src/project/config.ts): the worker serves that project's tools, model and policy. */

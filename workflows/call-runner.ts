@@ -8,13 +8,15 @@
  * | FAILED (a rejection proving no effect)     | settle FAILED                                                 |
  * | REAUTHORIZE (refused before sending)       | decide again under the same key, at most three times          |
  * | UNKNOWN, the only attempt proven unsent    | settle FAILED                                                 |
- * | UNKNOWN                                    | the retry strategy's choice: reconcile (or the naive loop's)  |
+ * | UNKNOWN                                    | the strategy's choice: reconcile, for the runtime's two       |
  *
  * Settlement by construction: every way out of `runCall` (a returned verdict, a decision that refuses, a thrown
  * `DeadlineTooClose`, a cancellation, an interrupted approval wait) passes through `leave`, in a scope no
  * cancellation reaches. A call that may have sent leaves SUCCEEDED with its effect found, FAILED on evidence (an
  * answer, a rejection proving no effect, a seal the downstream confirmed), or UNKNOWN for an operator; a call
- * that cannot have sent leaves FAILED with the reason it stopped. No path has to remember to settle.
+ * that cannot have sent leaves FAILED with the reason it stopped. No path has to remember to settle. (The one
+ * exception is a strategy that settles the call itself, which only the repository's lab installs: its loop
+ * records FAILED without evidence, which is the bug it exists to show.)
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { Observation } from '../src/domain/activity-contracts';
@@ -25,7 +27,7 @@ import { retryFor, type CallRetry } from '../src/domain/retry-contract';
 import { callBase, type Allowed, type ReadyCall, type RunModel, type ValidatedCall } from './model';
 import { decide } from './steps/decide';
 import { prepare, send, type Sent } from './steps/dispatch';
-import { assumeFailed, markUnknown, reconcile, settleAnswer, settleUnsent } from './steps/settle';
+import { markUnknown, reconcile, settleAnswer, settleUnsent } from './steps/settle';
 
 /** How often a call may be decided again after its decision ran out, or its policy changed, before sending. */
 const MAX_REAUTHORIZATIONS = 3;
@@ -122,10 +124,16 @@ function afterNoAnswer(
         }
       }
       markUnknown(run, call, verdict, attempts);
-      const then = retry.afterMaybeSent(n);
-      if (then === 'assume_failed') return Promise.resolve(assumeFailed(run, base, verdict.cause));
+      const then = retry.afterMaybeSent({
+        dispatch: n,
+        call: base,
+        cause: verdict.cause,
+        record: (event) => run.ledger.append(event),
+      });
       if (then === 'reconcile') return reconcile(run, call);
-      return 'send_again'; // the naive loop dispatches again under a fresh key
+      if (then === 'send_again') return 'send_again';
+      // A strategy that settled the call itself (only one a lab installs): `leave` keeps what it recorded.
+      return Promise.resolve(then);
     }
   }
 }

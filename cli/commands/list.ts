@@ -1,7 +1,7 @@
 /** `ledgerloop list`: agent runs from the visibility API, filtered by Ledgerloop's search attributes. */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { Command } from 'commander';
-import { RETRY_STRATEGIES } from '../../src/domain/run';
+import { strategyNames } from '../../src/domain/run';
 import { SA } from '../../src/server/search-attributes';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { renderTable } from '../format';
@@ -76,7 +76,7 @@ export function registerList(program: Command, io: CommandIO): void {
       arg((v) => parsePrincipal(v)),
     )
     .option('--tenant <id>', 'LedgerloopTenant', arg(parseTenant))
-    .option('--strategy <name>', `LedgerloopStrategy (${RETRY_STRATEGIES.join(', ')})`, arg(parseStrategy))
+    .option('--strategy <name>', `LedgerloopStrategy (${strategyNames().join(', ')})`, arg(parseStrategy))
     .option('--stop-reason <reason>', `LedgerloopStopReason (${KNOWN_STOP_REASONS.join(', ')})`)
     .option('--unknown', 'only runs with UNKNOWN calls (LedgerloopUnknownCalls > 0)', false)
     .option('--pending-approvals', 'only runs waiting for an approval (LedgerloopPendingApprovals > 0)', false)

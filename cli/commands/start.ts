@@ -5,7 +5,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { startAgentRun } from '../../src/client/runs';
 import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../src/client/run-ids';
-import { isLabStrategy, type AgentRunResult } from '../../src/domain/run';
+import type { AgentRunResult } from '../../src/domain/run';
 import { scenarios } from '../../lab/scenarios';
 import { DEFAULT_TASK_QUEUE } from '../../src/client/runs';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
@@ -68,8 +68,6 @@ interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags, Pro
   readonly workflowId?: string;
   readonly wait: boolean;
   readonly json: boolean;
-  /** Allow a lab-only strategy (blind_retry). */
-  readonly lab: boolean;
   /** The principal's identity token (`--token <jws|@file>`, else LEDGERLOOP_IDENTITY_TOKEN). */
   readonly token?: string;
 }
@@ -119,12 +117,7 @@ export function registerStart(program: Command, io: CommandIO): void {
     .option('--goal <text>', 'what the run should achieve (required with --openai)')
     .option(
       '--strategy <name>',
-      `retry strategy: check_receipt, same_key_replay, or blind_retry with --lab (default ${START_DEFAULTS.strategy})`,
-    )
-    .option(
-      '--lab',
-      'allow the lab-only strategy blind_retry (it double-charges on a lost response; served only by workers with LEDGERLOOP_ALLOW_LAB_STRATEGIES=1)',
-      false,
+      `retry strategy: check_receipt or same_key_replay (default ${START_DEFAULTS.strategy})`,
     )
     .option('--principal <kind:name>', `who the run acts for (default ${START_DEFAULTS.principal})`)
     .option('--tenant <id>', `the principal’s tenant (default ${START_DEFAULTS.tenant})`)
@@ -172,11 +165,6 @@ export function registerStart(program: Command, io: CommandIO): void {
       );
       for (const w of built.warnings) io.err.write(`${w}\n`);
       const { input } = built;
-      if (isLabStrategy(input.strategy) && !flags.lab) {
-        throw new CliUsageError(
-          `strategy ${input.strategy} is lab-only (it charges again on every lost response): pass --lab to start it on lab workers (LEDGERLOOP_ALLOW_LAB_STRATEGIES=1)`,
-        );
-      }
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
       if (tenantOfWorkflowId(workflowId) !== input.principal.tenant)
         io.err.write(
@@ -197,7 +185,6 @@ export function registerStart(program: Command, io: CommandIO): void {
           workflowId,
           taskQueue: flags.taskQueue,
           input,
-          allowLabStrategies: flags.lab,
           ...(identityToken !== undefined ? { identityToken } : {}),
         });
         const started = {

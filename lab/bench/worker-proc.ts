@@ -91,7 +91,6 @@ async function main(): Promise<void> {
     models: [labScriptedModel()],
     services: { wallet: new DownstreamClient({ baseUrl: cfg.walletUrl, timeoutMs: 5_000 }) },
     workerIdentity: `bench-worker:${process.pid}`,
-    allowLabStrategies: true, // a lab tool, like the demo and the fault lab (its runs use same_key_replay today)
     authorize: { capabilityKey },
   });
   const bare = createBareActivities({ walletUrl: cfg.walletUrl, capabilityKey });

@@ -6,7 +6,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { activityAttempts } from '../../src/client/history-metrics';
 import { readLedger, startAgentRun } from '../../src/client/runs';
-import { RETRY_STRATEGIES, type RetryStrategy } from '../../src/domain/run';
+import type { RetryStrategy } from '../../src/domain/run';
+import { LAB_STRATEGIES } from '../strategies';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from '../spawn-worker';
 import type { Stack } from '../stack';
 
@@ -81,7 +82,6 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
     const handle = await startAgentRun(stack.client, {
       workflowId,
       taskQueue: opts.taskQueue,
-      allowLabStrategies: true, // the demo runs blind_retry on purpose; its workers get the stack's lab switch
       identityToken: await stack.identity.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', tenant),
       input: {
         principal: { id: 'user:alice', tenant },
@@ -146,6 +146,9 @@ export async function runOpeningFailure(stack: Stack, opts: OpeningFailureOption
  * (each run's workers are gone before the next starts).
  * `perStrategy` adds options for one strategy's run (a cluster's worker hosts and server restart).
  */
+/** The naive loop first, then the runtime's two: the table reads as the failure and then its fixes. */
+const DEMO_STRATEGIES: readonly RetryStrategy[] = [...LAB_STRATEGIES, 'check_receipt', 'same_key_replay'];
+
 export async function runEveryStrategy(
   stack: Stack,
   opts: {
@@ -158,7 +161,7 @@ export async function runEveryStrategy(
 ): Promise<DemoRow[]> {
   const rows: DemoRow[] = [];
   const stamp = Date.now();
-  for (const strategy of RETRY_STRATEGIES) {
+  for (const strategy of DEMO_STRATEGIES) {
     rows.push(
       await runOpeningFailure(stack, {
         strategy,

@@ -2,7 +2,7 @@
  * Renders the demo rows: a fixed-width table for a terminal, and the sentences about them. Every sentence is
  * computed from the measured figures of the rows; none claims what the rows do not show.
  */
-import { isLabStrategy } from '../../src/domain/run';
+import { isLabStrategy } from '../strategies';
 import type { DemoRow } from './opening-failure';
 
 const COLUMNS: ReadonlyArray<[keyof DemoRow, string]> = [

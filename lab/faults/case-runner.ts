@@ -201,7 +201,6 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       workflowId,
       taskQueue,
       memo: { [FAULTS_MEMO_KEY]: true },
-      allowLabStrategies: true, // the lab runs blind_retry on purpose
       identityToken: await lab.identity.issueFor({ purpose: 'start', run: workflowId }, pc.principal, pc.tenant),
       input: {
         principal: { id: pc.principal, tenant: pc.tenant },

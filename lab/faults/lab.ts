@@ -20,6 +20,7 @@ import {
   type StackService,
   type StackServices,
 } from '../stack';
+import { LAB_STRATEGY_WORKFLOW_MODULE } from '../strategies';
 import { FAULT_WORKFLOW_INTERCEPTORS_MODULE } from './crash-points';
 import type { PointFeature } from './catalog';
 import type { PlannedCase } from './plan';
@@ -68,7 +69,7 @@ export interface BuiltBundle {
 export async function buildBundle(dataDir: string, toolsModule?: string): Promise<BuiltBundle> {
   mkdirSync(dataDir, { recursive: true });
   const bundlePath = await writeWorkflowBundle(path.join(dataDir, 'workflow-bundle.js'), {
-    interceptorModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE],
+    interceptorModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE, LAB_STRATEGY_WORKFLOW_MODULE],
     ...(toolsModule !== undefined ? { toolsModule } : {}),
   });
   return { bundlePath, features: bundleFeatures(readFileSync(bundlePath, 'utf8')) };

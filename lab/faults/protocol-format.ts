@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { RETRY_STRATEGIES } from '../../src/domain/run';
+import { strategyNames, type RetryStrategy } from '../../src/domain/run';
+import '../strategies';
 import { scenarios } from '../scenarios';
 import { Policy, RateLimitScope } from '../../src/policy/policy-format';
 import { CRASH_POINT_NAMES, CRASH_POINTS, FAULT_KINDS } from './catalog';
@@ -257,9 +258,7 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
         .describe(vocab.scenarioHelp),
       input: CaseInput,
       goal: z.string().optional(),
-      strategy: z
-        .enum(RETRY_STRATEGIES as ['blind_retry', 'check_receipt', 'same_key_replay'])
-        .default('same_key_replay'),
+      strategy: z.enum(strategyNames() as [RetryStrategy, ...RetryStrategy[]]).default('same_key_replay'),
       services: z
         .array(
           z.enum(vocab.services as [string, ...string[]], {

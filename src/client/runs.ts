@@ -1,7 +1,7 @@
 /** Client-side helpers: start an agent run, read its ledger. */
 import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Failure } from '../domain/failures';
-import { isLabStrategy, type AgentRunInput, type AgentRunResult, type RetryStrategy } from '../domain/run';
+import { isServedStrategy, strategyNames, type AgentRunInput, type AgentRunResult } from '../domain/run';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
@@ -23,11 +23,6 @@ export interface StartRunOptions {
   /** Memo fields for the run, e.g. the fault runner's `ledgerloopFaults` marker (lab/faults/workflow-hook.ts). */
   readonly memo?: Record<string, unknown>;
   /**
-   * Start runs with a lab-only strategy (`blind_retry`, the naive loop that double-charges). Default false: such a
-   * run is refused before anything is started. Only the demo, the fault lab and the tests pass true.
-   */
-  readonly allowLabStrategies?: boolean;
-  /**
    * The principal's identity token (compact JWS), when the input does not carry it already: a `start` token for
    * this workflow id (src/identity/purpose.ts), or a function that mints one for the workflow id the run gets (the
    * default id is chosen here). The run verifies it before its first model call; without one (or with a bad one)
@@ -37,12 +32,14 @@ export interface StartRunOptions {
   readonly identityToken?: string | ((workflowId: string) => Promise<string>);
 }
 
-/** A lab-only strategy was asked for without `allowLabStrategies`: no workflow was started. */
+/** The input names a strategy the runtime does not serve (`check_receipt`, `same_key_replay`): nothing started. */
 export class StrategyForbiddenError extends Error {
   override readonly name = 'StrategyForbiddenError';
   readonly type = Failure.StrategyForbidden;
-  constructor(readonly strategy: RetryStrategy) {
-    super(`strategy ${strategy} is lab-only (it charges again on every lost response); nothing was started`);
+  constructor(readonly strategy: unknown) {
+    super(
+      `strategy ${String(strategy).slice(0, 100)} is not one of ${strategyNames().join(', ')}; nothing was started`,
+    );
   }
 }
 
@@ -50,8 +47,7 @@ export async function startAgentRun(
   client: Client,
   opts: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
-  if (isLabStrategy(opts.input.strategy) && opts.allowLabStrategies !== true)
-    throw new StrategyForbiddenError(opts.input.strategy);
+  if (!isServedStrategy(opts.input.strategy)) throw new StrategyForbiddenError(opts.input.strategy);
   const workflowId = opts.workflowId ?? newRunWorkflowId(opts.input.principal.tenant);
   const named = tenantOfWorkflowId(workflowId);
   if (named !== undefined && named !== opts.input.principal.tenant)

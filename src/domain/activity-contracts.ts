@@ -83,7 +83,7 @@ export interface DispatchRequest {
   readonly strategy: RetryStrategy;
   /** Which workflow-level dispatch of this call this is (1 = first). */
   readonly dispatch: number;
-  /** The key to send: the operation key, or a fresh one under the naive strategy. */
+  /** The key to send: the operation key (a strategy the lab installs derives others from it). */
   readonly keyUsed: string;
   /**
    * The workflow's decision from the policy it holds, which this activity signs at the instant of dispatch, and

@@ -72,7 +72,7 @@ export function modelCallPreset(c: DeadlineClock, summary: string): ActivityOpti
 }
 
 /**
- * One tool dispatch: every retry reuses the call's operation key (or, for the naive strategy, does not).
+ * One tool dispatch: every retry reuses the call's operation key under the runtime's strategies.
  * On cancellation the workflow stops waiting at once (TRY_CANCEL) and reconciles: cancelling a local wait
  * proves nothing about the remote effect.
  */

@@ -43,8 +43,9 @@ export const Failure = {
   /** A same-key resend would come after the downstream's key retention: it could charge again. Reconcile. */
   RetentionExpired: 'Idempotency.RetentionExpired',
   /**
-   * The run asked for a lab-only strategy (blind_retry) on a worker that does not allow it: nothing was sent. (A task
-   * queue must not mix lab and production workers: a lab worker's earlier attempt would have sent.)
+   * The run asked for a strategy this worker does not serve (only the runtime's two are, unless the repository's lab
+   * installed its own): nothing was sent. (A task queue must not mix lab and production workers: a lab worker's
+   * earlier attempt would have sent.)
    */
   StrategyForbidden: 'Strategy.Forbidden',
   /**

@@ -54,15 +54,3 @@ export function deriveLogicalCallId(input: {
 }): string {
   return `lc_${input.turn}_${hashCanonical(input).slice(0, 12)}`;
 }
-
-/**
- * The key the naive blind-retry strategy sends: a fresh key per try, which is exactly the bug it demonstrates.
- * One place derives both levels of retry: a workflow-level re-dispatch (`dispatch` n > 1: `~retry<n>`) and a
- * Temporal retry of the activity (`attempt` n > 1: `~a<n>`, appended to the dispatch's key). Every other
- * strategy sends the operation key itself. All derived keys start with the operation key, which is what a
- * `derived` capability allows.
- */
-export function blindRetryKey(operationKey: string, dispatch: number, attempt = 1): string {
-  const perDispatch = dispatch <= 1 ? operationKey : `${operationKey}~retry${dispatch}`;
-  return attempt <= 1 ? perDispatch : `${perDispatch}~a${attempt}`;
-}

@@ -8,13 +8,14 @@
  * | `reconcilable_by_lookup` | look the key up first (`check_receipt`), resend only when nothing is there |
  * | `none`                   | never resend: settle by lookup, or leave it UNKNOWN for an operator      |
  *
- * A lab strategy (`blind_retry`, the naive loop the demo and the fault lab show) is taken as it is: it exists to
- * show what ignoring the contract costs, and production workers refuse it.
+ * A strategy that is not narrowed by contract (only one the repository's lab installs) is taken as it is. A
+ * strategy this bundle does not serve (its input check refuses such a run before any call) is read as the
+ * strictest: look up, never resend.
  */
-import { strategyOf, type KeyMode, type RetryStrategy, type StrategyDeclaration } from './retry-strategies';
+import { STRATEGIES, strategyOf, type KeyMode, type RetryStrategy, type StrategyDeclaration } from './retry-strategies';
 import type { IdempotencyContract } from './tool';
 
-export type { AfterMaybeSent, KeyMode } from './retry-strategies';
+export type { AfterMaybeSent, KeyMode, MaybeSent } from './retry-strategies';
 
 /** A call's retry behaviour: the strategy the tool's contract leaves, and whether it may send again at all. */
 export interface CallRetry extends StrategyDeclaration {
@@ -26,14 +27,16 @@ export interface CallRetry extends StrategyDeclaration {
 
 /** The capability key mode a strategy needs. */
 export function keyModeFor(strategy: RetryStrategy): KeyMode {
-  return strategyOf(strategy).keyMode;
+  return strategyOf(strategy)?.keyMode ?? 'exact';
 }
 
 function narrowed(
   runStrategy: RetryStrategy,
   contract: IdempotencyContract,
 ): { strategy: RetryStrategy; mayResend: boolean } {
-  if (strategyOf(runStrategy).lab) return { strategy: runStrategy, mayResend: true };
+  const declared = strategyOf(runStrategy);
+  if (declared === undefined) return { strategy: 'check_receipt', mayResend: false };
+  if (!declared.narrowedByContract) return { strategy: runStrategy, mayResend: true };
   switch (contract) {
     case 'idempotent_by_key':
       return { strategy: runStrategy, mayResend: true };
@@ -46,5 +49,5 @@ function narrowed(
 
 export function retryFor(runStrategy: RetryStrategy, contract: IdempotencyContract): CallRetry {
   const { strategy, mayResend } = narrowed(runStrategy, contract);
-  return { ...strategyOf(strategy), strategy, mayResend };
+  return { ...(strategyOf(strategy) ?? STRATEGIES.check_receipt), strategy, mayResend };
 }

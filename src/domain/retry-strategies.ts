@@ -2,26 +2,43 @@
  * The retry strategies a run may ask for, each declared once with everything it decides. The workflow's call
  * runner (through `retryFor`, which narrows a strategy by the tool's idempotency contract), the authorizer (the
  * capability's key mode) and the dispatch activity (what an attempt after a possible send does before sending)
- * all read these declarations; none of them tests a strategy by its name. A new strategy is one entry here.
+ * all read these declarations; none of them tests a strategy by its name.
+ *
+ * The runtime declares two, and both settle a lost outcome only by evidence. The table is closed to a user: a run
+ * that names any other strategy is refused where it enters (the client, the workflow's input check, the dispatch
+ * activity), typed, with nothing sent. Code inside this repository can install more (`installStrategy`, not part
+ * of the package's exports): the fault lab installs its naive loop this way, into its own workers and its own
+ * workflow bundle (lab/strategies/).
  */
-import { blindRetryKey } from './identity';
+import type { Observation } from './activity-contracts';
+import type { LedgerEventBody } from './ledger-events';
 
 /** What a capability lets the holder send: the operation key only, or also keys derived from it (`<key>~…`). */
 export type KeyMode = 'exact' | 'derived';
 
-/** After a dispatch that may have reached the downstream and brought no answer. */
-export type AfterMaybeSent =
-  /** Ask the downstream by key (and seal it): the only honest settlement. */
-  | 'reconcile'
-  /** The naive loop: dispatch again under a fresh key. */
-  | 'send_again'
-  /** The naive loop, out of dispatches: call it failed without evidence. This is the bug it demonstrates. */
-  | 'assume_failed';
+/** A dispatch that may have reached the downstream brought no answer: what the call runner is asked to do. */
+export interface MaybeSent {
+  /** The workflow dispatch that brought no answer (1 for the first). */
+  readonly dispatch: number;
+  /** The call, as an observation carries it. */
+  readonly call: Omit<Observation, 'state'>;
+  /** Why its outcome is unknown. */
+  readonly cause: string;
+  /** Record an event in the run's ledger: how a strategy that settles the call itself leaves its record. */
+  record(event: LedgerEventBody): void;
+}
+
+/**
+ * After a dispatch that may have sent and brought no answer: ask the downstream by key (and seal it), the only
+ * honest settlement and the one both runtime strategies take; dispatch again; or the observation the call
+ * leaves with, recorded by the strategy itself.
+ */
+export type AfterMaybeSent = 'reconcile' | 'send_again' | Observation;
 
 export interface StrategyDeclaration {
   readonly description: string;
-  /** Exists only to show a failure (the demo, the fault lab): production workers refuse it, nothing sent. */
-  readonly lab: boolean;
+  /** The tool's idempotency contract narrows what a retry may do (retry-contract.ts). */
+  readonly narrowedByContract: boolean;
   /** The key mode of the capability a call under this strategy is issued. */
   readonly keyMode: KeyMode;
   /** The key workflow dispatch `dispatch` (and Temporal attempt `attempt`) of a call sends. */
@@ -30,27 +47,17 @@ export interface StrategyDeclaration {
   readonly lookUpBeforeResend: boolean;
   /** An attempt after a possible send is not sent past the downstream's key retention (it would charge again). */
   readonly guardRetention: boolean;
-  /** What the call runner does after dispatch `dispatch` may have sent and brought no answer. */
-  afterMaybeSent(dispatch: number): AfterMaybeSent;
+  /** What the call runner does after a dispatch may have sent and brought no answer. */
+  afterMaybeSent(unknown: MaybeSent): AfterMaybeSent;
 }
 
 const sameKey = (operationKey: string): string => operationKey;
 const reconcile = (): AfterMaybeSent => 'reconcile';
 
 export const STRATEGIES = {
-  blind_retry: {
-    description:
-      'a naive loop: every attempt is a new request under a fresh key (shown only to prove the double charge)',
-    lab: true,
-    keyMode: 'derived',
-    keyFor: blindRetryKey,
-    lookUpBeforeResend: false,
-    guardRetention: false,
-    afterMaybeSent: (dispatch) => (dispatch < 2 ? 'send_again' : 'assume_failed'),
-  },
   check_receipt: {
     description: 'reconcile by key (ask the downstream for the receipt) before any retry',
-    lab: false,
+    narrowedByContract: true,
     keyMode: 'exact',
     keyFor: sameKey,
     lookUpBeforeResend: true,
@@ -59,7 +66,7 @@ export const STRATEGIES = {
   },
   same_key_replay: {
     description: 'retry under the same key; the downstream idempotency record returns the retained result',
-    lab: false,
+    narrowedByContract: true,
     keyMode: 'exact',
     keyFor: sameKey,
     lookUpBeforeResend: false,
@@ -68,9 +75,38 @@ export const STRATEGIES = {
   },
 } as const satisfies Record<string, StrategyDeclaration>;
 
-export type RetryStrategy = keyof typeof STRATEGIES;
+/**
+ * The names a run's `strategy` may take. Code that installs a strategy adds its name here by declaration merging
+ * (`declare module … { interface InstalledStrategies { name: true } }`), so its own code type-checks; the
+ * package's types know only the runtime's two.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a declaration-merging point, empty here
+export interface InstalledStrategies {}
 
-/** The declaration of `strategy` (a name from the run's input; checked by the client and the CLI). */
-export function strategyOf(strategy: RetryStrategy): StrategyDeclaration {
-  return STRATEGIES[strategy];
+export type RetryStrategy = keyof typeof STRATEGIES | keyof InstalledStrategies;
+
+const installed = new Map<string, StrategyDeclaration>();
+
+/**
+ * Install a strategy in this process (or this workflow bundle: a module of the bundle installs it as it loads).
+ * Not part of the package's exports. The runtime's own strategies cannot be replaced.
+ */
+export function installStrategy(name: string, declaration: StrategyDeclaration): void {
+  if (Object.hasOwn(STRATEGIES, name)) throw new Error(`strategy ${name} is the runtime's own; it cannot be replaced`);
+  installed.set(name, declaration);
+}
+
+/** The strategies this process (or this bundle) serves: the runtime's two, then any installed. */
+export function strategyNames(): readonly RetryStrategy[] {
+  return [...Object.keys(STRATEGIES), ...installed.keys()] as RetryStrategy[];
+}
+
+/** Whether `name` is a strategy this process (or this bundle) serves. */
+export function isServedStrategy(name: unknown): name is RetryStrategy {
+  return typeof name === 'string' && strategyOf(name) !== undefined;
+}
+
+/** The declaration of `name`, or undefined when this process (or bundle) does not serve it. */
+export function strategyOf(name: string): StrategyDeclaration | undefined {
+  return Object.hasOwn(STRATEGIES, name) ? STRATEGIES[name as keyof typeof STRATEGIES] : installed.get(name);
 }

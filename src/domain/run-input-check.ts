@@ -7,7 +7,7 @@
  * Written by hand rather than with zod: this module is evaluated by every run, so a zod schema here would be built
  * by every run, and would load zod into runs that otherwise reach it only through the shared tool declarations.
  */
-import { RETRY_STRATEGIES, type AgentRunInput } from './run';
+import { isServedStrategy, strategyNames, type AgentRunInput } from './run';
 
 type Check = (value: unknown, at: string) => string | null;
 
@@ -24,6 +24,9 @@ const oneOf =
   (values: readonly string[]): Check =>
   (v, at) =>
     typeof v === 'string' && values.includes(v) ? null : `${at}: one of ${values.join(', ')}`;
+
+/** A strategy this bundle serves: the runtime's two (a bundle of the repository's lab also serves the lab's). */
+const strategy: Check = (v, at) => (isServedStrategy(v) ? null : `${at}: one of ${strategyNames().join(', ')}`);
 
 const amount: Check = (v, at) =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0 ? null : `${at}: a finite number >= 0`;
@@ -70,7 +73,7 @@ const runInput = object({
   principal: object({ id: text(10_000), tenant: text(10_000) }),
   identityToken: optional(text(20_000, 0)),
   goal: text(100_000, 0),
-  strategy: oneOf(RETRY_STRATEGIES),
+  strategy,
   planner,
   deadlineAt: time,
   limits: optional(numbers(['model', 'tool', 'reconcile', 'compensation'])),

@@ -1,12 +1,9 @@
 /** What starts a run and what a run ends with: shared by the client, the workflow and the CLI. */
 
-import { STRATEGIES, type RetryStrategy } from './retry-strategies';
+import type { RetryStrategy } from './retry-strategies';
 
 export type { RetryStrategy } from './retry-strategies';
-export const RETRY_STRATEGIES = Object.keys(STRATEGIES) as readonly RetryStrategy[];
-/** Strategies that exist only to show a failure (the demo, the fault lab): production workers refuse them. */
-export const LAB_STRATEGIES: readonly RetryStrategy[] = RETRY_STRATEGIES.filter((s) => STRATEGIES[s].lab);
-export const isLabStrategy = (s: RetryStrategy): boolean => LAB_STRATEGIES.includes(s);
+export { isServedStrategy, strategyNames } from './retry-strategies';
 
 export type StopReason =
   | 'completed'

@@ -33,8 +33,8 @@ export interface CapabilityClaims {
   readonly v: 1;
   readonly operationKey: string;
   /**
-   * `exact`: only `operationKey` itself. `derived`: also `<operationKey>~…`, issued only to runs that chose the
-   * naive blind-retry strategy, whose fresh keys per attempt are the failure it demonstrates.
+   * `exact`: only `operationKey` itself. `derived`: also `<operationKey>~…`, issued only under a strategy that
+   * declares it; the runtime's two do not (only the lab installs one that does).
    */
   readonly keyMode: 'exact' | 'derived';
   readonly argumentsHash: string;

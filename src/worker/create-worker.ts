@@ -58,7 +58,6 @@ export async function createWorker(
     ...(opts.quotaStore !== undefined ? { quotaStore: opts.quotaStore } : {}),
     ...(opts.transcriptDbPath !== undefined ? { transcriptDbPath: opts.transcriptDbPath } : {}),
     ...(opts.plannerLogFile !== undefined ? { plannerLogFile: opts.plannerLogFile } : {}),
-    allowLabStrategies: opts.allowLabStrategies === true,
   });
   const { identityIssuers: _issuers, capabilityKey: _key, policy: _policy, model: _model, ...rest } = opts;
   const started = await createLedgerloopWorker({ ...rest, plugin });

@@ -7,7 +7,6 @@
  *   LEDGERLOOP_WORKFLOW_BUNDLE (a prebuilt bundle file), LEDGERLOOP_PLANNER_LOG, LEDGERLOOP_MAX_CACHED_WORKFLOWS,
  *   LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES, LEDGERLOOP_STICKY_TIMEOUT_MS (default 10000),
  *   LEDGERLOOP_CODEC_KEYS / LEDGERLOOP_CODEC_KEY_ID (payload encryption), LEDGERLOOP_TRACING (console | otlp),
- *   LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (serve blind_retry runs: the demo and the fault lab only; unset, they are refused),
  *   LEDGERLOOP_SCRIPTED_MODEL=1 (read by the entries that add the lab's scripted model: `ledgerloop worker` and
  *   lab/worker-main.ts; unset, scripted runs stop with model_failed), OPENAI_API_KEY / OPENAI_BASE_URL (src/planner/openai-env.ts).
  * Prints one JSON line `{"worker":..., "pid":...}` once it polls, and shuts down cleanly on SIGTERM/SIGINT.
@@ -32,7 +31,6 @@ export function workerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
   return {
     taskQueue: config.LEDGERLOOP_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     services: services(config),
-    allowLabStrategies: config.LEDGERLOOP_ALLOW_LAB_STRATEGIES === true,
     ...optional('workflowBundlePath', config.LEDGERLOOP_WORKFLOW_BUNDLE),
     ...optional('plannerLogFile', config.LEDGERLOOP_PLANNER_LOG),
     ...optional('maxCachedWorkflows', config.LEDGERLOOP_MAX_CACHED_WORKFLOWS),

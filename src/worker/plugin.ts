@@ -86,8 +86,6 @@ export interface LedgerloopPluginOptions {
   readonly downstreamTimeoutMs?: number;
   /** Where cross-run rate limits are counted; default LEDGERLOOP_QUOTA_URL / LEDGERLOOP_QUOTA_DB, else none. */
   readonly quotaStore?: QuotaStore;
-  /** Serve lab-only strategies (the naive loop that double-charges). Default false: refused at dispatch. */
-  readonly allowLabStrategies?: boolean;
   /** The model transcript store for `planner.kind: 'openai'` runs (SQLite). */
   readonly transcriptDbPath?: string;
   readonly plannerLogFile?: string;
@@ -223,7 +221,6 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     const activities = createActivities({
       services,
       workerIdentity: identity,
-      allowLabStrategies: this.opts.allowLabStrategies === true,
       ...(this.registry ? { tools: this.registry } : {}),
       ...(this.issuers ? { identity: { issuers: this.issuers } } : {}),
       models: this.models,

@@ -6,7 +6,6 @@ import { dataConverterFromEnv } from '../codec/data-converter';
 import { DISCARD_WORKFLOW_SPANS, tracingFromEnv, type Tracing } from '../observability/tracing';
 import type { Downstream, DownstreamClientOptions } from '../downstream/client';
 import type { ModelProvider } from '../planner/model';
-import { configValue } from '../config';
 import { signingKeyFromEnv, type CapabilitySigningKey } from '../policy/capability-keys';
 import { policyStoreFromEnv, type PolicyStore } from '../policy/policy-store';
 import type { QuotaStore } from '../policy/quota-store';
@@ -16,11 +15,6 @@ import type { IdentitySource } from '../identity/config';
 
 // Defined with the client (a client names the queue too, and must not load the worker package for it).
 export { DEFAULT_TASK_QUEUE };
-/** The worker process serves lab-only strategies only when this variable is exactly "1". */
-export const LAB_STRATEGIES_ENV = 'LEDGERLOOP_ALLOW_LAB_STRATEGIES';
-/** Exactly "1" allows lab-only strategies; anything else (unset, "true", "0") leaves them refused. */
-export const labStrategiesFromEnv = (env: NodeJS.ProcessEnv): boolean =>
-  configValue('LEDGERLOOP_ALLOW_LAB_STRATEGIES', env) === true;
 
 export interface LedgerloopWorkerOptions {
   /** host:port; default from the envconfig profile / TEMPORAL_ADDRESS (src/server/connection-config.ts). */
@@ -67,12 +61,6 @@ export interface LedgerloopWorkerOptions {
    * are killed on purpose (the fault protocol uses 2 s); too low on a busy worker turns load into replays.
    */
   readonly stickyTimeoutMs?: number;
-  /**
-   * Serve runs that ask for a lab-only strategy (`blind_retry`, the naive loop that double-charges). Default false:
-   * a production worker refuses them at dispatch (Strategy.Forbidden, nothing sent). The worker process sets it
-   * only from LEDGERLOOP_ALLOW_LAB_STRATEGIES=1 (the demo and the fault lab spawn their workers with it).
-   */
-  readonly allowLabStrategies?: boolean;
   /**
    * The models this worker plans with (src/planner/model.ts). Default: an OpenAI-compatible model from the
    * environment. The lab's workers add the scripted model with the lab's scenarios (lab/scenarios.ts).
@@ -134,7 +122,6 @@ export async function createLedgerloopWorker(
       ...optional('transcriptDbPath', opts.transcriptDbPath),
       ...optional('plannerLogFile', opts.plannerLogFile),
       ...optional('downstreamClient', opts.downstreamClient),
-      allowLabStrategies: opts.allowLabStrategies === true,
     });
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (src/server/connection-config.ts).

@@ -104,7 +104,6 @@ export async function runAgent(
       workflowId,
       taskQueue: tq,
       input: runInput,
-      allowLabStrategies: true,
       ...(identityToken !== undefined ? { identityToken } : {}),
     });
     if (during) await during(handle, worker);

@@ -63,10 +63,11 @@ export async function inProcessWorker(
     dataConverter?: DataConverter;
     policies?: PolicyStore;
     noCapabilityKey?: boolean;
-    allowLabStrategies?: boolean;
     identity?: IdentitySource;
     /** The models the worker plans with; default the scripted model. */
     models?: readonly ModelProvider[];
+    /** The workflow bundle; default the stack's (which carries the lab's naive loop). */
+    bundlePath?: string;
     /** Replace some of the worker's activities (e.g. a planner built before a change). */
     activities?: (built: Activities) => Activities;
   } = {},
@@ -80,7 +81,6 @@ export async function inProcessWorker(
     models: opts.models ?? [labScriptedModel()],
     services: clients,
     workerIdentity: `test-worker:${process.pid}`,
-    allowLabStrategies: opts.allowLabStrategies ?? true, // tests run blind_retry on purpose; false: a production worker
     authorize: {
       ...(opts.noCapabilityKey ? {} : { capabilityKey: stack.capabilityKey }),
       ...(opts.policies ? { policies: opts.policies } : {}),
@@ -94,7 +94,7 @@ export async function inProcessWorker(
     connection,
     namespace: stack.server.namespace,
     taskQueue: tq,
-    workflowBundle: { codePath: stack.bundlePath },
+    workflowBundle: { codePath: opts.bundlePath ?? stack.bundlePath },
     activities: opts.activities ? opts.activities(activities) : activities,
     maxCachedWorkflows: 0,
     // As a production worker has it (src/worker/worker.ts): the message guard in front of the stack's codecs.

@@ -189,7 +189,6 @@ describe('an OpenAI-planned run across worker hosts', () => {
     const handle = await startAgentRun(stack.client, {
       workflowId: `${queue}-run`,
       taskQueue: queue,
-      allowLabStrategies: true,
       identityToken: await stack.identity.issueFor({ purpose: 'start', run: `${queue}-run` }, 'user:alice', 'acme'),
       input: input({
         goal: 'Charge 1.00 EUR, then 2.00 EUR',

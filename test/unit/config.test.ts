@@ -76,8 +76,8 @@ test('values are typed, and empty means unset', () => {
   expect(configValue('LEDGERLOOP_TASK_QUEUE', {})).toBeUndefined();
 });
 
-test('the unsafe switches are on only with exactly 1', () => {
-  for (const name of ['LEDGERLOOP_ALLOW_LAB_STRATEGIES', 'LEDGERLOOP_SCRIPTED_MODEL'] as const) {
+test('the unsafe switch is on only with exactly 1', () => {
+  for (const name of ['LEDGERLOOP_SCRIPTED_MODEL'] as const) {
     expect(configValue(name, { [name]: '1' })).toBe(true);
     expect(configValue(name, { [name]: 'true' })).toBe(false);
     expect(configValue(name, { [name]: '0' })).toBe(false);

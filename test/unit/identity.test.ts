@@ -1,4 +1,5 @@
-import { blindRetryKey, deriveLogicalCallId, deriveOperationKey } from '../../src/domain/identity';
+import { blindRetryKey } from '../../lab/strategies';
+import { deriveLogicalCallId, deriveOperationKey } from '../../src/domain/identity';
 import { hashCanonical } from '../../src/domain/canonical';
 import { walletDebit } from '../../src/tools/wallet.tool';
 

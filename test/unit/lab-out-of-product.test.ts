@@ -2,7 +2,10 @@
  * The fault lab plugs in from outside: the product's workflow bundle carries no crash point, the lab's bundle does
  * (its workflow interceptor), and a worker process installs the crash points only when the lab configures it.
  */
-import { buildWorkflowBundle } from '../../src/worker/bundle';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { buildWorkflowBundle, REPO_ROOT } from '../../src/worker/bundle';
+import { LAB_STRATEGY_WORKFLOW_MODULE } from '../../lab/strategies';
 import {
   crashPointClient,
   crashPointPlugin,
@@ -13,14 +16,31 @@ import type { Downstream } from '../../src/downstream/client';
 
 jest.setTimeout(60_000);
 
-test('only the lab bundle carries the workflow crash point', async () => {
-  const [product, lab] = await Promise.all([
-    buildWorkflowBundle(),
-    buildWorkflowBundle({ interceptorModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] }),
-  ]);
+test("only the lab's bundles carry the workflow crash point and the naive loop", async () => {
+  const product = await buildWorkflowBundle();
+  const faults = await buildWorkflowBundle({ interceptorModules: [FAULT_WORKFLOW_INTERCEPTORS_MODULE] });
+  const naive = await buildWorkflowBundle({ interceptorModules: [LAB_STRATEGY_WORKFLOW_MODULE] });
   expect(product.code).not.toContain('workflow.before_intent');
   expect(product.code).not.toContain('ledgerloopFaults');
-  expect(lab.code).toContain('workflow.before_intent');
+  expect(faults.code).toContain('workflow.before_intent');
+  for (const word of ['blind_retry', 'Naive.AssumedFailed']) {
+    expect(product.code).not.toContain(word);
+    expect(naive.code).toContain(word);
+  }
+});
+
+test('the runtime code names no lab strategy: the naive loop lives in lab/strategies/', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const full = path.join(dir, name);
+      return statSync(full).isDirectory() ? files(full) : full.endsWith('.ts') ? [full] : [];
+    });
+  const runtime = ['src', 'workflows', 'activities', 'cli'].flatMap((d) => files(path.join(REPO_ROOT, d)));
+  expect(runtime.length).toBeGreaterThan(50);
+  const naming = runtime.filter((f) => /blind_retry|blindRetry|AssumedFailed/.test(readFileSync(f, 'utf8')));
+  expect(naming.map((f) => path.relative(REPO_ROOT, f))).toEqual([]);
+  // The check can fail: the lab's own module names it.
+  expect(readFileSync(path.join(REPO_ROOT, 'lab/strategies/naive.ts'), 'utf8')).toMatch(/blind_retry/);
 });
 
 test('a worker process installs crash points only with a crash plan or LEDGERLOOP_CRASH_POINTS=1', () => {

@@ -1,7 +1,9 @@
 /**
- * blind_retry exists only where the demo and the fault lab ask for it: a production worker's dispatch refuses it
- * before anything is sent, the client refuses to start it without `allowLabStrategies`, and `ledgerloop start`
- * refuses it without --lab.
+ * The naive loop (`blind_retry`) is not part of the runtime: only a process or a bundle that loads the lab's
+ * strategies serves it (lab/strategies/). Without them, a run that names it is refused where it enters, typed,
+ * with nothing sent or started: the dispatch activity (Strategy.Forbidden), the client (StrategyForbiddenError)
+ * and `ledgerloop start` (exit 2). Each refusal has its positive control: with the lab loaded, the same request is
+ * served. The lab is loaded in an isolated module registry, so this file's own runtime stays the product's.
  */
 import { walletDebitRequest } from '../helpers/dispatch-request';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
@@ -13,9 +15,8 @@ import { registerRunCommands, type CommandIO } from '../../cli/commands';
 import { startAgentRun, StrategyForbiddenError } from '../../src/client/runs';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { classifyDispatchFailure, Failure, NON_RETRYABLE_DISPATCH } from '../../src/domain/failures';
-import type { AgentRunInput, RetryStrategy } from '../../src/domain/run';
+import { isServedStrategy, strategyNames, type AgentRunInput, type RetryStrategy } from '../../src/domain/run';
 import type { DownstreamClient } from '../../src/downstream/client';
-import { labStrategiesFromEnv } from '../../src/worker/worker';
 
 /** A downstream that records every call; nothing here reaches a network. */
 function recordingWallet() {
@@ -41,13 +42,30 @@ function request(strategy: RetryStrategy): DispatchRequest {
   return walletDebitRequest(1250, { strategy });
 }
 
-async function dispatch(strategy: RetryStrategy, allowLabStrategies: boolean | undefined, attempt = 1) {
-  const wallet = recordingWallet();
-  const { dispatchTool } = createActivities({
-    services: { wallet: wallet.client },
-    workerIdentity: 'unit-worker',
-    ...(allowLabStrategies !== undefined ? { allowLabStrategies } : {}),
+type Create = typeof createActivities;
+
+/** The runtime as a lab process has it: its own module registry, with lab/strategies loaded. */
+function labRuntime(): { createActivities: Create; startAgentRun: typeof startAgentRun; served: readonly string[] } {
+  let loaded: ReturnType<typeof labRuntime> | undefined;
+  jest.isolateModules(() => {
+    /* eslint-disable @typescript-eslint/no-require-imports -- a second registry, on purpose */
+    require('../../lab/strategies');
+    const activities = require('../../activities') as typeof import('../../activities');
+    const runs = require('../../src/client/runs') as typeof import('../../src/client/runs');
+    const domain = require('../../src/domain/run') as typeof import('../../src/domain/run');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    loaded = {
+      createActivities: activities.createActivities,
+      startAgentRun: runs.startAgentRun,
+      served: domain.strategyNames(),
+    };
   });
+  return loaded!;
+}
+
+async function dispatch(strategy: RetryStrategy, attempt = 1, create: Create = createActivities) {
+  const wallet = recordingWallet();
+  const { dispatchTool } = create({ services: { wallet: wallet.client }, workerIdentity: 'unit-worker' });
   const env = new MockActivityEnvironment({ attempt });
   const outcome = await env.run(dispatchTool, request(strategy)).then(
     (value) => ({ value }),
@@ -56,31 +74,39 @@ async function dispatch(strategy: RetryStrategy, allowLabStrategies: boolean | u
   return { ...outcome, calls: wallet.calls };
 }
 
-describe('the dispatch activity of a production worker (allowLabStrategies unset or false)', () => {
-  test.each([
-    ['unset', undefined, 1],
-    ['false', false, 1],
-    ['false, a later Temporal attempt', false, 3],
-  ] as const)(
-    'refuses blind_retry (%s) with a non-retryable Strategy.Forbidden and sends nothing',
-    async (_n, allow, attempt) => {
-      const r = await dispatch('blind_retry', allow, attempt);
+test("the runtime serves its two strategies and nothing else; the lab's registry adds blind_retry", () => {
+  expect(strategyNames()).toEqual(['check_receipt', 'same_key_replay']);
+  expect(isServedStrategy('blind_retry')).toBe(false);
+  expect(labRuntime().served).toEqual(['check_receipt', 'same_key_replay', 'blind_retry']);
+});
+
+describe('the dispatch activity of the runtime', () => {
+  test.each([1, 3])(
+    'refuses blind_retry (attempt %d) with a non-retryable Strategy.Forbidden, sending nothing',
+    async (attempt) => {
+      const r = await dispatch('blind_retry', attempt);
       expect(r).toMatchObject({ error: { type: Failure.StrategyForbidden, nonRetryable: true } });
       expect(r.calls).toEqual([]); // the downstream client was never called
     },
   );
 
-  test('still serves the safe strategies', async () => {
+  test('refuses any other name it does not serve the same way', async () => {
+    const r = await dispatch('made_up' as RetryStrategy);
+    expect(r).toMatchObject({ error: { type: Failure.StrategyForbidden, nonRetryable: true } });
+    expect(r.calls).toEqual([]);
+  });
+
+  test('serves the safe strategies', async () => {
     for (const strategy of ['same_key_replay', 'check_receipt'] as const) {
-      const r = await dispatch(strategy, false);
+      const r = await dispatch(strategy);
       expect(r).toMatchObject({ value: { outcome: 'succeeded', keyUsed: request('same_key_replay').keyUsed } });
       expect(r.calls).toEqual(['send']);
     }
   });
 });
 
-test('a lab worker (the demo, the fault lab, the tests) serves blind_retry: a retry sends again under a fresh key', async () => {
-  const r = await dispatch('blind_retry', true, 2);
+test('with the lab loaded, the dispatch serves blind_retry: a retry sends again under a fresh key', async () => {
+  const r = await dispatch('blind_retry', 2, labRuntime().createActivities);
   expect(r).toMatchObject({ value: { outcome: 'succeeded', keyUsed: `${request('blind_retry').keyUsed}~a2` } });
   expect(r.calls).toEqual(['send']);
 });
@@ -94,17 +120,10 @@ test('the workflow reads Strategy.Forbidden as proven no effect (FAILED), and Te
       '1',
       RetryState.NON_RETRYABLE_FAILURE,
       'lab-test',
-      ApplicationFailure.create({ type: Failure.StrategyForbidden, message: 'lab-only' }),
+      ApplicationFailure.create({ type: Failure.StrategyForbidden, message: 'not served' }),
     ),
   );
   expect(v).toMatchObject({ state: 'FAILED', code: Failure.StrategyForbidden });
-});
-
-test('the worker process allows lab strategies only with LEDGERLOOP_ALLOW_LAB_STRATEGIES=1', () => {
-  expect(labStrategiesFromEnv({})).toBe(false);
-  expect(labStrategiesFromEnv({ LEDGERLOOP_ALLOW_LAB_STRATEGIES: 'true' })).toBe(false);
-  expect(labStrategiesFromEnv({ LEDGERLOOP_ALLOW_LAB_STRATEGIES: '0' })).toBe(false);
-  expect(labStrategiesFromEnv({ LEDGERLOOP_ALLOW_LAB_STRATEGIES: '1' })).toBe(true);
 });
 
 describe('startAgentRun', () => {
@@ -120,28 +139,24 @@ describe('startAgentRun', () => {
     return { start, client: { workflow: { start } } as unknown as Client };
   };
 
-  test('refuses blind_retry without allowLabStrategies: a typed error, nothing started', async () => {
+  test('refuses blind_retry: a typed error naming what it serves, nothing started', async () => {
     const { start, client } = fakeClient();
     const refused = startAgentRun(client, { workflowId: 'wf', taskQueue: 'q', input: input('blind_retry') });
     await expect(refused).rejects.toBeInstanceOf(StrategyForbiddenError);
     await expect(refused).rejects.toMatchObject({ type: Failure.StrategyForbidden, strategy: 'blind_retry' });
+    await expect(refused).rejects.toThrow('not one of check_receipt, same_key_replay');
     expect(start).not.toHaveBeenCalled();
   });
 
-  test('starts blind_retry for a lab caller, and the safe strategies for anyone', async () => {
+  test('starts the safe strategies for anyone, and blind_retry for a process that loaded the lab', async () => {
     const { start, client } = fakeClient();
-    await startAgentRun(client, {
-      workflowId: 'wf',
-      taskQueue: 'q',
-      input: input('blind_retry'),
-      allowLabStrategies: true,
-    });
     await startAgentRun(client, { workflowId: 'wf2', taskQueue: 'q', input: input('check_receipt') });
+    await labRuntime().startAgentRun(client, { workflowId: 'wf', taskQueue: 'q', input: input('blind_retry') });
     expect(start).toHaveBeenCalledTimes(2);
   });
 });
 
-test('ledgerloop start refuses blind_retry without --lab: one line, exit 2, no server contacted', async () => {
+test('ledgerloop start refuses blind_retry: one line, exit 2, no server contacted', async () => {
   let err = '';
   let code: number | undefined;
   const io: CommandIO = {
@@ -162,6 +177,8 @@ test('ledgerloop start refuses blind_retry without --lab: one line, exit 2, no s
     })
     .catch((e: { code?: number }) => (code = e.code));
   expect(code).toBe(2);
-  expect(err).toMatch(/^ledgerloop start: strategy blind_retry is lab-only.*--lab/);
+  expect(err).toMatch(
+    /^ledgerloop start: --strategy: unknown strategy "blind_retry" \(one of check_receipt, same_key_replay\)/,
+  );
   expect(err.trimEnd().split('\n')).toHaveLength(1);
 });

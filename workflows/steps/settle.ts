@@ -147,19 +147,6 @@ export function markUnknown(
   run.breakers.record(call.tool.service, false, verdict.cause);
 }
 
-/** The naive loop gives up and calls the call failed with no evidence. This is the bug it demonstrates. */
-export function assumeFailed(run: RunModel, base: CallBase, cause: string): Observation {
-  run.ledger.append({
-    type: 'ToolResultRecorded',
-    logicalCallId: base.logicalCallId,
-    state: 'FAILED',
-    errorCode: 'Naive.AssumedFailed',
-    attempts: 0,
-    replayed: false,
-  });
-  return { ...base, state: 'FAILED', error: { code: 'Naive.AssumedFailed', message: cause } };
-}
-
 /**
  * Settle a call by the downstream's record under its key, sealing a missing key; it runs to its end even when the
  * run is being cancelled. SUCCEEDED with the effect found; FAILED only when the downstream confirmed the seal (or
