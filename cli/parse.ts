@@ -2,7 +2,7 @@
  * Pure parsers for the values the run commands take on the command line. Each throws CliUsageError with a
  * one-line message naming the flag and what it expected.
  */
-import { isServedStrategy, strategyNames, type RetryStrategy } from '../src/domain/run';
+import { isServedStrategy, strategyNames, type RetryStrategy } from '../src/domain/retry-strategies';
 import { CliUsageError } from './errors';
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -3,13 +3,8 @@
  * flags, flags winning. Pure apart from the injected file reader; every problem is a one-line CliUsageError.
  */
 import { z } from 'zod';
-import {
-  isServedStrategy,
-  strategyNames,
-  type AgentRunInput,
-  type OpenAIPlannerConfig,
-  type RetryStrategy,
-} from '../src/domain/run';
+import { isServedStrategy, strategyNames } from '../src/domain/retry-strategies';
+import type { AgentRunInput, OpenAIPlannerConfig, RetryStrategy } from '../src/domain/run';
 import type { ScriptedPlannerConfig } from '../src/planner/scripted-model';
 import { CliUsageError } from './errors';
 import { parseDeadline, parsePrincipal, parseStrategy, parseTenant, parseVars } from './parse';

@@ -1,7 +1,7 @@
 /** `ledgerloop list`: agent runs from the visibility API, filtered by Ledgerloop's search attributes. */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { Command } from 'commander';
-import { strategyNames } from '../../src/domain/run';
+import { strategyNames } from '../../src/domain/retry-strategies';
 import { SA } from '../../src/server/search-attributes';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { renderTable } from '../format';

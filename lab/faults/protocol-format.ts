@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { strategyNames, type RetryStrategy } from '../../src/domain/run';
+import { strategyNames, type RetryStrategy } from '../../src/domain/retry-strategies';
 import '../strategies';
 import { scenarios } from '../scenarios';
 import { Policy, RateLimitScope } from '../../src/policy/policy-format';

@@ -17,8 +17,8 @@ import {
   type StrategyDeclaration,
 } from '../../src/domain/retry-strategies';
 
-declare module '../../src/domain/retry-strategies' {
-  interface InstalledStrategies {
+declare module '../../src/domain/strategy-names' {
+  interface StrategyNames {
     blind_retry: true;
   }
 }

@@ -1,7 +1,8 @@
 /** Client-side helpers: start an agent run, read its ledger. */
 import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Failure } from '../domain/failures';
-import { isServedStrategy, strategyNames, type AgentRunInput, type AgentRunResult } from '../domain/run';
+import { isServedStrategy, strategyNames } from '../domain/retry-strategies';
+import type { AgentRunInput, AgentRunResult } from '../domain/run';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';

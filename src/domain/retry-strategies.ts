@@ -12,6 +12,9 @@
  */
 import type { Observation } from './activity-contracts';
 import type { LedgerEventBody } from './ledger-events';
+import type { RetryStrategy } from './strategy-names';
+
+export type { RetryStrategy } from './strategy-names';
 
 /** What a capability lets the holder send: the operation key only, or also keys derived from it (`<key>~…`). */
 export type KeyMode = 'exact' | 'derived';
@@ -74,16 +77,6 @@ export const STRATEGIES = {
     afterMaybeSent: reconcile,
   },
 } as const satisfies Record<string, StrategyDeclaration>;
-
-/**
- * The names a run's `strategy` may take. Code that installs a strategy adds its name here by declaration merging
- * (`declare module … { interface InstalledStrategies { name: true } }`), so its own code type-checks; the
- * package's types know only the runtime's two.
- */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a declaration-merging point, empty here
-export interface InstalledStrategies {}
-
-export type RetryStrategy = keyof typeof STRATEGIES | keyof InstalledStrategies;
 
 const installed = new Map<string, StrategyDeclaration>();
 

@@ -7,7 +7,8 @@
  * Written by hand rather than with zod: this module is evaluated by every run, so a zod schema here would be built
  * by every run, and would load zod into runs that otherwise reach it only through the shared tool declarations.
  */
-import { isServedStrategy, strategyNames, type AgentRunInput } from './run';
+import { isServedStrategy, strategyNames } from './retry-strategies';
+import type { AgentRunInput } from './run';
 
 type Check = (value: unknown, at: string) => string | null;
 

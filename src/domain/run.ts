@@ -1,9 +1,8 @@
 /** What starts a run and what a run ends with: shared by the client, the workflow and the CLI. */
 
-import type { RetryStrategy } from './retry-strategies';
+import type { RetryStrategy } from './strategy-names';
 
-export type { RetryStrategy } from './retry-strategies';
-export { isServedStrategy, strategyNames } from './retry-strategies';
+export type { RetryStrategy } from './strategy-names';
 
 export type StopReason =
   | 'completed'

@@ -15,7 +15,8 @@ import { registerRunCommands, type CommandIO } from '../../cli/commands';
 import { startAgentRun, StrategyForbiddenError } from '../../src/client/runs';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { classifyDispatchFailure, Failure, NON_RETRYABLE_DISPATCH } from '../../src/domain/failures';
-import { isServedStrategy, strategyNames, type AgentRunInput, type RetryStrategy } from '../../src/domain/run';
+import { isServedStrategy, strategyNames } from '../../src/domain/retry-strategies';
+import type { AgentRunInput, RetryStrategy } from '../../src/domain/run';
 import type { DownstreamClient } from '../../src/downstream/client';
 
 /** A downstream that records every call; nothing here reaches a network. */
@@ -52,7 +53,7 @@ function labRuntime(): { createActivities: Create; startAgentRun: typeof startAg
     require('../../lab/strategies');
     const activities = require('../../activities') as typeof import('../../activities');
     const runs = require('../../src/client/runs') as typeof import('../../src/client/runs');
-    const domain = require('../../src/domain/run') as typeof import('../../src/domain/run');
+    const domain = require('../../src/domain/retry-strategies') as typeof import('../../src/domain/retry-strategies');
     /* eslint-enable @typescript-eslint/no-require-imports */
     loaded = {
       createActivities: activities.createActivities,
