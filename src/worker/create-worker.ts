@@ -27,7 +27,7 @@ export { WorkerConfigError, type PolicyDocument };
 
 export interface CreateWorkerOptions extends Omit<
   LedgerloopWorkerOptions,
-  'tools' | 'policies' | 'models' | 'identityIssuers' | 'capabilityKey' | 'instrument'
+  'tools' | 'policies' | 'models' | 'identityIssuers' | 'capabilityKey'
 > {
   /** Absolute path of the user's tool module (it exports `workflowTools`); default the built-in tools. */
   readonly tools?: string;
