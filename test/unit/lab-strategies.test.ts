@@ -5,6 +5,8 @@
  * and `ledgerloop start` (exit 2). Each refusal has its positive control: with the lab loaded, the same request is
  * served. The lab is loaded in an isolated module registry, so this file's own runtime stays the product's.
  */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { walletDebitRequest } from '../helpers/dispatch-request';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -18,6 +20,7 @@ import { classifyDispatchFailure, Failure, NON_RETRYABLE_DISPATCH } from '../../
 import { isServedStrategy, strategyNames } from '../../src/domain/retry-strategies';
 import type { AgentRunInput, RetryStrategy } from '../../src/domain/run';
 import type { DownstreamClient } from '../../src/downstream/client';
+import { TS_LOADER } from '../../src/package-paths';
 
 /** A downstream that records every call; nothing here reaches a network. */
 function recordingWallet() {
@@ -182,4 +185,38 @@ test('ledgerloop start refuses blind_retry: one line, exit 2, no server contacte
     /^ledgerloop start: --strategy: unknown strategy "blind_retry" \(one of check_receipt, same_key_replay\)/,
   );
   expect(err.trimEnd().split('\n')).toHaveLength(1);
+});
+
+describe('the ledgerloop CLI as a process', () => {
+  const ROOT = path.join(__dirname, '..', '..');
+  const start = (preload: readonly string[]) =>
+    spawnSync(
+      process.execPath,
+      [
+        '-r',
+        TS_LOADER,
+        ...preload.flatMap((m) => ['-r', m]),
+        path.join(ROOT, 'cli/main.ts'),
+        'start',
+        '--scenario',
+        'wallet-debit',
+        '--strategy',
+        'blind_retry',
+        '--address',
+        '127.0.0.1:9',
+      ],
+      { encoding: 'utf8', timeout: 60_000, env: { ...process.env, LEDGERLOOP_IDENTITY_TOKEN: '' } },
+    );
+
+  test('loads no lab strategy: it refuses blind_retry at parse, before contacting the server', () => {
+    const out = start([]);
+    expect(out.status).toBe(2);
+    expect(out.stderr).toMatch(/--strategy: unknown strategy "blind_retry" \(one of check_receipt, same_key_replay\)/);
+  });
+
+  test('positive control: with the lab preloaded, the same command gets past the strategy to the server', () => {
+    const out = start([path.join(ROOT, 'lab/strategies/index.ts')]);
+    expect(out.stderr).not.toMatch(/unknown strategy/);
+    expect(out.status).toBe(3); // 127.0.0.1:9 does not answer
+  });
 });
