@@ -4,6 +4,7 @@
  * from the evidence (the rebuilt ledger, the metrics from the history and the downstream databases) and from the
  * timeline of what the runner did.
  */
+import { ASSUMED_FAILED } from '../strategies';
 import type { LedgerEvent, LeftStanding } from '../../src/domain/ledger-events';
 import type { AssertionFailure } from './assertions';
 import type { CallRow, Evidence } from './evidence';
@@ -150,7 +151,7 @@ function unknownSentence(input: WriteUpInput): string {
     const c = open[0]!;
     return `${c.logicalCallId} stayed UNKNOWN: no durable record settled it, so an operator must check the ${c.toolName.split('_')[0]} service under key ${short(c.operationKey)} and settle it with the resolveCall update (who and why go into the ledger).`;
   }
-  if (input.pc.strategy === 'blind_retry' && calls.some((c) => c.errorCode === 'Naive.AssumedFailed')) {
+  if (input.pc.strategy === 'blind_retry' && calls.some((c) => c.errorCode === ASSUMED_FAILED)) {
     return 'blind_retry called the lost outcome FAILED instead of UNKNOWN; the extra charge is real and must be repaired by a refund (a compensation) or an operator, not by another retry.';
   }
   const unsettled = events(input.evidence).find(
