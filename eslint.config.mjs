@@ -1,8 +1,10 @@
 // @ts-check
-// ESLint 9 flat config. Two jobs: typed linting of all TypeScript (floating promises, type-only imports), and the
-// DETERMINISM BOUNDARY: workflow code and what it may import (src/domain, the search-attribute keys) must not
-// reach Node built-ins, Temporal's client/worker/activity packages, the database or the model SDK, and may
-// import activities as types only (for proxyActivities<typeof activities>).
+// ESLint 9 flat config. Three jobs: typed linting of all TypeScript (floating promises, type-only imports); the
+// SANDBOX BOUNDARY, a folder rule: code in the sandbox folders (workflows/, src/domain/, src/tools/, src/policy/,
+// and any workflows/ folder of the lab) runs in the workflow sandbox, so it must not reach Node built-ins,
+// Temporal's client/worker/activity packages, the database or the model SDK, and imports activities as types only;
+// and the LAYERS, read top to bottom: host/ (worker, client, project, testing, servers, the package entry) over
+// activities/ and workflows/ over src/ (the core and its adapters), none importing a layer above it.
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
@@ -10,20 +12,13 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const TS_FILES = ['**/*.ts'];
-const BOUNDARY_FILES = [
+/** The folders whose code runs in the workflow sandbox. */
+const SANDBOX = [
   'workflows/**/*.ts',
   'src/domain/**/*.ts',
   'src/tools/**/*.ts',
-  'src/server/search-attributes.ts',
-  'src/policy/authorization.ts',
-  'src/policy/evaluate.ts',
-  'src/policy/policy-rules.ts',
-  'src/policy/quota-window.ts',
-  'src/policy/send-margin.ts',
-  'lab/faults/workflow-hook.ts',
-  'lab/faults/workflow-interceptors.ts',
-  'lab/strategies/naive.ts',
-  'lab/strategies/workflow-module.ts',
+  'src/policy/**/*.ts',
+  'lab/**/workflows/**/*.ts',
 ];
 
 const nodeBuiltins = builtinModules.filter((m) => !m.startsWith('_'));
@@ -35,6 +30,33 @@ const forbiddenPackages = [
   { name: 'better-sqlite3', message: 'I/O belongs in activities or services.' },
   { name: 'openai', message: 'Model calls belong in activities.' },
 ];
+
+/**
+ * One layer's rule: the runtime's files in `dir` import neither the layers named in `above` nor anything outside the
+ * runtime (the simulated services, the lab, the CLI, the console, the examples). Tests, the lab and the CLI depend
+ * on the runtime, not the other way round.
+ */
+function layer(dir, above, why) {
+  const outside = ['services', 'lab', 'cli', 'console', 'examples'];
+  return [
+    {
+      files: [`${dir}/**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: `^(\\.\\./)+(${[...above, ...outside].join('|')})(/|$)`,
+                message: `${why} (README, "Where everything else is"); the runtime does not import ${outside.join(', ')}.`,
+              },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+}
 
 export default defineConfig(
   {
@@ -78,7 +100,7 @@ export default defineConfig(
     },
   },
   {
-    files: BOUNDARY_FILES,
+    files: SANDBOX,
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -95,7 +117,7 @@ export default defineConfig(
             {
               // Every run evaluates the modules it imports: this one builds the policy schemas and parses the
               // default policy when evaluated. The rules workflow code needs are in policy-rules.ts.
-              regex: '(^|/)policy/policy-format$',
+              regex: '(^|/)policy-format$',
               allowTypeImports: true,
               message: 'Import the policy format as types only; take the rules from policy-rules.ts.',
             },
@@ -104,26 +126,10 @@ export default defineConfig(
       ],
     },
   },
-  {
-    // PACKAGES BY ROLE: the runtime a user depends on (src/, workflows/, activities/) never reaches into the
-    // simulated services, the lab, the CLI or the user projects under examples/; they depend on it, not the other
-    // way round.
-    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
-    ignores: BOUNDARY_FILES.filter((f) => f.startsWith('lab/')),
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^(\\.\\./)+(services|lab|cli|examples)(/|$)',
-              message: 'The runtime does not import the services, the lab, the CLI or the examples (README, "Layout").',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  ...layer('src', ['host', 'workflows', 'activities'], 'src/ is the bottom layer: the core and its adapters'),
+  ...layer('workflows', ['host'], 'Workflows sit under host/: the worker loads them, never the other way round'),
+  ...layer('activities', ['host', 'workflows'], 'Activities sit under host/ and beside workflows/'),
+  ...layer('host', [], 'host/ is the top of the runtime'),
   {
     // USER PROJECTS reach the runtime only through its package entries (ledgerloop, ledgerloop/workflow-tools,
     // ledgerloop/tool-registry, ledgerloop/services), so what they use is the public API.

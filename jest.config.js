@@ -6,13 +6,13 @@ const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022' } }
 const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
 // The package's own entries resolve to their sources here (as tsconfig.json's paths say), not to dist/.
 const moduleNameMapper = {
-  '^ledgerloop$': '<rootDir>/src/index.ts',
-  '^ledgerloop/worker$': '<rootDir>/src/worker/index.ts',
+  '^ledgerloop$': '<rootDir>/host/index.ts',
+  '^ledgerloop/worker$': '<rootDir>/host/worker/index.ts',
   '^ledgerloop/workflow-tools$': '<rootDir>/src/tools/index.ts',
   '^ledgerloop/tool-registry$': '<rootDir>/src/tools/registry-entry.ts',
   '^ledgerloop/services$': '<rootDir>/services/index.ts',
-  '^ledgerloop/testing$': '<rootDir>/src/testing/index.ts',
-  '^ledgerloop/codec$': '<rootDir>/src/codec/index.ts',
+  '^ledgerloop/testing$': '<rootDir>/host/testing/index.ts',
+  '^ledgerloop/codec$': '<rootDir>/host/codec/index.ts',
 };
 const common = {
   testEnvironment: 'node',

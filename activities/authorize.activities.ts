@@ -15,18 +15,18 @@ import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/
 import { Failure } from '../src/domain/failures';
 import { keyModeFor } from '../src/domain/retry-contract';
 import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
-import type { ApprovalGrant, AuthorizationInput, HeldPolicy } from '../src/policy/authorization';
+import type { ApprovalGrant, AuthorizationInput, HeldPolicy } from '../src/domain/authorization';
 import {
   CapabilityError,
   lapsesBeforeSend,
   signCapability,
   type CapabilityClaims,
   type CapabilityRecord,
-} from '../src/policy/capability';
-import type { CapabilitySigningKey } from '../src/policy/capability-keys';
+} from '../src/capability/capability';
+import type { CapabilitySigningKey } from '../src/capability/capability-keys';
 import { evaluate } from '../src/policy/evaluate';
-import type { Policy } from '../src/policy/policy-format';
-import { policyDigest, PolicyFileError, StaticPolicyStore, type PolicyStore } from '../src/policy/policy-store';
+import type { Policy } from '../src/domain/policy-format';
+import { policyDigest, PolicyFileError, StaticPolicyStore, type PolicyStore } from '../src/stores/policy-store';
 import { builtinTools, type ToolRegistry } from '../src/tools/registry';
 
 export interface AuthorizeDeps {

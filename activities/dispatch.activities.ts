@@ -20,7 +20,7 @@ import {
   type AuthorizeDeps,
   type SignedCapability,
 } from './authorize.activities';
-import type { ToolIntent } from '../src/domain/identity';
+import type { ToolIntent } from '../src/domain/operation-key';
 
 export interface DispatchDeps {
   /** One client per downstream service name (`wallet`, ...): a `DownstreamClient`, or a wrapper of one. */

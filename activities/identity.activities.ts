@@ -17,9 +17,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Failure } from '../src/domain/failures';
 import type { TokenScope } from '../src/identity/purpose';
 import { identitySourceFromEnv, type IdentitySource } from '../src/identity/config';
-import type { VerifiedIdentity } from '../src/identity/types';
-import type { HeldPolicy } from '../src/policy/authorization';
-import type { PolicyStore } from '../src/policy/policy-store';
+import type { VerifiedIdentity } from '../src/domain/verified-identity';
+import type { HeldPolicy } from '../src/domain/authorization';
+import type { PolicyStore } from '../src/stores/policy-store';
 import { IdentityError, verifyIdentityToken } from '../src/identity/verify';
 import { heldPolicy as readHeld } from './authorize.activities';
 

@@ -21,7 +21,7 @@ export interface ActivityDeps extends DispatchDeps {
   readonly models?: readonly ModelProvider[];
   /** The real-model planner (`planner.kind: 'openai'`): a client built once per worker and a transcript store. */
   readonly openai?: OpenAIActivityDeps;
-  /** The store of the cross-run rate-limit windows (src/policy/quota-store.ts). Absent: those limits fail closed. */
+  /** The store of the cross-run rate-limit windows (src/stores/quota-store.ts). Absent: those limits fail closed. */
   readonly quota?: QuotaDeps;
   /** The identity issuers that verify run principals, approvers and operators; default LEDGERLOOP_IDENTITY_ISSUERS. */
   readonly identity?: IdentityDeps;

@@ -12,7 +12,7 @@ import { appendFileSync } from 'node:fs';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { PlanTurnRequest, PlanTurnResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import { principalMismatch } from '../src/identity/types';
+import { principalMismatch } from '../src/domain/verified-identity';
 import { modelFor, type ModelProvider } from '../src/planner/model';
 import type { createIdentityActivities } from './identity.activities';
 

@@ -1,13 +1,13 @@
 /**
  * Cross-run rate limits: the activities that take a slot in the tenant's windows and give it back, in the quota
- * store the workers own (src/policy/quota-store.ts: SQLite on one host, PostgreSQL for several). Each is one
+ * store the workers own (src/stores/quota-store.ts: SQLite on one host, PostgreSQL for several). Each is one
  * transaction in the store, idempotent by reservation id; no Temporal workflow holds the windows, so terminating or
  * resetting anything in Temporal cannot empty them. Without a store, or with one that cannot be reached, they fail
  * closed (`Quota.Unavailable`): a worker that cannot count across runs never lets a limited call through.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { Failure } from '../src/domain/failures';
-import { QuotaStoreUnavailable, type QuotaStore } from '../src/policy/quota-store';
+import { QuotaStoreUnavailable, type QuotaStore } from '../src/stores/quota-store';
 import {
   quotaRequestSchemas,
   type QuotaDecision,

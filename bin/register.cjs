@@ -158,8 +158,8 @@ const PACKAGE_ROOT = path.join(__dirname, '..');
 let ownEntries;
 
 /**
- * The package's own entries as source files: each `exports` target (`./dist/src/worker/index.js`) named by its
- * TypeScript source (`src/worker/index.ts`), where that source exists. This loader runs only from the sources, so
+ * The package's own entries as source files: each `exports` target (`./dist/host/worker/index.js`) named by its
+ * TypeScript source (`host/worker/index.ts`), where that source exists. This loader runs only from the sources, so
  * a `require('ledgerloop/worker')` there (examples/ticketing, the local-model check) loads the same modules as
  * everything else, with or without a build, as jest's moduleNameMapper has it.
  */

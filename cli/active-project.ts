@@ -4,7 +4,7 @@
  * worker) are the project's. Unset: the built-in demo, exactly as without a config. No imports, so any module
  * may read it.
  */
-import type { ProjectConfig } from '../src/project/config';
+import type { ProjectConfig } from '../host/project/config';
 
 let active: ProjectConfig | undefined;
 

@@ -36,12 +36,12 @@ import {
 } from '../lab/cluster/versions';
 import { CODEC_KEYS_FILE_ENV } from '../src/codec/data-converter';
 import { ensureCodecKeys, type CodecKeySource } from '../src/codec/demo-key';
-import { DATA_DIR } from '../src/server/temporal-binaries';
+import { DATA_DIR } from '../host/server/temporal-binaries';
 import { prepareFirstRun, nextCommands } from '../lab/demo/first-run';
 import { runEveryStrategy } from '../lab/demo/opening-failure';
 import { startStack, type Stack } from '../lab/stack';
 import { describeRows, renderTable } from '../lab/demo/table';
-import { connectClient, TEMPORAL_TOKEN_FILE_ENV } from '../src/server/connection-config';
+import { connectClient, TEMPORAL_TOKEN_FILE_ENV } from '../host/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
 import { startStackConsole, type StackConsole } from '../console/stack-console';
 import { DEFAULT_CONSOLE_PORT } from '../console/config';

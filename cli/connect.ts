@@ -7,9 +7,9 @@ import { Client, type Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { cliDataConverter } from '../src/codec/demo-key';
-import { workflowPollers } from '../src/client/pollers';
+import { workflowPollers } from '../host/client/pollers';
 import { tracingEnabled } from '../src/observability/tracing-mode';
-import { connectClient, ConnectionConfigError, resolveConnectionConfig } from '../src/server/connection-config';
+import { connectClient, ConnectionConfigError, resolveConnectionConfig } from '../host/server/connection-config';
 import {
   CliUsageError,
   isDeadlineExceeded,
@@ -28,7 +28,7 @@ export interface ConnectionFlags {
   readonly namespace: string;
   /**
    * The token of whoever the command acts as (`--token`): also the command's credential at a frontend that
-   * authorizes (src/server/connection-config.ts).
+   * authorizes (host/server/connection-config.ts).
    */
   readonly actorToken?: string;
 }
@@ -159,7 +159,7 @@ export async function openSession(flags: ConnectionFlags): Promise<CliSession> {
     : undefined;
   let connection: Connection;
   try {
-    // TLS, mTLS and API keys from the envconfig profile / TEMPORAL_* variables (src/server/connection-config.ts).
+    // TLS, mTLS and API keys from the envconfig profile / TEMPORAL_* variables (host/server/connection-config.ts).
     ({ connection } = await connectClient({
       address,
       namespace,

@@ -5,16 +5,16 @@
  * wallet, a projection hash that changed across the restart); else keep the stack up for the UI until Ctrl-C.
  */
 import path from 'node:path';
-import { startDemoCodecServer } from '../src/codec/demo-codec';
+import { startDemoCodecServer } from '../host/codec/demo-codec';
 import { ensureCodecKeys } from '../src/codec/demo-key';
 import { shutdownTracingFromEnv } from '../src/observability/tracing-mode';
-import { DATA_DIR } from '../src/server/temporal-binaries';
+import { DATA_DIR } from '../host/server/temporal-binaries';
 import { runEveryStrategy } from '../lab/demo/opening-failure';
 import { startStack } from '../lab/stack';
 import { describeRows, renderTable } from '../lab/demo/table';
 import { nextCommands, prepareFirstRun } from '../lab/demo/first-run';
 import { DEPLOYMENT_TASK_QUEUE } from '../lab/cluster/versions';
-import { DEFAULT_ADDRESS } from '../src/server/connection-config';
+import { DEFAULT_ADDRESS } from '../host/server/connection-config';
 import { spawnWorker, type WorkerProcess } from '../lab/spawn-worker';
 import { runLocalModelDemo } from './local-model';
 import { startStackConsole, type StackConsole } from '../console/stack-console';

@@ -7,7 +7,7 @@
  *   2  bad input: a missing or malformed flag or argument, malformed JSON, an unknown run or call id
  *   3  the Temporal server could not be reached (the message names the address)
  */
-import { frontendRefusal } from '../src/client/frontend-refusal';
+import { frontendRefusal } from '../host/client/frontend-refusal';
 import {
   isGrpcDeadlineError,
   isGrpcServiceError,
@@ -19,7 +19,7 @@ import {
 import { WorkflowNotFoundError } from '@temporalio/common';
 import path from 'node:path';
 import { ConfigError } from '../src/config';
-import type { ProjectConfig } from '../src/project/config';
+import type { ProjectConfig } from '../host/project/config';
 import { activeProject } from './active-project';
 
 export const EXIT_OK = 0;

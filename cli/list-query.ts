@@ -1,8 +1,8 @@
 /**
  * The visibility query `ledgerloop list` sends (`client.workflow.list({ query })`), built from Ledgerloop's
- * search attributes (src/server/search-attributes.ts). Pure: validated filters in, a query string out.
+ * search attributes (src/domain/search-attributes.ts). Pure: validated filters in, a query string out.
  */
-import { SA } from '../src/server/search-attributes';
+import { SA } from '../src/domain/search-attributes';
 import { CliUsageError } from './errors';
 
 /** The statuses the workflow publishes in LedgerloopStatus today (the projection's status). */

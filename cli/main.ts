@@ -108,7 +108,7 @@ program
       enableEncode: boolean;
       insecureDev: boolean;
     }) => {
-      const { runCodecServerProcess } = require('../src/codec/serve') as typeof import('../src/codec/serve');
+      const { runCodecServerProcess } = require('../host/codec/serve') as typeof import('../host/codec/serve');
       await runCodecServerProcess({
         port: Number(o.port),
         host: o.host,

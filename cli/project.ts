@@ -1,12 +1,12 @@
 /**
  * The project config as the commands read it: `--config <path>`, else the nearest `ledgerloop.config.*` from the
- * working directory up (src/project/config.ts), else none (the built-in demo). A config that cannot be read or
+ * working directory up (host/project/config.ts), else none (the built-in demo). A config that cannot be read or
  * validated is a usage error (exit 2) naming the file and the fields.
  */
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadProjectConfig, ProjectConfigError, type ProjectConfig } from '../src/project/config';
-import { applyProjectEnvironment } from '../src/project/environment';
+import { loadProjectConfig, ProjectConfigError, type ProjectConfig } from '../host/project/config';
+import { applyProjectEnvironment } from '../host/project/environment';
 import { activeProject, configFlagOf, setActiveProject } from './active-project';
 import { CliUsageError } from './errors';
 

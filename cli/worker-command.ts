@@ -5,12 +5,12 @@
  * started by hand lacks them). Without one it is the built-in worker, configured by the environment as before.
  * Flags win over the environment, which wins over the config.
  */
-import { ensureSearchAttributes } from '../src/server/dev-server';
-import { resolveConnectionConfig } from '../src/server/connection-config';
-import { exitOnWorkerError, runWorkerProcess } from '../src/worker/main';
+import { ensureSearchAttributes } from '../host/server/dev-server';
+import { resolveConnectionConfig } from '../host/server/connection-config';
+import { exitOnWorkerError, runWorkerProcess } from '../host/worker/main';
 import { activeProject } from './active-project';
 import { commandProject } from './project';
-import { applyProjectEnvironment } from '../src/project/environment';
+import { applyProjectEnvironment } from '../host/project/environment';
 
 export interface WorkerFlags {
   readonly config?: string;

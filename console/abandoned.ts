@@ -5,7 +5,7 @@
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
-import { historyEvidence, type HistoryEvidence } from '../src/client/history-evidence';
+import { historyEvidence, type HistoryEvidence } from '../host/client/history-evidence';
 import type { SettleAbandonedResult } from '../workflows/console-actions.workflow';
 import { factsFromBody, mapLimit } from './call-facts';
 import { ABANDONED_SCAN_LIMIT, type ConsoleDeps } from './config';

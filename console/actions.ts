@@ -6,9 +6,9 @@
  * and its typed refusal is what the person sees.
  */
 import { z } from 'zod';
-import type { ToolIntent } from '../src/domain/identity';
+import type { ToolIntent } from '../src/domain/operation-key';
 import type { LedgerEvent } from '../src/domain/ledger-events';
-import { SA } from '../src/server/search-attributes';
+import { SA } from '../src/domain/search-attributes';
 import type { LookUpCallResult, SettleAbandonedResult } from '../workflows/console-actions.workflow';
 import { decideApprovalUpdate, ledgerQuery, requestCancelUpdate, resolveCallUpdate } from '../workflows/definitions';
 import { closedRunEvidence, closedWithoutSettling, forgetSettlement, settlementId } from './abandoned';

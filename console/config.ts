@@ -1,7 +1,7 @@
 /** What a console is given: where Temporal is, who may sign in, the policy it reads, where it listens. */
 import type { TokenScope } from '../src/identity/purpose';
 import type { IdentitySource } from '../src/identity/config';
-import type { PolicyStore } from '../src/policy/policy-store';
+import type { PolicyStore } from '../src/stores/policy-store';
 import type { ToolRegistry } from '../src/tools/registry';
 import type { ConsoleTemporal } from './temporal';
 

@@ -8,8 +8,8 @@
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { LedgerEvent } from '../src/domain/ledger-events';
-import type { VerifiedIdentity } from '../src/identity/types';
-import { SA } from '../src/server/search-attributes';
+import type { VerifiedIdentity } from '../src/domain/verified-identity';
+import { SA } from '../src/domain/search-attributes';
 import type { LedgerSnapshot } from '../workflows/ledger';
 import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../workflows/definitions';
 import { abandonedItems } from './abandoned';

@@ -5,7 +5,7 @@
  */
 import { openSession, type ConnectionFlags } from '../cli/connect';
 import { identitySourceFromEnv } from '../src/identity/config';
-import { policyStoreFromEnv } from '../src/policy/policy-store';
+import { policyStoreFromEnv } from '../src/stores/policy-store';
 import { builtinTools } from '../src/tools/registry';
 import { DEFAULT_REFRESH_MS } from './config';
 import { startConsole } from './server';

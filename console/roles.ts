@@ -11,9 +11,9 @@
  *   settle.
  * - Everyone sees the items of their own runs; cancel is offered to the run's principal and to `cancellers`.
  */
-import type { VerifiedIdentity } from '../src/identity/types';
-import type { Policy } from '../src/policy/policy-format';
-import type { PolicyStore } from '../src/policy/policy-store';
+import type { VerifiedIdentity } from '../src/domain/verified-identity';
+import type { Policy } from '../src/domain/policy-format';
+import type { PolicyStore } from '../src/stores/policy-store';
 
 export type ItemKind = 'approval' | 'unknown' | 'abandoned';
 

@@ -1,6 +1,6 @@
 /** What the run page shows, read for the signed-in person: the run, its ledger, its waiting calls, its history. */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import { SA } from '../src/server/search-attributes';
+import { SA } from '../src/domain/search-attributes';
 import type { LedgerSnapshot } from '../workflows/ledger';
 import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../workflows/definitions';
 import { closedRunEvidence, closedWithoutSettling, settlementOf } from './abandoned';

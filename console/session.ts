@@ -4,7 +4,7 @@
  * behalf) and never reaches the page. Each session has its own CSRF token, compared in constant time.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { VerifiedIdentity } from '../src/identity/types';
+import type { VerifiedIdentity } from '../src/domain/verified-identity';
 
 export const SESSION_COOKIE = 'll_console';
 /** Before sign-in: the cookie half of the sign-in form's CSRF pair. */

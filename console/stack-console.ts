@@ -6,7 +6,7 @@
 import { DEV_ISSUER_KEY_ENV, tokenForAct } from '../src/identity/act-token';
 import type { StackBase, StackServer } from '../lab/stack';
 import { identitySourceFromEnv, IDENTITY_ISSUERS_ENV } from '../src/identity/config';
-import { policyStoreFromEnv } from '../src/policy/policy-store';
+import { policyStoreFromEnv } from '../src/stores/policy-store';
 import { builtinTools } from '../src/tools/registry';
 import { DEFAULT_REFRESH_MS, DEFAULT_VIEWER_ROLES } from './config';
 import { startConsole, type RunningConsole } from './server';

@@ -10,8 +10,8 @@
  * declare nothing to offset (`compensation: none`) are left out.
  */
 import type { Json } from '../src/domain/canonical';
-import type { ToolIntent } from '../src/domain/identity';
-import type { ActivityEvidence, HistoryEvidence } from '../src/client/history-evidence';
+import type { ToolIntent } from '../src/domain/operation-key';
+import type { ActivityEvidence, HistoryEvidence } from '../host/client/history-evidence';
 import type { ToolRegistry } from '../src/tools/registry';
 
 export interface StandingEffect {

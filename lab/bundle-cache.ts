@@ -13,7 +13,7 @@ import path from 'node:path';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
 /** What a bundle can be built from: folders walked for sources, and single files. */
-const SOURCE_DIRS = ['src', 'workflows', 'activities', 'services', 'lab', 'examples'];
+const SOURCE_DIRS = ['src', 'host', 'workflows', 'activities', 'services', 'lab', 'examples'];
 const SOURCE_FILES = ['package-lock.json', 'package.json', 'tsconfig.json'];
 const SOURCE_EXTENSIONS = /\.(ts|tsx|js|cjs|mjs|json)$/;
 const SKIP_DIRS = new Set(['node_modules', 'results', '.data']);

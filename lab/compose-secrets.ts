@@ -16,7 +16,7 @@ import path from 'node:path';
 import { generateCodecKeys } from '../src/codec/data-converter';
 import type { IssuerConfig } from '../src/identity/config';
 import { DEV_AUDIENCE, issueIdentityToken, newIssuerKey } from '../src/identity/issue';
-import { generateCapabilityTrust, serializeSigningKey } from '../src/policy/capability-keys';
+import { generateCapabilityTrust, serializeSigningKey } from '../src/capability/capability-keys';
 
 export const CONTAINER_UID_ENV = 'LEDGERLOOP_CONTAINER_UID';
 export const CONTAINER_GID_ENV = 'LEDGERLOOP_CONTAINER_GID';

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { SCRIPTED_MODEL_ENV } from '../src/planner/scripted-model';
-import { REPO_ROOT } from '../src/worker/bundle';
+import { REPO_ROOT } from '../host/worker/bundle';
 import { INSTALLED, nodeArgsFor, packageModule } from '../src/package-paths';
 
 export interface WorkerProcess {

@@ -15,22 +15,22 @@ import type { AdminClient } from '../services/admin-client';
 import { IDENTITY_ISSUERS_ENV } from '../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../src/identity/issue';
 import { tracingFromEnv, type Tracing } from '../src/observability/tracing';
-import { QUOTA_DB_ENV } from '../src/policy/quota-store';
+import { QUOTA_DB_ENV } from '../src/stores/quota-store';
 import {
   generateCapabilityTrust,
   type CapabilitySigningKey,
   type CapabilityTrust,
-} from '../src/policy/capability-keys';
-import { connectClient, serverTarget } from '../src/server/connection-config';
+} from '../src/capability/capability-keys';
+import { connectClient, serverTarget } from '../host/server/connection-config';
 import {
   connectOrStart,
   startDevServer,
   type DevServer,
   type DevServerOptions,
   type ServerHandle,
-} from '../src/server/dev-server';
-import { writeWorkflowBundle, type BundleOptions } from '../src/worker/bundle';
-import { DATA_DIR } from '../src/server/temporal-binaries';
+} from '../host/server/dev-server';
+import { writeWorkflowBundle, type BundleOptions } from '../host/worker/bundle';
+import { DATA_DIR } from '../host/server/temporal-binaries';
 import { cachedBundle } from './bundle-cache';
 import { LAB_STRATEGY_WORKFLOW_MODULE } from './strategies';
 import { spawnedClient, spawnService, spawnServiceEntry, type SpawnedService } from '../services/spawn';
@@ -259,7 +259,7 @@ export interface StackBase<S extends StackServer = ServerHandle> extends ServerL
   /** Base URL per service name: what a worker of this stack needs. */
   readonly serviceUrls: Readonly<Record<string, string>>;
   /**
-   * The SQLite file of the stack's cross-run rate-limit windows (src/policy/quota-store.ts), shared by every worker
+   * The SQLite file of the stack's cross-run rate-limit windows (src/stores/quota-store.ts), shared by every worker
    * of the stack: `workerEnv` names it (LEDGERLOOP_QUOTA_DB), in-process workers open it themselves.
    */
   readonly quotaDb: string;

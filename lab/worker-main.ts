@@ -1,9 +1,9 @@
 /**
- * The lab's worker process: the product's worker (src/worker/main.ts) with the fault lab's crash points plugged in
+ * The lab's worker process: the product's worker (host/worker/main.ts) with the fault lab's crash points plugged in
  * from outside when the lab configures them (LEDGERLOOP_CRASH_AT, or LEDGERLOOP_CRASH_POINTS=1 for every worker
  * of a fault run). `spawnWorker` starts this entry; `ledgerloop worker` and the compose image start the product's.
  */
-import { exitOnWorkerError, runWorkerProcess } from '../src/worker/main';
+import { exitOnWorkerError, runWorkerProcess } from '../host/worker/main';
 import { crashPointsFromEnv, crashPointWorkerOptions } from './faults/crash-points';
 import { scriptedModelsFromEnv } from './scenarios';
 import './strategies'; // the naive loop, installed for this process's dispatch (the lab's bundle carries it too)

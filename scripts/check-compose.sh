@@ -4,7 +4,7 @@
 # 1. `docker compose config -q` when the compose plugin runs here (it needs no engine for that);
 # 2. always, a structural check with Python's yaml module: the expected services, pinned images, the codec
 #    endpoint wiring, worker replicas and keys, references that resolve, and every search attribute of
-#    src/server/search-attributes.ts created by the temporal-setup service;
+#    src/domain/search-attributes.ts created by the temporal-setup service;
 # 3. the trust model (docs/operations.md, "Trust model: codec server and transport"): ports published on loopback
 #    only, secrets required (`${VAR:?}`, no defaults for passwords, tokens or keys), separate frontend and backend
 #    networks (the database on backend only), mTLS between the workers and Temporal with certificates from
@@ -23,7 +23,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 COMPOSE_FILE="docker-compose.yml"
-SA_FILE="src/server/search-attributes.ts"
+SA_FILE="src/domain/search-attributes.ts"
 
 [[ -f "$COMPOSE_FILE" ]] || { echo "check-compose: $COMPOSE_FILE is missing" >&2; exit 1; }
 
@@ -343,7 +343,7 @@ check(secret_file_env("worker", "LEDGERLOOP_CAPABILITY_SIGNING_KEY") is not None
 
 # One source for both deployments (deploy/deployment.json, which the local cluster reads through
 # lab/cluster/versions.ts): versions, ports, namespace, task queue, each process's environment, the dynamic config.
-# Search attributes share src/server/search-attributes.ts (checked above).
+# Search attributes share src/domain/search-attributes.ts (checked above).
 import json
 
 with open("deploy/deployment.json") as f:

@@ -20,13 +20,13 @@ import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { CLUSTER_DIR, readState } from '../lab/cluster/cluster';
 import { clusterPorts, CLUSTER_NAMESPACE, DEPLOYMENT_TASK_QUEUE, portOffsetFromEnv } from '../lab/cluster/versions';
-import { frontendRefusal, GRPC_PERMISSION_DENIED } from '../src/client/frontend-refusal';
-import { startAgentRun } from '../src/client/runs';
+import { frontendRefusal, GRPC_PERMISSION_DENIED } from '../host/client/frontend-refusal';
+import { startAgentRun } from '../host/client/runs';
 import { dataConverterFromEnv } from '../src/codec/data-converter';
 import { DEMO_KEY_FILE, ensureCodecKeys } from '../src/codec/demo-key';
 import type { AgentRunInput } from '../src/domain/run';
 import { issueIdentityToken } from '../src/identity/issue';
-import { connectClient } from '../src/server/connection-config';
+import { connectClient } from '../host/server/connection-config';
 import { requestCancelUpdate } from '../workflows/definitions';
 import type { TokenScope } from '../src/identity/purpose';
 

@@ -13,8 +13,8 @@
  */
 import path from 'node:path';
 import { writeCapabilityKeys } from '../lab/compose-secrets';
-import { KEY_SET_ENV } from '../src/policy/capability-keys';
-import { REPO_ROOT } from '../src/server/temporal-binaries';
+import { KEY_SET_ENV } from '../src/capability/capability-keys';
+import { REPO_ROOT } from '../host/server/temporal-binaries';
 
 const dir = path.resolve(process.argv[2] ?? path.join(REPO_ROOT, '.data', 'compose', 'secrets'));
 const { publicJwks, files } = writeCapabilityKeys(dir);

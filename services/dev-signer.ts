@@ -7,8 +7,8 @@
  */
 import type { CapabilitySigner } from './admin-client';
 import { lookupCapabilityScope, readCapabilityScope } from '../src/downstream/protocol';
-import { signCapability } from '../src/policy/capability';
-import type { CapabilitySigningKey } from '../src/policy/capability-keys';
+import { signCapability } from '../src/capability/capability';
+import type { CapabilitySigningKey } from '../src/capability/capability-keys';
 
 /** The idempotency scope of each mutating route of the services (see each `*-service.ts`). */
 export const ROUTE_SCOPES: Readonly<Record<string, string>> = {

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
-import { HttpBodyError, HttpBodyRefusal, readJsonBody as readBodyAsJson } from '../src/server/http-body';
+import { HttpBodyError, HttpBodyRefusal, readJsonBody as readBodyAsJson } from '../src/http-body';
 
 /** Default maximum request body size: 64 KiB. */
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
@@ -133,7 +133,7 @@ export function closeServer(server: http.Server): Promise<void> {
 
 /**
  * Reads the request body as JSON. Bodies larger than `limitBytes` are refused with 413 `Request.TooLarge`; an
- * empty or malformed body with 400 `Request.Invalid` (the reading itself is `src/server/http-body.ts`).
+ * empty or malformed body with 400 `Request.Invalid` (the reading itself is `src/http-body.ts`).
  */
 export async function readJsonBody(
   req: http.IncomingMessage,

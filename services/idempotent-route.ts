@@ -16,8 +16,8 @@ import {
   HEADER_RETAINED_UNTIL,
   type OperationRecord,
 } from '../src/downstream/protocol';
-import { CAPABILITY_HEADER, verifyCapability } from '../src/policy/capability';
-import type { CapabilityKeySet } from '../src/policy/capability-keys';
+import { CAPABILITY_HEADER, verifyCapability } from '../src/capability/capability';
+import type { CapabilityKeySet } from '../src/capability/capability-keys';
 import { FaultPlan, sleep, type FaultInjector } from './faults';
 import { dropConnection, HttpError, HttpErrorCode, readJsonBody, sendError, sendJson, type Handler } from './http-kit';
 import type { AppliedEffect, BeginResult, CommitResult, IdempotencyStore, PendingOperation } from './idempotency-store';

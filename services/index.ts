@@ -72,8 +72,8 @@ export {
   CapabilityError,
   verifyCapability,
   type CapabilityTokenClaims,
-} from '../src/policy/capability';
-export { keySetFromEnv, keySetFromJwks, type CapabilityKeySet } from '../src/policy/capability-keys';
+} from '../src/capability/capability';
+export { keySetFromEnv, keySetFromJwks, type CapabilityKeySet } from '../src/capability/capability-keys';
 // The database a service's tables, mutations and reads are given (better-sqlite3's, whose types this package
 // depends on).
 export type { Database } from 'better-sqlite3';

@@ -5,8 +5,8 @@
  * `LOOKUP_ARGUMENTS_HASH`, not expired and not used before.
  */
 import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/protocol';
-import { verifyCapability } from '../src/policy/capability';
-import type { CapabilityKeySet } from '../src/policy/capability-keys';
+import { verifyCapability } from '../src/capability/capability';
+import type { CapabilityKeySet } from '../src/capability/capability-keys';
 
 /** What a lookup or seal request asks for. */
 export interface LookupCapabilityRequest {

@@ -7,8 +7,8 @@
  * tenant's data to a caller that holds no grant for that tenant.
  */
 import { READ_ARGUMENTS_HASH, readCapabilityScope } from '../src/downstream/protocol';
-import { verifyCapability } from '../src/policy/capability';
-import type { CapabilityKeySet } from '../src/policy/capability-keys';
+import { verifyCapability } from '../src/capability/capability';
+import type { CapabilityKeySet } from '../src/capability/capability-keys';
 
 /** The path parameter a read route must have: the tenant whose record it reads. */
 export const READ_TENANT_PARAM = 'tenant';

@@ -7,12 +7,12 @@
  */
 import type http from 'node:http';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { KEY_SET_ENV, keySetFromEnv, type CapabilityKeySet } from '../src/policy/capability-keys';
-import { SqliteJtiRegistry } from '../src/policy/capability-replay';
+import { KEY_SET_ENV, keySetFromEnv, type CapabilityKeySet } from '../src/capability/capability-keys';
+import { SqliteJtiRegistry } from '../src/capability/capability-replay';
 import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminListener } from './admin-listener';
 import { FaultInjector } from './faults';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
-import { CAPABILITY_HEADER } from '../src/policy/capability';
+import { CAPABILITY_HEADER } from '../src/capability/capability';
 import { closeServer, createHttpServer, HttpError, listen, Router, sendJson, type RequestContext } from './http-kit';
 import { READ_TENANT_PARAM, readsOneTenant, verifyReadCapability } from './read-capability';
 import { IdempotencyStore } from './idempotency-store';

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { AdminClient, type CapabilitySigner } from './admin-client';
-import type { CapabilitySigningKey } from '../src/policy/capability-keys';
+import type { CapabilitySigningKey } from '../src/capability/capability-keys';
 import { COMPILED, packageModule, SOURCE_ROOT, TS_LOADER } from '../src/package-paths';
 import { devCapabilitySigner } from './dev-signer';
 

@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import { z } from 'zod';
 import { DownstreamErrorCode, type FaultRule, type ServiceContract } from '../src/downstream/protocol';
-import { CAPABILITY_HEADER } from '../src/policy/capability';
+import { CAPABILITY_HEADER } from '../src/capability/capability';
 import { Id } from './body-schemas';
 import { FaultRuleSchema } from './faults';
 import { HttpError, readJsonBody, sendJson, type Router } from './http-kit';

@@ -7,7 +7,7 @@
  * - `configValue(name, env)` reads one variable through the same schema, for a module that needs only that one.
  * - An empty value counts as unset, as shells and compose files write "unset".
  *
- * The Temporal connection (`TEMPORAL_*`) is read by `@temporalio/envconfig` (src/server/connection-config.ts), not
+ * The Temporal connection (`TEMPORAL_*`) is read by `@temporalio/envconfig` (host/server/connection-config.ts), not
  * here. What a value means beyond its shape (a key's format, a file's content) is checked where it is used: the
  * codec, the capability keys and the identity issuers throw their own typed errors.
  *
@@ -97,7 +97,7 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_BUILD_ID: v(text, ['workers']),
   LEDGERLOOP_SCRIPTED_MODEL: v(onlyExactlyOne, ['workers']),
   LEDGERLOOP_POLICY_FILE: v(text, ['workers']),
-  /** A project config (src/project/config.ts): the worker serves that project's tools, model and policy. */
+  /** A project config (host/project/config.ts): the worker serves that project's tools, model and policy. */
   LEDGERLOOP_PROJECT_CONFIG: v(text, ['workers', 'CLI']),
   LEDGERLOOP_IDENTITY_ISSUERS: v(text, ['workers']),
   LEDGERLOOP_CAPABILITY_SIGNING_KEY: v(text, ['workers'], true),
@@ -122,7 +122,7 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_CODEC_ALLOWED_HOSTS: v(text, ['codec server']),
   LEDGERLOOP_CODEC_ENABLE_ENCODE: v(looseSwitch, ['codec server']),
   LEDGERLOOP_TRACING: v(tracingMode, ['clients', 'workers']),
-  /** The identity token for a Temporal frontend that authorizes (src/server/connection-config.ts): a file path. */
+  /** The identity token for a Temporal frontend that authorizes (host/server/connection-config.ts): a file path. */
   LEDGERLOOP_TEMPORAL_TOKEN_FILE: v(text, ['clients', 'workers', 'CLI']),
   // The CLI.
   LEDGERLOOP_IDENTITY_TOKEN: v(text, ['CLI'], true),
@@ -135,7 +135,7 @@ export const CONFIG_VARIABLES = {
   LEDGERLOOP_RELAY_SIGNING_KEY: v(text, ['relay'], true),
   LEDGERLOOP_ADMIN_PORT: v(wholeNumber(0, 65_535), ['services', 'relay']),
   LEDGERLOOP_ADMIN_TOKEN: v(text, ['services', 'relay'], true),
-  /** Retired: its presence is refused with a message saying what replaced it (src/policy/capability-keys.ts). */
+  /** Retired: its presence is refused with a message saying what replaced it (src/capability/capability-keys.ts). */
   LEDGERLOOP_CAPABILITY_KEY: v(text, ['workers', 'services'], true),
   // The lab.
   LEDGERLOOP_TARGET: v(z.enum(['dev', 'cluster'], { error: 'dev or cluster' }), ['lab']),

@@ -5,7 +5,7 @@
  * operator stops it (stops.ts).
  */
 import { ApplicationFailure, log, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
-import { refuseUndecodable, undecodable } from '../src/codec/undecodable';
+import { refuseUndecodable, undecodable } from '../src/domain/undecodable';
 import { Failure } from '../src/domain/failures';
 import { checkRunInput } from '../src/domain/run-input-check';
 import type { AgentRunInput, AgentRunResult } from '../src/domain/run';

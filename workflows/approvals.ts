@@ -10,12 +10,12 @@
  * (`approvers`). The ledger records the verified principal, subject, issuer and token digest.
  */
 import { ApplicationFailure, condition, setHandler, TemporalFailure } from '@temporalio/workflow';
-import { refuseUndecodable } from '../src/codec/undecodable';
+import { refuseUndecodable } from '../src/domain/undecodable';
 import { Failure } from '../src/domain/failures';
-import { principalsDiffer } from '../src/identity/principal-id';
-import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
-import type { ApprovalGrant } from '../src/policy/authorization';
-import type { Policy } from '../src/policy/policy-format';
+import { principalsDiffer } from '../src/domain/principal-id';
+import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/domain/verified-identity';
+import type { ApprovalGrant } from '../src/domain/authorization';
+import type { Policy } from '../src/domain/policy-format';
 import { mayApprove } from '../src/policy/policy-rules';
 import {
   decideApprovalUpdate,
@@ -167,7 +167,7 @@ export class Approvals {
 
   /**
    * Why `v` may be the run's own identity, or undefined: the same issuer and subject as the run verified at its
-   * start, or a principal that is not certainly another (src/identity/principal-id.ts). A run that does not know the
+   * start, or a principal that is not certainly another (src/domain/principal-id.ts). A run that does not know the
    * identity it was started with cannot tell them apart: it refuses (fail closed).
    */
   private ownIdentity(v: VerifiedIdentity): string | undefined {

@@ -21,14 +21,14 @@ import type { Activities } from '../activities';
 import type { DispatchRequest, ReconcileResponse } from '../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../src/domain/canonical';
 import { Failure } from '../src/domain/failures';
-import { deriveOperationKey, type ToolIntent } from '../src/domain/identity';
-import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
+import { deriveOperationKey, type ToolIntent } from '../src/domain/operation-key';
+import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/domain/verified-identity';
 import {
   dispatchAuthorization,
   type AuthorizationInput,
   type DispatchAuthorization,
   type HeldPolicy,
-} from '../src/policy/authorization';
+} from '../src/domain/authorization';
 import { evaluate } from '../src/policy/evaluate';
 import type { AnyTool } from '../src/domain/tool';
 import { mayResolve } from '../src/policy/policy-rules';

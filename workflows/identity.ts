@@ -9,8 +9,8 @@ import { activities } from './proxies';
 import type { OpenedIdentity } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
 import type { Principal } from '../src/domain/run';
-import { principalMismatch, type VerifiedIdentity } from '../src/identity/types';
-import type { HeldPolicy } from '../src/policy/authorization';
+import { principalMismatch, type VerifiedIdentity } from '../src/domain/verified-identity';
+import type { HeldPolicy } from '../src/domain/authorization';
 
 /**
  * The verification an actor or a run start waits on: 10 s per attempt, 3 attempts 0.5 s apart. Refusals are

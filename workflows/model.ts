@@ -6,11 +6,11 @@
 import type { Observation } from '../src/domain/activity-contracts';
 import type { DeadlineClock } from '../src/domain/activity-presets';
 import type { Json } from '../src/domain/canonical';
-import type { ToolIntent } from '../src/domain/identity';
+import type { ToolIntent } from '../src/domain/operation-key';
 import type { CallOrigin } from '../src/domain/ledger-events';
 import type { AgentRunInput, RetryStrategy } from '../src/domain/run';
 import type { AnyTool } from '../src/domain/tool';
-import type { ApprovalGrant, DispatchAuthorization } from '../src/policy/authorization';
+import type { ApprovalGrant, DispatchAuthorization } from '../src/domain/authorization';
 import type { ToolRegistry } from '../src/tools/registry';
 import type { Approvals } from './approvals';
 import type { CircuitBreakers } from './circuit-breaker';

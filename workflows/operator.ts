@@ -15,14 +15,14 @@
 import { ApplicationFailure, type CancellationScope, setHandler, TemporalFailure } from '@temporalio/workflow';
 import { activities } from './proxies';
 import type { ReconcileResponse } from '../src/domain/activity-contracts';
-import { refuseUndecodable } from '../src/codec/undecodable';
+import { refuseUndecodable } from '../src/domain/undecodable';
 import { Failure } from '../src/domain/failures';
-import type { ToolIntent } from '../src/domain/identity';
+import type { ToolIntent } from '../src/domain/operation-key';
 import type { ResolutionEvidence } from '../src/domain/ledger-events';
 import type { CallView } from '../src/domain/reducer';
 import { workflowTools } from '../src/tools/workflow-registry';
-import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/identity/types';
-import type { Policy } from '../src/policy/policy-format';
+import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/domain/verified-identity';
+import type { Policy } from '../src/domain/policy-format';
 import { mayCancel, mayResolve } from '../src/policy/policy-rules';
 import { requestCancelUpdate, resolveCallUpdate, type OperatorResolution } from './definitions';
 import { forbidden, verifyActor } from './identity';

@@ -4,7 +4,7 @@
  * has the held digest. A change sends nothing and comes back as `Authorization.Stale`: the run forgets the policy
  * and asks the authorizer once for every call waiting on it.
  */
-import type { HeldPolicy } from '../src/policy/authorization';
+import type { HeldPolicy } from '../src/domain/authorization';
 
 export class PolicyHolder {
   private policy: HeldPolicy | undefined;

@@ -1,6 +1,6 @@
 /**
  * The agent run's side of cross-run rate limits: ask the workers' quota store (through the `reserveQuota`
- * activity, src/policy/quota-store.ts) for a slot before a rate-limited call is dispatched, and give it back when
+ * activity, src/stores/quota-store.ts) for a slot before a rate-limited call is dispatched, and give it back when
  * the call is rejected before sending. Limits with `per: 'run'` never leave the run (the authorizer counts them from the run's own
  * dispatch times); `principal` and `tenant` limits are counted here, across every run of the tenant.
  */
@@ -8,7 +8,7 @@ import type { ActivityOptions } from '@temporalio/workflow';
 import { activities } from './proxies';
 import { attemptTimeoutMs, type DeadlineClock } from '../src/domain/activity-presets';
 import { Failure } from '../src/domain/failures';
-import type { RateLimit } from '../src/policy/policy-format';
+import type { RateLimit } from '../src/domain/policy-format';
 import { quotaScopesFor, reservationIdFor } from '../src/policy/quota-window';
 
 export interface AcrossRunsRequest {

@@ -5,7 +5,7 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { AgentRunResult, Budgets, StopReason } from '../src/domain/run';
-import { SA } from '../src/server/search-attributes';
+import { SA } from '../src/domain/search-attributes';
 import type { Ledger } from './ledger';
 
 /**

@@ -29,7 +29,7 @@ import {
   type Budgets,
   type CarriedState,
 } from '../src/domain/run';
-import type { ActorRecord } from '../src/identity/types';
+import type { ActorRecord } from '../src/domain/verified-identity';
 import { workflowTools } from '../src/tools/workflow-registry';
 import { Approvals } from './approvals';
 import { proposalSignature } from './budgets';

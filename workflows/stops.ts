@@ -5,7 +5,7 @@
  */
 import type { Observation, PlanResponse } from '../src/domain/activity-contracts';
 import { Failure } from '../src/domain/failures';
-import type { ActorRecord } from '../src/identity/types';
+import type { ActorRecord } from '../src/domain/verified-identity';
 import type { Projection } from '../src/domain/reducer';
 import type { AgentRunInput, Budgets, StopReason } from '../src/domain/run';
 import { spentBudget } from './budgets';

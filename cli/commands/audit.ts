@@ -6,9 +6,9 @@
  */
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
 import type { Command } from 'commander';
-import { auditRun, FIELD_LABELS, type AuditCheck, type AuditReport, type CheckStatus } from '../../src/client/audit';
-import { historyEvidence } from '../../src/client/history-evidence';
-import { readLedger } from '../../src/client/runs';
+import { auditRun, FIELD_LABELS, type AuditCheck, type AuditReport, type CheckStatus } from '../../host/client/audit';
+import { historyEvidence } from '../../host/client/history-evidence';
+import { readLedger } from '../../host/client/runs';
 import { addConnectionOptions, addTimeoutOption, withSession, type ConnectionFlags } from '../connect';
 import { EXIT_FAILED } from '../errors';
 import { withProgress } from '../progress';

@@ -8,7 +8,7 @@ import { addConnectionOptions, addTimeoutOption } from '../connect';
 import { CliUsageError } from '../errors';
 import { parseNonEmpty, parsePrincipal } from '../parse';
 import type { DataConverter } from '@temporalio/common';
-import { guardTokenTransport, TokenInClearError } from '../../src/client/token-transport';
+import { guardTokenTransport, TokenInClearError } from '../../host/client/token-transport';
 import { ActTokenError, tokenForAct } from '../../src/identity/act-token';
 import { readToken } from '../../src/identity/issue';
 import type { TokenScope } from '../../src/identity/purpose';
@@ -44,7 +44,7 @@ export async function tokenForCommand(presented: string, scope: TokenScope): Pro
 
 /**
  * Before a token is sent: a warning on stderr when this client would write it to the run's history in clear text,
- * a usage error (nothing sent) under LEDGERLOOP_CODEC_STRICT (src/client/token-transport.ts).
+ * a usage error (nothing sent) under LEDGERLOOP_CODEC_STRICT (host/client/token-transport.ts).
  */
 export async function guardCommandToken(
   dataConverter: DataConverter | undefined,

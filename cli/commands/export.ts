@@ -1,7 +1,7 @@
 /** `ledgerloop export`: a run's Temporal history as a JSON fixture that `ledgerloop replay` (and the tests) replay. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '../../src/client/history-json';
+import { historyToJSON } from '../../host/client/history-json';
 import type { Command } from 'commander';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { CliUsageError } from '../errors';

@@ -1,5 +1,5 @@
 /**
- * `ledgerloop init <dir>`: a new project (src/project/scaffold.ts), its development keys, and `npm install`
+ * `ledgerloop init <dir>`: a new project (host/project/scaffold.ts), its development keys, and `npm install`
  * unless `--no-install`. Prints what it wrote and the commands that come next.
  */
 import { spawn } from 'node:child_process';
@@ -10,7 +10,7 @@ import { keysTable } from './keys';
 import { configureCommand, runAction, type CommandIO } from './shared';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when init runs (it brings jose)
-const lib = () => require('../../src/project/scaffold') as typeof import('../../src/project/scaffold');
+const lib = () => require('../../host/project/scaffold') as typeof import('../../host/project/scaffold');
 
 interface InitFlags {
   readonly name?: string;

@@ -1,5 +1,5 @@
 /**
- * `ledgerloop keys`: a project's development keys (src/project/keys.ts), in the folder the project config names
+ * `ledgerloop keys`: a project's development keys (host/project/keys.ts), in the folder the project config names
  * (`keys.dir`, default `.ledgerloop/keys`) or `--dir`:
  *
  *   ledgerloop keys                       create what is missing (signing key, key set, dev issuer, codec keys)
@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { KeyFileStatus, ProjectKeyFiles } from '../../src/project/keys';
+import type { KeyFileStatus, ProjectKeyFiles } from '../../host/project/keys';
 import { CliUsageError } from '../errors';
 import { renderTable } from '../format';
 import { parseDuration, parsePrincipal, parseTenant } from '../parse';
@@ -22,7 +22,7 @@ import { arg, configureCommand, printJson, runAction, type CommandIO } from './s
 
 /** Loaded when a keys command runs (it brings jose), not when any command starts. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const lib = () => require('../../src/project/keys') as typeof import('../../src/project/keys');
+const lib = () => require('../../host/project/keys') as typeof import('../../host/project/keys');
 
 interface KeysFlags extends ProjectFlags {
   readonly dir?: string;

@@ -2,7 +2,7 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { Command } from 'commander';
 import { strategyNames } from '../../src/domain/retry-strategies';
-import { SA } from '../../src/server/search-attributes';
+import { SA } from '../../src/domain/search-attributes';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { renderTable } from '../format';
 import { buildListQuery, filterWarnings, KNOWN_STATUSES, KNOWN_STOP_REASONS, type ListFilters } from '../list-query';

@@ -1,6 +1,6 @@
 /** Reading one run for `show`, `audit`, `approve` and `resolve`: its description, ledger and pending approvals. */
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
-import { readLedger } from '../../src/client/runs';
+import { readLedger } from '../../host/client/runs';
 import { pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import type { CliSession } from '../connect';

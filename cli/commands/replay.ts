@@ -3,24 +3,24 @@
  * freshly built workflow bundle. One line per file; exits 1 on any determinism error or unreadable fixture. This is
  * what CI runs on test/replay/histories.
  */
-import { workflowIdOfHistory } from '../../src/client/history-workflow-id';
+import { workflowIdOfHistory } from '../../host/client/history-workflow-id';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { historyFromJSON } from '../../src/client/history-json';
+import { historyFromJSON } from '../../host/client/history-json';
 import type { temporal } from '@temporalio/proto';
 import type { Command } from 'commander';
 import { cliDataConverter } from '../../src/codec/demo-key';
-import { checkHistoryTools, ReplayToolsMissingError } from '../../src/client/history-tools';
+import { checkHistoryTools, ReplayToolsMissingError } from '../../host/client/history-tools';
 import { CliUsageError, EXIT_FAILED, withCodecHint } from '../errors';
 import { addConfigOption, commandProject, type ProjectFlags } from '../project';
 import { formatElapsed, withProgress } from '../progress';
 import { configureCommand, printJson, runAction, type CommandIO } from './shared';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded when `replay` runs, not when any command starts */
-const toolsModule = () => require('../../src/worker/tools-module') as typeof import('../../src/worker/tools-module');
+const toolsModule = () => require('../../host/worker/tools-module') as typeof import('../../host/worker/tools-module');
 const builtins = () => require('../../src/tools/registry') as typeof import('../../src/tools/registry');
 const workerPackage = () => require('@temporalio/worker') as typeof import('@temporalio/worker');
-const bundler = () => require('../../src/worker/bundle') as typeof import('../../src/worker/bundle');
+const bundler = () => require('../../host/worker/bundle') as typeof import('../../host/worker/bundle');
 const logging = () => require('../../src/observability/logger') as typeof import('../../src/observability/logger');
 /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -3,11 +3,11 @@ import { readToken } from '../../src/identity/issue';
 import { existsSync, readFileSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { startAgentRun } from '../../src/client/runs';
-import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../src/client/run-ids';
+import { startAgentRun } from '../../host/client/runs';
+import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../host/client/run-ids';
 import type { AgentRunResult } from '../../src/domain/run';
 import { scenarios } from '../../lab/scenarios';
-import { DEFAULT_TASK_QUEUE } from '../../src/client/runs';
+import { DEFAULT_TASK_QUEUE } from '../../host/client/runs';
 import { addConnectionOptions, withSession, type ConnectionFlags } from '../connect';
 import { CliUsageError, OperationRefusedError } from '../errors';
 import { renderTable } from '../format';
@@ -17,12 +17,12 @@ import { buildRunInput, START_DEFAULTS, type StartInputFlags } from '../run-inpu
 import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
 import { guardCommandToken, tokenForCommand } from './call-command';
 import { commandProject, type ProjectFlags } from '../project';
-import type { ProjectConfig } from '../../src/project/config';
+import type { ProjectConfig } from '../../host/project/config';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded only for a project's run */
 const projectModels = () =>
-  require('../../src/project/worker-options') as typeof import('../../src/project/worker-options');
-const projectKeys = () => require('../../src/project/keys') as typeof import('../../src/project/keys');
+  require('../../host/project/worker-options') as typeof import('../../host/project/worker-options');
+const projectKeys = () => require('../../host/project/keys') as typeof import('../../host/project/keys');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The scenarios `--scenario` may name: the project's scripted model's, else the built-in ones. */
@@ -80,7 +80,7 @@ const redacted = <T extends object>(input: T): T => ({
   ...('identityToken' in input ? { identityToken: '(redacted)' } : {}),
 });
 
-/** `<tenant>:run-<time>-<random>` (src/client/run-ids.ts): the frontend's authorizer reads the tenant from it. */
+/** `<tenant>:run-<time>-<random>` (host/client/run-ids.ts): the frontend's authorizer reads the tenant from it. */
 export function newWorkflowId(tenant: string, nowMs: number): string {
   try {
     return newRunWorkflowId(tenant, nowMs);
@@ -132,7 +132,7 @@ export function registerStart(program: Command, io: CommandIO): void {
     )
     .option(
       '--workflow-id <id>',
-      'the run’s workflow id (default <tenant>:run-<time>-<random>: src/client/run-ids.ts)',
+      'the run’s workflow id (default <tenant>:run-<time>-<random>: host/client/run-ids.ts)',
       arg((v) => parseNonEmpty(v, '--workflow-id')),
     )
     .option(
@@ -168,7 +168,7 @@ export function registerStart(program: Command, io: CommandIO): void {
       const workflowId = flags.workflowId ?? newWorkflowId(input.principal.tenant, nowMs);
       if (tenantOfWorkflowId(workflowId) !== input.principal.tenant)
         io.err.write(
-          `note: ${workflowId} does not begin with ${input.principal.tenant}: (src/client/run-ids.ts); a Temporal frontend that authorizes refuses a starter's run under it\n`,
+          `note: ${workflowId} does not begin with ${input.principal.tenant}: (host/client/run-ids.ts); a Temporal frontend that authorizes refuses a starter's run under it\n`,
         );
       const presented = readToken(flags.token, process.env, IDENTITY_TOKEN_ENV);
       const minted =

@@ -5,7 +5,7 @@
  */
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import type { VerifiedIdentity } from '../../src/identity/types';
+import type { VerifiedIdentity } from '../../src/domain/verified-identity';
 
 export type Html = HtmlEscapedString;
 

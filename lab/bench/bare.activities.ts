@@ -12,8 +12,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamClient, type SendOutcome } from '../../src/downstream/client';
 import { scenarios } from '../scenarios';
-import { signCapability } from '../../src/policy/capability';
-import type { CapabilitySigningKey } from '../../src/policy/capability-keys';
+import { signCapability } from '../../src/capability/capability';
+import type { CapabilitySigningKey } from '../../src/capability/capability-keys';
 
 export interface BarePlanRequest {
   readonly turn: number;

@@ -6,10 +6,10 @@
  */
 import { createActivities } from '../../activities';
 import { Runtime, Worker } from '@temporalio/worker';
-import { connectNative } from '../../src/server/connection-config';
+import { connectNative } from '../../host/server/connection-config';
 import { DownstreamClient } from '../../src/downstream/client';
 import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
-import { parseSigningKey } from '../../src/policy/capability-keys';
+import { parseSigningKey } from '../../src/capability/capability-keys';
 import { createBareActivities } from './bare.activities';
 import { createPeerActivities } from './peer.activities';
 import { labScriptedModel } from '../../lab/scenarios';

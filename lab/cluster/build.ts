@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { findExecutable, REPO_ROOT } from '../../src/server/temporal-binaries';
+import { findExecutable, REPO_ROOT } from '../../host/server/temporal-binaries';
 import {
   POSTGRES_SCHEMA_DIR,
   TEMPORAL_SERVER_MODULE,

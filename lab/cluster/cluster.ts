@@ -9,13 +9,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Stack } from '../stack';
 import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
-import { DATA_DIR } from '../../src/server/temporal-binaries';
+import { DATA_DIR } from '../../host/server/temporal-binaries';
 import type { SpawnWorkerOptions } from '../spawn-worker';
-import { TRANSCRIPT_URL_ENV } from '../../src/planner/transcript-store-pg';
-import { QUOTA_URL_ENV } from '../../src/policy/quota-store';
+import { TRANSCRIPT_URL_ENV } from '../../src/stores/transcript-store-pg';
+import { QUOTA_URL_ENV } from '../../src/stores/quota-store';
 import { ensureTemporalBuild, type TemporalBuild } from './build';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
-import { TEMPORAL_TOKEN_FILE_ENV } from '../../src/server/connection-config';
+import { TEMPORAL_TOKEN_FILE_ENV } from '../../host/server/connection-config';
 import { createClusterCredentials, type ClusterCredentials } from './credentials';
 import {
   clusterSecrets,

@@ -1,7 +1,7 @@
 /**
  * Who the local cluster's own processes are at its frontend: tokens of the cluster's development issuer, one file
  * each (mode 0600), minted short-lived and minted again before they expire, as an identity provider's sidecar
- * would. The processes read their file through LEDGERLOOP_TEMPORAL_TOKEN_FILE (src/server/connection-config.ts),
+ * would. The processes read their file through LEDGERLOOP_TEMPORAL_TOKEN_FILE (host/server/connection-config.ts),
  * which re-reads it when it changes: a refresh that did not reach a worker would show as refused polls.
  *
  * - `admin.jwt`: the supervisor (namespace, search attributes, starting the lab's runs, the fault lab and the CI

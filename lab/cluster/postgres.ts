@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { findExecutable } from '../../src/server/temporal-binaries';
+import { findExecutable } from '../../host/server/temporal-binaries';
 
 const run = promisify(execFile);
 

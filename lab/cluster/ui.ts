@@ -8,14 +8,14 @@
  * token in place of any `authorization` the call carried; the frontend refuses the UI's signal, cancel, terminate
  * and reset. Its write buttons are hidden too (`disableWriteActions`), but the frontend is what refuses.
  *
- * The codec server is the demo's (src/codec/demo-codec.ts): bound to 127.0.0.1, answering only loopback
+ * The codec server is the demo's (host/codec/demo-codec.ts): bound to 127.0.0.1, answering only loopback
  * Host names and the UI's origin, /encode off, no bearer token (the UI has no sign-in here, so it has no token to
  * forward). docs/operations.md says what a deployment does instead.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startDemoCodecServer } from '../../src/codec/demo-codec';
+import { startDemoCodecServer } from '../../host/codec/demo-codec';
 import { CLUSTER_NAMESPACE } from './versions';
 
 export class ClusterUiError extends Error {

@@ -4,8 +4,8 @@
  * durable record: attempts from the Temporal history, dispatches and effects from the wallet's own database.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { activityAttempts } from '../../src/client/history-metrics';
-import { readLedger, startAgentRun } from '../../src/client/runs';
+import { activityAttempts } from '../../host/client/history-metrics';
+import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { RetryStrategy } from '../../src/domain/run';
 import { LAB_STRATEGIES } from '../strategies';
 import { spawnWorker, type SpawnWorkerOptions, type WorkerProcess } from '../spawn-worker';

@@ -8,13 +8,13 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { startAgentRun } from '../../src/client/runs';
+import { startAgentRun } from '../../host/client/runs';
 import type { LedgerEvent } from '../../src/domain/ledger-events';
 import type { ArmedFaultState } from '../../src/downstream/protocol';
 import type { AgentRunResult } from '../../src/domain/run';
-import { QUOTA_DB_ENV } from '../../src/policy/quota-store';
-import { DEFAULT_POLICY } from '../../src/policy/policy-format';
-import { getFreePorts, type DevServer } from '../../src/server/dev-server';
+import { QUOTA_DB_ENV } from '../../src/stores/quota-store';
+import { DEFAULT_POLICY } from '../../src/domain/policy-format';
+import { getFreePorts, type DevServer } from '../../host/server/dev-server';
 import { evaluateExpectations, type AssertionFailure } from './assertions';
 import { CRASH_POINTS } from './catalog';
 import { approver } from './approver';
@@ -39,7 +39,7 @@ import { startNetHold, type NetHold } from './net-hold';
 import { runProbe, type ProbeResult } from './probe';
 import { Timeline, type TimelineEvent } from './timeline';
 import { WorkerPool } from './worker-pool';
-import { FAULTS_MEMO_KEY } from './workflow-hook';
+import { FAULTS_MEMO_KEY } from './workflows/hook';
 import { labWriteUp } from './writeup';
 
 export interface CaseResult {

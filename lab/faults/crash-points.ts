@@ -17,7 +17,7 @@ import { DownstreamClient, type Downstream, type DownstreamClientOptions } from 
 import { packageModule } from '../../src/package-paths';
 import { builtinTools } from '../../src/tools/registry';
 import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
-import type { FaultSinks, LedgerMark } from './workflow-hook';
+import type { FaultSinks, LedgerMark } from './workflows/hook';
 
 export const CRASH_PLAN_ENV = 'LEDGERLOOP_CRASH_AT';
 
@@ -183,7 +183,7 @@ export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolea
 }
 
 /** The lab's workflow interceptor module (the `workflow.before_intent` crash point): only the lab's bundle has it. */
-export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = packageModule('lab', 'faults', 'workflow-interceptors');
+export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = packageModule('lab', 'faults', 'workflows', 'interceptors');
 
 /**
  * What a lab worker installs (lab/worker-main.ts) through the worker's public options: its downstream clients

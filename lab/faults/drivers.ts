@@ -15,7 +15,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { ledgerQuery, requestCancelUpdate } from '../../workflows/definitions';
 import type { FaultRule } from '../../src/downstream/protocol';
-import type { DevServer } from '../../src/server/dev-server';
+import type { DevServer } from '../../host/server/dev-server';
 import { CRASH_POINTS } from './catalog';
 import type { CaseServices, ServerLink } from './lab';
 import type { LedgerWatch } from './ledger-watch';

@@ -6,14 +6,14 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { connectNative, serverTarget } from '../../src/server/connection-config';
-import { attemptCount } from '../../src/client/history-metrics';
+import { connectNative, serverTarget } from '../../host/server/connection-config';
+import { attemptCount } from '../../host/client/history-metrics';
 import type { AgentRunResult, RetryStrategy } from '../../src/domain/run';
 import type { CallView } from '../../src/domain/reducer';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { FAULT_SINKS } from './crash-points';
-import type { LedgerMark } from './workflow-hook';
+import type { LedgerMark } from './workflows/hook';
 import { checkInvariants, type EffectRow, type InvariantViolation, type RequestEntry } from './explore-invariants';
 import { readEffectLog, readRequestEntries } from './explore-records';
 import { leftStandingOf } from './writeup';

@@ -4,7 +4,7 @@
  * lost responses after commit, kills after the send, approvals lapsing, policy versions published mid-call. Pure.
  */
 import type { RetryStrategy } from '../../src/domain/run';
-import type { Policy } from '../../src/policy/policy-format';
+import type { Policy } from '../../src/domain/policy-format';
 import type { CrashPointName, FaultKind } from './catalog';
 import type { GenFault } from './explore-generate';
 import { pick, policyWith, weighted, type Reach, type ScenarioTemplate } from './explore-scenarios';

@@ -10,7 +10,7 @@
  */
 import type { RetryStrategy } from '../../src/domain/run';
 import type { IdempotencyContract } from '../../src/domain/tool';
-import type { Policy, RateLimitScope } from '../../src/policy/policy-format';
+import type { Policy, RateLimitScope } from '../../src/domain/policy-format';
 import type { CrashPointName, FaultKind } from './catalog';
 import { faultMenu, pairedFaults, TOOL_ATTEMPTS, unreachable, type FaultContext } from './explore-faults';
 import {

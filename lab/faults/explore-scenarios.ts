@@ -6,7 +6,7 @@
  */
 import type { RetryStrategy } from '../../src/domain/run';
 import type { IdempotencyContract } from '../../src/domain/tool';
-import { DEFAULT_POLICY, type Policy, type PolicyRule } from '../../src/policy/policy-format';
+import { DEFAULT_POLICY, type Policy, type PolicyRule } from '../../src/domain/policy-format';
 import type { GenCase } from './explore-generate';
 import type { Prng } from './prng';
 import type { CaseService } from './protocol-format';

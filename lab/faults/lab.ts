@@ -7,11 +7,11 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import type { DevIssuer } from '../../src/identity/issue';
-import { PROJECT_CONFIG_ENV } from '../../src/project/environment';
-import type { CapabilityTrust } from '../../src/policy/capability-keys';
-import type { Policy } from '../../src/policy/policy-format';
-import type { DevServer } from '../../src/server/dev-server';
-import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { PROJECT_CONFIG_ENV } from '../../host/project/environment';
+import type { CapabilityTrust } from '../../src/capability/capability-keys';
+import type { Policy } from '../../src/domain/policy-format';
+import type { DevServer } from '../../host/server/dev-server';
+import { writeWorkflowBundle } from '../../host/worker/bundle';
 import {
   startLinkedServer,
   startServices,
@@ -92,7 +92,7 @@ export async function openLab(dataDir: string, bundle: BuiltBundle, project?: La
   return {
     shared: { server, connection, client },
     identity: stack.identity,
-    // A project's workers serve its tools, scenarios and policy (src/worker/main.ts reads the config).
+    // A project's workers serve its tools, scenarios and policy (host/worker/main.ts reads the config).
     workerEnv: project ? { ...stack.workerEnv, [PROJECT_CONFIG_ENV]: project.configFile } : stack.workerEnv,
     ...(project ? { serviceEntries: project.serviceEntries } : {}),
     bundlePath: stack.bundlePath,

@@ -4,7 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { ledgerQuery } from '../../workflows/definitions';
 import type { ServerLink } from './lab';
 import { withDeadline } from './waits';
-import type { LedgerMark } from './workflow-hook';
+import type { LedgerMark } from './workflows/hook';
 
 /**
  * Keeps the latest ledger snapshot the ORIGINAL worker served, until the first fault freezes it: that frozen

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpErrorCode, sendError } from '../../services/http-kit';
-import { HttpBodyError, HttpBodyRefusal, readBody } from '../../src/server/http-body';
+import { HttpBodyError, HttpBodyRefusal, readBody } from '../../src/http-body';
 
 export interface HoldRule {
   /** Route to hold, e.g. `/v1/debits`; undefined: any POST. */

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_LIMITS, type AttemptLimits, type RetryStrategy } from '../../src/domain/run';
 import { CRASH_POINTS, FAULT_KIND_SHORT, type CrashPointName, type FaultKind, type InProcessPoint } from './catalog';
-import { DEFAULT_POLICY, type Policy, type RateLimitScope } from '../../src/policy/policy-format';
+import { DEFAULT_POLICY, type Policy, type RateLimitScope } from '../../src/domain/policy-format';
 import {
   BUILTIN_VOCABULARY,
   POINT_TRIGGERS,

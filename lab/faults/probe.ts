@@ -11,7 +11,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
-import { signCapability } from '../../src/policy/capability';
+import { signCapability } from '../../src/capability/capability';
 import { builtinTools } from '../../src/tools/registry';
 import { fenceFor } from '../../activities/dispatch.activities';
 import type { CaseServices, Lab, ServerLink } from './lab';

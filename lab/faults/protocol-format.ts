@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { strategyNames, type RetryStrategy } from '../../src/domain/retry-strategies';
 import '../strategies';
 import { scenarios } from '../scenarios';
-import { Policy, RateLimitScope } from '../../src/policy/policy-format';
+import { Policy, RateLimitScope } from '../../src/domain/policy-format';
 import { CRASH_POINT_NAMES, CRASH_POINTS, FAULT_KINDS } from './catalog';
 import { COMPARISONS, METRIC_NAMES, METRICS, ORDERED_COMPARISONS } from './metrics';
 

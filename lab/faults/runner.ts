@@ -18,8 +18,8 @@ import {
   ProtocolFormatError,
   type ProtocolVocabulary,
 } from './protocol-format';
-import type { ProjectConfig } from '../../src/project/config';
-import { projectScenarioNames } from '../../src/project/worker-options';
+import type { ProjectConfig } from '../../host/project/config';
+import { projectScenarioNames } from '../../host/project/worker-options';
 import { buildReport, renderSummary, writeReport, type ProtocolReport } from './report';
 import { killAllWorkersNow } from './worker-pool';
 import { installRuntimeLogger } from '../../src/observability/logger';

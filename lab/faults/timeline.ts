@@ -5,7 +5,7 @@
  * fault really happened.
  */
 
-import type { LedgerMark } from './workflow-hook';
+import type { LedgerMark } from './workflows/hook';
 
 export type TimelineKind =
   | 'worker_started'

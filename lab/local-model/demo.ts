@@ -9,8 +9,8 @@
  */
 import path from 'node:path';
 import { EXIT_USAGE } from '../../cli/errors';
-import { DATA_DIR } from '../../src/server/temporal-binaries';
-import { DEFAULT_ADDRESS } from '../../src/server/connection-config';
+import { DATA_DIR } from '../../host/server/temporal-binaries';
+import { DEFAULT_ADDRESS } from '../../host/server/connection-config';
 import { DEPLOYMENT_TASK_QUEUE } from '../cluster/versions';
 import { prepareFirstRun } from '../demo/first-run';
 import { spawnWorker } from '../spawn-worker';

@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT } from '../../src/worker/bundle';
+import { REPO_ROOT } from '../../host/worker/bundle';
 import { TS_LOADER } from '../../src/package-paths';
 import type { RequestStat } from '../../packages/local-model/src/stats';
 

@@ -4,6 +4,6 @@
  */
 import { packageModule } from '../../src/package-paths';
 
-export { ASSUMED_FAILED, BLIND_RETRY, blindRetryKey, isLabStrategy, LAB_STRATEGIES } from './naive';
+export { ASSUMED_FAILED, BLIND_RETRY, blindRetryKey, isLabStrategy, LAB_STRATEGIES } from './workflows/naive';
 
-export const LAB_STRATEGY_WORKFLOW_MODULE = packageModule('lab', 'strategies', 'workflow-module');
+export const LAB_STRATEGY_WORKFLOW_MODULE = packageModule('lab', 'strategies', 'workflows', 'module');

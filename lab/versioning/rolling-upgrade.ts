@@ -13,9 +13,9 @@
 import path from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { readLedger, startAgentRun } from '../../src/client/runs';
+import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { AgentRunInput } from '../../src/domain/run';
-import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { writeWorkflowBundle } from '../../host/worker/bundle';
 import { packageModule } from '../../src/package-paths';
 import { decideApprovalUpdate, pendingApprovalsQuery } from '../../workflows/definitions';
 import { spawnWorker, type WorkerProcess } from '../spawn-worker';

@@ -11,10 +11,10 @@ import { createDispatchActivities } from '../../activities/dispatch.activities';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
-import type { AuthorizationInput, DispatchAuthorization } from '../../src/policy/authorization';
-import { generateCapabilityTrust } from '../../src/policy/capability-keys';
-import { DEFAULT_POLICY } from '../../src/policy/policy-format';
-import { policyDigest, StaticPolicyStore } from '../../src/policy/policy-store';
+import type { AuthorizationInput, DispatchAuthorization } from '../../src/domain/authorization';
+import { generateCapabilityTrust } from '../../src/capability/capability-keys';
+import { DEFAULT_POLICY } from '../../src/domain/policy-format';
+import { policyDigest, StaticPolicyStore } from '../../src/stores/policy-store';
 import { spawnedClient, spawnService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 

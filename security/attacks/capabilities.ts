@@ -9,13 +9,13 @@ import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
 import type { SendOutcome } from '../../src/downstream/client';
 import type { AdminClient } from '../../services/admin-client';
-import { signCapability, type CapabilityClaims } from '../../src/policy/capability';
+import { signCapability, type CapabilityClaims } from '../../src/capability/capability';
 import {
   generateCapabilityTrust,
   generateSigningKey,
   KEY_SET_ENV,
   type CapabilitySigningKey,
-} from '../../src/policy/capability-keys';
+} from '../../src/capability/capability-keys';
 import { spawnedClient, spawnService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 

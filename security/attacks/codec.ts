@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { Payload } from '@temporalio/common';
-import { payloadToJson, startCodecServer } from '../../src/codec/codec-server';
+import { payloadToJson, startCodecServer } from '../../host/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';
 

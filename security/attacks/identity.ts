@@ -11,7 +11,7 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { startAgentRun } from '../../src/client/runs';
+import { startAgentRun } from '../../host/client/runs';
 import { dataConverterFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import { startStack, type Stack } from '../../lab/stack';
 import type { AgentRunInput } from '../../src/domain/run';

@@ -9,8 +9,8 @@
  */
 import path from 'node:path';
 import { READ_ARGUMENTS_HASH, LOOKUP_ARGUMENTS_HASH } from '../../src/downstream/protocol';
-import { generateCapabilityTrust, KEY_SET_ENV } from '../../src/policy/capability-keys';
-import { CAPABILITY_HEADER } from '../../src/policy/capability';
+import { generateCapabilityTrust, KEY_SET_ENV } from '../../src/capability/capability-keys';
+import { CAPABILITY_HEADER } from '../../src/capability/capability';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { spawnedClient, spawnService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome, Control } from '../attack';

@@ -9,13 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { hashCanonical } from '../../src/domain/canonical';
 import { lookupCapabilityScope, LOOKUP_ARGUMENTS_HASH } from '../../src/downstream/protocol';
-import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/policy/capability';
+import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/capability/capability';
 import {
   generateCapabilityTrust,
   generateSigningKey,
   KEY_SET_ENV,
   RELAY_SIGNING_KEY_ENV,
-} from '../../src/policy/capability-keys';
+} from '../../src/capability/capability-keys';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
 import type { Attack, AttackGroup, AttackOutcome, Control, ControlOutcome } from '../attack';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { z } from 'zod';
 import { Id } from '../body-schemas';
-import { DUPLICATE_EVENT_REASON } from '../../src/downstream/events-contract';
+import { DUPLICATE_EVENT_REASON } from '../../src/capability/events-contract';
 import { BusinessRejection, type AppliedEffect } from '../idempotency-store';
 import { renderTemplate } from './templates';
 

@@ -8,7 +8,7 @@
  */
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { adminBodyRoute } from '../body-schemas';
-import { EVENTS_ROUTE, EVENTS_SCOPE } from '../../src/downstream/events-contract';
+import { EVENTS_ROUTE, EVENTS_SCOPE } from '../../src/capability/events-contract';
 import { HttpError, sendJson } from '../http-kit';
 import { mutation } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';

@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 import { DownstreamClient } from '../../src/downstream/client';
-import { RELAY_SIGNING_KEY_ENV, signingKeyFromEnv } from '../../src/policy/capability-keys';
+import { RELAY_SIGNING_KEY_ENV, signingKeyFromEnv } from '../../src/capability/capability-keys';
 import { parseAdminBody } from '../body-schemas';
 import { ServiceConfigError, startAdminListener, type AdminListener } from '../admin-listener';
 import { closeServer, createHttpServer, listen, Router, sendJson } from '../http-kit';

@@ -15,14 +15,14 @@
 import type { Database } from 'better-sqlite3';
 import { hashCanonical } from '../../src/domain/canonical';
 import type { DownstreamClient, SendOutcome } from '../../src/downstream/client';
-import { RELAY_ISSUER, signCapability } from '../../src/policy/capability';
-import type { CapabilitySigningKey } from '../../src/policy/capability-keys';
+import { RELAY_ISSUER, signCapability } from '../../src/capability/capability';
+import type { CapabilitySigningKey } from '../../src/capability/capability-keys';
 import {
   DUPLICATE_EVENT_REASON,
   EVENTS_ROUTE,
   EVENTS_SCOPE,
   RELAY_PRINCIPAL,
-} from '../../src/downstream/events-contract';
+} from '../../src/capability/events-contract';
 import { finishAttempt, pendingRows, startAttempt, type DeliveryDecision, type OutboxRow } from './outbox';
 
 /** How long a delivery capability the relay signs stays valid (one per publish attempt). */

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
-import { DATA_DIR } from '../server/temporal-binaries';
+import { dataDir } from '../package-paths';
 import {
   CODEC_KEY_ID_ENV,
   CODEC_KEYS_ENV,
@@ -49,7 +49,7 @@ export function ensureCodecKeys(file: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /** Where `npm start` and `npm run cluster` keep the demo key (created on their first run). */
-export const DEMO_KEY_FILE = path.join(DATA_DIR, 'codec-demo-keys');
+export const DEMO_KEY_FILE = path.join(dataDir(), 'codec-demo-keys');
 
 /**
  * The data converter of a command-line client: the configured keys (LEDGERLOOP_CODEC_KEYS or _FILE), else, when

@@ -9,7 +9,7 @@
  * one signal froze a run. The SDK (1.24) tells a codec whose payload it decodes (`SerializationContext`):
  *
  * - `{ type: 'workflow' }`: the payloads the workflow owns, sent to it by whoever may call the namespace. One that
- *   fails is replaced by an undecodable marker (src/codec/undecodable.ts) that the workflow refuses or ignores.
+ *   fails is replaced by an undecodable marker (src/domain/undecodable.ts) that the workflow refuses or ignores.
  * - `{ type: 'activity' }`, or no context: activity results and failures, the workflow's own answers. These stay
  *   strict and fail the task as before: a marker there could be read as an answer.
  *
@@ -26,7 +26,7 @@ import {
   type WorkflowSerializationContext,
 } from '@temporalio/common';
 import { PayloadDecryptionError } from './aes-gcm-codec';
-import { undecodableMarker, type UndecodableReason } from './undecodable';
+import { undecodableMarker, type UndecodableReason } from '../domain/undecodable';
 
 /** What the guard tells its owner about each payload it replaced (never the payload itself). */
 export interface RefusedPayload {

@@ -1,9 +1,9 @@
 /** Inputs and outputs of the activities, shared by workflow code (as types) and activity code. */
-import type { VerifiedIdentity } from '../identity/types';
-import type { DispatchAuthorization, HeldPolicy } from '../policy/authorization';
-import type { CapabilityRecord } from '../policy/capability';
+import type { VerifiedIdentity } from './verified-identity';
+import type { DispatchAuthorization, HeldPolicy } from './authorization';
+import type { CapabilityRecord } from './capability-record';
 import type { Json } from './canonical';
-import type { ToolIntent } from './identity';
+import type { ToolIntent } from './operation-key';
 import type { PlannerConfig, RetryStrategy } from './run';
 import type { IdempotencyContract } from './tool';
 

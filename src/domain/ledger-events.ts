@@ -2,9 +2,9 @@
  * The run's domain events: the durable ledger kept in workflow state and therefore in Temporal history.
  * Every event carries the ids and versions that explain it, not only a timestamp.
  */
-import type { CapabilityRecord } from '../policy/capability';
-import type { ActorRecord } from '../identity/types';
-import type { ToolIntent } from './identity';
+import type { CapabilityRecord } from './capability-record';
+import type { ActorRecord } from './verified-identity';
+import type { ToolIntent } from './operation-key';
 import type { Budgets, LeftStanding, RetryStrategy, StopReason } from './run';
 
 export type { LeftStanding } from './run';

@@ -6,7 +6,7 @@
  * (src/downstream/protocol.ts): a mutation, a lookup or seal, and the declared contract. A service's admin listener
  * and record reads are plumbing of the tests, the demo and the lab (services/admin-client.ts).
  */
-import { CAPABILITY_HEADER } from '../policy/capability';
+import { CAPABILITY_HEADER } from '../capability/capability';
 import { hashCanonical } from '../domain/canonical';
 import { classifyHttpResponse, classifyTransportError, type SendOutcome } from './classify';
 import {

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { configValue } from '../config';
-import { checkExactId, normalisePrincipalId, PrincipalIdError } from './principal-id';
+import { checkExactId, normalisePrincipalId, PrincipalIdError } from '../domain/principal-id';
 
 export const IDENTITY_ISSUERS_ENV = 'LEDGERLOOP_IDENTITY_ISSUERS';
 
@@ -66,7 +66,7 @@ export function parseIdentityConfig(json: unknown): IdentityConfig {
     throw new IdentityConfigError(
       `identity issuers invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
-  // Principals are identities (src/identity/principal-id.ts): a mapping that names one no token could is refused.
+  // Principals are identities (src/domain/principal-id.ts): a mapping that names one no token could is refused.
   for (const issuer of parsed.data) {
     for (const [sub, m] of Object.entries(issuer.subjects)) {
       try {

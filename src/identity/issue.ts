@@ -22,7 +22,7 @@ export interface JWK {
   readonly [parameter: string]: unknown;
 }
 import type { IssuerConfig } from './config';
-import { checkExactId, normalisePrincipalId } from './principal-id';
+import { checkExactId, normalisePrincipalId } from '../domain/principal-id';
 import {
   ACT_MAX_LIFETIME_SEC,
   CALL_CLAIM,

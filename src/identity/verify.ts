@@ -2,14 +2,14 @@
  * Verify an identity token (compact JWS, EdDSA/Ed25519) against the configured issuers: signature by a key of
  * the issuer's set (by `kid`), exact `iss`, `aud`, `exp` and `iat` (30 s skew), a lifetime no longer than the
  * issuer and the token's purpose allow, the act it is presented for (purpose, run, call: src/identity/purpose.ts),
- * and a mapping of the subject to a principal and tenant, each in its normal form (src/identity/principal-id.ts).
+ * and a mapping of the subject to a principal and tenant, each in its normal form (src/domain/principal-id.ts).
  * Node side only (activities, CLI): `jose` uses WebCrypto.
  */
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import { Failure } from '../domain/failures';
 import { IdentityConfigError, type IdentitySource, type IssuerConfig } from './config';
-import { checkExactId, normalisePrincipalId, PrincipalIdError } from './principal-id';
+import { checkExactId, normalisePrincipalId, PrincipalIdError } from '../domain/principal-id';
 import {
   ACT_MAX_LIFETIME_SEC,
   PURPOSE_CLAIM,
@@ -18,7 +18,7 @@ import {
   SESSION_PURPOSE,
   type TokenScope,
 } from './purpose';
-import { isTokenShaped, type VerifiedIdentity } from './types';
+import { isTokenShaped, type VerifiedIdentity } from '../domain/verified-identity';
 
 /** Allowed clock difference between the issuer and the worker. */
 export const CLOCK_SKEW_SEC = 30;

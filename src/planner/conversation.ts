@@ -11,7 +11,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Observation } from '../domain/activity-contracts';
 import type { OpenAIPlannerConfig } from '../domain/run';
-import type { StoredToolResult, TranscriptTurn } from './transcript-store';
+import type { StoredToolResult, TranscriptTurn } from '../stores/transcript-store';
 
 /** The planner's role when the run's config brings no system prompt of its own. */
 export const DEFAULT_PLANNER_ROLE = [

@@ -10,9 +10,9 @@
  */
 import type OpenAI from 'openai';
 import { createOpenAIClient } from './openai-planner';
-import { DEFAULT_TRANSCRIPT_DB, SqliteTranscriptStore, type TranscriptStore } from './transcript-store';
+import { DEFAULT_TRANSCRIPT_DB, SqliteTranscriptStore, type TranscriptStore } from '../stores/transcript-store';
 import { configValue } from '../config';
-import { PostgresTranscriptStore } from './transcript-store-pg';
+import { PostgresTranscriptStore } from '../stores/transcript-store-pg';
 
 /** The store the environment names: PostgreSQL (shared) with LEDGERLOOP_TRANSCRIPT_URL, else the SQLite file. */
 export function transcriptStoreFromEnv(env: NodeJS.ProcessEnv = process.env, sqliteFile?: string): TranscriptStore {

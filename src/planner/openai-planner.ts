@@ -19,7 +19,7 @@ import type { ToolRegistry } from '../tools/registry';
 import { assertContiguous, buildMessages, toolResultsFor, TranscriptMissingError } from './conversation';
 import { classifyProviderError, type ProviderVerdict } from './provider-errors';
 import { chatCompletionTools } from './tool-schemas';
-import type { AssistantTurn, TranscriptStore, TranscriptToolCall } from './transcript-store';
+import type { AssistantTurn, TranscriptStore, TranscriptToolCall } from '../stores/transcript-store';
 
 /** What the planner needs from the current activity attempt. */
 export interface AttemptContext {

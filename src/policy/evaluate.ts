@@ -2,8 +2,8 @@
  * The policy evaluator: pure, given the current policy, the call and the workflow clock. Order: tenant binding,
  * rule lookup (action, origin, principal), amount and currency, approval, rate limit.
  */
-import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from './authorization';
-import type { Policy, PolicyRule, RateLimit } from './policy-format';
+import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from '../domain/authorization';
+import type { Policy, PolicyRule, RateLimit } from '../domain/policy-format';
 import { rateLimitsOf } from './policy-rules';
 import { lapsesBeforeSend } from './send-margin';
 

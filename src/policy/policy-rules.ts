@@ -4,7 +4,7 @@
  * default policy) when it is evaluated, and every workflow run evaluates the modules it imports afresh, so workflow
  * code imports that module as types only (eslint.config.mjs; docs/performance.md, "Per-run module cost").
  */
-import type { Policy, PolicyRule, RateLimit } from './policy-format';
+import type { Policy, PolicyRule, RateLimit } from '../domain/policy-format';
 
 /** The rule's rate limits as a list (empty without `rateLimit`). */
 export function rateLimitsOf(rule: PolicyRule): readonly RateLimit[] {

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { sharedValue } from '../tools/shared-declarations';
-import type { RateLimit, RateLimitScope } from './policy-format';
+import type { RateLimit, RateLimitScope } from '../domain/policy-format';
 
 export interface QuotaScopeRequest {
   /** `tenant:<tenant>` or `principal:<principal id>`. */

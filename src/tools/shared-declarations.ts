@@ -1,7 +1,7 @@
 /**
  * Values shared by every workflow of a worker: tool declarations (src/tools/registry.ts), zod, noble's hashes,
  * the quota request schemas. Preloaded into the reusable V8 context (the bundle's `preloadModules`,
- * src/worker/bundle.ts), so this module, and this one Map, are the same for every run.
+ * host/worker/bundle.ts), so this module, and this one Map, are the same for every run.
  *
  * Why: each run evaluates the modules it requires afresh, and building a service's zod schemas costs several
  * milliseconds of CPU and about half a megabyte per cached run. Declarations are pure and never mutated (the
@@ -11,7 +11,7 @@
  *
  * Outside a workflow sandbox (activities, tests) the Map is an ordinary per-process cache.
  */
-/** The shared values by name. Pure and never mutated; the zod namespace is one (src/worker/workflow-zod.ts). */
+/** The shared values by name. Pure and never mutated; the zod namespace is one (host/worker/workflow-zod.ts). */
 export const sharedValues = new Map<string, unknown>();
 
 /**

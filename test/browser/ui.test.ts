@@ -14,11 +14,11 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { startCodecServer, type CodecServer } from '../../src/codec/codec-server';
+import { startCodecServer, type CodecServer } from '../../host/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import { startStack, type Stack } from '../../lab/stack';
-import { DevServerStartError, getFreePort } from '../../src/server/dev-server';
-import { REPO_ROOT } from '../../src/server/temporal-binaries';
+import { DevServerStartError, getFreePort } from '../../host/server/dev-server';
+import { REPO_ROOT } from '../../host/server/temporal-binaries';
 import { input, runAgent, type RunOutcome } from '../helpers/run';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
@@ -92,7 +92,7 @@ beforeAll(async () => {
   // can take it in between: on "address already in use" pick again, up to three times.
   for (let attempt = 1; stack === undefined; attempt++) {
     const uiPort = await getFreePort();
-    // As the demo runs it (src/codec/demo-codec.ts): the dev server's UI has no sign-in, so no token to forward.
+    // As the demo runs it (host/codec/demo-codec.ts): the dev server's UI has no sign-in, so no token to forward.
     codecServer = await startCodecServer({
       codec,
       auth: { kind: 'insecure-dev' },

@@ -4,7 +4,7 @@ import { DEFAULT_VIEWER_ROLES } from '../../console/config';
 import { startConsole, type RunningConsole } from '../../console/server';
 import { DEV_ISSUER_KEY_ENV, tokenForAct } from '../../src/identity/act-token';
 import { staticIdentitySource } from '../../src/identity/config';
-import { StaticPolicyStore } from '../../src/policy/policy-store';
+import { StaticPolicyStore } from '../../src/stores/policy-store';
 import { builtinTools } from '../../src/tools/registry';
 
 export function startTestConsole(

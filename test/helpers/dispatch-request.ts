@@ -5,15 +5,15 @@
  */
 import { hashCanonical } from '../../src/domain/canonical';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
-import { deriveOperationKey, type ToolIntent } from '../../src/domain/identity';
+import { deriveOperationKey, type ToolIntent } from '../../src/domain/operation-key';
 import {
   dispatchAuthorization,
   type AuthorizationInput,
   type DispatchAuthorization,
-} from '../../src/policy/authorization';
+} from '../../src/domain/authorization';
 import { evaluate } from '../../src/policy/evaluate';
-import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-format';
-import { policyDigest } from '../../src/policy/policy-store';
+import { DEFAULT_POLICY, type Policy } from '../../src/domain/policy-format';
+import { policyDigest } from '../../src/stores/policy-store';
 
 export function walletDebitIntent(
   minor = 100,

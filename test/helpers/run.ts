@@ -1,11 +1,11 @@
 /** Start one agent run on a test stack with an in-process worker and collect what the durable records say. */
-import type { PolicyStore } from '../../src/policy/policy-store';
+import type { PolicyStore } from '../../src/stores/policy-store';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import type { Worker } from '@temporalio/worker';
-import { activityAttempts } from '../../src/client/history-metrics';
-import { readLedger, startAgentRun } from '../../src/client/runs';
+import { activityAttempts } from '../../host/client/history-metrics';
+import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { Stack } from '../../lab/stack';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import type { LedgerSnapshot } from '../../workflows/ledger';

@@ -12,7 +12,7 @@ import {
   generateCapabilityTrust,
   type CapabilitySigningKey,
   type CapabilityTrust,
-} from '../../src/policy/capability-keys';
+} from '../../src/capability/capability-keys';
 import {
   spawnedClient,
   spawnService,

@@ -2,13 +2,13 @@
  * Integration-test stack: the Temporal server named by TEMPORAL_ADDRESS (`npm test` starts one), a fresh
  * wallet process per test file, and in-process workers that replay every workflow task (no cache).
  */
-import type { PolicyStore } from '../../src/policy/policy-store';
+import type { PolicyStore } from '../../src/stores/policy-store';
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { startStack, type BusinessService, type Stack } from '../../lab/stack';
-import { REPO_ROOT } from '../../src/worker/bundle';
+import { REPO_ROOT } from '../../host/worker/bundle';
 import { createActivities, type Activities } from '../../activities';
 import type { ModelProvider } from '../../src/planner/model';
 import { DownstreamClient } from '../../src/downstream/client';
@@ -19,8 +19,8 @@ import { staticIdentitySource, type IdentitySource } from '../../src/identity/co
 import { labScriptedModel } from '../../lab/scenarios';
 import { installRuntimeLogger } from '../../src/observability/logger';
 import { workerDataConverter } from '../../src/codec/message-guard';
-import { QuotaStore } from '../../src/policy/quota-store';
-import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
+import { QuotaStore } from '../../src/stores/quota-store';
+import { SqliteQuotaBackend } from '../../src/stores/quota-store-sqlite';
 
 /** Where the test stacks keep their workflow bundles (git-ignored, like all of `.data/`). */
 export const TEST_BUNDLE_CACHE = path.join(REPO_ROOT, '.data', 'bundle-cache');
@@ -97,7 +97,7 @@ export async function inProcessWorker(
     workflowBundle: { codePath: opts.bundlePath ?? stack.bundlePath },
     activities: opts.activities ? opts.activities(activities) : activities,
     maxCachedWorkflows: 0,
-    // As a production worker has it (src/worker/worker.ts): the message guard in front of the stack's codecs.
+    // As a production worker has it (host/worker/worker.ts): the message guard in front of the stack's codecs.
     dataConverter: workerDataConverter(dataConverter),
     ...(stack.tracing ? { plugins: [stack.tracing.plugin] } : { sinks: DISCARD_WORKFLOW_SPANS }),
   });

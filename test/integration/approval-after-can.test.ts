@@ -9,8 +9,8 @@
  */
 import type { Stack } from '../../lab/stack';
 import type { agentRun } from '../../workflows/agent-run.workflow';
-import { Policy } from '../../src/policy/policy-format';
-import { StaticPolicyStore } from '../../src/policy/policy-store';
+import { Policy } from '../../src/domain/policy-format';
+import { StaticPolicyStore } from '../../src/stores/policy-store';
 import {
   decideApprovalUpdate,
   ledgerQuery,

@@ -3,7 +3,7 @@
  * waits (here behind a policy rate limit) is not used; the call needs a new decision, and only a fresh
  * approval dispatches it, once.
  */
-import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust } from '../../src/capability/capability-keys';
 import { staticIdentitySource } from '../../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { mkdtempSync } from 'node:fs';
@@ -14,11 +14,11 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { DownstreamClient } from '../../src/downstream/client';
 import type { AdminClient } from '../../services/admin-client';
-import { Policy } from '../../src/policy/policy-format';
-import { StaticPolicyStore } from '../../src/policy/policy-store';
-import { createTimeSkippingEnv } from '../../src/server/time-skipping';
+import { Policy } from '../../src/domain/policy-format';
+import { StaticPolicyStore } from '../../src/stores/policy-store';
+import { createTimeSkippingEnv } from '../../host/server/time-skipping';
 import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
-import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { writeWorkflowBundle } from '../../host/worker/bundle';
 import type { agentRun } from '../../workflows/agent-run.workflow';
 import {
   decideApprovalUpdate,

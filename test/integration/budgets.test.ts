@@ -8,7 +8,7 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { Stack } from '../../lab/stack';
-import { readLedger } from '../../src/client/runs';
+import { readLedger } from '../../host/client/runs';
 import { spawnedClient, spawnService } from '../../services/spawn';
 import { retryAccountingQuery, ledgerQuery } from '../../workflows/definitions';
 import { deadlineIn, startTestStack } from '../helpers/stack';

@@ -3,7 +3,7 @@
  * flight at that moment becomes UNKNOWN and is reconciled against the downstream, never assumed stopped.
  */
 import type { Stack } from '../../lab/stack';
-import { readLedger } from '../../src/client/runs';
+import { readLedger } from '../../host/client/runs';
 import { pendingApprovalsQuery } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

@@ -4,7 +4,7 @@
  * recorded history (activity inputs and results, local-activity markers, updates, the workflow result).
  */
 import type { Stack } from '../../lab/stack';
-import { CAPABILITY_TYP } from '../../src/policy/capability';
+import { CAPABILITY_TYP } from '../../src/capability/capability';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { payloadToJson, startCodecServer, type CodecServer, type JsonPayload } from '../../src/codec/codec-server';
+import { payloadToJson, startCodecServer, type CodecServer, type JsonPayload } from '../../host/codec/codec-server';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import type { Stack } from '../../lab/stack';
 import { input, runAgent, type RunOutcome } from '../helpers/run';

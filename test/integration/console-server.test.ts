@@ -8,7 +8,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Stack } from '../../lab/stack';
 import type { RunningConsole } from '../../console/server';
 import type { InboxItem } from '../../console/inbox';
-import { startAgentRun, readLedger } from '../../src/client/runs';
+import { startAgentRun, readLedger } from '../../host/client/runs';
 import { pendingApprovalsQuery } from '../../workflows/definitions';
 import { deadlineIn, inProcessWorker, startTestStack, taskQueue } from '../helpers/stack';
 import { input } from '../helpers/run';

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { SA, SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_SDK_TYPE } from '../../src/server/search-attributes';
-import { INDEXED_VALUE_TYPE, startDevServer, type DevServer } from '../../src/server/dev-server';
+import { SA, SEARCH_ATTRIBUTES, SEARCH_ATTRIBUTE_SDK_TYPE } from '../../src/domain/search-attributes';
+import { INDEXED_VALUE_TYPE, startDevServer, type DevServer } from '../../host/server/dev-server';
 
 jest.setTimeout(120_000);
 

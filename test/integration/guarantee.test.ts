@@ -5,8 +5,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Stack } from '../../lab/stack';
-import { Policy } from '../../src/policy/policy-format';
-import { StaticPolicyStore } from '../../src/policy/policy-store';
+import { Policy } from '../../src/domain/policy-format';
+import { StaticPolicyStore } from '../../src/stores/policy-store';
 import { decideApprovalUpdate, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

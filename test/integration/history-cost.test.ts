@@ -4,7 +4,7 @@
  */
 import { temporal } from '@temporalio/proto';
 import type { Stack } from '../../lab/stack';
-import { SA } from '../../src/server/search-attributes';
+import { SA } from '../../src/domain/search-attributes';
 import { input, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 

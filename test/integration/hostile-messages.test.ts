@@ -17,7 +17,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Stack } from '../../lab/stack';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../src/codec/aes-gcm-codec';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
-import { readLedger, startAgentRun } from '../../src/client/runs';
+import { readLedger, startAgentRun } from '../../host/client/runs';
 import { Failure } from '../../src/domain/failures';
 import { decideApprovalUpdate, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
 import { input } from '../helpers/run';

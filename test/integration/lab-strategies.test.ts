@@ -8,10 +8,10 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { startAgentRun } from '../../src/client/runs';
+import { startAgentRun } from '../../host/client/runs';
 import type { Stack } from '../../lab/stack';
 import { Failure } from '../../src/domain/failures';
-import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { writeWorkflowBundle } from '../../host/worker/bundle';
 import { input } from '../helpers/run';
 import { inProcessWorker, startTestStack, taskQueue } from '../helpers/stack';
 

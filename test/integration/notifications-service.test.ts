@@ -3,7 +3,7 @@
  * the template and suppression rejections, and the event consumer that deduplicates by event id and refuses a
  * delivery whose fence is lower than one it accepted for that event.
  */
-import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust } from '../../src/capability/capability-keys';
 import { DownstreamClient } from '../../src/downstream/client';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';

@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { Stack } from '../../lab/stack';
 import { hashCanonical } from '../../src/domain/canonical';
-import { deriveOperationKey } from '../../src/domain/identity';
+import { deriveOperationKey } from '../../src/domain/operation-key';
 import type { AgentRunInput } from '../../src/domain/run';
 import { walletDebit } from '../../src/tools/wallet.tool';
 import { input } from '../helpers/run';

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Stack } from '../../lab/stack';
-import { readLedger } from '../../src/client/runs';
+import { readLedger } from '../../host/client/runs';
 import { spawnService, type SpawnedService } from '../../services/spawn';
 import { resolveCallUpdate } from '../../workflows/definitions';
 import { input, runAgent } from '../helpers/run';

@@ -5,7 +5,7 @@
  * acknowledging publishes again after a restart, and the consumer's deduplication by event id keeps it to ONE
  * email.
  */
-import { generateCapabilityTrust, RELAY_SIGNING_KEY_ENV } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust, RELAY_SIGNING_KEY_ENV } from '../../src/capability/capability-keys';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { ORDER_FULFILLED } from '../../services/orders/orders';
 import { deriveEventId, type OutboxStats } from '../../services/orders/outbox';

@@ -1,5 +1,5 @@
 /**
- * `LedgerloopPlugin` joined to a team's own `Worker.create` and `Client` (src/worker/plugin.ts), on the real dev
+ * `LedgerloopPlugin` joined to a team's own `Worker.create` and `Client` (host/worker/plugin.ts), on the real dev
  * server with examples/ticketing's tools, service, policy and keys:
  * - the worker serves a governed run, and keeps the team's own activities beside the runtime's;
  * - with the plugin's codec keys the run's input (the identity token) and the tool's arguments are encrypted in
@@ -13,10 +13,10 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { RunningService } from '../../services/service-host';
-import { keySetFromJwks } from '../../src/policy/capability-keys';
+import { keySetFromJwks } from '../../src/capability/capability-keys';
 import { generateCodecKeys } from '../../src/codec/data-converter';
-import { PayloadsInClearError } from '../../src/client/token-transport';
-import { LedgerloopPlugin, WorkerConfigError, type LedgerloopPluginOptions } from '../../src/worker/plugin';
+import { PayloadsInClearError } from '../../host/client/token-transport';
+import { LedgerloopPlugin, WorkerConfigError, type LedgerloopPluginOptions } from '../../host/worker/plugin';
 import { scriptedModel } from '../../src/planner/scripted-model';
 import { createProjectKeys, type ProjectKeys } from '../../examples/ticketing/src/keys';
 import { startTicketingService } from '../../examples/ticketing/src/service/ticketing-service';

@@ -16,8 +16,8 @@ import {
   LOOKUP_ARGUMENTS_HASH,
   lookupCapabilityScope,
 } from '../../src/downstream/protocol';
-import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/policy/capability';
-import { generateCapabilityTrust, KEY_SET_ENV } from '../../src/policy/capability-keys';
+import { CAPABILITY_HEADER, signCapability, type CapabilityClaims } from '../../src/capability/capability';
+import { generateCapabilityTrust, KEY_SET_ENV } from '../../src/capability/capability-keys';
 import { spawnService, type SpawnedService } from '../../services/spawn';
 
 jest.setTimeout(60_000);

@@ -4,7 +4,7 @@
  * (the SDK's) and the call id and operation key (Ledgerloop's). The worker replays every workflow task
  * (maxCachedWorkflows 0), and still writes each workflow line once. No key or token reaches the log.
  */
-import { readLedger, startAgentRun } from '../../src/client/runs';
+import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { Stack } from '../../lab/stack';
 import { spawnWorker, type WorkerProcess } from '../../lab/spawn-worker';
 import { input } from '../helpers/run';

@@ -1,5 +1,5 @@
 /**
- * Cross-run rate limits on the real server, their windows in the workers' quota store (src/policy/quota-store.ts):
+ * Cross-run rate limits on the real server, their windows in the workers' quota store (src/stores/quota-store.ts):
  * SQLite for one host, PostgreSQL for several (a private PostgreSQL this file starts, lab/cluster/postgres.ts).
  * Both backends keep the same promises, each shown with its control: a limit admits exactly its `max` however many
  * runs ask at once, a retried reservation never counts twice, a released one frees its slot, and nothing a Temporal
@@ -21,15 +21,16 @@ import { createActivities } from '../../activities';
 import { postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../../lab/cluster/postgres';
 import { Failure } from '../../src/domain/failures';
 import { runtimeLogger } from '../../src/observability/logger';
-import type { AuthorizationInput } from '../../src/policy/authorization';
+import type { AuthorizationInput } from '../../src/domain/authorization';
 import { evaluate } from '../../src/policy/evaluate';
-import { Policy, rateLimitsOf, type RateLimit } from '../../src/policy/policy-format';
-import { QuotaStore, type QuotaBackend } from '../../src/policy/quota-store';
-import { PostgresQuotaBackend } from '../../src/policy/quota-store-pg';
-import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
+import { Policy, type RateLimit } from '../../src/domain/policy-format';
+import { rateLimitsOf } from '../../src/policy/policy-rules';
+import { QuotaStore, type QuotaBackend } from '../../src/stores/quota-store';
+import { PostgresQuotaBackend } from '../../src/stores/quota-store-pg';
+import { SqliteQuotaBackend } from '../../src/stores/quota-store-sqlite';
 import type { QuotaDecision, QuotaScopeRequest } from '../../src/policy/quota-window';
 import { labScriptedModel } from '../../lab/scenarios';
-import { BUNDLER_OPTIONS } from '../../src/worker/bundle';
+import { BUNDLER_OPTIONS } from '../../host/worker/bundle';
 import type { DriverOutcome } from '../support/quota-driver.workflows';
 import { quietRuntime } from '../helpers/stack';
 

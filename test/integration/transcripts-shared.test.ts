@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startAgentRun, readLedger } from '../../src/client/runs';
+import { startAgentRun, readLedger } from '../../host/client/runs';
 import {
   postgresLayout,
   startPostgres,
@@ -24,8 +24,8 @@ import {
   parseTranscriptUrl,
   TranscriptStoreConfigError,
   TRANSCRIPT_URL_ENV,
-} from '../../src/planner/transcript-store-pg';
-import type { AssistantTurn } from '../../src/planner/transcript-store';
+} from '../../src/stores/transcript-store-pg';
+import type { AssistantTurn } from '../../src/stores/transcript-store';
 import { spawnWorker, type WorkerProcess } from '../../lab/spawn-worker';
 import { input } from '../helpers/run';
 import { startTestStack, taskQueue } from '../helpers/stack';

@@ -6,12 +6,12 @@
  */
 import path from 'node:path';
 import type { Stack } from '../../lab/stack';
-import { readLedger } from '../../src/client/runs';
+import { readLedger } from '../../host/client/runs';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { resolveCallUpdate, type OperatorResolution } from '../../workflows/definitions';
 import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
-import { SA } from '../../src/server/search-attributes';
+import { SA } from '../../src/domain/search-attributes';
 import { deadlineIn } from '../helpers/stack';
 import { input, runAgent, searchAttributesWhen } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';

@@ -11,7 +11,7 @@ import type { AdminClient } from '../../services/admin-client';
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { hashCanonical } from '../../src/domain/canonical';
 import { spawnedClient, spawnService, type SpawnedService } from '../../services/spawn';
-import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust } from '../../src/capability/capability-keys';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { walletDebit, walletRefund } from '../../src/tools/wallet.tool';
 import { intentNow } from '../helpers/services';

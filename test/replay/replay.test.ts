@@ -8,8 +8,8 @@ import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
-import { workflowIdOfHistory } from '../../src/client/history-workflow-id';
-import { buildWorkflowBundle } from '../../src/worker/bundle';
+import { workflowIdOfHistory } from '../../host/client/history-workflow-id';
+import { buildWorkflowBundle } from '../../host/worker/bundle';
 import { installRuntimeLogger } from '../../src/observability/logger';
 import { BASELINE_PATHS } from './baseline-paths';
 

@@ -13,7 +13,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpBodyError, HttpBodyRefusal, readBodyText } from '../../src/server/http-body';
+import { HttpBodyError, HttpBodyRefusal, readBodyText } from '../../src/http-body';
 import type { ChatMessage, ChatRequestBody, RecordedRequest, ScriptStep } from './openai-script';
 
 /** The largest request body accepted (a whole conversation fits many times over). */

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { holds, verdict, type AttackGroup } from '../../security/attack';
 import { adminOutsideLoopback } from '../../security/attacks/services';
 import { attackTable, runAttackGroups } from '../../security/run';
-import { getFreePort } from '../../src/server/dev-server';
+import { getFreePort } from '../../host/server/dev-server';
 
 /** A server that answers 200 to requests carrying `x-grant: valid`, else 403; or 200 / 403 to everything. */
 async function target(mode: 'checks' | 'accepts-all' | 'refuses-all'): Promise<{ url: string; close(): void }> {

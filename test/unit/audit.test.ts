@@ -6,13 +6,13 @@
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
 import { encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers';
 import { temporal } from '@temporalio/proto';
-import { auditRun, type AuditCheck, type AuditField, type CallAudit } from '../../src/client/audit';
+import { auditRun, type AuditCheck, type AuditField, type CallAudit } from '../../host/client/audit';
 import {
   historyEvidence,
   type ActivityEvidence,
   type HistoryEvidence,
   type UpdateEvidence,
-} from '../../src/client/history-evidence';
+} from '../../host/client/history-evidence';
 import { hashCanonical } from '../../src/domain/canonical';
 import type { LedgerEvent, LedgerEventBody } from '../../src/domain/ledger-events';
 

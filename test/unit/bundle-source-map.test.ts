@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SourceMapConsumer, type RawSourceMap } from 'source-map';
-import { asciiOnly, buildWorkflowBundle, INLINE_MAP as MARK, REPO_ROOT } from '../../src/worker/bundle';
+import { asciiOnly, buildWorkflowBundle, INLINE_MAP as MARK, REPO_ROOT } from '../../host/worker/bundle';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
 jest.setTimeout(120_000);

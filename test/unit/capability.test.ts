@@ -8,7 +8,7 @@ import {
   verifyCapability,
   type CapabilityClaims,
   type CapabilityRequest,
-} from '../../src/policy/capability';
+} from '../../src/capability/capability';
 import {
   CapabilityKeyError,
   CapabilityKeySet,
@@ -20,9 +20,9 @@ import {
   publicJwkOf,
   serializeSigningKey,
   signingKeyFromEnv,
-} from '../../src/policy/capability-keys';
-import { SqliteJtiRegistry } from '../../src/policy/capability-replay';
-import { EVENTS_SCOPE } from '../../src/downstream/events-contract';
+} from '../../src/capability/capability-keys';
+import { SqliteJtiRegistry } from '../../src/capability/capability-replay';
+import { EVENTS_SCOPE } from '../../src/capability/events-contract';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const grant: Omit<CapabilityClaims, 'v'> = {

@@ -13,7 +13,7 @@ const FILES = [
   'docker-compose.yml',
   'Dockerfile',
   '.dockerignore',
-  'src/server/search-attributes.ts',
+  'src/domain/search-attributes.ts',
   'deploy',
   'lab/cluster/server/go.mod',
   'scripts/check-compose.sh',

@@ -1,6 +1,6 @@
 /**
  * What a `ledgerloop` command loads before it does anything. Every command connects through
- * `src/server/connection-config.ts`; the worker package (`@temporalio/worker`, with the bundler and the native
+ * `host/server/connection-config.ts`; the worker package (`@temporalio/worker`, with the bundler and the native
  * runtime's JavaScript) is only for workers, so client code must not load it to connect: it was about 0.5 s of
  * the connection module's 1.0 s to load. The binary registers every command but loads a command's
  * implementation only when it runs, so `ledgerloop --version` or `show` loads neither the worker package nor the
@@ -62,7 +62,7 @@ require('./cli/main.ts');`;
 jest.setTimeout(60_000);
 
 test('the connection settings a client command uses do not load the worker package', () => {
-  expect(filesLoadedBy('./src/server/connection-config')).toEqual([]);
+  expect(filesLoadedBy('./host/server/connection-config')).toEqual([]);
 });
 
 test('a run command module does not load it either', () => {
@@ -70,7 +70,7 @@ test('a run command module does not load it either', () => {
 });
 
 test('the check can fail: the worker entry loads it', () => {
-  expect(filesLoadedBy('./src/worker/create-worker').length).toBeGreaterThan(0);
+  expect(filesLoadedBy('./host/worker/create-worker').length).toBeGreaterThan(0);
 });
 
 test('the binary registers every command but loads neither the worker package nor the fault lab for --version', () => {

@@ -15,7 +15,7 @@ import {
 } from '../../lab/cluster/versions';
 import { CODEC_KEYS_ENV } from '../../src/codec/data-converter';
 import { IDENTITY_ISSUERS_ENV } from '../../src/identity/config';
-import { generateCapabilityTrust } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust } from '../../src/capability/capability-keys';
 import { workerProcessEnv } from '../../lab/spawn-worker';
 
 describe('cluster ports', () => {

@@ -9,9 +9,9 @@ import {
   type CodecServer,
   type CodecServerOptions,
   type JsonPayload,
-} from '../../src/codec/codec-server';
+} from '../../host/codec/codec-server';
 import { parseCodecKeys } from '../../src/codec/data-converter';
-import { codecAuthFromEnv, serveCodecFromEnv } from '../../src/codec/serve';
+import { codecAuthFromEnv, serveCodecFromEnv } from '../../host/codec/serve';
 
 const KEY_ID = 'kid-secret-ring-7';
 const TOKEN = randomBytes(24).toString('hex');

@@ -101,7 +101,7 @@ test('docs/operations.md lists every variable the schema knows, and no LEDGERLOO
 });
 
 test('a worker process with a wrong variable refuses to start with one line naming it, before it connects', () => {
-  const out = spawnSync(process.execPath, ['-r', TS_LOADER, path.join(ROOT, 'src/worker/main.ts')], {
+  const out = spawnSync(process.execPath, ['-r', TS_LOADER, path.join(ROOT, 'host/worker/main.ts')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

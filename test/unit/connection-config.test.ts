@@ -6,7 +6,7 @@ import {
   describeConnection,
   resolveConnectionConfig,
   serverTarget,
-} from '../../src/server/connection-config';
+} from '../../host/server/connection-config';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conncfg-'));
 const file = (name: string, text: string): string => {

@@ -10,8 +10,8 @@ import { originProblem } from '../../console/guard';
 import { refusalOf } from '../../console/refusal';
 import { abilitiesOf, mayList, offeredActions, ttlChoicesMs } from '../../console/roles';
 import { sameSecret, Sessions, SignInCodes } from '../../console/session';
-import { DEFAULT_POLICY } from '../../src/policy/policy-format';
-import type { VerifiedIdentity } from '../../src/identity/types';
+import { DEFAULT_POLICY } from '../../src/domain/policy-format';
+import type { VerifiedIdentity } from '../../src/domain/verified-identity';
 
 const allowed = allowedOf(8090).origins;
 

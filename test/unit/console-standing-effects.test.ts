@@ -4,7 +4,7 @@
  * or an offset compensation leaves nothing. Positive control beside each case: the same history without the
  * settling evidence still names the effect.
  */
-import type { ActivityEvidence, HistoryEvidence } from '../../src/client/history-evidence';
+import type { ActivityEvidence, HistoryEvidence } from '../../host/client/history-evidence';
 import { standingEffects } from '../../console/standing-effects';
 import { timeline } from '../../console/timeline';
 import { builtinTools } from '../../src/tools/registry';

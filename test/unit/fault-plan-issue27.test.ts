@@ -1,7 +1,7 @@
 /** The plan of issue #27's fault kinds: rate limits in every policy, triggers held at a point, the history budget. */
 import { planProtocol } from '../../lab/faults/plan';
 import { parseProtocol, TRIGGER_HOLD_MS } from '../../lab/faults/protocol-format';
-import { DEFAULT_POLICY } from '../../src/policy/policy-format';
+import { DEFAULT_POLICY } from '../../src/domain/policy-format';
 
 const base = {
   format: 'ledgerloop.fault-protocol/1',

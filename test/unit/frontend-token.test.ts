@@ -9,8 +9,8 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { connectClient, connectNative, resolveConnectionConfig } from '../../src/server/connection-config';
-import { FrontendTokenError, tokenFileSource } from '../../src/server/frontend-token';
+import { connectClient, connectNative, resolveConnectionConfig } from '../../host/server/connection-config';
+import { FrontendTokenError, tokenFileSource } from '../../host/server/frontend-token';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'frontend-token-'));
 const jws = (n: number): string => `eyJhbGciOiJFZERTQSJ9.eyJuIjo${n}fQ.c2lnbmF0dXJl`;

@@ -1,12 +1,12 @@
 /**
  * History JSON when the SDK's packages carry separate protobufjs copies (a fresh install of ledgerloop: see
- * src/client/history-json.ts). The SDK's own functions fail there; the path through the copy that built the types
+ * host/client/history-json.ts). The SDK's own functions fail there; the path through the copy that built the types
  * writes and reads the same JSON the SDK does when the copies are shared.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON as sdkFromJSON, historyToJSON as sdkToJSON } from '@temporalio/common/lib/proto-utils';
-import { historyJsonWith, protoHistoryType, type ProtoJson } from '../../src/client/history-json';
+import { historyJsonWith, protoHistoryType, type ProtoJson } from '../../host/client/history-json';
 
 const dir = path.join(__dirname, '..', 'replay', 'histories', 'baseline');
 const file = readdirSync(dir).find((f) => f.endsWith('.json'))!;

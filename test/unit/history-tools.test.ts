@@ -1,5 +1,5 @@
 /**
- * The tools a recorded run used, read from its history before a replay (src/client/history-tools.ts): a bundle
+ * The tools a recorded run used, read from its history before a replay (host/client/history-tools.ts): a bundle
  * that lacks one is refused naming the tools, instead of failing with a determinism error that names activities.
  */
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { AesGcmPayloadCodec } from '../../src/codec/aes-gcm-codec';
 import { parseCodecKeys, generateCodecKeys } from '../../src/codec/data-converter';
-import { checkHistoryTools, ReplayToolsMissingError, toolsOfHistory } from '../../src/client/history-tools';
+import { checkHistoryTools, ReplayToolsMissingError, toolsOfHistory } from '../../host/client/history-tools';
 import { builtinTools } from '../../src/tools/registry';
 
 const BASELINE = path.resolve(__dirname, '..', 'replay', 'histories', 'baseline');

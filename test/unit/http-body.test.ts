@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpBodyError, HttpBodyRefusal, readJsonBody, type ReadBodyOptions } from '../../src/server/http-body';
+import { HttpBodyError, HttpBodyRefusal, readJsonBody, type ReadBodyOptions } from '../../src/http-body';
 
 /** A server that reads each body with `opts` and answers 200 with the JSON it read, or 400 with the error's code. */
 async function withServer(opts: ReadBodyOptions, run: (url: string) => Promise<void>): Promise<void> {

@@ -1,5 +1,5 @@
 import { blindRetryKey } from '../../lab/strategies';
-import { deriveLogicalCallId, deriveOperationKey } from '../../src/domain/identity';
+import { deriveLogicalCallId, deriveOperationKey } from '../../src/domain/operation-key';
 import { hashCanonical } from '../../src/domain/canonical';
 import { walletDebit } from '../../src/tools/wallet.tool';
 

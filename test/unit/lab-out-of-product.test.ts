@@ -4,7 +4,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { buildWorkflowBundle, REPO_ROOT } from '../../src/worker/bundle';
+import { buildWorkflowBundle, REPO_ROOT } from '../../host/worker/bundle';
 import { LAB_STRATEGY_WORKFLOW_MODULE } from '../../lab/strategies';
 import {
   crashPointClient,
@@ -35,12 +35,12 @@ test('the runtime code names no lab strategy: the naive loop lives in lab/strate
       const full = path.join(dir, name);
       return statSync(full).isDirectory() ? files(full) : full.endsWith('.ts') ? [full] : [];
     });
-  const runtime = ['src', 'workflows', 'activities', 'cli'].flatMap((d) => files(path.join(REPO_ROOT, d)));
+  const runtime = ['src', 'host', 'workflows', 'activities', 'cli'].flatMap((d) => files(path.join(REPO_ROOT, d)));
   expect(runtime.length).toBeGreaterThan(50);
   const naming = runtime.filter((f) => /blind_retry|blindRetry|AssumedFailed/.test(readFileSync(f, 'utf8')));
   expect(naming.map((f) => path.relative(REPO_ROOT, f))).toEqual([]);
   // The check can fail: the lab's own module names it.
-  expect(readFileSync(path.join(REPO_ROOT, 'lab/strategies/naive.ts'), 'utf8')).toMatch(/blind_retry/);
+  expect(readFileSync(path.join(REPO_ROOT, 'lab/strategies/workflows/naive.ts'), 'utf8')).toMatch(/blind_retry/);
 });
 
 test('a worker process installs crash points only with a crash plan or LEDGERLOOP_CRASH_POINTS=1', () => {

@@ -14,7 +14,7 @@ import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { createActivities } from '../../activities';
 import { registerRunCommands, type CommandIO } from '../../cli/commands';
-import { startAgentRun, StrategyForbiddenError } from '../../src/client/runs';
+import { startAgentRun, StrategyForbiddenError } from '../../host/client/runs';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { classifyDispatchFailure, Failure, NON_RETRYABLE_DISPATCH } from '../../src/domain/failures';
 import { isServedStrategy, strategyNames } from '../../src/domain/retry-strategies';
@@ -55,7 +55,7 @@ function labRuntime(): { createActivities: Create; startAgentRun: typeof startAg
     /* eslint-disable @typescript-eslint/no-require-imports -- a second registry, on purpose */
     require('../../lab/strategies');
     const activities = require('../../activities') as typeof import('../../activities');
-    const runs = require('../../src/client/runs') as typeof import('../../src/client/runs');
+    const runs = require('../../host/client/runs') as typeof import('../../host/client/runs');
     const domain = require('../../src/domain/retry-strategies') as typeof import('../../src/domain/retry-strategies');
     /* eslint-enable @typescript-eslint/no-require-imports */
     loaded = {

@@ -13,7 +13,7 @@ import {
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../../src/codec/aes-gcm-codec';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
 import { MessageGuardCodec, MessageGuardConfigError, workerDataConverter } from '../../src/codec/message-guard';
-import { refuseUndecodable, undecodable, UNDECODABLE_KEY } from '../../src/codec/undecodable';
+import { refuseUndecodable, undecodable, UNDECODABLE_KEY } from '../../src/domain/undecodable';
 import { Failure } from '../../src/domain/failures';
 
 const { keys, keyId } = generateCodecKeys('guard');

@@ -1,10 +1,10 @@
 /**
  * The message size limits are the same on every Temporal server Ledgerloop runs on: the dev server's flags
- * (src/server/message-limits.ts) and the dynamic config file the cluster and compose load.
+ * (host/server/message-limits.ts) and the dynamic config file the cluster and compose load.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { dynamicConfigFlags, MESSAGE_LIMITS_DYNAMIC_CONFIG } from '../../src/server/message-limits';
+import { dynamicConfigFlags, MESSAGE_LIMITS_DYNAMIC_CONFIG } from '../../host/server/message-limits';
 
 const FILE = path.join(__dirname, '..', '..', 'deploy', 'temporal', 'dynamicconfig', 'ledgerloop.yaml');
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import BetterSqlite3 from 'better-sqlite3';
 import { keySetFromJwks, mountService } from '../../services';
 import { hashCanonical } from '../../src/domain/canonical';
-import { generateSigningKey, jwksJson, publicJwkOf } from '../../src/policy/capability-keys';
+import { generateSigningKey, jwksJson, publicJwkOf } from '../../src/capability/capability-keys';
 import { ticketingService } from '../../examples/ticketing/src/service/ticketing-service';
 
 test('a service without verification keys is refused (Service.KeysMissing)', () => {

@@ -13,7 +13,7 @@ import {
   type AttemptContext,
   type OpenAIPlanRequest,
 } from '../../src/planner/openai-planner';
-import { SqliteTranscriptStore } from '../../src/planner/transcript-store';
+import { SqliteTranscriptStore } from '../../src/stores/transcript-store';
 import {
   fault,
   reply,

@@ -1,6 +1,6 @@
-import type { AuthorizationInput } from '../../src/policy/authorization';
+import type { AuthorizationInput } from '../../src/domain/authorization';
 import { evaluate } from '../../src/policy/evaluate';
-import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
+import { DEFAULT_POLICY, Policy } from '../../src/domain/policy-format';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 function input(

@@ -1,10 +1,5 @@
 /** Principal ids are identities: one normal form, and every spelling that could pass for another refused. */
-import {
-  checkExactId,
-  normalisePrincipalId,
-  principalsDiffer,
-  PrincipalIdError,
-} from '../../src/identity/principal-id';
+import { checkExactId, normalisePrincipalId, principalsDiffer, PrincipalIdError } from '../../src/domain/principal-id';
 
 const CYRILLIC_A = '\u0430'; // "а", looks like the Latin "a"
 const CYRILLIC_ES = '\u0441'; // "с", looks like the Latin "c"

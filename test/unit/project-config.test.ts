@@ -1,5 +1,5 @@
 /**
- * The project config (src/project/config.ts): which file is found, how each kind loads, the paths it resolves, and
+ * The project config (host/project/config.ts): which file is found, how each kind loads, the paths it resolves, and
  * the typed error naming the file and the field for each kind of mistake.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,7 +14,7 @@ import {
   ProjectConfigError,
   readProjectConfig,
   typeScriptLoaderActive,
-} from '../../src/project/config';
+} from '../../host/project/config';
 
 let dir: string;
 beforeEach(() => {
@@ -189,7 +189,7 @@ test('a TypeScript config without a loader is refused, saying what to do', async
 
 /** Loads `file` in a fresh Node process under the repository's loader (a real `import()`, which jest lacks). */
 function loadInNode(file: string): { tools?: string; error?: string } {
-  const script = `require(${JSON.stringify(path.resolve(__dirname, '../../src/project/config.ts'))})
+  const script = `require(${JSON.stringify(path.resolve(__dirname, '../../host/project/config.ts'))})
     .readProjectConfig(${JSON.stringify(file)})
     .then((c) => process.stdout.write(JSON.stringify({ tools: c.tools })), (e) => process.stdout.write(JSON.stringify({ error: e.message })));`;
   return JSON.parse(execFileSync(process.execPath, ['-r', TS_LOADER, '-e', script], { encoding: 'utf8' })) as {

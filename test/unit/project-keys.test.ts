@@ -1,5 +1,5 @@
 /**
- * `ledgerloop keys` (src/project/keys.ts): the files it writes, their modes, what rotation keeps trusted, and that
+ * `ledgerloop keys` (host/project/keys.ts): the files it writes, their modes, what rotation keeps trusted, and that
  * no listing carries key material.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -10,13 +10,13 @@ import { AesGcmPayloadCodec } from '../../src/codec/aes-gcm-codec';
 import { parseCodecKeys } from '../../src/codec/data-converter';
 import { parseIdentityConfig, staticIdentitySource } from '../../src/identity/config';
 import { verifySessionToken } from '../../src/identity/verify';
-import { keySetFromJwks, parseSigningKey, type CapabilitySigningKey } from '../../src/policy/capability-keys';
+import { keySetFromJwks, parseSigningKey, type CapabilitySigningKey } from '../../src/capability/capability-keys';
 import {
   signCapability,
   verifyCapability,
   type CapabilityClaims,
   type CapabilityRequest,
-} from '../../src/policy/capability';
+} from '../../src/capability/capability';
 import {
   describeProjectKeys,
   ensureProjectKeys,
@@ -26,7 +26,7 @@ import {
   retireProjectKey,
   rotateProjectKeys,
   type ProjectKeyFiles,
-} from '../../src/project/keys';
+} from '../../host/project/keys';
 
 let dir: string;
 let files: ProjectKeyFiles;

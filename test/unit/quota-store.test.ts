@@ -10,10 +10,10 @@ import {
   QuotaStore,
   QuotaStoreConfigError,
   QuotaStoreUnavailable,
-} from '../../src/policy/quota-store';
-import { quotaStoreFromEnv } from '../../src/policy/quota-store-env';
-import { parseQuotaUrl } from '../../src/policy/quota-store-pg';
-import { SqliteQuotaBackend } from '../../src/policy/quota-store-sqlite';
+} from '../../src/stores/quota-store';
+import { quotaStoreFromEnv } from '../../src/stores/quota-store-env';
+import { parseQuotaUrl } from '../../src/stores/quota-store-pg';
+import { SqliteQuotaBackend } from '../../src/stores/quota-store-sqlite';
 
 let dir: string;
 const stores: QuotaStore[] = [];

@@ -1,5 +1,6 @@
 /** The pure sliding-window logic of the quota store: all-or-nothing, idempotent by id, releasable. */
-import { Policy, rateLimitsOf } from '../../src/policy/policy-format';
+import { Policy } from '../../src/domain/policy-format';
+import { rateLimitsOf } from '../../src/policy/policy-rules';
 import {
   CAPACITY_SCOPE,
   MAX_ENTRIES,

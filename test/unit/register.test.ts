@@ -148,17 +148,17 @@ test("the package's own name resolves to its sources, entry by entry, whether or
   expect(r.stderr).toBe('');
   const resolved = JSON.parse(r.stdout) as string[];
   expect(resolved.map((f) => path.relative(REPO, f))).toEqual([
-    path.join('src', 'index.ts'),
-    path.join('src', 'worker', 'index.ts'),
+    path.join('host', 'index.ts'),
+    path.join('host', 'worker', 'index.ts'),
     path.join('services', 'index.ts'),
-    path.join('src', 'testing', 'index.ts'),
-    path.join('src', 'codec', 'index.ts'),
+    path.join('host', 'testing', 'index.ts'),
+    path.join('host', 'codec', 'index.ts'),
   ]);
   // The control: another package's name is left to Node.
   const other = run(['-e', "console.log(require.resolve('zod'))"]);
   expect(other.stdout.trim()).toBe(require.resolve('zod'));
   // An entry the package does not export stays unresolvable, as Node has it.
-  const hidden = run(['-e', "require.resolve('ledgerloop/src/index')"]);
+  const hidden = run(['-e', "require.resolve('ledgerloop/host/index')"]);
   expect(hidden.status).not.toBe(0);
   expect(hidden.stderr).toMatch(/ERR_PACKAGE_PATH_NOT_EXPORTED|Cannot find module/);
 });

@@ -2,9 +2,9 @@
  * A run's workflow id begins with its tenant (`<tenant>:run-...`): the frontend's authorizer reads the tenant from
  * it, so the client side must produce it, and refuse what the frontend would read as another tenant's.
  */
-import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../src/client/run-ids';
+import { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from '../../host/client/run-ids';
 import { newWorkflowId } from '../../cli/commands/start';
-import { startAgentRun } from '../../src/client/runs';
+import { startAgentRun } from '../../host/client/runs';
 import type { Client } from '@temporalio/client';
 import type { AgentRunInput } from '../../src/domain/run';
 

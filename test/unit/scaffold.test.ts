@@ -1,12 +1,12 @@
 /**
- * `ledgerloop init`'s writer (src/project/scaffold.ts): the template lands whole, with its keys and a package.json
+ * `ledgerloop init`'s writer (host/project/scaffold.ts): the template lands whole, with its keys and a package.json
  * that names the project and its dependencies; a taken folder or a bad name is refused before anything is written.
  * The scaffold itself (install, tsc, start, tests, fault protocol) runs from the tarball in scripts/check-package.sh.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { scaffoldProject, ScaffoldError, TEMPLATE_DIR } from '../../src/project/scaffold';
+import { scaffoldProject, ScaffoldError, TEMPLATE_DIR } from '../../host/project/scaffold';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-init-'));
 

@@ -12,7 +12,7 @@ import { ordersDefinition } from '../../services/orders/orders-service';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { LOOKUP_ARGUMENTS_HASH, READ_ARGUMENTS_HASH } from '../../src/downstream/protocol';
 import { AdminClient } from '../../services/admin-client';
-import { generateCapabilityTrust, keySetFromJwks } from '../../src/policy/capability-keys';
+import { generateCapabilityTrust, keySetFromJwks } from '../../src/capability/capability-keys';
 
 const trust = generateCapabilityTrust();
 const servers: http.Server[] = [];

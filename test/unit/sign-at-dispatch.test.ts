@@ -11,12 +11,12 @@ import {
   dispatchAuthorization,
   type AuthorizationInput,
   type DispatchAuthorization,
-} from '../../src/policy/authorization';
-import { verifyCapability } from '../../src/policy/capability';
-import { CapabilityKeySet, generateSigningKey, publicJwkOf } from '../../src/policy/capability-keys';
+} from '../../src/domain/authorization';
+import { verifyCapability } from '../../src/capability/capability';
+import { CapabilityKeySet, generateSigningKey, publicJwkOf } from '../../src/capability/capability-keys';
 import { evaluate } from '../../src/policy/evaluate';
-import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-format';
-import { policyDigest, StaticPolicyStore } from '../../src/policy/policy-store';
+import { DEFAULT_POLICY, type Policy } from '../../src/domain/policy-format';
+import { policyDigest, StaticPolicyStore } from '../../src/stores/policy-store';
 
 const key = generateSigningKey('dispatch-test');
 const trusted = () => new CapabilityKeySet([publicJwkOf(key)]);

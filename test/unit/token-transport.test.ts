@@ -13,7 +13,7 @@ import {
   PayloadsInClearError,
   reportInClear,
   TokenInClearError,
-} from '../../src/client/token-transport';
+} from '../../host/client/token-transport';
 
 const keys = { LEDGERLOOP_CODEC_KEYS: generateCodecKeys('t').keys };
 

@@ -16,10 +16,10 @@ import {
   ToolRegistryError,
   zonedTime,
 } from '../../src/tools';
-import { BUNDLER_OPTIONS, bundlerOptionsFor, REPO_ROOT, WORKFLOW_REGISTRY_MODULE } from '../../src/worker/bundle';
-import { loadToolsModule } from '../../src/worker/tools-module';
-import { createWorker, WorkerConfigError } from '../../src/worker/create-worker';
-import { generateSigningKey } from '../../src/policy/capability-keys';
+import { BUNDLER_OPTIONS, bundlerOptionsFor, REPO_ROOT, WORKFLOW_REGISTRY_MODULE } from '../../host/worker/bundle';
+import { loadToolsModule } from '../../host/worker/tools-module';
+import { createWorker, WorkerConfigError } from '../../host/worker/create-worker';
+import { generateSigningKey } from '../../src/capability/capability-keys';
 import { labScriptedModel } from '../../lab/scenarios';
 
 const EXAMPLE_TOOLS = path.resolve(__dirname, '../../examples/ticketing/src/tools/workflow-tools.ts');
@@ -90,13 +90,13 @@ describe('tool modules', () => {
     const hook = bundlerOptionsFor(EXAMPLE_TOOLS).webpackConfigHook;
     const config = hook({ resolve: { alias: { keep: 'me' } } });
     // The registry alias joins what was there and the bundle's one zod and one SHA-256 per worker
-    // (src/worker/workflow-zod.ts, workflow-hashes.ts).
+    // (host/worker/workflow-zod.ts, workflow-hashes.ts).
     expect(config.resolve?.alias).toEqual({
       keep: 'me',
-      zod$: path.join(REPO_ROOT, 'src', 'worker', 'workflow-zod.ts'),
+      zod$: path.join(REPO_ROOT, 'host', 'worker', 'workflow-zod.ts'),
       [require.resolve('zod/v4/locales/index.cjs')]: false,
-      '@noble/hashes/sha2$': path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts'),
-      '@noble/hashes/utils$': path.join(REPO_ROOT, 'src', 'worker', 'workflow-hashes.ts'),
+      '@noble/hashes/sha2$': path.join(REPO_ROOT, 'host', 'worker', 'workflow-hashes.ts'),
+      '@noble/hashes/utils$': path.join(REPO_ROOT, 'host', 'worker', 'workflow-hashes.ts'),
       // A tools module's `ledgerloop/…` imports are this package's own files (built or not).
       'ledgerloop/tool-registry$': path.join(REPO_ROOT, 'src', 'tools', 'registry-entry.ts'),
       'ledgerloop/workflow-tools$': path.join(REPO_ROOT, 'src', 'tools', 'index.ts'),

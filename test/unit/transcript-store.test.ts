@@ -1,4 +1,4 @@
-import { SqliteTranscriptStore, type AssistantTurn } from '../../src/planner/transcript-store';
+import { SqliteTranscriptStore, type AssistantTurn } from '../../src/stores/transcript-store';
 
 const said = (id: string): AssistantTurn => ({
   content: null,

@@ -10,19 +10,19 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { readLedger, startAgentRun } from '../../src/client/runs';
+import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import { staticIdentitySource } from '../../src/identity/config';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
-import { createTimeSkippingEnv } from '../../src/server/time-skipping';
-import { writeWorkflowBundle } from '../../src/worker/bundle';
+import { createTimeSkippingEnv } from '../../host/server/time-skipping';
+import { writeWorkflowBundle } from '../../host/worker/bundle';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
 import { labScriptedModel } from '../../lab/scenarios';
-import { DEFAULT_POLICY, Policy } from '../../src/policy/policy-format';
-import { StaticPolicyStore, type PolicyStore } from '../../src/policy/policy-store';
+import { DEFAULT_POLICY, Policy } from '../../src/domain/policy-format';
+import { StaticPolicyStore, type PolicyStore } from '../../src/stores/policy-store';
 
 jest.setTimeout(60_000);
 

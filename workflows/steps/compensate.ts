@@ -9,7 +9,7 @@ import type { Observation } from '../../src/domain/activity-contracts';
 import { DeadlineTooClose } from '../../src/domain/activity-presets';
 import type { StopReason } from '../../src/domain/run';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
-import { deriveOperationKey } from '../../src/domain/identity';
+import { deriveOperationKey } from '../../src/domain/operation-key';
 import type { LeftStanding } from '../../src/domain/ledger-events';
 import { isSettled } from '../../src/domain/lifecycle';
 import type { CallView } from '../../src/domain/reducer';

@@ -6,7 +6,7 @@
 import type { Observation } from '../../src/domain/activity-contracts';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
-import { deriveOperationKey } from '../../src/domain/identity';
+import { deriveOperationKey } from '../../src/domain/operation-key';
 import type { AnyTool } from '../../src/domain/tool';
 import type { Ledger } from '../ledger';
 import type { Refused, ValidatedCall } from '../model';

@@ -5,14 +5,14 @@
  * `decide` took becomes this intent, and the intent counts in its action's rate-limit windows from the time it
  * was first recorded (a decision taken again for the same call records it again, and counts nothing more).
  */
-import type { ToolIntent } from '../../src/domain/identity';
+import type { ToolIntent } from '../../src/domain/operation-key';
 import {
   dispatchAuthorization,
   type ApprovalGrant,
   type AuthorizationDecision,
   type AuthorizationInput,
   type HeldPolicy,
-} from '../../src/policy/authorization';
+} from '../../src/domain/authorization';
 import type { Allowed, RunModel, ValidatedCall } from '../model';
 
 type AllowedDecision = Extract<AuthorizationDecision, { kind: 'allowed' }>;

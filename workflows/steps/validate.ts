@@ -8,7 +8,7 @@
 import { sha256Hex } from '../../src/domain/canonical';
 import type { ProposedCall } from '../../src/domain/activity-contracts';
 import { Failure } from '../../src/domain/failures';
-import { deriveLogicalCallId } from '../../src/domain/identity';
+import { deriveLogicalCallId } from '../../src/domain/operation-key';
 import type { AnyTool } from '../../src/domain/tool';
 import type { Refused, RunModel, ValidatedCall } from '../model';
 

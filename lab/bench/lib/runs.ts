@@ -1,6 +1,6 @@
 /** Starting and awaiting governed, bare and peer runs of the same shape: N debit turns, then a final answer. */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { startAgentRun } from '../../../src/client/runs';
+import { startAgentRun } from '../../../host/client/runs';
 import type { AgentRunInput, AgentRunResult } from '../../../src/domain/run';
 import { functionTool } from '../../../src/planner/tool-schemas';
 import { walletDebit } from '../../../src/tools/wallet.tool';

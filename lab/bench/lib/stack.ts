@@ -4,15 +4,15 @@
  * temp SQLite file, or with `--target cluster` the local cluster's server on PostgreSQL (lab/cluster/). The rest
  * comes from the lab's one stack builder (lab/stack.ts).
  */
-import { serializeSigningKey, type CapabilitySigningKey } from '../../../src/policy/capability-keys';
+import { serializeSigningKey, type CapabilitySigningKey } from '../../../src/capability/capability-keys';
 import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { startCluster } from '../../cluster/cluster';
-import { startDevServer, type DevServer } from '../../../src/server/dev-server';
+import { startDevServer, type DevServer } from '../../../host/server/dev-server';
 import { groupCpuMs, processCpuMs, treeCpuMs } from './proc-cpu';
-import { resolveTemporalCli } from '../../../src/server/temporal-binaries';
+import { resolveTemporalCli } from '../../../host/server/temporal-binaries';
 import type { SpawnedService } from '../../../services/spawn';
 import type { AdminClient } from '../../../services/admin-client';
 import { IDENTITY_ISSUERS_ENV } from '../../../src/identity/config';
@@ -26,7 +26,7 @@ export const PEER_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'peer
 
 /**
  * Which workflow bundle a worker loads. `governed`: the production bundle (workflows/index.ts, built by
- * src/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone. `peer`: peerLoop alone.
+ * host/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone. `peer`: peerLoop alone.
  */
 export type BundleKind = 'governed' | 'bare' | 'peer';
 

@@ -6,7 +6,7 @@
  * per call) is the same as the governed path's.
  */
 import { patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
-import { SA } from '../../../src/server/search-attributes';
+import { SA } from '../../../src/domain/search-attributes';
 import type { BareActivities, BareCallResult } from '../bare.activities';
 
 export interface BareLoopInput {

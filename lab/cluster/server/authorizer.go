@@ -46,7 +46,7 @@ const (
 	runWorkflowType   = "agentRun"
 	quotaWorkflowType = "tenantQuota"
 	quotaIDPrefix     = "ledgerloop-quota:"
-	// The search attribute a run's tenant is listed under (src/server/search-attributes.ts).
+	// The search attribute a run's tenant is listed under (src/domain/search-attributes.ts).
 	tenantSearchAttribute = "LedgerloopTenant"
 )
 

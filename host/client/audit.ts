@@ -1,0 +1,294 @@
+/**
+ * The audit behind `ledgerloop audit`: for every call that may have had an effect (it has a DispatchIntentRecorded,
+ * ToolResultRecorded or ToolEffectReconciled event, or a dispatchTool activity in the history), does the durable
+ * record name who (principal, tenant), under which policy, on which worker, under which operation key and
+ * arguments hash, with which receipt and fence? Each field is read from the ledger and cross-checked against the
+ * raw history's activity inputs and results (HistoryEvidence). Pure: no I/O, no clock.
+ */
+import { hashCanonical } from '../../src/domain/canonical';
+import type { LedgerEvent } from '../../src/domain/ledger-events';
+import { reduce, type CallView, type Projection } from '../../src/domain/reducer';
+import type { ActivityEvidence, HistoryEvidence } from './history-evidence';
+
+/** The fields every effect must name, in checklist order, with their display labels. */
+export const FIELD_LABELS = {
+  principal: 'principal',
+  tenant: 'tenant',
+  policyVersion: 'policy version',
+  workerIdentity: 'worker identity',
+  operationKey: 'operation key',
+  argumentsHash: 'arguments hash',
+  receipt: 'receipt',
+  fence: 'fence',
+} as const;
+export type AuditField = keyof typeof FIELD_LABELS;
+export const AUDIT_FIELDS = Object.keys(FIELD_LABELS) as readonly AuditField[];
+
+/**
+ * ok: the ledger names it and the history agrees. warn: named and consistent, with a note worth reading.
+ * na: does not apply to this call (a FAILED call has no receipt). missing / mismatch: a finding.
+ */
+export type CheckStatus = 'ok' | 'warn' | 'na' | 'missing' | 'mismatch';
+
+export interface AuditCheck {
+  readonly field: AuditField;
+  readonly status: CheckStatus;
+  /** The value the ledger names. */
+  readonly ledger?: string;
+  /** The distinct values the raw history names. */
+  readonly history?: readonly string[];
+  readonly note?: string;
+}
+
+export interface CallAudit {
+  readonly logicalCallId: string;
+  readonly toolName: string;
+  /** The call's state in the projection of the audited ledger (`?` when the ledger does not know the call). */
+  readonly state: string;
+  readonly checks: readonly AuditCheck[];
+  readonly ok: boolean;
+}
+
+export interface AuditReport {
+  readonly ok: boolean;
+  /** Number of missing or mismatched fields over all calls. */
+  readonly problems: number;
+  readonly calls: readonly CallAudit[];
+  /** Findings about the history as a whole (undecodable payloads). */
+  readonly notes: readonly string[];
+}
+
+export function isProblem(status: CheckStatus): boolean {
+  return status === 'missing' || status === 'mismatch';
+}
+
+// ---- reading untyped decoded payloads -------------------------------------------------------------------------
+
+type Rec = Readonly<Record<string, unknown>>;
+const rec = (v: unknown): Rec | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Rec) : undefined;
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const numStr = (v: unknown): string | undefined =>
+  typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined;
+const defined = <T>(xs: readonly (T | undefined)[]): T[] => xs.filter((x): x is T => x !== undefined);
+const distinct = (xs: readonly string[]): string[] => [...new Set(xs)];
+
+function callIdOf(a: ActivityEvidence): string | undefined {
+  return str(rec(rec(a.input)?.intent)?.logicalCallId);
+}
+
+function bodyHash(input: unknown): string | undefined {
+  const body = rec(input)?.body;
+  if (body === undefined) return undefined;
+  try {
+    return hashCanonical(body);
+  } catch {
+    return 'unhashable body';
+  }
+}
+
+// ---- comparing one field --------------------------------------------------------------------------------------
+
+interface CompareOptions {
+  readonly required: boolean;
+  /** true: the ledger value must be one of the history's values; false: every history value must equal it. */
+  readonly membership?: boolean;
+  readonly naNote?: string;
+  readonly missingNote?: string;
+}
+
+function compare(
+  field: AuditField,
+  ledger: string | undefined,
+  historyValues: readonly string[],
+  o: CompareOptions,
+): AuditCheck {
+  const history = distinct(historyValues);
+  const base = { field, ...(ledger !== undefined ? { ledger } : {}), ...(history.length > 0 ? { history } : {}) };
+  if (ledger === undefined && history.length === 0) {
+    return o.required
+      ? { ...base, status: 'missing', note: o.missingNote ?? 'named neither by the ledger nor by the history' }
+      : { ...base, status: 'na', ...(o.naNote ? { note: o.naNote } : {}) };
+  }
+  if (ledger === undefined) return { ...base, status: 'missing', note: o.missingNote ?? 'the ledger does not name it' };
+  if (history.length === 0) return { ...base, status: 'missing', note: 'not found in the raw history' };
+  const agrees = o.membership ? history.includes(ledger) : history.every((v) => v === ledger);
+  return agrees
+    ? { ...base, status: 'ok' }
+    : { ...base, status: 'mismatch', note: `the history names ${history.join(', ')}` };
+}
+
+/** A ledger-internal disagreement (e.g. the intent's key differs from ArgumentsCanonicalized's) overrides `check`. */
+function alsoLedger(check: AuditCheck, other: string | undefined, what: string): AuditCheck {
+  if (other === undefined || check.ledger === undefined || other === check.ledger) return check;
+  return { ...check, status: 'mismatch', note: `${what} says ${other}` };
+}
+
+/**
+ * Worker identity has a second, server-side witness: ActivityTaskStarted.identity. It names the worker when no
+ * attempt reported back, and a disagreement with the self-reported identity is worth a warning.
+ */
+function workerCheck(check: AuditCheck, started: readonly string[]): AuditCheck {
+  if (started.length === 0) return check;
+  if (check.status === 'missing' && check.ledger === undefined && check.history === undefined) {
+    return {
+      field: 'workerIdentity',
+      status: 'ok',
+      history: started,
+      note: 'named by ActivityTaskStarted only (no attempt reported back)',
+    };
+  }
+  if (check.status === 'ok' && !started.includes(check.ledger!)) {
+    return { ...check, status: 'warn', note: `Temporal recorded worker ${started.join(', ')} for the attempt` };
+  }
+  return check;
+}
+
+// ---- one call ------------------------------------------------------------------------------------------------
+
+/** The event variant(s) whose `type` admits T (works for variants that share a body, like the two Authorization*). */
+type Of<T extends LedgerEvent['type'], E = LedgerEvent> = E extends { readonly type: infer U }
+  ? T extends U
+    ? E
+    : never
+  : never;
+
+function lastOf<T extends LedgerEvent['type']>(events: readonly LedgerEvent[], type: T, id: string): Of<T> | undefined {
+  let found: Of<T> | undefined;
+  for (const e of events) if (e.type === type && 'logicalCallId' in e && e.logicalCallId === id) found = e as Of<T>;
+  return found;
+}
+
+function auditCall(
+  id: string,
+  events: readonly LedgerEvent[],
+  view: CallView | undefined,
+  evidence: HistoryEvidence,
+): CallAudit {
+  const intent = lastOf(events, 'DispatchIntentRecorded', id)?.intent;
+  const canon = lastOf(events, 'ArgumentsCanonicalized', id);
+  const allowed = lastOf(events, 'AuthorizationAllowed', id);
+  const result = lastOf(events, 'ToolResultRecorded', id);
+  const reconciled = lastOf(events, 'ToolEffectReconciled', id);
+
+  const dispatches = evidence.activities.filter((a) => a.activityType === 'dispatchTool' && callIdOf(a) === id);
+  const reconciles = evidence.activities.filter((a) => a.activityType === 'reconcileCall' && callIdOf(a) === id);
+  const operator = evidence.updates.filter((u) => u.name === 'resolveCall' && str(rec(u.input)?.logicalCallId) === id);
+  const completed = dispatches.filter((a) => a.closedAs === 'completed');
+  const inputs = dispatches.map((a) => rec(rec(a.input)?.intent));
+  const fromInputs = (k: string): string[] => defined(inputs.map((i) => str(i?.[k])));
+  const fromResults = (k: string, as = str): string[] => defined(completed.map((a) => as(rec(a.result)?.[k])));
+
+  const state = view?.state ?? '?';
+  const noIntent = 'no DispatchIntentRecorded for this call in the ledger';
+  const ident = (field: AuditField, key: keyof NonNullable<typeof intent>): AuditCheck =>
+    compare(field, intent ? str(intent[key]) : undefined, fromInputs(key), {
+      required: true,
+      ...(intent ? {} : { missingNote: noIntent }),
+    });
+
+  const principal = alsoLedger(ident('principal', 'principalId'), allowed?.principalId, 'AuthorizationAllowed');
+  const tenant = alsoLedger(ident('tenant', 'tenant'), allowed?.tenant, 'AuthorizationAllowed');
+  const policyVersion = alsoLedger(
+    ident('policyVersion', 'policyVersion'),
+    allowed?.policyVersion,
+    'AuthorizationAllowed',
+  );
+  const operationKey = alsoLedger(ident('operationKey', 'operationKey'), canon?.operationKey, 'ArgumentsCanonicalized');
+  let argumentsHash = alsoLedger(
+    ident('argumentsHash', 'argumentsHash'),
+    canon?.argumentsHash,
+    'ArgumentsCanonicalized',
+  );
+  const bodyHashes = defined(dispatches.map((a) => bodyHash(a.input)));
+  const wrongBody = bodyHashes.find((h) => h !== argumentsHash.ledger);
+  if (argumentsHash.status === 'ok' && wrongBody !== undefined) {
+    argumentsHash = { ...argumentsHash, status: 'mismatch', note: `the dispatched body hashes to ${wrongBody}` };
+  }
+
+  // A response came back from a dispatch (or the call has an effect): then fence and worker must be on record.
+  const responded = state === 'SUCCEEDED' || (result?.attempts ?? 0) > 0 || completed.length > 0;
+  const settledVia = reconciled ? reconciled.via : 'dispatch';
+  const fence = compare(
+    'fence',
+    result?.fence !== undefined ? String(result.fence) : undefined,
+    fromResults('fence', numStr),
+    {
+      required: responded,
+      membership: true,
+      naNote: 'no dispatch attempt reported back',
+      missingNote: `no dispatch attempt reported a fence (settled via ${settledVia})`,
+    },
+  );
+
+  const workerIdentity = workerCheck(
+    compare('workerIdentity', str(result?.workerIdentity), fromResults('workerIdentity'), {
+      required: responded || dispatches.length > 0,
+      membership: true,
+      naNote: 'no dispatch attempt reached a worker',
+    }),
+    distinct(defined(dispatches.map((a) => a.startedIdentity))),
+  );
+
+  const receiptSources = [
+    ...fromResults('receipt'),
+    ...defined(reconciles.filter((a) => a.closedAs === 'completed').map((a) => str(rec(a.result)?.receipt))),
+    ...defined(operator.map((u) => str(rec(u.input)?.receipt))),
+  ];
+  const receipt =
+    state === 'SUCCEEDED'
+      ? compare('receipt', view?.receipt ?? undefined, receiptSources, {
+          required: true,
+          membership: true,
+          missingNote:
+            settledVia === 'operator' ? 'the operator settled the call without a receipt' : 'the effect has no receipt',
+        })
+      : state === 'FAILED'
+        ? ({ field: 'receipt', status: 'na', note: 'the call FAILED: no effect, no receipt' } as const)
+        : ({
+            field: 'receipt',
+            status: 'missing',
+            note: state === 'UNKNOWN' ? 'the outcome is still UNKNOWN' : `the call is not settled (${state})`,
+          } as const);
+
+  // In AUDIT_FIELDS order.
+  const checks = [principal, tenant, policyVersion, workerIdentity, operationKey, argumentsHash, receipt, fence];
+  const toolName = view?.toolName ?? intent?.toolName ?? str(inputs.find((i) => i !== undefined)?.toolName) ?? '?';
+  return { logicalCallId: id, toolName, state, checks, ok: !checks.some((c) => isProblem(c.status)) };
+}
+
+// ---- the run -------------------------------------------------------------------------------------------------
+
+const EFFECT_EVENTS = new Set<LedgerEvent['type']>([
+  'DispatchIntentRecorded',
+  'ToolResultRecorded',
+  'ToolEffectReconciled',
+]);
+
+/**
+ * Audits every effect-bearing call of a run: the ledger's events cross-checked against the history's evidence.
+ * `projection` is the workflow's own (from the ledger query); without it the events are reduced here.
+ */
+export function auditRun(
+  events: readonly LedgerEvent[],
+  evidence: HistoryEvidence,
+  projection: Projection = reduce(events),
+): AuditReport {
+  const ids: string[] = [];
+  const add = (id: string | undefined): void => {
+    if (id !== undefined && !ids.includes(id)) ids.push(id);
+  };
+  for (const e of events) if (EFFECT_EVENTS.has(e.type) && 'logicalCallId' in e) add(e.logicalCallId);
+  for (const a of evidence.activities) if (a.activityType === 'dispatchTool') add(callIdOf(a));
+
+  const calls = ids.map((id) => auditCall(id, events, projection.calls[id], evidence));
+  const undecodable = [...evidence.activities, ...evidence.updates].filter((x) => x.decodeError !== undefined);
+  const notes = undecodable.length
+    ? [
+        `${undecodable.length} payload(s) in the history could not be decoded (${undecodable[0]!.decodeError}); are the codec keys set?`,
+      ]
+    : [];
+  const problems =
+    calls.reduce((n, c) => n + c.checks.filter((k) => isProblem(k.status)).length, 0) + undecodable.length;
+  return { ok: problems === 0, problems, calls, notes };
+}

@@ -1,0 +1,25 @@
+/**
+ * `ledgerloop/worker`: the worker side. `LedgerloopPlugin` joins a team's own `Worker.create` (and `Client`);
+ * `createWorker` connects and starts one in a call. Models, prebuilt bundles and replay are here too.
+ */
+export {
+  LedgerloopPlugin,
+  LEDGERLOOP_PLUGIN_NAME,
+  WorkerConfigError,
+  type LedgerloopPluginOptions,
+  type PolicyDocument,
+} from './plugin';
+export { createWorker, type CreateWorkerOptions } from './create-worker';
+export { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker';
+export { buildWorkflowBundle, writeWorkflowBundle, WORKFLOWS_PATH, type BundleOptions } from './bundle';
+export { loadToolsModule } from './tools-module';
+export { replayHistory, type ReplayOptions } from './replay';
+export { ReplayToolsMissingError, toolsOfHistory } from '../client/history-tools';
+
+// Models: a provider per `planner.kind`, given to the worker (docs/models.md).
+export { openAIModel, type ModelCall, type ModelProvider } from '../../src/planner/model';
+export { scriptedModel } from '../../src/planner/scripted-model';
+export type { Scenario, ScriptedProposal, ScriptedTurn } from '../../src/planner/scripted-model';
+
+// Each service's client is built by a factory a worker may wrap (`downstreamClient`): the HTTP contract only.
+export { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';
