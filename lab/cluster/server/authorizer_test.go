@@ -6,17 +6,23 @@ package main
 import (
 	"context"
 	"crypto/x509/pkix"
+	"slices"
 	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
+	deploymentpb "go.temporal.io/api/deployment/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	querypb "go.temporal.io/api/query/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	updatepb "go.temporal.io/api/update/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/api"
 	"go.temporal.io/server/common/authorization"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 const (
@@ -382,5 +388,223 @@ func TestTheViewerCertificateIsAViewerAndNothingMore(t *testing.T) {
 		if (res.Decision == authorization.DecisionAllow) != c.allow {
 			t.Fatalf("%s: decision %v, want allow=%v", c.name, res.Decision, c.allow)
 		}
+	}
+}
+
+// startWith: acme's run start with one option changed.
+func startWith(id string, change func(*workflowservice.StartWorkflowExecutionRequest)) *workflowservice.StartWorkflowExecutionRequest {
+	s := startReq(id, "agentRun", "ledgerloop")
+	change(s)
+	return s
+}
+
+func conflict(p enumspb.WorkflowIdConflictPolicy) func(*workflowservice.StartWorkflowExecutionRequest) {
+	return func(s *workflowservice.StartWorkflowExecutionRequest) { s.WorkflowIdConflictPolicy = p }
+}
+
+func reuse(p enumspb.WorkflowIdReusePolicy) func(*workflowservice.StartWorkflowExecutionRequest) {
+	return func(s *workflowservice.StartWorkflowExecutionRequest) { s.WorkflowIdReusePolicy = p }
+}
+
+func TestNoStartButAnAdminsTerminatesTheRunningExecution(t *testing.T) {
+	const id = "acme:alice-run"
+	rows := []row{
+		{"conflict policy TERMINATE_EXISTING", acmeStarter, on("StartWorkflowExecution", startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING))), false},
+		{"reuse policy TERMINATE_IF_RUNNING (conflict unspecified: the server makes it TERMINATE_EXISTING)", acmeStarter, on("StartWorkflowExecution", startWith(id, reuse(terminateIfRunning))), false},
+		{"reuse policy TERMINATE_IF_RUNNING beside conflict FAIL", acmeStarter, on("StartWorkflowExecution", startWith(id, func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.WorkflowIdReusePolicy, s.WorkflowIdConflictPolicy = terminateIfRunning, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+		})), false},
+		{"a conflict policy this authorizer does not know", acmeStarter, on("StartWorkflowExecution", startWith(id, conflict(enumspb.WorkflowIdConflictPolicy(99)))), false},
+		{"a reuse policy this authorizer does not know", acmeStarter, on("StartWorkflowExecution", startWith(id, reuse(enumspb.WorkflowIdReusePolicy(99)))), false},
+		{"a worker's quota start with TERMINATE_EXISTING", worker, on("StartWorkflowExecution", func() any {
+			s := startReq("ledgerloop-quota:acme", "tenantQuota", "ledgerloop")
+			s.WorkflowIdConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING
+			return s
+		}()), false},
+		// The controls: the same start with a policy that cannot terminate, and the terminating ones by an admin.
+		{"control: both policies unspecified (the server's defaults: FAIL, ALLOW_DUPLICATE)", acmeStarter, on("StartWorkflowExecution", startReq(id, "agentRun", "ledgerloop")), true},
+		{"control: conflict policy FAIL", acmeStarter, on("StartWorkflowExecution", startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL))), true},
+		{"control: conflict policy USE_EXISTING", acmeStarter, on("StartWorkflowExecution", startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING))), true},
+		{"control: reuse policy REJECT_DUPLICATE", acmeStarter, on("StartWorkflowExecution", startWith(id, reuse(enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE))), true},
+		{"control: reuse policy ALLOW_DUPLICATE", acmeStarter, on("StartWorkflowExecution", startWith(id, reuse(enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE))), true},
+		{"control: reuse policy ALLOW_DUPLICATE_FAILED_ONLY", acmeStarter, on("StartWorkflowExecution", startWith(id, reuse(enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY))), true},
+		{"control: admin, TERMINATE_EXISTING", admin, on("StartWorkflowExecution", startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING))), true},
+		{"control: admin, TERMINATE_IF_RUNNING", admin, on("StartWorkflowExecution", startWith(id, reuse(terminateIfRunning))), true},
+		{"control: a worker's quota start", worker, on("StartWorkflowExecution", startReq("ledgerloop-quota:acme", "tenantQuota", "ledgerloop")), true},
+	}
+	runTable(t, rows)
+}
+
+// Start options that make more than the one run asked for, act on the running execution under the id, hand the
+// caller a task, or decide what the deployment decides: refused to anyone but an admin, each beside the same start
+// without it (acme's starter) and with it (an admin).
+func TestAStartOnlyMakesTheOneRunItAsksFor(t *testing.T) {
+	const id = "acme:run-opt"
+	options := []struct {
+		name   string
+		change func(*workflowservice.StartWorkflowExecutionRequest)
+	}{
+		{"a cron schedule", func(s *workflowservice.StartWorkflowExecutionRequest) { s.CronSchedule = "* * * * *" }},
+		{"a retry policy", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.RetryPolicy = &commonpb.RetryPolicy{MaximumAttempts: 5}
+		}},
+		{"on-conflict options (USE_EXISTING attaching to the running run)", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.WorkflowIdConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+			s.OnConflictOptions = &workflowpb.OnConflictOptions{AttachRequestId: true, AttachCompletionCallbacks: true, AttachLinks: true}
+		}},
+		{"empty on-conflict options", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.OnConflictOptions = &workflowpb.OnConflictOptions{}
+		}},
+		{"completion callbacks", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.CompletionCallbacks = []*commonpb.Callback{{Variant: &commonpb.Callback_Nexus_{Nexus: &commonpb.Callback_Nexus{Url: "http://127.0.0.1:1/cb"}}}}
+		}},
+		{"links", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.Links = []*commonpb.Link{{Variant: &commonpb.Link_WorkflowEvent_{WorkflowEvent: &commonpb.Link_WorkflowEvent{Namespace: "default", WorkflowId: "globex:run-1"}}}}
+		}},
+		{"eager execution", func(s *workflowservice.StartWorkflowExecutionRequest) { s.RequestEagerExecution = true }},
+		{"eager worker deployment options", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.EagerWorkerDeploymentOptions = &deploymentpb.WorkerDeploymentOptions{DeploymentName: "ledgerloop"}
+		}},
+		{"a continued failure", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.ContinuedFailure = &failurepb.Failure{Message: "the last run failed"}
+		}},
+		{"a last completion result", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.LastCompletionResult = &commonpb.Payloads{Payloads: []*commonpb.Payload{{Data: []byte(`"done"`)}}}
+		}},
+		{"a versioning override", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.VersioningOverride = &workflowpb.VersioningOverride{Override: &workflowpb.VersioningOverride_AutoUpgrade{AutoUpgrade: true}}
+		}},
+		{"time skipping", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.TimeSkippingConfig = &commonpb.TimeSkippingConfig{Enabled: true}
+		}},
+		{"a priority", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.Priority = &commonpb.Priority{PriorityKey: 1, FairnessKey: "globex"}
+		}},
+		{"a field this server's API does not know", func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 999, protowire.VarintType), 1))
+		}},
+	}
+	rows := []row{
+		{"control: the start without any of them", acmeStarter, on("StartWorkflowExecution", startReq(id, "agentRun", "ledgerloop")), true},
+		{"control: a start delay (it shapes only the new run)", acmeStarter, on("StartWorkflowExecution", startWith(id, func(s *workflowservice.StartWorkflowExecutionRequest) {
+			s.WorkflowStartDelay = durationpb.New(1e9)
+		})), true},
+	}
+	for _, o := range options {
+		rows = append(rows,
+			row{"starter: " + o.name, acmeStarter, on("StartWorkflowExecution", startWith(id, o.change)), false},
+			row{"worker's quota start: " + o.name, worker, on("StartWorkflowExecution", func() any {
+				s := startReq("ledgerloop-quota:acme", "tenantQuota", "ledgerloop")
+				o.change(s)
+				return s
+			}()), false},
+			row{"control: admin, " + o.name, admin, on("StartWorkflowExecution", startWith(id, o.change)), true},
+		)
+	}
+	runTable(t, rows)
+}
+
+func TestUpdateWithStartFollowsTheStartRulesAndItsOneShape(t *testing.T) {
+	const id = "acme:alice-run"
+	startOp := func(s *workflowservice.StartWorkflowExecutionRequest) *workflowservice.ExecuteMultiOperationRequest_Operation {
+		return &workflowservice.ExecuteMultiOperationRequest_Operation{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_StartWorkflow{StartWorkflow: s}}
+	}
+	updateOp := func(u *workflowservice.UpdateWorkflowExecutionRequest) *workflowservice.ExecuteMultiOperationRequest_Operation {
+		return &workflowservice.ExecuteMultiOperationRequest_Operation{Operation: &workflowservice.ExecuteMultiOperationRequest_Operation_UpdateWorkflow{UpdateWorkflow: u}}
+	}
+	multi := func(ops ...*workflowservice.ExecuteMultiOperationRequest_Operation) *workflowservice.ExecuteMultiOperationRequest {
+		return &workflowservice.ExecuteMultiOperationRequest{Namespace: "default", Operations: ops}
+	}
+	useExisting := startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING))
+	runTable(t, []row{
+		{"start TERMINATE_EXISTING + update", acmeStarter, on("ExecuteMultiOperation", updateWithStart(startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING)), update(id, "requestCancel"))), false},
+		{"start TERMINATE_IF_RUNNING + update", acmeStarter, on("ExecuteMultiOperation", updateWithStart(startWith(id, reuse(terminateIfRunning)), update(id, "requestCancel"))), false},
+		{"start with a cron schedule + update", acmeStarter, on("ExecuteMultiOperation", updateWithStart(startWith(id, func(s *workflowservice.StartWorkflowExecutionRequest) { s.CronSchedule = "@every 1m" }), update(id, "requestCancel"))), false},
+		{"the update before the start", acmeStarter, on("ExecuteMultiOperation", multi(updateOp(update(id, "requestCancel")), startOp(useExisting))), false},
+		{"a start alone", acmeStarter, on("ExecuteMultiOperation", multi(startOp(useExisting))), false},
+		{"a start and two updates", acmeStarter, on("ExecuteMultiOperation", multi(startOp(useExisting), updateOp(update(id, "requestCancel")), updateOp(update(id, "requestCancel")))), false},
+		{"the update on another run of the tenant", acmeStarter, on("ExecuteMultiOperation", updateWithStart(useExisting, update("acme:other-run", "requestCancel"))), false},
+		{"an empty operation", acmeStarter, on("ExecuteMultiOperation", multi(startOp(useExisting), &workflowservice.ExecuteMultiOperationRequest_Operation{})), false},
+		{"control: start USE_EXISTING + update (the update is the starter's anyway)", acmeStarter, on("ExecuteMultiOperation", updateWithStart(useExisting, update(id, "requestCancel"))), true},
+		{"control: admin, start TERMINATE_EXISTING + update", admin, on("ExecuteMultiOperation", updateWithStart(startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING)), update(id, "requestCancel"))), true},
+	})
+}
+
+// The other doors that start, reset or restart runs: every one is an admin's (a start by signal, a schedule, a
+// batch, a reset, a standalone activity, new execution options).
+func TestOtherStartsAndResetsAreAnAdminsOnly(t *testing.T) {
+	const id = "acme:alice-run"
+	doors := []struct {
+		name string
+		call call
+	}{
+		{"signal-with-start", on("SignalWithStartWorkflowExecution", &workflowservice.SignalWithStartWorkflowExecutionRequest{
+			Namespace: "default", WorkflowId: id, WorkflowType: &commonpb.WorkflowType{Name: "agentRun"}, SignalName: "x",
+			TaskQueue: &taskqueuepb.TaskQueue{Name: "ledgerloop"},
+		})},
+		{"a schedule", on("CreateSchedule", &workflowservice.CreateScheduleRequest{Namespace: "default", ScheduleId: "acme:every-minute"})},
+		{"a schedule's update", on("UpdateSchedule", &workflowservice.UpdateScheduleRequest{Namespace: "default", ScheduleId: "acme:every-minute"})},
+		{"a batch operation", on("StartBatchOperation", &workflowservice.StartBatchOperationRequest{Namespace: "default", VisibilityQuery: "WorkflowId = '" + id + "'"})},
+		{"a reset", on("ResetWorkflowExecution", reset(id))},
+		{"new execution options", on("UpdateWorkflowExecutionOptions", &workflowservice.UpdateWorkflowExecutionOptionsRequest{Namespace: "default", WorkflowExecution: exec(id)})},
+		{"a standalone activity", on("StartActivityExecution", &workflowservice.StartActivityExecutionRequest{Namespace: "default", ActivityId: id})},
+		{"a workflow rule", on("CreateWorkflowRule", &workflowservice.CreateWorkflowRuleRequest{Namespace: "default"})},
+	}
+	var rows []row
+	for _, d := range doors {
+		for _, w := range []struct {
+			name string
+			who  *who
+		}{{"starter", acmeStarter}, {"approver", acmeApprover}, {"operator", acmeOperator}, {"worker", worker}, {"viewer", viewer}} {
+			rows = append(rows, row{w.name + ": " + d.name, w.who, d.call, false})
+		}
+		rows = append(rows, row{"control: admin, " + d.name, admin, d.call, true})
+	}
+	runTable(t, rows)
+}
+
+func TestAStartRefusalNamesTheOptionAndWhy(t *testing.T) {
+	for _, c := range []struct {
+		req  *workflowservice.StartWorkflowExecutionRequest
+		want []string
+	}{
+		{startWith("acme:r", conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING)), []string{"StartWorkflowExecution on acme:r", "TERMINATE_EXISTING", "terminate"}},
+		{startWith("acme:r", reuse(terminateIfRunning)), []string{"TERMINATE_IF_RUNNING", "terminate"}},
+		{startWith("acme:r", func(s *workflowservice.StartWorkflowExecutionRequest) { s.CronSchedule = "@hourly" }), []string{"cron_schedule"}},
+	} {
+		res := decide(t, acmeStarter, on("StartWorkflowExecution", c.req))
+		if res.Decision == authorization.DecisionAllow {
+			t.Fatalf("allowed: %v", c.req)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(res.Reason, w) {
+				t.Fatalf("reason %q does not name %q", res.Reason, w)
+			}
+		}
+	}
+}
+
+// Every field of this API's StartWorkflowExecutionRequest is classified exactly once, and every classified name is
+// one of its fields: a go.mod bump that adds a start option fails here (and the option refuses until classified).
+func TestEveryStartFieldIsClassified(t *testing.T) {
+	fields := (&workflowservice.StartWorkflowExecutionRequest{}).ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		name := fields.Get(i).Name()
+		_, refused := startFieldsRefused[name]
+		if shaping := slices.Contains(startFieldsShapingTheNewRun, name); shaping == refused {
+			t.Errorf("field %s: shaping the new run %v, refused %v (exactly one, please)", name, shaping, refused)
+		}
+	}
+	names := slices.Clone(startFieldsShapingTheNewRun)
+	for name := range startFieldsRefused {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		if fields.ByName(name) == nil {
+			t.Errorf("%s is not a field of StartWorkflowExecutionRequest", name)
+		}
+	}
+	if len(names) != fields.Len() {
+		t.Errorf("%d names classified, %d fields", len(names), fields.Len())
 	}
 }
