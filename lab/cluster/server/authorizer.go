@@ -222,6 +222,12 @@ func (a *ledgerloopAuthorizer) decide(c *caller, r roles, target *authorization.
 	if method == "ExecuteMultiOperation" {
 		return a.decideMulti(c, r, target)
 	}
+	// A start, whoever makes it: the one run it asks for and nothing else (starts.go).
+	if s, ok := target.Request.(*workflowservice.StartWorkflowExecutionRequest); ok {
+		if why := startRefusal(s); why != "" {
+			return false, what + " " + why
+		}
+	}
 	if len(r.queues) > 0 && workerMay(r.queues, method, target.Request) {
 		return true, ""
 	}
@@ -231,25 +237,26 @@ func (a *ledgerloopAuthorizer) decide(c *caller, r roles, target *authorization.
 	return false, what
 }
 
-// decideMulti: an update-with-start is allowed when its start and its update each are.
+// decideMulti: the one shape the server runs, an update-with-start (a start, then an update of the same workflow
+// id), allowed when its start and its update each are. Any other list is refused here, whatever the server would do.
 func (a *ledgerloopAuthorizer) decideMulti(c *caller, r roles, target *authorization.CallTarget) (bool, string) {
 	req, ok := target.Request.(*workflowservice.ExecuteMultiOperationRequest)
-	if !ok || len(req.GetOperations()) == 0 {
-		return false, "ExecuteMultiOperation"
+	ops := req.GetOperations()
+	if !ok || len(ops) != 2 || ops[0].GetStartWorkflow() == nil || ops[1].GetUpdateWorkflow() == nil {
+		return false, "ExecuteMultiOperation (only a start followed by an update of the same workflow)"
 	}
-	for _, op := range req.GetOperations() {
-		sub := &authorization.CallTarget{Namespace: target.Namespace}
-		switch {
-		case op.GetStartWorkflow() != nil:
-			sub.APIName, sub.Request = api.WorkflowServicePrefix+"StartWorkflowExecution", op.GetStartWorkflow()
-		case op.GetUpdateWorkflow() != nil:
-			sub.APIName, sub.Request = api.WorkflowServicePrefix+"UpdateWorkflowExecution", op.GetUpdateWorkflow()
-		default:
-			return false, "ExecuteMultiOperation (an unknown operation)"
-		}
-		if sub.Namespace == "" {
-			sub.Namespace = req.GetNamespace()
-		}
+	start, upd := ops[0].GetStartWorkflow(), ops[1].GetUpdateWorkflow()
+	if start.GetWorkflowId() != upd.GetWorkflowExecution().GetWorkflowId() {
+		return false, fmt.Sprintf("ExecuteMultiOperation (a start of %s with an update of %s)", start.GetWorkflowId(), upd.GetWorkflowExecution().GetWorkflowId())
+	}
+	namespace := target.Namespace
+	if namespace == "" {
+		namespace = req.GetNamespace()
+	}
+	for _, sub := range []*authorization.CallTarget{
+		{APIName: api.WorkflowServicePrefix + "StartWorkflowExecution", Namespace: namespace, Request: start},
+		{APIName: api.WorkflowServicePrefix + "UpdateWorkflowExecution", Namespace: namespace, Request: upd},
+	} {
 		if ok, why := a.decide(c, r, sub); !ok {
 			return false, "ExecuteMultiOperation: " + why
 		}
@@ -344,7 +351,7 @@ func workerMay(queues []string, method string, req any) bool {
 		return ok && strings.HasPrefix(s.GetWorkflowId(), quotaIDPrefix) &&
 			s.GetWorkflowType().GetName() == quotaWorkflowType &&
 			s.GetTaskQueue().GetKind() != enumspb.TASK_QUEUE_KIND_STICKY &&
-			slices.Contains(queues, s.GetTaskQueue().GetName()) && !s.GetRequestEagerExecution()
+			slices.Contains(queues, s.GetTaskQueue().GetName())
 	case slices.Contains(workerQuotaCalls, method):
 		id, ok := workflowIDOf(req)
 		return ok && strings.HasPrefix(id, quotaIDPrefix)
@@ -379,10 +386,10 @@ func tenantMay(r roles, method string, req any) bool {
 	return false
 }
 
-// startAllowed: an agent run, not eager (an eager start hands the caller a workflow task), listed under the
-// caller's own tenant when it names one.
+// startAllowed: an agent run, listed under the caller's own tenant when it names one (the start's options are
+// startRefusal's, for every role).
 func startAllowed(tenant string, s *workflowservice.StartWorkflowExecutionRequest) bool {
-	if s.GetWorkflowType().GetName() != runWorkflowType || s.GetRequestEagerExecution() {
+	if s.GetWorkflowType().GetName() != runWorkflowType {
 		return false
 	}
 	if p, listed := s.GetSearchAttributes().GetIndexedFields()[tenantSearchAttribute]; listed {
