@@ -6,6 +6,10 @@
  *   - terminate: refused without a token, to a starter and to an operator; accepted from an admin;
  *   - the quota workflow: terminate refused without a token; an admin's passes the frontend;
  *   - updates: a starter of acme is refused on a globex run, and accepted on its own; globex's on its own;
+ *   - starts (lab/cluster/authz-starts.ts): another starter of acme is refused every start that would terminate,
+ *     or change, alice's running run (id policies, update-with-start, signal-with-start, on-conflict options) or
+ *     make more runs than one (cron, retry), and every start option the authorizer refuses; the same starts with
+ *     safe options are allowed, and an admin's terminating start ends alice's run TERMINATED;
  *   - workers: a `worker:<queue>` token polls its queue (and gets the task waiting there), and is refused another;
  *   - the Web UI's gateway lists runs as a viewer, and is refused a terminate; without a token the frontend
  *     answers system info and refuses a list, over gRPC and over its HTTP API;
@@ -18,9 +22,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
+import { AuthzCheck, type Caller } from '../lab/cluster/authz-check';
+import { checkStarts } from '../lab/cluster/authz-starts';
 import { CLUSTER_DIR, readState } from '../lab/cluster/cluster';
 import { clusterPorts, CLUSTER_NAMESPACE, DEPLOYMENT_TASK_QUEUE, portOffsetFromEnv } from '../lab/cluster/versions';
-import { frontendRefusal, GRPC_PERMISSION_DENIED } from '../host/client/frontend-refusal';
 import { startAgentRun } from '../host/client/runs';
 import { dataConverterFromEnv } from '../src/codec/data-converter';
 import { DEMO_KEY_FILE, ensureCodecKeys } from '../src/codec/demo-key';
@@ -30,87 +35,10 @@ import { connectClient } from '../host/server/connection-config';
 import { requestCancelUpdate } from '../workflows/definitions';
 import type { TokenScope } from '../src/identity/purpose';
 
-const PERMISSION_DENIED = GRPC_PERMISSION_DENIED;
-const NOT_FOUND = 5;
-
-function grpcCode(err: unknown): number | undefined {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
-}
-
-/** The frontend's reason for a PermissionDenied, else the error's message. */
-function reasonOf(err: unknown): string {
-  const refusal = frontendRefusal(err);
-  if (refusal !== undefined) return refusal;
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    const details = (e as { details?: unknown }).details;
-    if (typeof details === 'string' && details !== '') return details;
-  }
-  return (err as Error).message;
-}
-
-let failures = 0;
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-/** Must be refused with PermissionDenied by the frontend. */
-async function refused(label: string, fn: () => Promise<unknown>): Promise<void> {
-  try {
-    await fn();
-    failures++;
-    say(`  FAIL     ${label}: accepted`);
-  } catch (err) {
-    if (grpcCode(err) === PERMISSION_DENIED) say(`  refused  ${label}: PermissionDenied (${reasonOf(err)})`);
-    else {
-      failures++;
-      say(`  FAIL     ${label}: not a PermissionDenied (${reasonOf(err)})`);
-    }
-  }
-}
-
-/** Must succeed (and pass `check` on its result). */
-async function accepted<T>(label: string, fn: () => Promise<T>, check: (r: T) => string | undefined = () => undefined) {
-  try {
-    const problem = check(await fn());
-    if (problem === undefined) say(`  accepted ${label}`);
-    else {
-      failures++;
-      say(`  FAIL     ${label}: ${problem}`);
-    }
-  } catch (err) {
-    failures++;
-    say(
-      `  FAIL     ${label}: ${grpcCode(err) === PERMISSION_DENIED ? 'PermissionDenied' : 'failed'} (${reasonOf(err)})`,
-    );
-  }
-}
-
-/** Must get past the frontend's authorizer (a NotFound from behind it counts: the call reached the server). */
-async function passes(label: string, fn: () => Promise<unknown>): Promise<void> {
-  try {
-    await fn();
-    say(`  accepted ${label}`);
-  } catch (err) {
-    if (grpcCode(err) === NOT_FOUND) say(`  accepted ${label}: past the authorizer (NotFound: ${reasonOf(err)})`);
-    else {
-      failures++;
-      say(`  FAIL     ${label}: ${reasonOf(err)}`);
-    }
-  }
-}
-
-interface Caller {
-  readonly connection: Connection;
-  readonly client: Client;
-  readonly token?: string;
-}
-
 async function main(): Promise<number> {
   const started = Date.now();
+  const check = new AuthzCheck((line) => process.stdout.write(`${line}\n`));
+  const say = (line: string): void => check.say(line);
   const state = readState();
   const address = state?.address ?? `127.0.0.1:${clusterPorts(portOffsetFromEnv()).frontend}`;
   const namespace = CLUSTER_NAMESPACE;
@@ -157,6 +85,8 @@ async function main(): Promise<number> {
   const tokens = {
     admin: await mint('ops:authz-admin', 'cluster', ['admin']),
     acme: await mint('user:alice', 'acme', ['starter']),
+    // Another starter of acme: the one who must not act on alice's runs by starting over them.
+    dan: await mint('user:dan', 'acme', ['starter']),
     acmeOperator: await mint('ops:bob', 'acme', ['operator']),
     globex: await mint('user:gina', 'globex', ['starter']),
     worker: await mint('worker:authz-check', 'cluster', [`worker:${probeQueue}`]),
@@ -166,6 +96,7 @@ async function main(): Promise<number> {
   const nobody = await as(undefined);
   const admin = await as(tokens.admin);
   const acme = await as(tokens.acme);
+  const dan = await as(tokens.dan);
   const acmeOperator = await as(tokens.acmeOperator);
   const globex = await as(tokens.globex);
   const worker = await as(tokens.worker);
@@ -209,19 +140,21 @@ async function main(): Promise<number> {
   const acme2 = await startRun(acme, 'user:alice', 'acme', 2);
   const globex1 = await startRun(globex, 'user:gina', 'globex', 1);
   say(`  accepted acme's starter starts ${acme1.workflowId} and ${acme2.workflowId}; globex's ${globex1.workflowId}`);
-  await refused(`acme's starter starts ${'globex:authz-' + stamp}-9 (another tenant's prefix)`, () =>
+  await check.refused(`acme's starter starts ${'globex:authz-' + stamp}-9 (another tenant's prefix)`, () =>
     startRun(acme, 'user:alice', 'globex', 9),
   );
 
   say('terminate: only an admin');
-  await refused(`no token: terminate ${acme1.workflowId}`, () => terminate(nobody, acme1.workflowId));
-  await refused(`acme's starter: terminate ${acme1.workflowId}`, () => terminate(acme, acme1.workflowId));
-  await refused(`acme's operator: terminate ${acme1.workflowId}`, () => terminate(acmeOperator, acme1.workflowId));
+  await check.refused(`no token: terminate ${acme1.workflowId}`, () => terminate(nobody, acme1.workflowId));
+  await check.refused(`acme's starter: terminate ${acme1.workflowId}`, () => terminate(acme, acme1.workflowId));
+  await check.refused(`acme's operator: terminate ${acme1.workflowId}`, () =>
+    terminate(acmeOperator, acme1.workflowId),
+  );
   // A token that does not verify fails every call, GetSystemInfo on connecting included.
-  await refused(`an expired admin token: connect and terminate ${acme1.workflowId}`, async () =>
+  await check.refused(`an expired admin token: connect and terminate ${acme1.workflowId}`, async () =>
     terminate(await as(tokens.expiredAdmin), acme1.workflowId),
   );
-  await accepted(
+  await check.accepted(
     `admin: terminate ${acme1.workflowId}`,
     async () => {
       await terminate(admin, acme1.workflowId);
@@ -229,25 +162,37 @@ async function main(): Promise<number> {
     },
     (status) => (status === 'TERMINATED' ? undefined : `the run is ${status}, not TERMINATED`),
   );
-  await refused('no token: terminate ledgerloop-quota:acme (empties the rate limit)', () =>
+  await check.refused('no token: terminate ledgerloop-quota:acme (empties the rate limit)', () =>
     terminate(nobody, 'ledgerloop-quota:acme'),
   );
-  await passes('admin: terminate ledgerloop-quota:acme', () => terminate(admin, 'ledgerloop-quota:acme'));
+  await check.passes('admin: terminate ledgerloop-quota:acme', () => terminate(admin, 'ledgerloop-quota:acme'));
 
   say('updates: a starter acts on its own tenant’s runs only');
-  await refused(`acme's starter: requestCancel on ${globex1.workflowId}`, () =>
+  await check.refused(`acme's starter: requestCancel on ${globex1.workflowId}`, () =>
     requestCancel(acme, alice, globex1.workflowId),
   );
-  await accepted(
+  await check.accepted(
     `acme's starter: requestCancel on ${acme2.workflowId}`,
     () => requestCancel(acme, alice, acme2.workflowId),
     (r) => (r.accepted === true ? undefined : 'the run did not accept it'),
   );
-  await accepted(
+  await check.accepted(
     `globex's starter: requestCancel on ${globex1.workflowId}`,
     () => requestCancel(globex, gina, globex1.workflowId),
     (r) => (r.accepted === true ? undefined : 'the run did not accept it'),
   );
+
+  await checkStarts({
+    check,
+    namespace,
+    taskQueue: DEPLOYMENT_TASK_QUEUE,
+    stamp,
+    alice: acme,
+    dan,
+    admin,
+    mint,
+    runInput,
+  });
 
   say(`workers: a worker:${probeQueue} token polls ${probeQueue} only`);
   const probe = await admin.client.workflow.start('authzProbe', {
@@ -263,8 +208,8 @@ async function main(): Promise<number> {
         identity: 'cluster-authz-check',
       }),
     );
-  await refused(`worker:${probeQueue}: poll ${DEPLOYMENT_TASK_QUEUE}`, () => poll(worker, DEPLOYMENT_TASK_QUEUE));
-  await accepted(
+  await check.refused(`worker:${probeQueue}: poll ${DEPLOYMENT_TASK_QUEUE}`, () => poll(worker, DEPLOYMENT_TASK_QUEUE));
+  await check.accepted(
     `worker:${probeQueue}: poll ${probeQueue}`,
     () => poll(worker, probeQueue),
     (r) =>
@@ -275,20 +220,19 @@ async function main(): Promise<number> {
   await terminate(admin, probe.workflowId);
 
   say('the Web UI: a viewer through its gateway; nothing without a token');
-  await accepted('no token: GetSystemInfo', () => nobody.connection.workflowService.getSystemInfo({}));
-  await refused('no token: list runs', () => nobody.connection.workflowService.listWorkflowExecutions({ namespace }));
+  await check.accepted('no token: GetSystemInfo', () => nobody.connection.workflowService.getSystemInfo({}));
+  await check.refused('no token: list runs', () =>
+    nobody.connection.workflowService.listWorkflowExecutions({ namespace }),
+  );
   if (state?.gateway) {
     const ui = await as(undefined, state.gateway);
-    await accepted(
+    await check.accepted(
       `the UI gateway (${state.gateway}): list runs`,
       () => ui.connection.workflowService.listWorkflowExecutions({ namespace, pageSize: 5 }),
       (r) => (Array.isArray(r.executions) ? undefined : 'no executions field'),
     );
-    await refused(`the UI gateway: terminate ${acme2.workflowId}`, () => terminate(ui, acme2.workflowId));
-  } else {
-    failures++;
-    say('  FAIL     no UI gateway in the cluster state (is `cluster up` running?)');
-  }
+    await check.refused(`the UI gateway: terminate ${acme2.workflowId}`, () => terminate(ui, acme2.workflowId));
+  } else check.fail('the UI gateway', 'not in the cluster state (is `cluster up` running?)');
   // The frontend's HTTP API runs the same authorizer.
   const http = `http://127.0.0.1:${(state?.ports ?? clusterPorts(portOffsetFromEnv())).frontendHttp}/api/v1/namespaces/${namespace}/workflows`;
   const viewerToken = await mint('ops:authz-viewer', 'cluster', ['viewer']);
@@ -296,20 +240,17 @@ async function main(): Promise<number> {
     (await fetch(http, token ? { headers: { authorization: `Bearer ${token}` } } : {})).status;
   const anonymousHttp = await get();
   if (anonymousHttp === 403) say(`  refused  no token: GET ${http}: 403`);
-  else {
-    failures++;
-    say(`  FAIL     no token: GET ${http}: ${anonymousHttp}, not 403`);
-  }
-  await accepted(
+  else check.fail(`no token: GET ${http}`, `${anonymousHttp}, not 403`);
+  await check.accepted(
     `a viewer: GET ${http}`,
     () => get(viewerToken),
     (code) => (code === 200 ? undefined : `HTTP ${code}`),
   );
   for (const c of opened) await c.close().catch(() => undefined);
   say(
-    `cluster-authz: ${failures === 0 ? 'every refusal and every control as expected' : `${failures} line(s) not as expected`} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    `cluster-authz: ${check.failures === 0 ? 'every refusal and every control as expected' : `${check.failures} line(s) not as expected`} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
   );
-  return failures === 0 ? 0 : 1;
+  return check.failures === 0 ? 0 : 1;
 }
 
 main().then(
