@@ -5,15 +5,17 @@ package main
 //
 //   no token           health check and GetSystemInfo only
 //   viewer             every read-only API (describe, list, count, history, query, task queues, schedules ...)
-//   starter            start an agentRun whose workflow id is `<tenant>:...`; send updates and queries to, and
-//                      describe and read the history of, its own tenant's runs
+//   starter            start an agentRun whose workflow id is `<tenant>:...` (a start that makes one new run and
+//                      touches no running one: starts.go); send updates and queries to, and describe and read the
+//                      history of, its own tenant's runs
 //   approver           the `decideApproval` update on its own tenant's runs (and their reads)
 //   operator           the `resolveCall` and `requestCancel` updates and RequestCancelWorkflowExecution on its own
 //                      tenant's runs (and their reads)
 //   worker:<queue>     poll <queue> (and the sticky queues of its workers) and complete the tasks it was given;
 //                      start and update the tenant quota workflows (`ledgerloop-quota:*`) on <queue>
-//   admin              everything: terminate, reset, signal, delete, the quota workflows, namespaces, search
-//                      attributes, the operator and admin services
+//   admin              everything: terminate, reset, signal, signal-with-start, delete, schedules, batches, any
+//                      start option, the quota workflows, namespaces, search attributes, the operator and admin
+//                      services
 //
 // A run's tenant is the part of its workflow id before the first `:`. Tenant names that could forge another's
 // prefix (anything outside [A-Za-z0-9_.@-], or starting with `ledgerloop-`) get no tenant rights at all.

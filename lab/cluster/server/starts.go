@@ -43,20 +43,20 @@ var startFieldsShapingTheNewRun = []protoreflect.Name{
 	"workflow_id_reuse_policy", "workflow_id_conflict_policy",
 }
 
-// startFieldsRefused: fields whose mere presence refuses a non-admin's start, with what it would do.
+// startFieldsRefused: fields whose mere presence refuses a non-admin's start, with why (the end of "with X: ...").
 var startFieldsRefused = map[protoreflect.Name]string{
-	"cron_schedule":                   "a run per tick of the schedule, all from this one start",
-	"retry_policy":                    "a new run each time this one fails or times out, all from this one start",
-	"request_eager_execution":         "the run's first workflow task handed to the caller (a worker's part)",
-	"eager_worker_deployment_options": "an eager start's worker options (a worker's part)",
-	"continued_failure":               "a previous run's failure, which only the server's schedules set",
-	"last_completion_result":          "a previous run's result, which only the server's schedules set",
-	"completion_callbacks":            "calls from the server when the run closes, or attached to the running execution under the id",
-	"links":                           "links to other executions, on the new run or attached to the running one under the id",
-	"on_conflict_options":             "a change to the running execution under the id (its request ids, callbacks, links)",
-	"versioning_override":             "the run pinned past the deployment's versioning, an operator's decision",
-	"time_skipping_config":            "the run's timers skipped (its deadline and approval waits are not the caller's to move)",
-	"priority":                        "the run's place against other tenants' runs on the task queue, an operator's decision",
+	"cron_schedule":                   "one start would make a run per tick of the schedule",
+	"retry_policy":                    "the server would start the run again each time it fails or times out",
+	"request_eager_execution":         "the run's first workflow task would go to the caller, a worker's part",
+	"eager_worker_deployment_options": "they are an eager start's, a worker's part",
+	"continued_failure":               "only the server's schedules hand a run a previous run's failure",
+	"last_completion_result":          "only the server's schedules hand a run a previous run's result",
+	"completion_callbacks":            "the server would call out when the run closes, or attach them to the execution running under the id",
+	"links":                           "they tie the run, or the execution running under the id, to other executions",
+	"on_conflict_options":             "they change the execution running under the id",
+	"versioning_override":             "which build runs it is the deployment's decision, an operator's",
+	"time_skipping_config":            "the run's timers (its deadline, its approval waits) are not the caller's to skip",
+	"priority":                        "the run's place against other tenants' runs is an operator's decision",
 }
 
 // Effective policies a non-admin's start may have: none of them terminates, or changes, a running execution.
@@ -85,13 +85,13 @@ func startRefusal(s *workflowservice.StartWorkflowExecutionRequest) string {
 	var why []string
 	for _, fd := range set {
 		if what, refused := startFieldsRefused[fd.Name()]; refused {
-			why = append(why, fmt.Sprintf("with %s (%s)", fd.Name(), what))
+			why = append(why, fmt.Sprintf("with %s: %s", fd.Name(), what))
 		} else if !slices.Contains(startFieldsShapingTheNewRun, fd.Name()) {
-			why = append(why, fmt.Sprintf("with %s (a start option this authorizer does not know)", fd.Name()))
+			why = append(why, fmt.Sprintf("with %s: a start option this authorizer does not know", fd.Name()))
 		}
 	}
 	if len(s.ProtoReflect().GetUnknown()) > 0 {
-		why = append(why, "with fields this server's API does not know")
+		why = append(why, "with fields this server's API does not know: unjudged, so refused")
 	}
 	if policy := startPolicyRefusal(s.GetWorkflowIdReusePolicy(), s.GetWorkflowIdConflictPolicy()); policy != "" {
 		why = append(why, policy)
@@ -101,14 +101,14 @@ func startRefusal(s *workflowservice.StartWorkflowExecutionRequest) string {
 
 // startPolicyRefusal judges the id policies after the frontend's defaults.
 func startPolicyRefusal(reuse enumspb.WorkflowIdReusePolicy, conflict enumspb.WorkflowIdConflictPolicy) string {
-	asked := fmt.Sprintf("id-reuse policy %s, id-conflict policy %s", reuseName(reuse), conflictName(conflict))
+	asked := fmt.Sprintf("with id-reuse policy %s and id-conflict policy %s", reuseName(reuse), conflictName(conflict))
 	enums.SetDefaultWorkflowIDPolicies(&reuse, &conflict, startDefaultConflictPolicy)
 	effective := fmt.Sprintf("the server applies %s and %s", reuseName(reuse), conflictName(conflict))
 	switch {
 	case conflict == enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING, reuse == terminateIfRunning:
-		return fmt.Sprintf("with %s (%s: it would terminate the execution running under that id)", asked, effective)
+		return fmt.Sprintf("%s: %s, which terminates the execution running under that id", asked, effective)
 	case !slices.Contains(startConflictPolicies, conflict) || !slices.Contains(startReusePolicies, reuse):
-		return fmt.Sprintf("with %s (%s: a policy this authorizer does not know)", asked, effective)
+		return fmt.Sprintf("%s: %s, a policy this authorizer does not know", asked, effective)
 	}
 	return ""
 }
