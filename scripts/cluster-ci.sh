@@ -8,8 +8,10 @@
 #     Before it: `cluster status` (the Web UI lists runs through the frontend; its codec server accepts the UI's
 #     origin and refuses another) and the start command `up` printed, run exactly as printed.
 #     Then scripts/cluster-authz.ts: the frontend refuses an unauthorized terminate and accepts an admin's, refuses
-#     a starter another tenant's run and accepts its own, gives a worker token its queue and refuses another, and
-#     lets the Web UI's gateway read and not terminate; each refusal printed beside its control.
+#     a starter another tenant's run and accepts its own, refuses a starter every start that would terminate or
+#     change another starter's running run or make more runs than one (and accepts the same start with safe
+#     options, and an admin's), gives a worker token its queue and refuses another, and lets the Web UI's gateway
+#     read and not terminate; each refusal printed beside its control.
 #     Then a rolling upgrade (lab/versioning/): a run waiting for an approval finishes on Worker Deployment version
 #     1.0.0 while a new run starts on 1.0.1, each pinned, each charging once.
 #  3. The transcript case on that cluster: an OpenAI-planned run whose three turns are planned by three worker
