@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   WithStartWorkflowOperation,
+  WorkflowNotFoundError,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
   type WorkflowStartOptions,
@@ -173,11 +174,13 @@ export async function checkStarts(x: StartChecks): Promise<void> {
     ((await admin.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter(
       (e) => e.eventType === E.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED,
     ).length;
+  /** Only the server's NotFound says no run was started (any other error fails the line). */
   const noRunUnder = (workflowId: string) => async (): Promise<string | undefined> => {
     try {
       return `a run is there (${await statusOf(workflowId)})`;
-    } catch {
-      return undefined;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
     }
   };
 
