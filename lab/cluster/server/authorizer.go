@@ -225,7 +225,11 @@ func (a *ledgerloopAuthorizer) decide(c *caller, r roles, target *authorization.
 		return a.decideMulti(c, r, target)
 	}
 	// A start, whoever makes it: the one run it asks for and nothing else (starts.go).
-	if s, ok := target.Request.(*workflowservice.StartWorkflowExecutionRequest); ok {
+	if method == "StartWorkflowExecution" {
+		s, ok := target.Request.(*workflowservice.StartWorkflowExecutionRequest)
+		if !ok || s == nil {
+			return false, what + " (a request this authorizer cannot read)"
+		}
 		if why := startRefusal(s); why != "" {
 			return false, what + " " + why
 		}
@@ -377,7 +381,8 @@ func tenantMay(r roles, method string, req any) bool {
 	case slices.Contains(tenantReads, method):
 		return true
 	case method == "StartWorkflowExecution":
-		return r.starter && startAllowed(r.tenant, req.(*workflowservice.StartWorkflowExecutionRequest))
+		s, ok := req.(*workflowservice.StartWorkflowExecutionRequest)
+		return r.starter && ok && startAllowed(r.tenant, s)
 	case method == "UpdateWorkflowExecution":
 		name := updateNameOf(req)
 		return r.starter || (r.approver && slices.Contains(approverUpdates, name)) ||

@@ -431,6 +431,10 @@ func TestNoStartButAnAdminsTerminatesTheRunningExecution(t *testing.T) {
 		{"control: admin, TERMINATE_EXISTING", admin, on("StartWorkflowExecution", startWith(id, conflict(enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING))), true},
 		{"control: admin, TERMINATE_IF_RUNNING", admin, on("StartWorkflowExecution", startWith(id, reuse(terminateIfRunning))), true},
 		{"control: a worker's quota start", worker, on("StartWorkflowExecution", startReq("ledgerloop-quota:acme", "tenantQuota", "ledgerloop")), true},
+		// A request the authorizer cannot read as a start refuses (and panics nowhere).
+		{"a start without a request", acmeStarter, on("StartWorkflowExecution", nil), false},
+		{"a start carrying another API's request", acmeStarter, on("StartWorkflowExecution", update(id, "requestCancel")), false},
+		{"an empty start request", acmeStarter, on("StartWorkflowExecution", (*workflowservice.StartWorkflowExecutionRequest)(nil)), false},
 	}
 	runTable(t, rows)
 }
