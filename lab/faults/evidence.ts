@@ -210,6 +210,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     offset_count: compensations.filter((o) => o === 'OFFSET').length,
     unsettled_compensation_count: compensations.filter((o) => o === 'FAILED' || o === 'UNKNOWN').length,
     stop_reason: input.result?.stopReason ?? rebuilt?.projection.stopReason ?? '',
+    cancel_recorded: (rebuilt?.events ?? []).some((e) => e.type === 'CancellationRequested'),
     completed: input.completed,
     faults_fired: input.faultsFired,
     probe_outcome: input.probeOutcome,

@@ -8,7 +8,7 @@ import type { Policy } from '../../src/domain/policy-format';
 import type { CrashPointName, FaultKind } from './catalog';
 import type { GenFault } from './explore-generate';
 import { pick, policyWith, weighted, type Reach, type ScenarioTemplate } from './explore-scenarios';
-import { POINT_TRIGGERS, type TriggerEvent } from './protocol-format';
+import { CALL_POINT_TRIGGERS, POINT_TRIGGERS, type TriggerEvent } from './protocol-format';
 import type { Prng } from './prng';
 import type { CaseService } from './protocol-format';
 
@@ -64,7 +64,7 @@ function triggerOf(p: Prng, c: FaultContext): { after: TriggerEvent; occurrence:
   const sends = totalSends(c.reach);
   const options: (readonly [{ after: TriggerEvent; occurrence: number }, number])[] = [];
   if (c.approval) options.push([{ after: 'ApprovalRequested', occurrence: 1 }, 3]);
-  for (const point of POINT_TRIGGERS) {
+  for (const point of CALL_POINT_TRIGGERS) {
     if (sends >= 1) options.push([{ after: point, occurrence: 1 }, 2]);
     if (sends >= 2) options.push([{ after: point, occurrence: p.int(2, Math.min(sends, 3)) }, 1]);
   }

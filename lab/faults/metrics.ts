@@ -97,6 +97,11 @@ export const METRICS = {
     source: 'the ledger (replayed): compensations that FAILED or stayed UNKNOWN (an operator must repair)',
   },
   stop_reason: { type: 'string', source: 'the workflow result (and RunCompleted in the ledger); "" if none' },
+  cancel_recorded: {
+    type: 'boolean',
+    source:
+      'the ledger (replayed): a CancellationRequested event, i.e. the run recorded the cancel it accepted (verified or Temporal\u2019s own)',
+  },
   completed: { type: 'boolean', source: 'the workflow execution closed with a result before the case deadline' },
   faults_fired: {
     type: 'number',

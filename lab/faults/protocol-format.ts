@@ -41,13 +41,24 @@ export const TRIGGER_EVENTS = [
   'workflow.before_intent',
   'tool.before_send',
   'tool.after_response',
+  'compensation.before_send',
+  'compensation.after_response',
 ] as const;
 export type TriggerEvent = (typeof TRIGGER_EVENTS)[number];
-/** The `after` values that are in-process points rather than ledger events. */
-export const POINT_TRIGGERS: readonly TriggerEvent[] = [
+/** The `after` values that are in-process points of a model's call (the explorer draws its triggers from these). */
+export const CALL_POINT_TRIGGERS: readonly TriggerEvent[] = [
   'workflow.before_intent',
   'tool.before_send',
   'tool.after_response',
+];
+/**
+ * The `after` values that are in-process points rather than ledger events: a call's, and a compensation's (before
+ * it sends, or holding its answer), so a cancel can land at a known moment of the saga.
+ */
+export const POINT_TRIGGERS: readonly TriggerEvent[] = [
+  ...CALL_POINT_TRIGGERS,
+  'compensation.before_send',
+  'compensation.after_response',
 ];
 /** How long the first worker holds at a point a run.cancel or run.message fault is triggered by. */
 export const TRIGGER_HOLD_MS = 2_500;
