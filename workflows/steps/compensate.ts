@@ -5,6 +5,7 @@
  * compensations name the forward effect by its operation key, and the downstream refuses, with no effect and
  * a sealed forward key, to offset something that never happened.
  */
+import { CancellationScope } from '@temporalio/workflow';
 import type { Observation } from '../../src/domain/activity-contracts';
 import { DeadlineTooClose } from '../../src/domain/activity-presets';
 import type { StopReason } from '../../src/domain/run';
@@ -43,6 +44,8 @@ export interface SagaOutcome {
 
 export class Saga {
   private readonly registered: Registered[] = [];
+  /** What came of each compensation this run dispatched (or had no time to), by forward call id. */
+  private readonly handled = new Map<string, keyof SagaOutcome>();
 
   constructor(
     private readonly ledger: Ledger,
@@ -139,19 +142,41 @@ export class Saga {
   /**
    * Offset every registered effect whose forward call SUCCEEDED or is UNKNOWN, newest first, each once. `run`
    * dispatches one compensation through the full pipeline (authorization at dispatch included).
+   *
+   * From its first compensation to its last, nothing a caller does interrupts the saga: it runs in a scope no
+   * cancellation reaches, whatever scope it is called from. A cancel of the caller (an update that cancels its
+   * scope, Temporal's cancel of the workflow) meanwhile cancels no compensation's activity, so none is ever looked
+   * up and sealed because it was cancelled, and every later one is still dispatched. The caller sees the cancel
+   * once the saga returns (its scope is cancelled) and honours it then (`ending.ts`).
+   *
+   * A pass reports every registered effect the saga has handled in this run, those an earlier pass handled too:
+   * a compensation an earlier pass began (whatever came of it) is never dispatched again. It can end FAILED only
+   * on evidence (the downstream refused it, or held nothing under its key and sealed it), or for want of time.
    */
-  async compensate(
+  compensate(turn: number, reason: string, run: (call: ValidatedCall) => Promise<Observation>): Promise<SagaOutcome> {
+    return CancellationScope.nonCancellable(() => this.offsetAll(turn, reason, run));
+  }
+
+  private async offsetAll(
     turn: number,
     reason: string,
     run: (call: ValidatedCall) => Promise<Observation>,
   ): Promise<SagaOutcome> {
     const out: Record<keyof SagaOutcome, string[]> = { offset: [], nothingToOffset: [], unsettled: [], noTime: [] };
     for (const registered of [...this.registered].reverse()) {
-      const view = this.ledger.projection.calls[registered.forward.logicalCallId];
+      const id = registered.forward.logicalCallId;
+      // Begun once: by this run (its outcome remembered), or before it as the ledger shows (nothing known of it).
+      const begun = this.ledger.projection.calls[registered.compensation.logicalCallId] !== undefined;
+      const earlier = this.handled.get(id) ?? (begun ? 'unsettled' : undefined);
+      if (earlier !== undefined) {
+        out[earlier].push(id);
+        continue;
+      }
+      const view = this.ledger.projection.calls[id];
       if (view?.state !== 'SUCCEEDED' && view?.state !== 'UNKNOWN') continue;
-      // Offset once: a compensation an earlier pass began (whatever came of it) is never dispatched again.
-      if (view.compensation !== null) continue;
-      out[await this.offset(registered, view.state, turn, reason, run)].push(registered.forward.logicalCallId);
+      const outcome = await this.offset(registered, view.state, turn, reason, run);
+      this.handled.set(id, outcome);
+      out[outcome].push(id);
     }
     return out;
   }
@@ -255,10 +280,19 @@ export async function settleStanding(
   const standing = Object.values(ledger.projection.calls).filter((c) => stands(c, s.tools));
   if (standing.length === 0) return { left: [], detail: '' };
   const none: SagaOutcome = { offset: [], nothingToOffset: [], unsettled: [], noTime: [] };
-  const out =
+  const pass =
     onAbort === 'compensate' && standing.some((c) => saga.covers(c.logicalCallId))
       ? await saga.compensate(ledger.projection.turns, `run stopping: ${reason}`, run)
       : none;
+  // What the pass did about the effects that stood (an earlier pass's offsets are that pass's to report).
+  const stood = new Set(standing.map((c) => c.logicalCallId));
+  const only = (ids: readonly string[]) => ids.filter((id) => stood.has(id));
+  const out: SagaOutcome = {
+    offset: only(pass.offset),
+    nothingToOffset: only(pass.nothingToOffset),
+    unsettled: only(pass.unsettled),
+    noTime: only(pass.noTime),
+  };
   const handled = new Set([...out.offset, ...out.nothingToOffset]);
   const left = standing.filter((c) => !handled.has(c.logicalCallId));
   ledger.append({
