@@ -67,7 +67,8 @@ export interface CancelRequest {
 
 /**
  * Stop the run as Temporal's cancel does (calls in flight are reconciled; standing effects settled by `onAbort`),
- * with the verified requester recorded in `CancellationRequested`. Temporal's own cancel carries no identity.
+ * with the verified requester recorded in `CancellationRequested`. Temporal's own cancel carries no identity. A run
+ * already stopping (its saga or settlement running) finishes that uninterrupted, then stops `operator_stopped`.
  */
 export const requestCancelUpdate = defineUpdate<{ readonly accepted: true }, [CancelRequest]>('requestCancel');
 

@@ -29,7 +29,6 @@ import {
   type Budgets,
   type CarriedState,
 } from '../src/domain/run';
-import type { ActorRecord } from '../src/domain/verified-identity';
 import { workflowTools } from '../src/tools/workflow-registry';
 import { Approvals } from './approvals';
 import { proposalSignature } from './budgets';
@@ -41,22 +40,12 @@ import { Ledger } from './ledger';
 import type { RunModel, ValidatedCall, Who } from './model';
 import { PolicyHolder } from './policy-holder';
 import { RunView, runResult } from './run-view';
-import { Saga, settleStanding, type SagaRegistration } from './steps/compensate';
+import { Saga, type SagaRegistration } from './steps/compensate';
+import { endRun, type CancelledBy } from './ending';
 import { answerRepeat, earlierIntent, key } from './steps/key';
 import { plan, recordFirstPlan, type Planned } from './steps/plan';
 import { ProposalRecord, validate, validateBinding, type Prepared } from './steps/validate';
-import {
-  afterCompensation,
-  cancelledStop,
-  deadlineStop,
-  failureSummary,
-  nextStop,
-  type Moment,
-  type Stop,
-} from './stops';
-
-/** Who asked a verified cancel (from the cancel handler), if anyone did. */
-export type CancelledBy = () => { readonly actor: ActorRecord; readonly reason: string } | undefined;
+import { cancelledStop, deadlineStop, nextStop, type Moment, type Stop } from './stops';
 
 export class AgentRun implements RunModel {
   readonly runId = workflowInfo().workflowId;
@@ -88,6 +77,8 @@ export class AgentRun implements RunModel {
   private repeated: number;
   /** Who the run was started by, as its opening verified it (carried across continue-as-new). */
   private startIdentity: { readonly issuer: string; readonly subject: string } | undefined;
+  /** Who asked a verified cancel, from the cancel handler (`execute`). */
+  private cancelledBy: CancelledBy = () => undefined;
 
   constructor(readonly input: AgentRunInput) {
     const carried = (this.carried = input.carried);
@@ -148,6 +139,7 @@ export class AgentRun implements RunModel {
 
   /** The whole run: open it, take turns until a stop, end it. */
   async execute(cancelledBy: CancelledBy): Promise<AgentRunResult> {
+    this.cancelledBy = cancelledBy;
     const opened = nextStop(this.facts, { at: 'opened', ...(await this.open()) });
     if (opened) return this.end(opened);
     try {
@@ -373,38 +365,27 @@ export class AgentRun implements RunModel {
   }
 
   /**
-   * End the run. A failed call's turn is compensated first (in the turn's scope, as any step); then, never
-   * interrupted by a cancellation: a stop other than `completed` settles what stands (`onAbort`, within the
-   * deadline's grace) and records what it leaves for an operator; publish, and return.
+   * End the run (ending.ts): from here nothing a caller does interrupts it. The failed turn's saga and the
+   * settlement of what stands run to their end, a cancel that arrives meanwhile is recorded and honoured by the
+   * stop; then publish, and return.
    */
   private async end(s: Stop): Promise<AgentRunResult> {
-    let stop = s;
-    if (stop.kind === 'compensate') {
-      const outcome = await this.saga.compensate(stop.turn, failureSummary(stop.failed), (c) => runCall(this, c));
-      this.show();
-      stop = afterCompensation(stop.failed, outcome);
-    }
-    const { reason, detail, finalText } = stop as Extract<Stop, { kind: 'stop' }>;
-    return CancellationScope.nonCancellable(async () => {
-      const settled =
-        reason === 'completed'
-          ? { left: [], detail: '' }
-          : await settleStanding(
-              {
-                ledger: this.ledger,
-                saga: this.saga,
-                tools: workflowTools,
-                onAbort: this.onAbort,
-                lost: this.lostRegistrations,
-              },
-              reason,
-              (c) => runCall(withGrace(this), c),
-            );
-      const full = [detail, settled.detail].filter((x) => x !== '').join('; ');
-      this.ledger.append({ type: 'RunCompleted', stopReason: reason, detail: full, leftStanding: settled.left });
-      this.show();
-      await condition(allHandlersFinished);
-      return runResult(this.ledger, reason, full, finalText);
-    });
+    const stop = await endRun(
+      {
+        ledger: this.ledger,
+        saga: this.saga,
+        tools: workflowTools,
+        onAbort: this.onAbort,
+        lost: this.lostRegistrations,
+        scope: this.scope,
+        cancelledBy: this.cancelledBy,
+        run: (c) => runCall(withGrace(this), c),
+        show: this.show,
+      },
+      s,
+    );
+    this.show();
+    await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+    return runResult(this.ledger, stop.reason, stop.detail, stop.finalText);
   }
 }

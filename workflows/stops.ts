@@ -12,9 +12,17 @@ import { spentBudget } from './budgets';
 import type { SagaOutcome } from './steps/compensate';
 
 export type Stop =
-  | { readonly kind: 'stop'; readonly reason: StopReason; readonly detail: string; readonly finalText?: string }
+  | DecidedStop
   /** A dispatched call failed downstream: offset what already took effect, then stop (`afterCompensation`). */
   | { readonly kind: 'compensate'; readonly turn: number; readonly failed: readonly Observation[] };
+
+/** A decided stop: why, and the sentence its detail adds. */
+export interface DecidedStop {
+  readonly kind: 'stop';
+  readonly reason: StopReason;
+  readonly detail: string;
+  readonly finalText?: string;
+}
 
 /** What a turn has just learned. */
 export type Moment =
@@ -40,7 +48,7 @@ export interface StopView {
   readonly input: Pick<AgentRunInput, 'onToolFailure' | 'onDenied'>;
 }
 
-const stop = (reason: StopReason, detail: string, finalText?: string): Stop => ({
+const stop = (reason: StopReason, detail: string, finalText?: string): DecidedStop => ({
   kind: 'stop',
   reason,
   detail,
@@ -120,17 +128,54 @@ export function nextStop(run: StopView, m: Moment): Stop | null {
 }
 
 /** The stop after a failed call's turn was compensated: failed, or an operator must repair. */
-export function afterCompensation(failed: readonly Observation[], outcome: SagaOutcome): Stop {
+export function afterCompensation(failed: readonly Observation[], outcome: SagaOutcome, p: Projection): DecidedStop {
   const why = failureSummary(failed);
-  const summary = `offset ${outcome.offset.length}, nothing to offset ${outcome.nothingToOffset.length}`;
-  const unsettled = [...outcome.unsettled, ...outcome.noTime];
-  if (unsettled.length > 0) {
-    return stop(
-      'compensation_failed',
-      `${why}; ${summary}; compensation did not settle for ${unsettled.join(', ')}: an operator must repair`,
-    );
-  }
+  const summary = sagaSummary(outcome, p);
+  if (outcome.unsettled.length + outcome.noTime.length > 0)
+    return stop('compensation_failed', `${why}; ${summary}: an operator must repair`);
   return stop('tool_failed', `${why}; ${summary} (compensated, not rolled back)`);
+}
+
+/** What a saga settled and what it left, each forward call named with its tool. */
+export function sagaSummary(outcome: SagaOutcome, p: Projection): string {
+  const named = (ids: readonly string[]) => ids.map((id) => `${id} (${p.calls[id]?.toolName ?? '?'})`).join(', ');
+  const parts = [
+    outcome.offset.length > 0 ? `offset ${named(outcome.offset)}` : '',
+    outcome.nothingToOffset.length > 0 ? `nothing to offset for ${named(outcome.nothingToOffset)}` : '',
+    outcome.unsettled.length > 0 ? `compensation did not settle for ${named(outcome.unsettled)}` : '',
+    outcome.noTime.length > 0 ? `no time left to compensate ${named(outcome.noTime)}` : '',
+  ].filter((x) => x !== '');
+  return parts.length > 0 ? parts.join('; ') : 'nothing to offset';
+}
+
+/**
+ * The stop once what stood is settled, so that its reason says no more than what it leaves: `outcome_unknown`
+ * claims a call is still UNKNOWN (`stillUnknown`: any call, a compensation included). When the settlement found
+ * every such call's outcome (a compensation that found nothing under its key and sealed it, say), the run stops for
+ * what ended its wait for an operator: the deadline.
+ */
+export function afterSettlement(s: DecidedStop, stillUnknown: boolean): DecidedStop {
+  if (s.reason !== 'outcome_unknown' || stillUnknown) return s;
+  return {
+    ...s,
+    reason: 'deadline_exceeded',
+    detail: `the deadline passed while calls were UNKNOWN; the stop settled them, none is left UNKNOWN (${s.detail})`,
+  };
+}
+
+/**
+ * A cancel the run accepted before its stop was recorded is honoured by the stop: `operator_stopped`. The reason
+ * the run was already stopping for stays in the detail. A run the model completed keeps `completed`: it has nothing
+ * standing to settle, and no turn left to stop (the cancel is recorded all the same).
+ */
+export function honourCancel(s: DecidedStop, by: { readonly actor: ActorRecord } | undefined): DecidedStop {
+  if (s.reason === 'operator_stopped' || s.reason === 'completed') return s;
+  const who = by ? ` by ${by.actor.principalId}` : '';
+  return {
+    ...s,
+    reason: 'operator_stopped',
+    detail: `cancelled by request${who}, honoured at the stop (${s.reason}: ${s.detail})`,
+  };
 }
 
 /** Why a turn is compensated, as the compensation events and the stop detail say it. */

@@ -28,7 +28,8 @@ What cancellation means:
   It proves only that we asked and stopped waiting. It does NOT undo an effect, and it does not prove that a call
   already sent did not commit: a dispatch in flight may still land downstream. The workflow handles the request:
   calls in flight become UNKNOWN and are reconciled by their operation key (or left for an operator), and the
-  ledger records the outcome. Check it with \`ledgerloop show <workflowId>\` and \`ledgerloop audit <workflowId>\`.`;
+  ledger records the outcome. A run that is already compensating or settling finishes that first, uninterrupted,
+  then stops operator_stopped. Check it with \`ledgerloop show <workflowId>\` and \`ledgerloop audit <workflowId>\`.`;
 
 export function registerCancel(program: Command, io: CommandIO): void {
   const cmd = runCommand(program, 'cancel', 'request cancellation of a run (only proves we stopped waiting; see below)')

@@ -295,10 +295,17 @@ export type LedgerEventBody =
       readonly left: readonly string[];
     }
   | {
+      /**
+       * A cancel the run accepted: the verified `requestCancel` (with who and why) or Temporal's own (no identity).
+       * Without `whileStopping` it stopped the turn loop, and `inFlight` lists the calls it left UNKNOWN; with it,
+       * the run was already stopping (its saga or its settlement running, or its stop decided): the cancel
+       * interrupted nothing, `inFlight` lists the calls dispatching or UNKNOWN as it arrived, and the stop honours it.
+       */
       readonly type: 'CancellationRequested';
       readonly inFlight: readonly string[];
       readonly requestedBy?: ActorRecord;
       readonly reason?: string;
+      readonly whileStopping?: true;
     }
   | { readonly type: 'OperatorWaitStarted'; readonly unknownCalls: readonly string[] }
   | {
