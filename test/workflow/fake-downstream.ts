@@ -37,10 +37,17 @@ export class FakeDownstream {
   lookups = 0;
   private readonly script: Step[];
 
-  /** `refuseSeal`: a lookup finds nothing and does not seal the key (the seal refused, as a faulty downstream may). */
+  /**
+   * `refuseSeal`: a lookup finds nothing and does not seal the key (the seal refused, as a faulty downstream may).
+   * `refuses`: requests the downstream refuses with a business reason (`reject`) whenever they arrive, without
+   * taking a step of the script, so the script's order does not depend on when a refused request arrives.
+   */
   constructor(
     script: readonly Step[] = [],
-    private readonly opts: { readonly refuseSeal?: boolean } = {},
+    private readonly opts: {
+      readonly refuseSeal?: boolean;
+      readonly refuses?: (req: DispatchRequest) => boolean;
+    } = {},
   ) {
     this.script = [...script];
   }
@@ -58,7 +65,7 @@ export class FakeDownstream {
 
   private async dispatch(req: DispatchRequest): Promise<DispatchResponse> {
     const attempt = Context.current().info.attempt;
-    const step = this.script.shift() ?? 'ok';
+    const step = this.opts.refuses?.(req) ? 'reject' : (this.script.shift() ?? 'ok');
     if (step === 'stale')
       throw ApplicationFailure.nonRetryable('the policy changed since the decision', Failure.AuthorizationStale);
     this.sent.push(req.keyUsed);
