@@ -91,7 +91,9 @@ test('a call the operator settles FAILED after the wait: the turn’s standing e
     expect(byTool['shipping_schedule']?.state).toBe('FAILED');
     expect(byTool['wallet_debit']?.compensation).toBe('OFFSET');
     expect(byTool['inventory_reserve']?.compensation).toBe('OFFSET');
-    expect(out.result.detail).toMatch(/offset 2/);
+    // The stop names what the saga offset, each call with its tool.
+    expect(out.result.detail).toContain(`${byTool['wallet_debit']?.logicalCallId} (wallet_debit)`);
+    expect(out.result.detail).toContain(`${byTool['inventory_reserve']?.logicalCallId} (inventory_reserve)`);
   } finally {
     await shipping.stop();
   }
