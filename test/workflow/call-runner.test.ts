@@ -4,46 +4,21 @@
  * model, the authorizer and identity verification are the real activities; nothing runs as a separate process.
  * The real-server tiers (test/integration) keep proving the same promises against real services.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
-import { staticIdentitySource } from '../../src/identity/config';
-import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
-import { createTimeSkippingEnv } from '../../host/server/time-skipping';
-import { writeWorkflowBundle } from '../../host/worker/bundle';
 import type { LedgerSnapshot } from '../../workflows/ledger';
-import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
+import { tierWorker, workflowTier } from './tier';
 import { labScriptedModel } from '../../lab/scenarios';
 import { DEFAULT_POLICY, Policy } from '../../src/domain/policy-format';
 import { StaticPolicyStore, type PolicyStore } from '../../src/stores/policy-store';
 
 jest.setTimeout(60_000);
 
-let env: TestWorkflowEnvironment;
-let bundlePath: string;
-let issuer: DevIssuer;
-let dir: string;
-
-beforeAll(async () => {
-  quietRuntime();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-wf-'));
-  [env, bundlePath, issuer] = await Promise.all([
-    createTimeSkippingEnv(),
-    writeWorkflowBundle(path.join(dir, 'bundle.js')),
-    createDevIssuer(path.join(dir, 'identity')),
-  ]);
-});
-afterAll(async () => {
-  await env?.teardown();
-  rmSync(dir, { recursive: true, force: true });
-});
+const tier = workflowTier('wf');
 
 interface Outcome {
   readonly result: AgentRunResult;
@@ -67,27 +42,16 @@ async function run(
 ): Promise<Outcome> {
   const { scenario, vars, policy, policies, ...rest } = over;
   const taskQueue = `wf-tier-${process.pid}-${++runs}`;
-  const real = createActivities({
-    models: [labScriptedModel()],
-    services: {},
-    workerIdentity: 'wf-tier',
-    identity: { issuers: staticIdentitySource([issuer.config]) },
-    ...(policy || policies ? { authorize: { policies: policies ?? new StaticPolicyStore(policy!) } } : {}),
-  });
   let authorizerCalls = 0;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: { codePath: bundlePath },
-    activities: {
-      ...real,
+  const worker = await tierWorker(tier, taskQueue, {
+    ...(policy || policies ? { policies: policies ?? new StaticPolicyStore(policy!) } : {}),
+    stubs: (real) => ({
       ...fake.activities(),
       readPolicy: (...args: Parameters<typeof real.readPolicy>) => {
         authorizerCalls += 1;
         return real.readPolicy(...args);
       },
-    },
-    sinks: DISCARD_WORKFLOW_SPANS,
+    }),
   });
   const input: AgentRunInput = {
     principal: { id: 'user:alice', tenant: 'acme' },
@@ -99,16 +63,16 @@ async function run(
       vars: vars ?? { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } },
     },
     // The test server's clock, not this process's: time skipping moves it ahead between runs.
-    deadlineAt: new Date((await env.currentTimeMs()) + 3600_000).toISOString(),
+    deadlineAt: new Date((await tier.env.currentTimeMs()) + 3600_000).toISOString(),
     caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
     ...rest,
   };
   return worker.runUntil(async () => {
-    const handle = await startAgentRun(env.client, {
+    const handle = await startAgentRun(tier.env.client, {
       workflowId: `${taskQueue}-run`,
       taskQueue,
       input,
-      identityToken: await issuer.issueFor({ purpose: 'start', run: `${taskQueue}-run` }, 'user:alice', 'acme'),
+      identityToken: await tier.issuer.issueFor({ purpose: 'start', run: `${taskQueue}-run` }, 'user:alice', 'acme'),
     });
     const result = await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];
@@ -341,14 +305,14 @@ describe('absurd input', () => {
   async function startRaw(args: unknown): Promise<{ failure: unknown; taskFailures: number }> {
     const taskQueue = `wf-tier-raw-${process.pid}-${++runs}`;
     const worker = await Worker.create({
-      connection: env.nativeConnection,
+      connection: tier.env.nativeConnection,
       taskQueue,
-      workflowBundle: { codePath: bundlePath },
+      workflowBundle: { codePath: tier.bundlePath },
       activities: createActivities({ models: [labScriptedModel()], services: {}, workerIdentity: 'wf-tier' }),
       sinks: DISCARD_WORKFLOW_SPANS,
     });
     return worker.runUntil(async () => {
-      const handle = await env.client.workflow.start('agentRun', {
+      const handle = await tier.env.client.workflow.start('agentRun', {
         workflowId: `${taskQueue}-run`,
         taskQueue,
         args: [args],

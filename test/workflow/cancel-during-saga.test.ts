@@ -10,51 +10,22 @@
  * The positive control: the same checks over the ledger today's main left in the issue's run (the refund's key
  * sealed, the release never sent, the cancel recorded nowhere) report each of those.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { createActivities } from '../../activities';
 import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import type { LedgerEvent } from '../../src/domain/ledger-events';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
-import { staticIdentitySource } from '../../src/identity/config';
-import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
-import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
-import { labScriptedModel } from '../../lab/scenarios';
-import { createTimeSkippingEnv } from '../../host/server/time-skipping';
-import { writeWorkflowBundle } from '../../host/worker/bundle';
 import { requestCancelUpdate } from '../../workflows/definitions';
 import type { LedgerSnapshot } from '../../workflows/ledger';
-import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
+import { tierWorker, workflowTier } from './tier';
 
 jest.setTimeout(600_000);
 
 const { WorkflowTaskFailedCause } = temporal.api.enums.v1;
 
-let env: TestWorkflowEnvironment;
-let bundlePath: string;
-let issuer: DevIssuer;
-let dir: string;
-
-beforeAll(async () => {
-  quietRuntime();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-saga-cancel-'));
-  [env, bundlePath, issuer] = await Promise.all([
-    createTimeSkippingEnv(),
-    writeWorkflowBundle(path.join(dir, 'bundle.js')),
-    createDevIssuer(path.join(dir, 'identity')),
-  ]);
-});
-afterAll(async () => {
-  await env?.teardown();
-  rmSync(dir, { recursive: true, force: true });
-});
+const tier = workflowTier('saga-cancel');
 
 type CancelKind = 'verified' | 'temporal';
 /** Where the cancel lands: inside the n-th dispatch or lookup from the refused debit's on, before or after it acts. */
@@ -104,7 +75,7 @@ async function runWith(steps: readonly Step[], point: Point | undefined): Promis
   let cancelled = false;
   const cancelNow = async (): Promise<void> => {
     if (point?.kind === 'verified') {
-      const token = await issuer.issueFor({ purpose: 'cancel', run: workflowId }, 'user:alice', 'acme');
+      const token = await tier.issuer.issueFor({ purpose: 'cancel', run: workflowId }, 'user:alice', 'acme');
       await handle!.executeUpdate(requestCancelUpdate, { args: [{ token, reason: 'cancel during the saga' }] });
     } else {
       await handle!.cancel();
@@ -125,38 +96,28 @@ async function runWith(steps: readonly Step[], point: Point | undefined): Promis
         if (here && point.phase === 'after') await cancelNow();
       }
     };
-  const stub = fake.activities();
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: { codePath: bundlePath },
-    activities: {
-      ...createActivities({
-        models: [labScriptedModel()],
-        services: {},
-        workerIdentity: 'saga-cancel',
-        identity: { issuers: staticIdentitySource([issuer.config]) },
-      }),
-      dispatchTool: around(stub.dispatchTool),
-      reconcileCall: around(stub.reconcileCall),
+  const worker = await tierWorker(tier, taskQueue, {
+    workerIdentity: 'saga-cancel',
+    stubs: () => {
+      const stub = fake.activities();
+      return { dispatchTool: around(stub.dispatchTool), reconcileCall: around(stub.reconcileCall) };
     },
-    sinks: DISCARD_WORKFLOW_SPANS,
   });
   const input: AgentRunInput = {
     principal: { id: 'user:alice', tenant: 'acme' },
     goal: 'charge the customer three times',
     strategy: 'same_key_replay',
     planner: { kind: 'scripted', scenario: 'n-debits', vars: { account: 'acct_1', turns: 3 } },
-    deadlineAt: new Date((await env.currentTimeMs()) + 3600_000).toISOString(),
+    deadlineAt: new Date((await tier.env.currentTimeMs()) + 3600_000).toISOString(),
     caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
     limits: { compensation: COMPENSATION_ATTEMPTS },
   };
   return worker.runUntil(async () => {
-    handle = await startAgentRun(env.client, {
+    handle = await startAgentRun(tier.env.client, {
       workflowId,
       taskQueue,
       input,
-      identityToken: await issuer.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
+      identityToken: await tier.issuer.issueFor({ purpose: 'start', run: workflowId }, 'user:alice', 'acme'),
     });
     const result = await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];

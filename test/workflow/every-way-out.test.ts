@@ -10,49 +10,21 @@
  * The positive control: the same checks over a ledger whose call a decision alone settled FAILED after it may have
  * sent (the hole this closes) report it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { createActivities } from '../../activities';
 import { readLedger, startAgentRun } from '../../host/client/runs';
 import type { LedgerEvent } from '../../src/domain/ledger-events';
 import { isSettled } from '../../src/domain/lifecycle';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
-import { staticIdentitySource } from '../../src/identity/config';
-import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
-import { DISCARD_WORKFLOW_SPANS } from '../../src/observability/tracing';
-import { labScriptedModel } from '../../lab/scenarios';
 import { DEFAULT_POLICY, Policy } from '../../src/domain/policy-format';
 import { StaticPolicyStore } from '../../src/stores/policy-store';
-import { createTimeSkippingEnv } from '../../host/server/time-skipping';
-import { writeWorkflowBundle } from '../../host/worker/bundle';
 import type { LedgerSnapshot } from '../../workflows/ledger';
-import { quietRuntime } from '../helpers/stack';
 import { FakeDownstream, type Step } from './fake-downstream';
+import { tierWorker, workflowTier } from './tier';
 
 jest.setTimeout(600_000);
 
-let env: TestWorkflowEnvironment;
-let bundlePath: string;
-let issuer: DevIssuer;
-let dir: string;
-
-beforeAll(async () => {
-  quietRuntime();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-ways-out-'));
-  [env, bundlePath, issuer] = await Promise.all([
-    createTimeSkippingEnv(),
-    writeWorkflowBundle(path.join(dir, 'bundle.js'), {
-      interceptorModules: [path.join(__dirname, 'inject-throw.interceptors.ts')],
-    }),
-    createDevIssuer(path.join(dir, 'identity')),
-  ]);
-});
-afterAll(async () => {
-  await env?.teardown();
-  rmSync(dir, { recursive: true, force: true });
+const tier = workflowTier('ways-out', {
+  interceptorModules: [path.join(__dirname, 'inject-throw.interceptors.ts')],
 });
 
 /** Debits are limited to one per minute per run: a second debit of the same turn waits on a timer. */
@@ -101,21 +73,10 @@ async function runWith(
 }> {
   const fake = new FakeDownstream(s.steps);
   const taskQueue = `ways-out-${process.pid}-${++runs}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: { codePath: bundlePath },
-    activities: {
-      ...createActivities({
-        models: [labScriptedModel()],
-        services: {},
-        workerIdentity: 'ways-out',
-        authorize: { policies: new StaticPolicyStore(s.policy) },
-        identity: { issuers: staticIdentitySource([issuer.config]) },
-      }),
-      ...fake.activities(),
-    },
-    sinks: DISCARD_WORKFLOW_SPANS,
+  const worker = await tierWorker(tier, taskQueue, {
+    workerIdentity: 'ways-out',
+    policies: new StaticPolicyStore(s.policy),
+    stubs: () => fake.activities(),
   });
   const input: AgentRunInput = {
     principal: { id: 'user:alice', tenant: 'acme' },
@@ -126,16 +87,16 @@ async function runWith(
       scenario: 'wallet-debit',
       vars: { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } },
     },
-    deadlineAt: new Date((await env.currentTimeMs()) + 3600_000).toISOString(),
+    deadlineAt: new Date((await tier.env.currentTimeMs()) + 3600_000).toISOString(),
     caps: { toolAttemptMs: 3_000, reconcileAttemptMs: 2_000 },
     ...s.over,
   };
   return worker.runUntil(async () => {
-    const handle = await startAgentRun(env.client, {
+    const handle = await startAgentRun(tier.env.client, {
       workflowId: `${taskQueue}-run`,
       taskQueue,
       input,
-      identityToken: await issuer.issueFor({ purpose: 'start', run: `${taskQueue}-run` }, 'user:alice', 'acme'),
+      identityToken: await tier.issuer.issueFor({ purpose: 'start', run: `${taskQueue}-run` }, 'user:alice', 'acme'),
       memo: { injectThrow: inject },
     });
     const result = await handle.result();
