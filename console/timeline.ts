@@ -116,7 +116,7 @@ function describe(e: LedgerEvent): { phase: Phase; text: string } {
     case 'CancellationRequested':
       return {
         phase: 'stop',
-        text: `cancel requested${e.requestedBy ? ` by ${e.requestedBy.principalId}` : ''}${e.reason ? `: ${e.reason}` : ''}`,
+        text: `cancel requested${e.requestedBy ? ` by ${e.requestedBy.principalId}` : ''}${e.reason ? `: ${e.reason}` : ''}${e.whileStopping ? ' (while the run was stopping: it finished its saga and settlement, then stopped)' : ''}`,
       };
     case 'RunCompleted': {
       const left =
