@@ -11,6 +11,7 @@ import { registerLocalModelCommands } from './local-model';
 import { registerRunCommands } from './commands';
 import { registerInit } from './commands/init';
 import { registerKeys } from './commands/keys';
+import { registerSetup } from './commands/setup';
 import { processIO } from './commands/shared';
 import { versionLine } from './version';
 import { ConfigError } from '../src/config';
@@ -167,6 +168,7 @@ function registerProjectCommands(): void {
   registerRunCommands(program);
   registerKeys(program, processIO);
   registerInit(program, processIO);
+  registerSetup(program, processIO);
   registerFaultsCommand(program);
   registerLocalModelCommands(program);
 }

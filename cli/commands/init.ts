@@ -41,7 +41,10 @@ export function registerInit(program: Command, io: CommandIO): void {
       )
       .argument('<dir>', 'the folder to create (it must not exist, or be empty)')
       .option('--name <name>', 'the package name (default: the folder’s name)')
-      .option('--ledgerloop <spec>', 'how the project depends on ledgerloop: a range, a tarball or a file: path')
+      .option(
+        '--ledgerloop <spec>',
+        'how the project depends on ledgerloop: a range, a tarball or a file: path (default: the tarball or folder this ledgerloop was installed from, else ^<its version>)',
+      )
       .option('--no-install', 'write the files and keys, but do not run npm install'),
     io,
   );
@@ -62,6 +65,7 @@ export function registerInit(program: Command, io: CommandIO): void {
       io.out(`wrote ${made.name} in ${rel}: ${made.files.length} files\n`);
       for (const f of made.files) io.out(`  ${f}\n`);
       io.out(`\ndevelopment keys (ledgerloop keys):\n${keysTable(made.keys)}\n`);
+      io.out(`\nledgerloop dependency: ${made.ledgerloop}\n`);
       if (flags.install) {
         io.err.write(`npm install in ${rel} …\n`);
         const code = await npmInstall(made.dir, io);

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT, packageJsonPath } from '../../src/package-paths';
+import { ledgerloopSourceSpec } from './install-source';
 import { ensureProjectKeys, keyFilesIn, type KeyFileStatus } from './keys';
 
 /** The template a project starts from, shipped in the package (`files` in package.json). */
@@ -27,7 +28,11 @@ export interface ScaffoldOptions {
   /** The folder to create (its last segment names the package unless `name` does). */
   readonly dir: string;
   readonly name?: string;
-  /** How the project depends on ledgerloop: a version range, `file:` path or tarball; default `^<this version>`. */
+  /**
+   * How the project depends on ledgerloop: a version range, `file:` path or tarball. Default: where the running
+   * ledgerloop came from (src/project/install-source.ts): its tarball or folder, else `^<this version>` from the
+   * registry, so the project's `npm install` finds the very package that wrote it.
+   */
   readonly ledgerloopSpec?: string;
 }
 
@@ -36,6 +41,8 @@ export interface ScaffoldResult {
   readonly name: string;
   readonly files: readonly string[];
   readonly keys: readonly KeyFileStatus[];
+  /** The `ledgerloop` dependency written into its package.json. */
+  readonly ledgerloop: string;
 }
 
 interface OwnPackage {
@@ -58,7 +65,7 @@ function projectDependencies(own: OwnPackage, spec: string): Record<string, stri
 
 /** A tarball or folder given as a path becomes an absolute `file:` spec npm accepts; anything else is kept. */
 function dependencySpec(spec: string | undefined, version: string): string {
-  if (spec === undefined) return `^${version}`;
+  if (spec === undefined) return ledgerloopSourceSpec(PACKAGE_ROOT, version);
   const isPath = spec.startsWith('.') || spec.startsWith('/') || spec.endsWith('.tgz');
   return isPath && !spec.startsWith('file:') ? `file:${path.resolve(spec)}` : spec;
 }
@@ -96,13 +103,14 @@ export async function scaffoldProject(opts: ScaffoldOptions): Promise<ScaffoldRe
     const range = own.devDependencies?.[dev];
     if (range !== undefined) devDependencies[dev] = range;
   }
+  const ledgerloop = dependencySpec(opts.ledgerloopSpec, own.version);
   const written = {
     ...pkg,
     name,
-    dependencies: projectDependencies(own, dependencySpec(opts.ledgerloopSpec, own.version)),
+    dependencies: projectDependencies(own, ledgerloop),
     devDependencies,
   };
   fs.writeFileSync(pkgFile, `${JSON.stringify(written, null, 2)}\n`);
   const keys = await ensureProjectKeys(keyFilesIn(path.join(dir, '.ledgerloop', 'keys')));
-  return { dir, name, files, keys };
+  return { dir, name, files, keys, ledgerloop };
 }

@@ -1,7 +1,8 @@
 /**
  * Starts and stops a real Temporal dev server (`temporal server start-dev`, SQLite persistence, Web UI) from
- * the pinned CLI, with the project's search attributes registered. Nothing is downloaded: the CLI comes from
- * `bash scripts/install-temporal.sh` (see temporal-binaries.ts).
+ * the pinned CLI, with the project's search attributes registered. Nothing is downloaded here: the CLI is
+ * `TEMPORAL_CLI`, `temporal` on PATH, or the pinned one `ledgerloop setup` put in the per-user cache
+ * (temporal-binaries.ts).
  *
  * The server runs in its own process group with its output in `<repo>/.data/temporal-<port>.log`. It never
  * outlives the Node process that started it: a watchdog SIGTERMs it when that process goes away.

@@ -1,6 +1,7 @@
 /**
  * A time-skipping test environment (virtual clock for timers, deadlines, expiry) on the pinned test server
- * binary from `.tools/venv`; never the SDK's download. One environment per test file; tests run serially.
+ * binary (`TEMPORAL_TEST_SERVER`, else the one `ledgerloop setup --test-server` put in the per-user cache); never
+ * the SDK's download. One environment per test file; tests run serially.
  */
 import { TestWorkflowEnvironment, type TimeSkippingTestWorkflowEnvironmentOptions } from '@temporalio/testing';
 import { INDEXED_VALUE_TYPE } from './dev-server';

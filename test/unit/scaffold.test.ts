@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ledgerloopSourceSpec } from '../../host/project/install-source';
 import { scaffoldProject, ScaffoldError, TEMPLATE_DIR } from '../../host/project/scaffold';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-init-'));
@@ -39,17 +40,63 @@ test('a new folder gets the whole template, its dev keys (secrets 0600) and a pa
   expect(made.keys.every((k) => k.exists)).toBe(true);
 });
 
-test('a version range is kept as it is; without one the project depends on this version', async () => {
+test('a version range is kept as it is; without one, run from this clone, the project depends on the clone', async () => {
   const ranged = await scaffoldProject({ dir: path.join(tmp(), 'a'), ledgerloopSpec: '^1.0.0' });
   const plain = await scaffoldProject({ dir: path.join(tmp(), 'b') });
   const dep = (dir: string) =>
     (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
       .dependencies['ledgerloop'];
   expect(dep(ranged.dir)).toBe('^1.0.0');
-  const own = JSON.parse(readFileSync(path.join(TEMPLATE_DIR, '..', '..', 'package.json'), 'utf8')) as {
-    version: string;
-  };
-  expect(dep(plain.dir)).toBe(`^${own.version}`);
+  // Jest runs the sources of this repository: a folder outside any node_modules.
+  expect(dep(plain.dir)).toBe(`file:${path.resolve(TEMPLATE_DIR, '..', '..')}`);
+  expect(plain.ledgerloop).toBe(dep(plain.dir));
+});
+
+/** A package folder as npm leaves it: `<prefix>/node_modules/ledgerloop`, and the hidden lockfile's entry for it. */
+function installedAt(entry: Record<string, unknown> | undefined): string {
+  const prefix = tmp();
+  const root = path.join(prefix, 'node_modules', 'ledgerloop');
+  mkdirSync(root, { recursive: true });
+  if (entry !== undefined)
+    writeFileSync(
+      path.join(prefix, 'node_modules', '.package-lock.json'),
+      JSON.stringify({ name: 'x', lockfileVersion: 3, packages: { 'node_modules/ledgerloop': entry } }),
+    );
+  return root;
+}
+
+describe('init writes the source it runs from', () => {
+  test('run through `npx --package ./ledgerloop-0.1.0.tgz`, it writes that tarball, not a version the registry lacks', () => {
+    // What npx 11 records in its cache folder for a tarball: a path relative to that folder.
+    const root = installedAt({
+      version: '0.1.0',
+      resolved: 'file:../../x/ledgerloop-0.1.0.tgz',
+      integrity: 'sha512-x',
+    });
+    const prefix = path.dirname(path.dirname(root));
+    expect(ledgerloopSourceSpec(root, '0.1.0')).toBe(`file:${path.resolve(prefix, '../../x/ledgerloop-0.1.0.tgz')}`);
+  });
+
+  test('installed from the registry, it writes the version range', () => {
+    const root = installedAt({
+      version: '0.1.0',
+      resolved: 'https://registry.example/ledgerloop/-/ledgerloop-0.1.0.tgz',
+    });
+    expect(ledgerloopSourceSpec(root, '0.1.0')).toBe('^0.1.0');
+  });
+
+  test('a folder npm linked, or one outside node_modules, is written as that folder', () => {
+    const root = installedAt({ resolved: '../../work/ledgerloop', link: true });
+    const prefix = path.dirname(path.dirname(root));
+    expect(ledgerloopSourceSpec(root, '0.1.0')).toBe(`file:${path.resolve(prefix, '../../work/ledgerloop')}`);
+    expect(ledgerloopSourceSpec('/src/ledgerloop', '0.1.0')).toBe('file:/src/ledgerloop');
+  });
+
+  test('a tarball URL that is not a registry’s is kept; no lockfile falls back to the version', () => {
+    const url = 'https://example.test/builds/ledgerloop-main.tgz';
+    expect(ledgerloopSourceSpec(installedAt({ resolved: url }), '0.1.0')).toBe(url);
+    expect(ledgerloopSourceSpec(installedAt(undefined), '0.1.0')).toBe('^0.1.0');
+  });
 });
 
 test('a folder that holds anything is refused, and nothing in it changes; an empty one is used', async () => {
