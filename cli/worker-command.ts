@@ -11,6 +11,7 @@ import { exitOnWorkerError, runWorkerProcess } from '../host/worker/main';
 import { activeProject } from './active-project';
 import { commandProject } from './project';
 import { applyProjectEnvironment } from '../host/project/environment';
+import { adoptLocalCodecKeys } from '../src/codec/demo-key';
 
 export interface WorkerFlags {
   readonly config?: string;
@@ -37,6 +38,11 @@ export async function runWorkerCommand(flags: WorkerFlags): Promise<void> {
     const project = await commandProject(flags);
     if (project !== undefined && project !== activeProject()) applyProjectEnvironment(project, process.env);
     Object.assign(process.env, workerFlagEnv(flags));
+    // No keys configured, but the demo's here: read and write as the CLI and the demo's workers do.
+    if (adoptLocalCodecKeys(process.env).kind === 'demo')
+      process.stderr.write(
+        `ledgerloop worker: no LEDGERLOOP_CODEC_KEYS: payloads are encrypted with the demo key in ${process.env['LEDGERLOOP_CODEC_KEYS_FILE']}, as the demo's workers and this CLI do\n`,
+      );
     if (project !== undefined) {
       const { address, namespace } = resolveConnectionConfig();
       process.stderr.write(

@@ -9,6 +9,7 @@ import { CliUsageError } from '../errors';
 import { parseNonEmpty, parsePrincipal } from '../parse';
 import type { DataConverter } from '@temporalio/common';
 import { guardTokenTransport, TokenInClearError } from '../../host/client/token-transport';
+import { CODEC_KEYS_ENV } from '../../src/codec/data-converter';
 import { ActTokenError, tokenForAct } from '../../src/identity/act-token';
 import { readToken } from '../../src/identity/issue';
 import type { TokenScope } from '../../src/identity/purpose';
@@ -43,28 +44,47 @@ export async function tokenForCommand(presented: string, scope: TokenScope): Pro
 }
 
 /**
- * Before a token is sent: a warning on stderr when this client would write it to the run's history in clear text,
- * a usage error (nothing sent) under LEDGERLOOP_CODEC_STRICT (host/client/token-transport.ts).
+ * Before a token is sent: a client that would write it to the run's history in clear text (no keys configured, no
+ * project's, no demo's: src/codec/demo-key.ts) refuses with a usage error, nothing sent, unless the user passed
+ * `--allow-token-in-clear`; then it is sent with a warning on stderr.
  */
 export async function guardCommandToken(
   dataConverter: DataConverter | undefined,
   what: string,
   err: ProgressStream,
+  allowInClear = false,
 ): Promise<void> {
   try {
-    await guardTokenTransport(dataConverter, what, { warn: (line) => err.write(`${line}\n`) });
+    await guardTokenTransport(dataConverter, what, {
+      warn: (line) => err.write(`${line}\n`),
+      strict: !allowInClear,
+      refusal: `(no codec keys here: ${CODEC_KEYS_ENV}, a project's codec-keys or the demo's key; ${ALLOW_IN_CLEAR_FLAG} sends it anyway)`,
+    });
   } catch (e) {
     if (e instanceof TokenInClearError) throw new CliUsageError(e.message);
     throw e;
   }
 }
 
+/** The flag that sends a token in clear text where no key can be found. */
+export const ALLOW_IN_CLEAR_FLAG = '--allow-token-in-clear';
+
+/** `--allow-token-in-clear`, on every command that sends a token. */
+export function addAllowInClearOption(cmd: Command): Command {
+  return cmd.option(
+    ALLOW_IN_CLEAR_FLAG,
+    'send the token even though this client has no codec keys: it is then readable in the run’s history (default: refuse)',
+    false,
+  );
+}
+
 /** `--token`, shared by approve, deny, resolve and cancel. */
 export function addTokenOption(cmd: Command): Command {
-  return cmd.option(
+  cmd.option(
     '--token <jws|@file>',
     `your identity token (default env ${ACTOR_TOKEN_ENV}); the ledger records its verified principal`,
   );
+  return addAllowInClearOption(cmd);
 }
 import { arg, configureCommand, runCommand, type CommandIO } from './shared';
 

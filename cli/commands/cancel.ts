@@ -19,6 +19,8 @@ import { arg, configureCommand, printJson, runAction, runCommand, type CommandIO
 interface CancelFlags extends ConnectionFlags {
   readonly reason: string;
   readonly token?: string;
+  /** `--allow-token-in-clear`: send the token even without codec keys. */
+  readonly allowTokenInClear?: boolean;
   readonly json: boolean;
 }
 
@@ -49,7 +51,7 @@ export function registerCancel(program: Command, io: CommandIO): void {
       // A token to cancel exactly this run (src/identity/purpose.ts).
       const token = await tokenForCommand(actorToken(flags.token), { purpose: 'cancel', run: workflowId });
       return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
-        await guardCommandToken(s.dataConverter, 'the canceller’s token', io.err);
+        await guardCommandToken(s.dataConverter, 'the canceller’s token', io.err, flags.allowTokenInClear);
         const { handle, description } = await describeRun(s, workflowId);
         if (description.status.name !== 'RUNNING') {
           throw new OperationRefusedError(`run ${workflowId} is already ${description.status.name}; nothing to cancel`);

@@ -20,6 +20,8 @@ import { arg, printJson, runAction, type CommandIO } from './shared';
 interface DecideFlags extends ConnectionFlags {
   readonly as?: string;
   readonly token?: string;
+  /** `--allow-token-in-clear`: send the token even without codec keys. */
+  readonly allowTokenInClear?: boolean;
   readonly reason?: string;
   readonly ttl?: number;
   readonly argumentsHash?: string;
@@ -103,7 +105,7 @@ function register(program: Command, io: CommandIO, decision: Decision): void {
       const scope = { purpose: 'approve', run: workflowId, call: logicalCallId } as const;
       const token = await tokenForCommand(actorToken(flags.token), scope);
       return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
-        await guardCommandToken(s.dataConverter, 'the approver’s token', io.err);
+        await guardCommandToken(s.dataConverter, 'the approver’s token', io.err, flags.allowTokenInClear);
         const { handle, description } = await describeRun(s, workflowId);
         const tq = description.taskQueue;
         const pending = await s.answered(

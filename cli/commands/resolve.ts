@@ -22,6 +22,8 @@ interface ResolveFlags extends ConnectionFlags {
   readonly outcome: 'SUCCEEDED' | 'FAILED';
   readonly as?: string;
   readonly token?: string;
+  /** `--allow-token-in-clear`: send the token even without codec keys. */
+  readonly allowTokenInClear?: boolean;
   readonly reason: string;
   readonly receipt?: string;
   readonly json: boolean;
@@ -54,7 +56,7 @@ export function registerResolve(program: Command, io: CommandIO): void {
       const scope = { purpose: 'resolve', run: workflowId, call: logicalCallId } as const;
       const token = await tokenForCommand(actorToken(flags.token), scope);
       return withSession({ ...flags, actorToken: token }, workflowId, async (s) => {
-        await guardCommandToken(s.dataConverter, 'the operator’s token', io.err);
+        await guardCommandToken(s.dataConverter, 'the operator’s token', io.err, flags.allowTokenInClear);
         const view = await readRun(s, workflowId, flags.timeout);
         const call = view.ledger.projection.calls[logicalCallId];
         if (!call) {

@@ -15,7 +15,7 @@ import { collect, parseNonEmpty } from '../parse';
 import { withProgress } from '../progress';
 import { buildRunInput, START_DEFAULTS, type StartInputFlags } from '../run-input';
 import { arg, configureCommand, printJson, runAction, type CommandIO } from './shared';
-import { guardCommandToken, tokenForCommand } from './call-command';
+import { addAllowInClearOption, guardCommandToken, tokenForCommand } from './call-command';
 import { commandProject, type ProjectFlags } from '../project';
 import type { ProjectConfig } from '../../host/project/config';
 
@@ -70,6 +70,8 @@ interface StartFlags extends Omit<StartInputFlags, 'vars'>, ConnectionFlags, Pro
   readonly json: boolean;
   /** The principal's identity token (`--token <jws|@file>`, else LEDGERLOOP_IDENTITY_TOKEN). */
   readonly token?: string;
+  /** `--allow-token-in-clear`: send the token even without codec keys. */
+  readonly allowTokenInClear?: boolean;
 }
 
 /** The variable the run principal's token is read from when `--token` is not given. */
@@ -141,6 +143,7 @@ export function registerStart(program: Command, io: CommandIO): void {
     )
     .option('--wait', 'wait for the run to finish and print its result', false)
     .option('--json', 'print JSON: {workflowId, runId, input} and with --wait the result', false);
+  addAllowInClearOption(cmd);
   addConnectionOptions(cmd);
   configureCommand(cmd, io);
   cmd.action((flags: StartFlags) =>
@@ -180,7 +183,8 @@ export function registerStart(program: Command, io: CommandIO): void {
         minted ??
         (presented === undefined ? undefined : await tokenForCommand(presented, { purpose: 'start', run: workflowId }));
       return withSession({ ...flags, actorToken: identityToken }, workflowId, async (s) => {
-        if (identityToken !== undefined) await guardCommandToken(s.dataConverter, 'your identity token', io.err);
+        if (identityToken !== undefined)
+          await guardCommandToken(s.dataConverter, 'your identity token', io.err, flags.allowTokenInClear);
         const handle = await startAgentRun(s.client, {
           workflowId,
           taskQueue: flags.taskQueue,

@@ -100,13 +100,23 @@ function warnOnce(said: string, warn: ((line: string) => void) | undefined): voi
 export async function guardTokenTransport(
   dc: DataConverter | LoadedDataConverter | undefined,
   what: string,
-  opts: { readonly env?: NodeJS.ProcessEnv; readonly warn?: (line: string) => void } = {},
+  opts: {
+    readonly env?: NodeJS.ProcessEnv;
+    readonly warn?: (line: string) => void;
+    /**
+     * Refuse instead of warning; default LEDGERLOOP_CODEC_STRICT. The CLI refuses unless told otherwise
+     * (`--allow-token-in-clear`), and says so in `refusal`.
+     */
+    readonly strict?: boolean;
+    /** How the refusal ends; default "(LEDGERLOOP_CODEC_STRICT is on)". */
+    readonly refusal?: string;
+  } = {},
 ): Promise<boolean> {
   if (await encryptsPayloads(dc)) return true;
   const env = opts.env ?? process.env;
   const said = `${what} would be written to the run's history in clear text: this client encrypts no payloads (set ${CODEC_KEYS_ENV} to the deployment's keys)`;
-  if (codecStrictFromEnv(env))
-    throw new TokenInClearError(`${said}; refused (${CODEC_STRICT_ENV} is on), nothing sent`);
+  if (opts.strict ?? codecStrictFromEnv(env))
+    throw new TokenInClearError(`${said}; refused ${opts.refusal ?? `(${CODEC_STRICT_ENV} is on)`}, nothing sent`);
   // Told once per process: by the caller's own channel (the CLI's stderr), else as a process warning.
   warnOnce(said, opts.warn);
   return false;

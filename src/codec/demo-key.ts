@@ -51,46 +51,68 @@ export function ensureCodecKeys(file: string, env: NodeJS.ProcessEnv = process.e
 /** Where `npm start` and `npm run cluster` keep the demo key (created on their first run). */
 export const DEMO_KEY_FILE = path.join(dataDir(), 'codec-demo-keys');
 
+/** The codec keys a command-line process on this machine uses, in order. */
+export type LocalCodecKeys =
+  { readonly kind: 'configured' } | { readonly kind: 'demo'; readonly file: string } | { readonly kind: 'none' };
+
 /**
- * The data converter of a command-line client: the configured keys (LEDGERLOOP_CODEC_KEYS or _FILE), else, when
- * `npm start` or `npm run cluster` made a demo key in this repository, one that DECODES with it (`note` says so)
- * and encodes nothing: what the CLI sends stays plaintext, which the demo's workers accept and a worker without
- * keys can read, while the demo's encrypted results, queries and histories become readable. Else none.
+ * Which keys a CLI process uses, so that what it writes is encrypted as the stack beside it encrypts: the configured
+ * keys (LEDGERLOOP_CODEC_KEYS or _FILE; a project config names its `codec-keys` file there, src/project/environment.ts),
+ * else the demo key `npm start` or `npm run cluster` made here (their workers use it), else none.
+ */
+export function localCodecKeys(env: NodeJS.ProcessEnv = process.env, demoFile = DEMO_KEY_FILE): LocalCodecKeys {
+  if (env[CODEC_KEYS_ENV]?.trim() || env[CODEC_KEYS_FILE_ENV]?.trim()) return { kind: 'configured' };
+  return fs.existsSync(demoFile) ? { kind: 'demo', file: demoFile } : { kind: 'none' };
+}
+
+/**
+ * For a process that starts workers or clients of its own (`ledgerloop worker` without a project): when no keys
+ * are configured and the demo key exists, names it in `env` (LEDGERLOOP_CODEC_KEYS_FILE) so the worker reads and
+ * writes what the CLI and the demo's workers do. Resolves which keys are in force.
+ */
+export function adoptLocalCodecKeys(env: NodeJS.ProcessEnv = process.env, demoFile = DEMO_KEY_FILE): LocalCodecKeys {
+  const local = localCodecKeys(env, demoFile);
+  if (local.kind === 'demo') env[CODEC_KEYS_FILE_ENV] = local.file;
+  return local;
+}
+
+/**
+ * The data converter of a command-line client: the configured keys, else the demo key of this place (both encode
+ * and decode: a token the CLI sends to the demo's stack is encrypted like everything its workers write; `note`
+ * says so once), else none (plain payloads: a command that would send a token refuses, cli/commands/call-command.ts).
  */
 export function cliDataConverter(
   note: (line: string) => void,
   env: NodeJS.ProcessEnv = process.env,
   demoFile = DEMO_KEY_FILE,
 ): DataConverter | undefined {
-  const configured = dataConverterFromEnv(env);
-  if (configured) return configured;
-  if (!fs.existsSync(demoFile)) return undefined;
-  const demo = codecFromEnv({ [CODEC_KEYS_FILE_ENV]: demoFile });
+  const local = localCodecKeys(env, demoFile);
+  if (local.kind === 'configured') return dataConverterFromEnv(env);
+  if (local.kind === 'none') return undefined;
+  const demo = codecFromEnv({ ...env, [CODEC_KEYS_FILE_ENV]: local.file });
   if (!demo) return undefined;
-  const said = `note: no ${CODEC_KEYS_ENV}: read encrypted payloads with the demo key in ${path.relative(process.cwd(), demoFile) || demoFile} (${CODEC_KEYS_FILE_ENV} names another)`;
-  return { payloadCodecs: [new DecodeOnlyCodec(demo, () => note(said))] };
+  const said = `note: no ${CODEC_KEYS_ENV}: payloads are encrypted and read with the demo key in ${path.relative(process.cwd(), local.file) || local.file}, as the demo's workers do (${CODEC_KEYS_FILE_ENV} names another)`;
+  return { payloadCodecs: [new NotingCodec(demo, () => note(said))] };
 }
 
-const ENCRYPTED = 'binary/encrypted';
-
-/** Decodes with `inner`; encodes nothing (payloads leave as they are). `onDecrypt` runs once, on the first encrypted payload. */
-export class DecodeOnlyCodec implements PayloadCodec {
+/** `inner`, and `onUse` once, on the first payload it encodes or decodes. */
+class NotingCodec implements PayloadCodec {
   private told = false;
   constructor(
     private readonly inner: PayloadCodec,
-    private readonly onDecrypt: () => void = () => undefined,
+    private readonly onUse: () => void,
   ) {}
-  async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads;
+  private tell(payloads: readonly Payload[]): void {
+    if (this.told || payloads.length === 0) return;
+    this.told = true;
+    this.onUse();
+  }
+  encode(payloads: Payload[]): Promise<Payload[]> {
+    this.tell(payloads);
+    return this.inner.encode(payloads);
   }
   decode(payloads: Payload[]): Promise<Payload[]> {
-    const encrypted = payloads.some(
-      (p) => p.metadata?.['encoding'] !== undefined && Buffer.from(p.metadata['encoding']).toString() === ENCRYPTED,
-    );
-    if (encrypted && !this.told) {
-      this.told = true;
-      this.onDecrypt();
-    }
+    this.tell(payloads);
     return this.inner.decode(payloads);
   }
 }

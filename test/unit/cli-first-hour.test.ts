@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { NoWorkerError, isNoPollerError, withCodecHint } from '../../cli/errors';
 import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter';
-import { cliDataConverter } from '../../src/codec/demo-key';
+import { adoptLocalCodecKeys, cliDataConverter } from '../../src/codec/demo-key';
+import { encryptsPayloads } from '../../host/client/token-transport';
+import { guardCommandToken } from '../../cli/commands/call-command';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'll-cli-keys-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -13,24 +15,34 @@ describe('cliDataConverter', () => {
   const demo = path.join(dir, 'codec-demo-keys');
   fs.writeFileSync(demo, `${generateCodecKeys('demo').keys}\n`);
 
-  it('reads with the demo key when no keys are configured, says so, and sends plaintext', async () => {
+  it('with the demo key and no keys configured, what the CLI sends is encrypted as the demo’s workers write', async () => {
     const notes: string[] = [];
     const dc = cliDataConverter((l) => notes.push(l), {}, demo);
     const codec = dc!.payloadCodecs![0]!;
-    expect(notes).toHaveLength(0); // said only when an encrypted payload is read
+    expect(notes).toHaveLength(0); // said once it is used
     const plain = {
       metadata: { encoding: new TextEncoder().encode('json/plain') },
-      data: new TextEncoder().encode('{"a":1}'),
+      data: new TextEncoder().encode('{"identityToken":"eyJ..."}'),
     };
-    // What the CLI sends is left as it is: a worker without keys can read it.
-    expect(await codec.encode([plain])).toEqual([plain]);
-    // What the demo's workers wrote with the demo key is read back.
-    const encrypted = await codecFromEnv({ LEDGERLOOP_CODEC_KEYS_FILE: demo })!.encode([plain]);
-    expect(new TextDecoder().decode(encrypted[0]!.metadata!['encoding'])).toBe('binary/encrypted');
-    expect(await codec.decode(encrypted)).toEqual([plain]);
-    await codec.decode(encrypted);
-    expect(notes).toHaveLength(1);
-    expect(notes[0]).toMatch(/demo key/);
+    // A start input leaves encrypted: no token in clear in the history.
+    const [sent] = await codec.encode([plain]);
+    expect(new TextDecoder().decode(sent!.metadata!['encoding'])).toBe('binary/encrypted');
+    expect(Buffer.from(sent!.data!).toString('latin1')).not.toContain('identityToken');
+    expect(await encryptsPayloads(dc)).toBe(true);
+    // The demo's workers, which hold the same key, read it; and what they wrote is read back here.
+    const workers = codecFromEnv({ LEDGERLOOP_CODEC_KEYS_FILE: demo })!;
+    expect(await workers.decode([sent!])).toEqual([plain]);
+    expect(await codec.decode(await workers.encode([plain]))).toEqual([plain]);
+    expect(notes).toEqual([expect.stringMatching(/encrypted and read with the demo key/)]);
+  });
+
+  it('a worker started by hand beside the demo adopts the same key; configured keys win', () => {
+    const env: NodeJS.ProcessEnv = {};
+    expect(adoptLocalCodecKeys(env, demo)).toEqual({ kind: 'demo', file: demo });
+    expect(env['LEDGERLOOP_CODEC_KEYS_FILE']).toBe(demo);
+    const configured: NodeJS.ProcessEnv = { LEDGERLOOP_CODEC_KEYS: generateCodecKeys('k1').keys };
+    expect(adoptLocalCodecKeys(configured, demo)).toEqual({ kind: 'configured' });
+    expect(configured['LEDGERLOOP_CODEC_KEYS_FILE']).toBeUndefined();
   });
 
   it('prefers configured keys, silently', () => {
@@ -42,6 +54,31 @@ describe('cliDataConverter', () => {
 
   it('has none when neither exists (plain payloads)', () => {
     expect(cliDataConverter(() => undefined, {}, path.join(dir, 'absent'))).toBeUndefined();
+  });
+});
+
+describe('a token where no key can be found', () => {
+  const stream = () => {
+    const lines: string[] = [];
+    return { lines, err: { write: (t: string) => lines.push(t) } };
+  };
+
+  it('is refused, nothing sent, unless --allow-token-in-clear says so', async () => {
+    const refused = stream();
+    await expect(guardCommandToken(undefined, 'your identity token', refused.err)).rejects.toThrow(
+      /in clear text.*refused \(no codec keys here.*--allow-token-in-clear sends it anyway\), nothing sent/,
+    );
+    // The explicit flag sends it, with a warning.
+    const allowed = stream();
+    await expect(guardCommandToken(undefined, 'your identity token', allowed.err, true)).resolves.toBeUndefined();
+    expect(allowed.lines.join('')).toMatch(/^warning: your identity token would be written .* in clear text/);
+  });
+
+  it('with keys, the token is sent and nothing is said', async () => {
+    const quiet = stream();
+    const dc = cliDataConverter(() => undefined, { LEDGERLOOP_CODEC_KEYS: generateCodecKeys('k').keys });
+    await expect(guardCommandToken(dc, 'your identity token', quiet.err)).resolves.toBeUndefined();
+    expect(quiet.lines).toEqual([]);
   });
 });
 

@@ -5,7 +5,6 @@ import {
   generateCodecKeys,
   ledgerloopDataConverter,
 } from '../../src/codec/data-converter';
-import { DecodeOnlyCodec } from '../../src/codec/demo-key';
 import {
   checkPayloadEncryption,
   encryptsPayloads,
@@ -21,8 +20,10 @@ test('only a converter whose codecs write binary/encrypted counts as encrypting'
   expect(await encryptsPayloads(undefined)).toBe(false);
   expect(await encryptsPayloads({ payloadCodecs: [] })).toBe(false);
   expect(await encryptsPayloads(dataConverterFromEnv(keys))).toBe(true);
-  // The CLI's demo-key converter decodes but writes plaintext.
-  expect(await encryptsPayloads({ payloadCodecs: [new DecodeOnlyCodec(codecFromEnv(keys)!)] })).toBe(false);
+  // A codec that decodes with the keys but writes plaintext does not count.
+  const codec = codecFromEnv(keys)!;
+  const decodeOnly = { encode: async (p: never[]) => p, decode: (p: never[]) => codec.decode(p) };
+  expect(await encryptsPayloads({ payloadCodecs: [decodeOnly] })).toBe(false);
 });
 
 test('a client that would write a token in clear is warned; under LEDGERLOOP_CODEC_STRICT it is refused', async () => {
