@@ -78,7 +78,7 @@ export function registerInit(program: Command, io: CommandIO): void {
           'Next:',
           `  cd ${rel}`,
           ...(flags.install ? [] : ['  npm install']),
-          '  npm start          # a dev server, the booking service, a worker and one governed run (needs the Temporal CLI)',
+          '  npm start          # a dev server, the booking service, a worker and one governed run; stays up (Ctrl-C)',
           '  npm test           # the project on a real server: booked once, refused by policy, replayed',
           '  npm run faults     # lose the booking’s response after commit: still exactly one booking',
           '',

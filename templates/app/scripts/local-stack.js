@@ -71,8 +71,9 @@ function stopProcess(child) {
 /**
  * Starts the server (unless TEMPORAL_ADDRESS names one), the service and a worker on a task queue of their own.
  * @param {string} name a label for the data folder and the task queue
+ * @param {{ ui?: boolean }} [opts] `ui`: the server's Web UI too (for a stack that stays up)
  */
-async function startLocalStack(name) {
+async function startLocalStack(name, opts = {}) {
   const dataDir = path.join(ROOT, '.data', `${name}-${Date.now().toString(36)}`);
   fs.mkdirSync(dataDir, { recursive: true });
   const base = { ...process.env, NO_COLOR: '1' };
@@ -83,7 +84,7 @@ async function startLocalStack(name) {
   const server = process.env.TEMPORAL_ADDRESS
     ? undefined
     : await startDevServer({
-        headless: true,
+        headless: !opts.ui,
         ephemeral: true,
         dbFile: path.join(dataDir, 'temporal.db'),
         logFile: path.join(dataDir, 'temporal.log'),
@@ -107,6 +108,11 @@ async function startLocalStack(name) {
     const worker = await startProcess('the worker', [BIN, 'worker'], env);
     children.push(worker.child);
     return {
+      /** The Temporal frontend, its namespace and Web UI (if any), and the worker's task queue. */
+      address: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+      namespace: env.TEMPORAL_NAMESPACE || 'default',
+      uiUrl: server?.uiUrl,
+      taskQueue: env.BOOKING_TASK_QUEUE,
       /** @param {readonly string[]} args */
       cli: (args) => runCli(args, env),
       /** The service's own table: every booking it holds. */
