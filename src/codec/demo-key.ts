@@ -87,8 +87,8 @@ export function cliDataConverter(
   demoFile = DEMO_KEY_FILE,
 ): DataConverter | undefined {
   const local = localCodecKeys(env, demoFile);
-  if (local.kind === 'configured') return dataConverterFromEnv(env);
-  if (local.kind === 'none') return undefined;
+  // No keys: none (or, under LEDGERLOOP_CODEC_STRICT, the refusal dataConverterFromEnv throws).
+  if (local.kind !== 'demo') return dataConverterFromEnv(env);
   const demo = codecFromEnv({ ...env, [CODEC_KEYS_FILE_ENV]: local.file });
   if (!demo) return undefined;
   const said = `note: no ${CODEC_KEYS_ENV}: payloads are encrypted and read with the demo key in ${path.relative(process.cwd(), local.file) || local.file}, as the demo's workers do (${CODEC_KEYS_FILE_ENV} names another)`;

@@ -420,7 +420,7 @@ describe('tokens with a purpose at the command line', () => {
     expect((await handle.result()).stopReason).toBe('completed');
   });
 
-  test('a token leaves encrypted with the codec keys; without them it is in the history in clear, with a warning', async () => {
+  test('a token leaves encrypted with the codec keys; without any key it is refused unless --allow-token-in-clear', async () => {
     const sealed = await startTwoDebits();
     const approve = (r: typeof sealed, env?: Record<string, string>) =>
       cli(['approve', r.id, r.pending.logicalCallId, '--token', tokens['manager:carol']!], env ? { env } : {});
@@ -428,11 +428,16 @@ describe('tokens with a purpose at the command line', () => {
     await sealed.handle.result();
     expect(await historyHoldsAToken(sealed.handle)).toBe(false);
 
-    // A client without the keys: warned, and the start token is in the history in clear (the check above can fail).
+    // A client with no key to be found (none configured, no demo key in its data folder): refused, nothing started.
     const idle = taskQueue('cli-clear');
-    const clear = await cli(['start', '--scenario', 'wallet-debit', ...debitVars, '--task-queue', idle], {
-      env: { LEDGERLOOP_CODEC_KEYS: '' },
-    });
+    const noKeys = { LEDGERLOOP_CODEC_KEYS: '', LEDGERLOOP_DATA_DIR: path.join(tmp, 'no-demo-key') };
+    const startIdle = ['start', '--scenario', 'wallet-debit', ...debitVars, '--task-queue', idle];
+    const refused = await cli([...startIdle, '--workflow-id', `acme:cli-refused-${idle}`], { env: noKeys });
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/in clear text.*--allow-token-in-clear sends it anyway\), nothing sent/);
+    await expect(stack.client.workflow.getHandle(`acme:cli-refused-${idle}`).describe()).rejects.toThrow();
+    // Told so explicitly: warned, and the start token is in the history in clear (the check above can fail).
+    const clear = await cli([...startIdle, '--allow-token-in-clear'], { env: noKeys });
     expect(clear.code).toBe(0);
     expect(clear.err).toMatch(/^warning: your identity token would be written to the run's history in clear text/);
     const clearRun = stack.client.workflow.getHandle(clear.out.trim());
@@ -440,7 +445,7 @@ describe('tokens with a purpose at the command line', () => {
     await clearRun.terminate('cli test: nothing polls this queue');
 
     // Strict mode without keys refuses before anything is sent.
-    const strict = await approve(sealed, { LEDGERLOOP_CODEC_KEYS: '', LEDGERLOOP_CODEC_STRICT: '1' });
+    const strict = await approve(sealed, { ...noKeys, LEDGERLOOP_CODEC_STRICT: '1' });
     expect(strict.code).toBe(2);
     expect(strict.err).toMatch(/LEDGERLOOP_CODEC_STRICT=1 needs keys/);
   });

@@ -52,8 +52,11 @@ describe('cliDataConverter', () => {
     expect(notes).toEqual([]);
   });
 
-  it('has none when neither exists (plain payloads)', () => {
+  it('has none when neither exists (plain payloads); under LEDGERLOOP_CODEC_STRICT that is refused', () => {
     expect(cliDataConverter(() => undefined, {}, path.join(dir, 'absent'))).toBeUndefined();
+    expect(() => cliDataConverter(() => undefined, { LEDGERLOOP_CODEC_STRICT: '1' }, path.join(dir, 'absent'))).toThrow(
+      /LEDGERLOOP_CODEC_STRICT=1 needs keys/,
+    );
   });
 });
 
