@@ -7,7 +7,7 @@
  * `scripts/check-history-tokens.ts` runs it on the runs a first hour leaves (scripts/first-hour.sh, the scaffold's
  * printed commands in scripts/check-package.sh).
  */
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -61,7 +61,8 @@ export function tokensInClear(history: History, bytes?: Uint8Array): HistoryToke
   const findings: TokenFinding[] = [];
   let inPayloads = 0;
   for (const event of history.events ?? []) {
-    const where = `event ${String(event.eventId)} (${String(event.eventType)})`;
+    const type = event.eventType == null ? '?' : (temporal.api.enums.v1.EventType[event.eventType] ?? event.eventType);
+    const where = `event ${String(event.eventId)} (${String(type).replace(/^EVENT_TYPE_/, '')})`;
     for (const p of payloadsIn(event)) {
       const encoding = text(p.metadata?.['encoding']) || '(none)';
       payloads[encoding] = (payloads[encoding] ?? 0) + 1;
