@@ -2,12 +2,18 @@
  * The quota store on PostgreSQL (`pg`): one database every worker host of a deployment reaches, and whose clock
  * (`clock_timestamp()`) is the one the windows run on. Each reservation is one transaction that first takes a
  * transaction-level advisory lock on the tenant, so two hosts reserving for one tenant are serialized and a window
- * admits exactly its `max`; other tenants do not wait. The table is created on first use, under an advisory lock
- * (several workers may start together). A database that cannot be reached within the timeouts refuses
+ * admits exactly its `max`; other tenants do not wait. The table is migration 1 of component `quota`, applied on
+ * first use (src/stores/postgres.ts). A database that cannot be reached within the timeouts refuses
  * (QuotaStoreUnavailable).
  */
-import { Pool, type PoolClient } from 'pg';
-import { parseQuotaState, QuotaStoreConfigError, QuotaStoreUnavailable, type QuotaBackend } from './quota-store';
+import { parsePostgresUrl, PostgresDatabase } from './postgres';
+import {
+  parseQuotaState,
+  QUOTA_URL_ENV,
+  QuotaStoreConfigError,
+  QuotaStoreUnavailable,
+  type QuotaBackend,
+} from './quota-store';
 import type { QuotaWindowsSnapshot } from '../policy/quota-window';
 
 const SCHEMA = `
@@ -23,58 +29,24 @@ const TIMEOUT_MS = 5_000;
 
 /** Checks the URL and refuses anything but postgres(ql)://; the message never repeats the password. */
 export function parseQuotaUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new QuotaStoreConfigError('LEDGERLOOP_QUOTA_URL is not a URL');
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new QuotaStoreConfigError(`LEDGERLOOP_QUOTA_URL must be a postgres:// URL, not ${parsed.protocol}//…`);
-  if (parsed.pathname.length <= 1) throw new QuotaStoreConfigError('LEDGERLOOP_QUOTA_URL names no database');
-  return url;
+  return parsePostgresUrl(url, QUOTA_URL_ENV, (m) => new QuotaStoreConfigError(m));
 }
 
 export class PostgresQuotaBackend implements QuotaBackend {
   readonly kind = 'postgres';
-  private readonly pool: Pool;
-  private ready: Promise<void> | undefined;
+  private readonly db: PostgresDatabase;
 
   constructor(url: string, opts: { readonly max?: number } = {}) {
-    this.pool = new Pool({
-      connectionString: parseQuotaUrl(url),
-      max: opts.max ?? 4,
-      connectionTimeoutMillis: TIMEOUT_MS,
-      statement_timeout: TIMEOUT_MS,
+    this.db = new PostgresDatabase({
+      url,
+      setting: QUOTA_URL_ENV,
+      urlError: (m) => new QuotaStoreConfigError(m),
+      component: 'quota',
+      migrations: [{ version: 1, sql: SCHEMA }],
+      connectTimeoutMs: TIMEOUT_MS,
+      statementTimeoutMs: TIMEOUT_MS,
+      ...(opts.max === undefined ? {} : { max: opts.max }),
     });
-    // An idle client that loses its server must not crash the worker: the next reservation gets a new one.
-    this.pool.on('error', () => undefined);
-  }
-
-  private migrate(): Promise<void> {
-    this.ready ??= this.tx(async (c) => {
-      await c.query("SELECT pg_advisory_xact_lock(hashtext('ledgerloop.quota.schema'))");
-      await c.query(SCHEMA);
-    }).catch((err: unknown) => {
-      this.ready = undefined; // try again on the next reservation
-      throw err;
-    });
-    return this.ready;
-  }
-
-  private async tx<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
-      const out = await work(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
   }
 
   async withTenant<T>(
@@ -82,8 +54,7 @@ export class PostgresQuotaBackend implements QuotaBackend {
     step: (state: QuotaWindowsSnapshot | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
   ): Promise<T> {
     try {
-      await this.migrate();
-      return await this.tx(async (c) => {
+      return await this.db.transaction(async (c) => {
         await c.query(`SELECT pg_advisory_xact_lock(hashtextextended('ledgerloop.quota:' || $1, 0))`, [tenant]);
         const row = await c.query<{ state: string }>('SELECT state FROM ledgerloop_quota WHERE tenant = $1', [tenant]);
         // Read after the lock: a reservation that waited sees the time it is decided at.
@@ -109,6 +80,6 @@ export class PostgresQuotaBackend implements QuotaBackend {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.db.close();
   }
 }

@@ -2,10 +2,10 @@
  * The transcript store every worker of a deployment shares: PostgreSQL (`pg`), chosen with
  * `LEDGERLOOP_TRANSCRIPT_URL=postgres://user:password@host:port/database`. The same rules as the SQLite store:
  * one row per (run, turn), replaced only by a later scheduling or a later attempt of the same activity, and a
- * replaced turn drops the tool results recorded for its old calls. Tables are created on first use, once, under
- * an advisory lock (several workers may start together).
+ * replaced turn drops the tool results recorded for its old calls. The tables are migration 1 of component
+ * `transcripts`, applied on first use (src/stores/postgres.ts).
  */
-import { Pool, type PoolClient } from 'pg';
+import { parsePostgresUrl, PostgresDatabase } from './postgres';
 import type { AssistantTurn, StoredToolResult, TranscriptStore, TranscriptTurn, WriteStamp } from './transcript-store';
 
 /** The environment variable naming the shared store. */
@@ -36,62 +36,25 @@ const SCHEMA = `
 
 /** Parses the URL and refuses anything but postgres(ql)://; the message never repeats the password. */
 export function parseTranscriptUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TranscriptStoreConfigError(`${TRANSCRIPT_URL_ENV} is not a URL`);
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-    throw new TranscriptStoreConfigError(`${TRANSCRIPT_URL_ENV} must be a postgres:// URL, not ${parsed.protocol}//…`);
-  }
-  if (parsed.pathname.length <= 1) throw new TranscriptStoreConfigError(`${TRANSCRIPT_URL_ENV} names no database`);
-  return url;
+  return parsePostgresUrl(url, TRANSCRIPT_URL_ENV, (m) => new TranscriptStoreConfigError(m));
 }
 
 export class PostgresTranscriptStore implements TranscriptStore {
-  private readonly pool: Pool;
-  private ready: Promise<void> | undefined;
+  private readonly db: PostgresDatabase;
 
   constructor(url: string, opts: { readonly max?: number } = {}) {
-    this.pool = new Pool({
-      connectionString: parseTranscriptUrl(url),
-      max: opts.max ?? 4,
-      connectionTimeoutMillis: 5_000,
+    this.db = new PostgresDatabase({
+      url,
+      setting: TRANSCRIPT_URL_ENV,
+      urlError: (m) => new TranscriptStoreConfigError(m),
+      component: 'transcripts',
+      migrations: [{ version: 1, sql: SCHEMA }],
+      ...(opts.max === undefined ? {} : { max: opts.max }),
     });
-    // An idle client that loses its server must not crash the worker: the next query gets a new one.
-    this.pool.on('error', () => undefined);
-  }
-
-  private migrate(): Promise<void> {
-    this.ready ??= this.tx(async (c) => {
-      await c.query("SELECT pg_advisory_xact_lock(hashtext('ledgerloop.transcripts'))");
-      await c.query(SCHEMA);
-    }).catch((err: unknown) => {
-      this.ready = undefined; // try again on the next call
-      throw err;
-    });
-    return this.ready;
-  }
-
-  private async tx<T>(work: (c: PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
-      const out = await work(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
   }
 
   async saveAssistantTurn(runId: string, turn: number, message: AssistantTurn, stamp: WriteStamp): Promise<void> {
-    await this.migrate();
-    await this.tx(async (c) => {
+    await this.db.transaction(async (c) => {
       const res = await c.query(
         `INSERT INTO transcript_turns (run_id, turn, scheduled_ms, attempt, message) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (run_id, turn) DO UPDATE SET
@@ -107,8 +70,7 @@ export class PostgresTranscriptStore implements TranscriptStore {
 
   async saveToolResults(runId: string, turn: number, results: readonly StoredToolResult[]): Promise<void> {
     if (results.length === 0) return;
-    await this.migrate();
-    await this.tx(async (c) => {
+    await this.db.transaction(async (c) => {
       for (const r of results) {
         await c.query(
           `INSERT INTO transcript_tool_results (run_id, turn, provider_call_id, content) VALUES ($1, $2, $3, $4)
@@ -120,12 +82,11 @@ export class PostgresTranscriptStore implements TranscriptStore {
   }
 
   async loadTurns(runId: string, beforeTurn: number): Promise<TranscriptTurn[]> {
-    await this.migrate();
-    const turns = await this.pool.query<{ turn: number; message: string }>(
+    const turns = await this.db.query<{ turn: number; message: string }>(
       'SELECT turn, message FROM transcript_turns WHERE run_id = $1 AND turn < $2 ORDER BY turn',
       [runId, beforeTurn],
     );
-    const results = await this.pool.query<{ turn: number; provider_call_id: string; content: string }>(
+    const results = await this.db.query<{ turn: number; provider_call_id: string; content: string }>(
       'SELECT turn, provider_call_id, content FROM transcript_tool_results WHERE run_id = $1 AND turn < $2',
       [runId, beforeTurn],
     );
@@ -137,6 +98,6 @@ export class PostgresTranscriptStore implements TranscriptStore {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.db.close();
   }
 }
