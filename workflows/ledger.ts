@@ -106,7 +106,10 @@ export class Ledger {
     return times;
   }
 
-  /** The calls that carry operation key `key`, in the projection's order. */
+  /**
+   * The calls that carry operation key `key`, in the projection's order: the run's one dedupe index (a proposal
+   * is keyed, and indexed here, before any call of its turn is sent; `AgentRun.callAll` and `earlierIntent` ask it).
+   */
   callsWithKey(key: string): CallView[] {
     return (this.byKey.get(key) ?? []).map((id) => this.current.calls[id]!);
   }

@@ -306,11 +306,16 @@ export class AgentRun implements RunModel {
     const cap = this.budgets.maxProposalsPerTurn;
     const prepared = proposals.map((p, i) => this.prepare(turn, p, inTurn, i >= cap ? cap : undefined));
     this.show();
-    // One intent, one call: a proposal naming an intent already made (this turn or earlier) gets its outcome.
-    const byKey = new Map<string, { readonly id: string; readonly outcome: Promise<Observation> }>();
+    // One intent, one call: a proposal naming an intent already made (this turn or earlier) gets its outcome. The
+    // ledger's index by operation key finds it (every proposal is keyed before any is called); `running` only
+    // holds the outcomes of the calls this turn sent, by call id.
+    const running = new Map<string, Promise<Observation>>();
     const call = (c: ValidatedCall): Promise<Observation> => {
-      const sameTurn = byKey.get(c.operationKey);
-      if (sameTurn) return sameTurn.outcome.then((o) => answerRepeat(ledger, c, sameTurn.id, o));
+      const sameTurn = ledger.callsWithKey(c.operationKey).find((x) => running.has(x.logicalCallId));
+      if (sameTurn) {
+        const id = sameTurn.logicalCallId;
+        return running.get(id)!.then((o) => answerRepeat(ledger, c, id, o));
+      }
       const earlier = earlierIntent(ledger, c);
       if (earlier && earlier.state !== 'UNKNOWN') {
         const settledBefore: Observation = {
@@ -323,7 +328,7 @@ export class AgentRun implements RunModel {
         return Promise.resolve(answerRepeat(ledger, c, earlier.logicalCallId, settledBefore));
       }
       const outcome = runCall(this, c);
-      byKey.set(c.operationKey, { id: c.logicalCallId, outcome });
+      running.set(c.logicalCallId, outcome);
       return outcome;
     };
     const settled = await Promise.allSettled(
