@@ -1,4 +1,5 @@
 /** What the console says about one call: its one-line summary and amount, from the tool's own declaration. */
+import pLimit from 'p-limit';
 import type { Json } from '../src/domain/canonical';
 import { formatMoney } from '../src/domain/money';
 import type { LedgerEvent } from '../src/domain/ledger-events';
@@ -61,16 +62,8 @@ export function deadlineOf(events: readonly LedgerEvent[]): string | undefined {
   return created?.type === 'RunCreated' ? created.deadlineAt : undefined;
 }
 
-/** Runs `fn` over `items` with at most `limit` at once, keeping order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
+/** Runs `fn` over `items` with at most `limit` at once (p-limit), keeping order. */
+export function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const lane = pLimit(limit);
+  return Promise.all(items.map((t) => lane(() => fn(t))));
 }
