@@ -18,6 +18,7 @@ import {
   ServiceConfigError,
   type AdminConfig,
 } from './admin-listener';
+import { FlagError, FlagRefusal, integerFlag, parseFlags } from '../src/flags';
 
 /** Parsed command-line flags. */
 export interface ServiceFlags {
@@ -42,71 +43,65 @@ export interface Stoppable {
   close(): Promise<void>;
 }
 
-const COMMON_FLAGS = ['--db', '--port', '--host', '--retention-ms', '--admin-port'];
-const SWITCHES = ['--insecure-dev', '--lab'];
+/** The flags every service takes (`--admin-token` is not one: command lines are visible to every user). */
+const COMMON_OPTIONS = {
+  db: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'retention-ms': { type: 'string' },
+  'admin-port': { type: 'string' },
+  'insecure-dev': { type: 'boolean' },
+  lab: { type: 'boolean' },
+} as const;
 
 /**
  * Parses `--db`, `--port`, `--host`, `--retention-ms`, `--admin-port`, the switches `--insecure-dev` and `--lab`,
- * and the service's `extraFlags` (each also as `--flag=value`); throws on anything else or a missing value. The
- * admin port may also come from `LEDGERLOOP_ADMIN_PORT`, the admin token only from `LEDGERLOOP_ADMIN_TOKEN` (never
- * a flag: command lines are visible to every user of the machine).
+ * and the service's `extraFlags` (each also as `--flag=value`); throws a `FlagError` on anything else or a missing
+ * value. The admin port may also come from `LEDGERLOOP_ADMIN_PORT`, the admin token only from
+ * `LEDGERLOOP_ADMIN_TOKEN` (never a flag: command lines are visible to every user of the machine).
  */
 export function parseServiceFlags(
   argv: readonly string[],
   extraFlags: readonly string[] = [],
   env: NodeJS.ProcessEnv = process.env,
 ): ServiceFlags {
-  const known = [...COMMON_FLAGS, ...extraFlags];
-  const values = new Map<string, string>();
-  const switches = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (SWITCHES.includes(arg)) {
-      switches.add(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = eq >= 0 ? arg.slice(0, eq) : arg;
-    if (!known.includes(name)) throw new Error(`unknown argument ${arg}`);
-    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new Error(`${name} needs a value`);
-    values.set(name, value);
-  }
-  const dbPath = values.get('--db');
-  if (dbPath === undefined || dbPath === '') throw new Error('--db PATH is required');
-  const port = integerFlag(values.get('--port') ?? '0', '--port');
-  if (port > 65535) throw new Error('--port must be at most 65535');
-  const retention = values.get('--retention-ms');
-  const host = values.get('--host');
+  const extraOptions = Object.fromEntries(extraFlags.map((f) => [f.replace(/^--/, ''), { type: 'string' as const }]));
+  const values = parseFlags(argv, { ...extraOptions, ...COMMON_OPTIONS });
+  const dbPath = values.db;
+  if (dbPath === undefined || dbPath === '') throw new FlagError(FlagRefusal.MissingValue, '--db PATH is required');
+  const port = portFlag(values.port ?? '0', '--port');
+  const host = values.host;
   if (host !== undefined && !/^[0-9a-fA-F.:]+$|^localhost$/.test(host))
-    throw new Error('--host must be an IP address or localhost');
-  const extra = new Map([...values].filter(([name]) => extraFlags.includes(name)));
-  const adminPortText = values.get('--admin-port') ?? (env[ADMIN_PORT_ENV] || undefined);
-  const lab = switches.has('--lab');
+    throw new FlagError(FlagRefusal.Invalid, '--host must be an IP address or localhost');
+  const extra = new Map<string, string>();
+  for (const f of extraFlags) {
+    const v = (values as Record<string, unknown>)[f.replace(/^--/, '')];
+    if (typeof v === 'string') extra.set(f, v);
+  }
+  const adminPortText = values['admin-port'] ?? (env[ADMIN_PORT_ENV] || undefined);
+  const lab = values.lab === true;
   let admin: AdminConfig | undefined;
   if (adminPortText !== undefined) {
-    const adminPort = integerFlag(adminPortText, '--admin-port');
-    if (adminPort > 65535) throw new Error('--admin-port must be at most 65535');
-    admin = { port: adminPort, token: checkAdminToken(env[ADMIN_TOKEN_ENV]), lab };
+    admin = { port: portFlag(adminPortText, '--admin-port'), token: checkAdminToken(env[ADMIN_TOKEN_ENV]), lab };
   } else if (lab) {
     throw new ServiceConfigError('Service.LabWithoutAdmin', '--lab needs the admin listener (--admin-port N)');
   }
+  const retention = values['retention-ms'];
   return {
     dbPath,
     port,
     ...(host === undefined ? {} : { host }),
     ...(retention === undefined ? {} : { retentionMs: integerFlag(retention, '--retention-ms') }),
     extra,
-    insecureDev: switches.has('--insecure-dev'),
+    insecureDev: values['insecure-dev'] === true,
     ...(admin === undefined ? {} : { admin }),
   };
 }
 
-/** Parses a non-negative integer flag value, or throws naming the flag. */
-export function integerFlag(text: string, name: string): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) throw new Error(`${name} must be a non-negative integer`);
-  return n;
+function portFlag(text: string, name: string): number {
+  const port = integerFlag(text, name);
+  if (port > 65535) throw new FlagError(FlagRefusal.Invalid, `${name} must be at most 65535`);
+  return port;
 }
 
 /**

@@ -15,7 +15,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startBenchStack, type BenchTarget } from './lib/stack';
+import { parseBenchArgs, SECTIONS, type Section } from './args';
+import { startBenchStack } from './lib/stack';
 import { detailTables, figureRows, markdownTable, type AllFigures } from './report';
 import type { BenchContext } from './sections/common';
 import { measureConsole } from './sections/console';
@@ -30,53 +31,9 @@ import { measureLocalModel } from './sections/local-model';
 import type { History } from './lib/history';
 import { installRuntimeLogger } from '../../src/observability/logger';
 
-const SECTIONS = ['latency', 'throughput', 'history', 'replay', 'memory', 'retries', 'profile'] as const;
-/**
- * Sections run only when named in --only: `model` installs the local model first (about 830 MB); `console` loads
- * an inbox of 1,000 pending approvals (about 5 minutes).
- */
-const OPTIONAL_SECTIONS = ['model', 'console'] as const;
-type Section = (typeof SECTIONS)[number] | (typeof OPTIONAL_SECTIONS)[number];
-
-interface Args {
-  readonly quick: boolean;
-  readonly longRun: boolean;
-  readonly only: ReadonlySet<Section>;
-  readonly dbOnDisk: boolean;
-  readonly target: BenchTarget;
-  /** Worker hosts per throughput cell; each value is a full throughput pass. */
-  readonly hosts: readonly number[];
-}
-
-function flagValue(argv: readonly string[], name: string): string | undefined {
-  const i = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
-  return i < 0 ? undefined : argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
-}
-
-function parseArgs(argv: readonly string[]): Args {
-  const quick = argv.includes('--quick');
-  const longRun = argv.includes('--long-run');
-  const dbOnDisk = argv.includes('--db-on-disk') || process.env.BENCH_DB_ON_DISK === '1';
-  const target = flagValue(argv, '--target') ?? 'dev';
-  if (target !== 'dev' && target !== 'cluster') throw new Error(`--target must be dev or cluster, not ${target}`);
-  const value = flagValue(argv, '--only');
-  // The cluster target measures what the server changes: latency and throughput (replay and history are the
-  // worker's and the workflow's, the same on any server).
-  const only = new Set<Section>(
-    value ? (value.split(',') as Section[]) : target === 'cluster' ? ['latency', 'throughput'] : SECTIONS,
-  );
-  const known: readonly Section[] = [...SECTIONS, ...OPTIONAL_SECTIONS];
-  for (const s of only) if (!known.includes(s)) throw new Error(`unknown section ${s}; known: ${known.join(', ')}`);
-  const hosts = (flagValue(argv, '--hosts') ?? (target === 'cluster' ? '1,3' : '1')).split(',').map(Number);
-  for (const h of hosts)
-    if (!Number.isSafeInteger(h) || h < 1 || h > 8)
-      throw new Error(`--hosts takes whole numbers from 1 to 8, not ${h}`);
-  return { quick, longRun, only, dbOnDisk, target, hosts };
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseBenchArgs(process.argv.slice(2));
   installRuntimeLogger({ component: 'bench', level: 'ERROR', format: 'text' });
   const log = (line: string): void => {
     process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);

@@ -20,7 +20,8 @@ import { RELAY_SIGNING_KEY_ENV, signingKeyFromEnv } from '../../src/capability/c
 import { parseAdminBody } from '../body-schemas';
 import { ServiceConfigError, startAdminListener, type AdminListener } from '../admin-listener';
 import { closeServer, createHttpServer, listen, Router, sendJson } from '../http-kit';
-import { integerFlag, runServiceMain, type ServiceFlags, type Stoppable } from '../service-main';
+import { integerFlag } from '../../src/flags';
+import { runServiceMain, type ServiceFlags, type Stoppable } from '../service-main';
 import { openServiceDatabase } from '../service-host';
 import { migrateOrders } from './orders';
 import { outboxStats } from './outbox';

@@ -8,7 +8,7 @@ import { EnvelopeReader } from '../../packages/local-model/src/envelope';
 import { argumentsGrammar, envelopeSchema, SchemaError } from '../../packages/local-model/src/grammar';
 import { historyOf, signatureOf } from '../../packages/local-model/src/prompt';
 import { parseChatRequest } from '../../packages/local-model/src/request';
-import { isLoopback, threadCount } from '../../packages/local-model/src/settings';
+import { isLoopback, parseServerFlags, SetupError, threadCount } from '../../packages/local-model/src/settings';
 import { chatCompletionTools } from '../../src/planner/tool-schemas';
 
 const tool = (name: string, parameters: Record<string, unknown> = { type: 'object', properties: {} }) => ({
@@ -295,5 +295,34 @@ describe('server settings', () => {
     expect(threadCount(undefined, {})).toBeGreaterThanOrEqual(1);
     expect(() => threadCount(undefined, { LEDGERLOOP_LOCAL_MODEL_THREADS: 'many' })).toThrow(/threads/);
     expect(() => threadCount(0, {})).toThrow(/threads/);
+  });
+});
+
+describe("the server process's flags (parseArgs, strict)", () => {
+  test('each flag, as `--flag value` or `--flag=value`, parses to its option', () => {
+    expect(parseServerFlags([])).toEqual({});
+    expect(
+      parseServerFlags([
+        '--host',
+        '127.0.0.1',
+        '--port=8321',
+        '--threads',
+        '1',
+        '--context-size',
+        '2048',
+        '--sequences=2',
+      ]),
+    ).toEqual({ host: '127.0.0.1', port: 8321, threads: 1, contextSize: 2048, sequences: 2 });
+  });
+
+  test.each([
+    [['--prot', '1'], /Unknown option '--prot'/],
+    [['--port'], /argument missing/],
+    [['--port', 'eighty'], /--port takes a number, not eighty/],
+    [['--threads='], /--threads takes a number/],
+    [['stray'], /Unexpected argument 'stray'/],
+  ])('%j is refused with a SetupError (exit 2)', (argv, message) => {
+    expect(() => parseServerFlags(argv)).toThrow(SetupError);
+    expect(() => parseServerFlags(argv)).toThrow(message);
   });
 });

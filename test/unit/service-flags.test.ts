@@ -1,5 +1,8 @@
 /** The flags every service process takes: what they parse to, and what they refuse before anything starts. */
+import { FlagError, FlagRefusal } from '../../src/flags';
 import { parseServiceFlags } from '../../services/service-main';
+
+const TOKEN = 't'.repeat(40);
 
 test('--db is required; --port, --host and --retention-ms are optional', () => {
   expect(parseServiceFlags(['--db', 'w.db'])).toEqual({
@@ -29,13 +32,37 @@ test.each([
   expect(() => parseServiceFlags(argv)).toThrow(message);
 });
 
+test.each([
+  [['--db', 'w.db', '--verbose', '1'], FlagRefusal.Unknown],
+  [['--db', 'w.db', '--host'], FlagRefusal.MissingValue],
+  [['--db', 'w.db', '--lab=1'], FlagRefusal.UnexpectedValue],
+  [['--db', 'w.db', 'stray'], FlagRefusal.Positional],
+  [['--db', '--insecure-dev'], FlagRefusal.Invalid],
+  [['--db', 'w.db', '--port', '-1'], FlagRefusal.Invalid],
+])('%j is a FlagError %s', (argv, code) => {
+  expect(() => parseServiceFlags(argv)).toThrow(FlagError);
+  expect(() => parseServiceFlags(argv)).toThrow(expect.objectContaining({ code }));
+});
+
+test('the control: a well-formed command line with every flag parses', () => {
+  const env = { LEDGERLOOP_ADMIN_TOKEN: TOKEN };
+  const argv = ['--db', 'w.db', '--port=1', '--host', '::1', '--retention-ms', '9', '--admin-port', '2', '--lab'];
+  expect(parseServiceFlags([...argv, '--insecure-dev', '--target', 't'], ['--target'], env)).toEqual({
+    dbPath: 'w.db',
+    port: 1,
+    host: '::1',
+    retentionMs: 9,
+    extra: new Map([['--target', 't']]),
+    insecureDev: true,
+    admin: { port: 2, token: TOKEN, lab: true },
+  });
+});
+
 test('service-specific flags are kept apart', () => {
   expect(parseServiceFlags(['--db', 'o.db', '--target', 'http://x'], ['--target']).extra.get('--target')).toBe(
     'http://x',
   );
 });
-
-const TOKEN = 't'.repeat(40);
 
 test('the admin listener is off unless --admin-port (or LEDGERLOOP_ADMIN_PORT) enables it; --lab only with it', () => {
   expect(parseServiceFlags(['--db', 'w.db'], [], {}).admin).toBeUndefined();

@@ -13,7 +13,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Engine } from './engine';
 import { startServer, type RunningServer } from './server';
-import { isLoopback, SetupError, threadCount } from './settings';
+import { isLoopback, parseServerFlags, SetupError, threadCount } from './settings';
 
 export { SetupError };
 
@@ -125,33 +125,9 @@ export async function serveLocalModel(o: ServeOptions = {}): Promise<LocalModelS
   };
 }
 
-function flag(argv: readonly string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-}
-
-function numberFlag(argv: readonly string[], name: string): number | undefined {
-  const v = flag(argv, name);
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new SetupError(`${name} takes a number, not ${v}`);
-  return n;
-}
-
 /** Runs the server until SIGINT/SIGTERM; the JSON line on stdout says where it listens. */
 export async function runServerProcess(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  const host = flag(argv, '--host');
-  const port = numberFlag(argv, '--port');
-  const threads = numberFlag(argv, '--threads');
-  const contextSize = numberFlag(argv, '--context-size');
-  const sequences = numberFlag(argv, '--sequences');
-  const server = await serveLocalModel({
-    ...(host !== undefined ? { host } : {}),
-    ...(port !== undefined ? { port } : {}),
-    ...(threads !== undefined ? { threads } : {}),
-    ...(contextSize !== undefined ? { contextSize } : {}),
-    ...(sequences !== undefined ? { sequences } : {}),
-  });
+  const server = await serveLocalModel(parseServerFlags(argv));
   process.stdout.write(
     `${JSON.stringify({ event: 'listening', url: server.url, model: server.modelId, threads: server.threads, loadMs: server.loadMs, pid: process.pid })}\n`,
   );

@@ -1,5 +1,6 @@
 /** The server's settings that need no model: pure, so the root project's tests and type check can import them. */
 import os from 'node:os';
+import { parseArgs } from 'node:util';
 
 export const THREADS_ENV = 'LEDGERLOOP_LOCAL_MODEL_THREADS';
 
@@ -18,4 +19,54 @@ export function threadCount(option?: number, env: NodeJS.ProcessEnv = process.en
   const n = option ?? fromEnv ?? os.availableParallelism();
   if (!Number.isSafeInteger(n) || n < 1 || n > 256) throw new SetupError(`threads must be 1 to 256, not ${n}`);
   return n;
+}
+
+/** What `main.ts` takes on its command line. */
+export interface ServerFlags {
+  readonly host?: string;
+  readonly port?: number;
+  readonly threads?: number;
+  readonly contextSize?: number;
+  readonly sequences?: number;
+}
+
+const NUMBER_FLAGS = {
+  port: 'port',
+  threads: 'threads',
+  'context-size': 'contextSize',
+  sequences: 'sequences',
+} as const;
+
+/**
+ * Parses `--host`, `--port`, `--threads`, `--context-size` and `--sequences` (`parseArgs`, strict): an unknown
+ * flag, a flag without its value or a value that is not a number throws `SetupError` (the process exits 2).
+ */
+export function parseServerFlags(argv: readonly string[]): ServerFlags {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        threads: { type: 'string' },
+        'context-size': { type: 'string' },
+        sequences: { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new SetupError(err instanceof Error ? err.message : String(err));
+  }
+  const out: { -readonly [K in keyof ServerFlags]: ServerFlags[K] } = {};
+  if (typeof values.host === 'string') out.host = values.host;
+  for (const [flag, key] of Object.entries(NUMBER_FLAGS)) {
+    const text = values[flag];
+    if (typeof text !== 'string') continue;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n)) throw new SetupError(`--${flag} takes a number, not ${text}`);
+    out[key] = n;
+  }
+  return out;
 }
