@@ -5,9 +5,8 @@
  * (compared in constant time; at least 32 characters) and come from a loopback peer.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
-import { closeServer, listen, sendError, type Router } from './http-kit';
+import { closeServer, createHttpServer, errorJson, listen, type Router } from './http-kit';
 
 /** The environment variable holding the admin bearer token. */
 export const ADMIN_TOKEN_ENV = 'LEDGERLOOP_ADMIN_TOKEN';
@@ -77,15 +76,12 @@ export interface AdminListener {
 /** Starts the admin listener for `router` on 127.0.0.1:`config.port`, guarded by the token and a loopback check. */
 export async function startAdminListener(router: Router, config: AdminConfig): Promise<AdminListener> {
   const token = checkAdminToken(config.token);
-  const server = http.createServer((req, res) => {
-    if (!isLoopback(req.socket.remoteAddress)) {
-      sendError(res, 403, DownstreamErrorCode.AdminNotLoopback, 'admin routes answer loopback peers only');
-      return;
-    }
-    if (!bearerMatches(req.headers.authorization, token)) {
-      req.resume();
-      sendError(
-        res,
+  // The guards stand in front of the router: no admin route (and no body limit) sees a request that fails them.
+  const server = createHttpServer((request, env) => {
+    if (!isLoopback(env.incoming.socket.remoteAddress))
+      return errorJson(403, DownstreamErrorCode.AdminNotLoopback, 'admin routes answer loopback peers only');
+    if (!bearerMatches(request.headers.get('authorization') ?? undefined, token))
+      return errorJson(
         401,
         DownstreamErrorCode.AdminUnauthorized,
         'admin routes need the admin bearer token',
@@ -94,9 +90,7 @@ export async function startAdminListener(router: Router, config: AdminConfig): P
           'www-authenticate': 'Bearer',
         },
       );
-      return;
-    }
-    void router.handle(req, res);
+    return router.fetch(request, env);
   });
   const port = await listen(server, config.port, ADMIN_HOST);
   const address = server.address();

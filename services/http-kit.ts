@@ -1,12 +1,20 @@
 /**
- * A deliberately tiny HTTP toolkit over `node:http` for Ledgerloop's downstream services: a router with `:param`
- * path patterns, JSON body reading with a size limit, JSON responses and typed error responses.
+ * The HTTP layer of Ledgerloop's downstream services, on Hono (the console's framework) and its Node server
+ * (@hono/node-server): a router of `:param` routes with a body limit (Hono's `bodyLimit`), JSON responses, typed
+ * error responses, typed 404/405, and a way to drop a connection without an answer (a lab fault).
+ *
+ * Handlers are Hono handlers: they get the request's `Context` (`c.req.param('key')`, `c.req.query('tenant')`,
+ * `c.req.header(name)`) and return a `Response` (`json`, `errorJson`). A thrown `HttpError` is its typed answer;
+ * anything else thrown is a 500 that promises nothing about what was committed.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import { createAdaptorServer, getRequestListener, type HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
-import { HttpBodyError, HttpBodyRefusal, readJsonBody as readBodyAsJson } from '../src/http-body';
 
-/** Default maximum request body size: 64 KiB. */
+/** Default maximum request body size: 64 KiB (a service's largest body, a seed, is a few hundred bytes). */
 export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Error codes of the HTTP layer itself (in addition to the protocol's codes). */
@@ -33,76 +41,94 @@ export class HttpError extends Error {
   }
 }
 
-/** What a route handler receives. */
-export interface RequestContext {
-  readonly req: http.IncomingMessage;
-  readonly res: http.ServerResponse;
-  readonly method: string;
-  /** The decoded URL path, without the query string. */
-  readonly path: string;
-  /** The route pattern that matched, e.g. `/v1/operations/:key`. */
-  readonly route: string;
-  readonly params: Readonly<Record<string, string>>;
-  readonly query: URLSearchParams;
+/** The Hono environment of a service's routes: Node's request and response as bindings (a drop needs the socket). */
+export type ServiceEnv = { Bindings: HttpBindings };
+/** What a route handler receives: the request's Hono context. */
+export type RequestContext = Context<ServiceEnv>;
+/** A route handler: answers with a `Response` (`json`, `errorJson`, `dropConnection`), or throws `HttpError`. */
+export type Handler = (c: RequestContext) => Response | Promise<Response>;
+
+export interface RouterOptions {
+  /**
+   * The largest request body, in bytes, declared in Content-Length or counted while reading: larger is 413
+   * `Request.TooLarge`, the rest of the body drained so the refusal reaches the client. Default 64 KiB.
+   */
+  readonly bodyLimitBytes?: number;
 }
 
-/** A route handler; it must answer (or destroy the socket) itself. */
-export type Handler = (ctx: RequestContext) => void | Promise<void>;
-
-interface Route {
-  readonly method: string;
-  readonly pattern: string;
-  readonly segments: readonly string[];
-  readonly handler: Handler;
+/** A JSON response (`application/json; charset=utf-8`). */
+export function json(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+  });
 }
 
-/** Method + path-pattern router. Patterns are literal segments and `:name` parameters, e.g. `/v1/a/:id`. */
+/** A typed error response `{ ...extra, error, message, committed: false }`. */
+export function errorJson(
+  status: number,
+  code: string,
+  message: string,
+  extra: Readonly<Record<string, unknown>> = {},
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  return json(status, { ...extra, error: code, message, committed: false }, headers);
+}
+
+/** The answer to a failure a handler threw: its own for an `HttpError`, else a 500 that claims nothing. */
+function failureResponse(err: unknown): Response {
+  if (err instanceof HttpError) return errorJson(err.status, err.code, err.message, err.extra);
+  // Unknown failure: do not claim `committed: false`, the handler may have committed before throwing.
+  const message = err instanceof Error ? err.message : String(err);
+  return json(500, { error: HttpErrorCode.Internal, message });
+}
+
+/** A fetch handler of a service's HTTP/1 server (a router's, or a guard in front of one). */
+export type Fetch = (request: Request, env: HttpBindings) => Response | Promise<Response>;
+
+/** Method + path-pattern router (Hono). Patterns are literal segments and `:name` parameters, e.g. `/v1/a/:id`. */
 export class Router {
-  private readonly routes: Route[] = [];
+  readonly app = new Hono<ServiceEnv>({ strict: false });
+  /** Every registered pattern under any method: tells a 405 from a 404. */
+  private readonly paths = new Hono({ strict: false });
 
-  /** Registers `handler` for `method` (upper case) and `pattern`. Returns the router for chaining. */
+  constructor(opts: RouterOptions = {}) {
+    const limit = opts.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+    this.app.use(
+      '*',
+      bodyLimit({
+        maxSize: limit,
+        onError: () => errorJson(413, HttpErrorCode.TooLarge, `request body exceeds ${limit} bytes`),
+      }),
+    );
+    this.app.notFound(async (c) => {
+      const known = (await this.paths.request(c.req.path)).status === 204;
+      return known
+        ? errorJson(405, HttpErrorCode.MethodNotAllowed, `${c.req.method} is not allowed here`)
+        : errorJson(404, HttpErrorCode.RouteNotFound, `no route for ${c.req.method} ${c.req.path}`);
+    });
+    this.app.onError((err) => failureResponse(err));
+  }
+
+  /** Registers `handler` for `method` and `pattern`. Returns the router for chaining. */
   on(method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method: method.toUpperCase(), pattern, segments: splitPath(pattern), handler });
+    this.app.on(method.toUpperCase(), pattern, handler);
+    this.paths.all(pattern, (c) => c.body(null, 204));
     return this;
   }
 
-  /** Dispatches one request; thrown `HttpError`s become typed error responses, anything else a 500. */
-  async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const method = (req.method ?? 'GET').toUpperCase();
-      const segments = splitPath(url.pathname);
-      let pathMatched = false;
-      for (const route of this.routes) {
-        const params = matchSegments(route.segments, segments);
-        if (params === undefined) continue;
-        pathMatched = true;
-        if (route.method !== method) continue;
-        const path = '/' + segments.join('/');
-        await route.handler({ req, res, method, path, route: route.pattern, params, query: url.searchParams });
-        return;
-      }
-      if (pathMatched) throw new HttpError(405, HttpErrorCode.MethodNotAllowed, `${method} is not allowed here`);
-      throw new HttpError(404, HttpErrorCode.RouteNotFound, `no route for ${method} ${url.pathname}`);
-    } catch (err) {
-      if (res.headersSent || res.destroyed) return;
-      if (err instanceof HttpError) {
-        sendError(res, err.status, err.code, err.message, err.extra);
-      } else {
-        // Unknown failure: do not claim `committed: false`, the handler may have committed before throwing.
-        const message = err instanceof Error ? err.message : String(err);
-        sendJson(res, 500, { error: HttpErrorCode.Internal, message });
-      }
-    }
-  }
+  /** The fetch handler, for `serve({ fetch })` or another Hono app. */
+  readonly fetch: Fetch = (request, env) => this.app.fetch(request, env);
+
+  /** A Node request listener: `http.createServer((req, res) => void router.handle(req, res))`. */
+  readonly handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> = getRequestListener(
+    (request, env) => this.fetch(request, env as HttpBindings), // an HTTP/1 server: its bindings are Node's
+  );
 }
 
-/** Creates an HTTP server dispatching every request to `router`. */
-export function createHttpServer(router: Router): http.Server {
-  const server = http.createServer((req, res) => {
-    void router.handle(req, res);
-  });
-  return server;
+/** Creates an HTTP server answering every request with `fetch` (a router's, or a guard in front of one). */
+export function createHttpServer(fetch: Fetch): http.Server {
+  return createAdaptorServer({ fetch: (request, env) => fetch(request, env as HttpBindings) }) as http.Server;
 }
 
 /** Starts `server` on `host:port` (0 = a random free port) and resolves with the bound port. */
@@ -132,78 +158,23 @@ export function closeServer(server: http.Server): Promise<void> {
 }
 
 /**
- * Reads the request body as JSON. Bodies larger than `limitBytes` are refused with 413 `Request.TooLarge`; an
- * empty or malformed body with 400 `Request.Invalid` (the reading itself is `src/http-body.ts`).
+ * Reads the request body as JSON (within the router's body limit). An empty or malformed body is 400
+ * `Request.Invalid`.
  */
-export async function readJsonBody(
-  req: http.IncomingMessage,
-  limitBytes: number = DEFAULT_BODY_LIMIT_BYTES,
-): Promise<unknown> {
+export async function readJsonBody(c: RequestContext): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') throw new HttpError(400, DownstreamErrorCode.BadRequest, 'request body is empty');
   try {
-    return await readBodyAsJson(req, { limitBytes });
-  } catch (err) {
-    if (!(err instanceof HttpBodyError) || err.code === HttpBodyRefusal.Aborted) throw err;
-    if (err.code === HttpBodyRefusal.TooLarge) throw new HttpError(413, HttpErrorCode.TooLarge, err.message);
-    throw new HttpError(400, DownstreamErrorCode.BadRequest, err.message);
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, DownstreamErrorCode.BadRequest, 'request body is not valid JSON');
   }
-}
-
-/** Writes a JSON response. Does nothing when the socket is already gone. */
-export function sendJson(
-  res: http.ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Readonly<Record<string, string>> = {},
-): void {
-  if (res.destroyed || res.headersSent) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(text)),
-  });
-  res.end(text);
-}
-
-/** Writes a typed error `{ error, message, committed: false, ...extra }`. */
-export function sendError(
-  res: http.ServerResponse,
-  status: number,
-  code: string,
-  message: string,
-  extra: Readonly<Record<string, unknown>> = {},
-  headers: Readonly<Record<string, string>> = {},
-): void {
-  sendJson(res, status, { ...extra, error: code, message, committed: false }, headers);
 }
 
 /** Destroys the connection without any response: the caller sees a reset / "other side closed". */
-export function dropConnection(res: http.ServerResponse): void {
-  res.socket?.destroy();
-  res.destroy();
-}
-
-function splitPath(path: string): string[] {
-  return path.split('/').filter((s) => s !== '');
-}
-
-function matchSegments(pattern: readonly string[], actual: readonly string[]): Record<string, string> | undefined {
-  if (pattern.length !== actual.length) return undefined;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i] as string;
-    const a = actual[i] as string;
-    if (p.startsWith(':')) {
-      let decoded: string;
-      try {
-        decoded = decodeURIComponent(a);
-      } catch {
-        return undefined;
-      }
-      params[p.slice(1)] = decoded;
-    } else if (p !== a) {
-      return undefined;
-    }
-  }
-  return params;
+export function dropConnection(c: RequestContext): Response {
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+  if (incoming === undefined) throw new Error('dropping a connection needs the Node HTTP server (@hono/node-server)');
+  incoming.socket.destroy();
+  return RESPONSE_ALREADY_SENT;
 }

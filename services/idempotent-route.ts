@@ -2,7 +2,6 @@
  * The HTTP side of an idempotent mutating endpoint, shared by every downstream service: header parsing, the
  * recomputed arguments hash, body validation, the two-phase store flow with fault points, and the responses.
  */
-import type http from 'node:http';
 import type { Database } from 'better-sqlite3';
 import type { z } from 'zod';
 import { hashCanonical } from '../src/domain/canonical';
@@ -19,7 +18,16 @@ import {
 import { CAPABILITY_HEADER, verifyCapability } from '../src/capability/capability';
 import type { CapabilityKeySet } from '../src/capability/capability-keys';
 import { FaultPlan, sleep, type FaultInjector } from './faults';
-import { dropConnection, HttpError, HttpErrorCode, readJsonBody, sendError, sendJson, type Handler } from './http-kit';
+import {
+  dropConnection,
+  errorJson,
+  HttpError,
+  HttpErrorCode,
+  json,
+  readJsonBody,
+  type Handler,
+  type RequestContext,
+} from './http-kit';
 import type { AppliedEffect, BeginResult, CommitResult, IdempotencyStore, PendingOperation } from './idempotency-store';
 
 /** Status and code of a `error_5xx` fault injected after commit: a gateway that lost the real response. */
@@ -35,7 +43,7 @@ export interface ServiceRuntime {
    * and no request can arm one.
    */
   readonly faults?: FaultInjector;
-  /** Request body limit in bytes; default 64 KiB. */
+  /** Request body limit in bytes (the public and admin routers'); default 64 KiB (`DEFAULT_BODY_LIMIT_BYTES`). */
   readonly bodyLimitBytes?: number;
   /**
    * The public keys capabilities are verified with, by kid (LEDGERLOOP_CAPABILITY_KEYS), and the record of used
@@ -93,21 +101,22 @@ export function parseIntentAt(text: string | undefined): number {
  * Reads `Idempotency-Key`, `X-Arguments-Hash`, `X-Fence` and `X-Intent-At`, or throws a 400 `HttpError`. An
  * unusable intent time is returned as NaN so the handler can log the request before refusing it.
  */
-export function parseMutationHeaders(req: http.IncomingMessage): MutationHeaders {
-  const key = single(req.headers[HEADER_KEY]);
+export function parseMutationHeaders(headers: Headers): MutationHeaders {
+  const single = (name: string): string | undefined => headers.get(name) ?? undefined;
+  const key = single(HEADER_KEY);
   if (key === undefined || !KEY_PATTERN.test(key)) {
     throw new HttpError(400, DownstreamErrorCode.BadRequest, 'Idempotency-Key must be 1-255 visible ASCII characters');
   }
-  const argumentsHash = single(req.headers[HEADER_ARGS_HASH])?.toLowerCase();
+  const argumentsHash = single(HEADER_ARGS_HASH)?.toLowerCase();
   if (argumentsHash === undefined || !HASH_PATTERN.test(argumentsHash)) {
     throw new HttpError(400, DownstreamErrorCode.ArgumentsHashInvalid, 'X-Arguments-Hash must be a hex SHA-256');
   }
-  const fenceText = single(req.headers[HEADER_FENCE]);
+  const fenceText = single(HEADER_FENCE);
   const fence = fenceText === undefined ? 0 : /^\d{1,16}$/.test(fenceText) ? Number(fenceText) : NaN;
   if (!Number.isSafeInteger(fence)) {
     throw new HttpError(400, DownstreamErrorCode.BadRequest, 'X-Fence must be an integer >= 0');
   }
-  return { key, argumentsHash, fence, intentAtMs: parseIntentAt(single(req.headers[HEADER_INTENT_AT])) };
+  return { key, argumentsHash, fence, intentAtMs: parseIntentAt(single(HEADER_INTENT_AT)) };
 }
 
 /** A mutating route's spec with its body type erased, as a service definition lists it (`mutation(spec)`). */
@@ -121,9 +130,9 @@ export function mutation<B>(spec: MutationSpec<B>): Mutation {
 /** Builds the handler of an idempotent mutating route. */
 export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B>): Handler {
   const { store } = runtime;
-  return async (ctx) => {
-    const raw = await readJsonBody(ctx.req, runtime.bodyLimitBytes);
-    const headers = parseMutationHeaders(ctx.req);
+  return async (c) => {
+    const raw = await readJsonBody(c);
+    const headers = parseMutationHeaders(c.req.raw.headers);
     // Refused before the rules: counted by code, never stored per request (see `IdempotencyStore.countRefusal`).
     const refuse = (code: string, message: string, extra: Record<string, unknown> = {}): never => {
       store.countRefusal(code);
@@ -152,7 +161,7 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
     const tenant = typeof rawTenant === 'string' ? rawTenant : '';
     if (runtime.capabilityKeys !== undefined) {
       try {
-        verifyCapability(single(ctx.req.headers[CAPABILITY_HEADER]), runtime.capabilityKeys, {
+        verifyCapability(c.req.header(CAPABILITY_HEADER), runtime.capabilityKeys, {
           audience: runtime.serviceName ?? '',
           key: headers.key,
           argumentsHash: headers.argumentsHash,
@@ -166,10 +175,11 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
         throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
       }
     }
-    const plan = runtime.faults?.plan(ctx.path) ?? NO_FAULTS;
+    const plan = runtime.faults?.plan(c.req.path) ?? NO_FAULTS;
     const begun = store.begin({ ...headers, tenant, scope: spec.scope });
     const pending = begun.kind === 'proceed' ? begun.pending : undefined;
-    if (!(await runBeforeCommit(plan, ctx.res, store, begun))) return;
+    const refused = await runBeforeCommit(plan, c, store, begun);
+    if (refused !== undefined) return refused;
     let outcome: BeginResult | CommitResult = begun;
     if (pending !== undefined) {
       try {
@@ -181,20 +191,19 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
         throw new HttpError(500, HttpErrorCode.Internal, `effect not committed: ${message}`);
       }
     }
-    if (!(await runAfterCommit(plan, ctx.res))) return;
-    respond(ctx.res, outcome, spec.successStatus ?? 201);
+    return (await runAfterCommit(plan, c)) ?? respond(outcome, spec.successStatus ?? 201);
   };
 }
 
 const NO_FAULTS = new FaultPlan([]);
 
-/** Runs the `before_commit` faults; false when the request was answered (or dropped) and must stop here. */
+/** Runs the `before_commit` faults; the answer (or the drop) when the request must stop here. */
 async function runBeforeCommit(
   plan: FaultPlan,
-  res: http.ServerResponse,
+  c: RequestContext,
   store: IdempotencyStore,
   begun: BeginResult,
-): Promise<boolean> {
+): Promise<Response | undefined> {
   const pending: PendingOperation | undefined = begun.kind === 'proceed' ? begun.pending : undefined;
   const requestId = begun.kind === 'proceed' ? begun.pending.requestId : begun.requestId;
   const rollBack = (outcome: string): void => {
@@ -206,59 +215,50 @@ async function runBeforeCommit(
       await sleep(fault.ms);
     } else if (fault.do === 'error_5xx') {
       rollBack('injected_unavailable');
-      sendError(res, 503, DownstreamErrorCode.Unavailable, `injected fault ${fault.ruleId}: unavailable`);
-      return false;
+      return errorJson(503, DownstreamErrorCode.Unavailable, `injected fault ${fault.ruleId}: unavailable`);
     } else {
       rollBack('injected_drop_before_commit');
-      dropConnection(res);
-      return false;
+      return dropConnection(c);
     }
   }
-  return true;
+  return undefined;
 }
 
-/** Runs the `after_commit` faults; false when the response was replaced (or lost) and must not be sent. */
-async function runAfterCommit(plan: FaultPlan, res: http.ServerResponse): Promise<boolean> {
+/** Runs the `after_commit` faults; the answer that replaces the real one (or the drop), if any. */
+async function runAfterCommit(plan: FaultPlan, c: RequestContext): Promise<Response | undefined> {
   for (const fault of plan.at('after_commit')) {
     if (fault.do === 'delay') {
       await sleep(fault.ms);
     } else if (fault.do === 'error_5xx') {
       // The effect (if any) is committed; like a gateway losing the response, promise nothing about it.
       const message = `injected fault ${fault.ruleId}: bad gateway after commit`;
-      sendJson(res, INJECTED_GATEWAY_STATUS, { error: INJECTED_GATEWAY_CODE, message });
-      return false;
+      return json(INJECTED_GATEWAY_STATUS, { error: INJECTED_GATEWAY_CODE, message });
     } else {
-      dropConnection(res);
-      return false;
+      return dropConnection(c);
     }
   }
-  return true;
+  return undefined;
 }
 
-function respond(res: http.ServerResponse, outcome: BeginResult | CommitResult, successStatus: number): void {
+function respond(outcome: BeginResult | CommitResult, successStatus: number): Response {
   switch (outcome.kind) {
     case 'proceed':
       throw new Error('unreachable: a proceeding request is always committed before responding');
     case 'lost':
-      sendError(res, 503, DownstreamErrorCode.Unavailable, 'the idempotency record expired before commit');
-      return;
+      return errorJson(503, DownstreamErrorCode.Unavailable, 'the idempotency record expired before commit');
     case 'completed':
     case 'replayed':
-      sendJson(res, successStatus, outcome.record.result ?? null, retainedHeaders(outcome.record, outcome.kind));
-      return;
+      return json(successStatus, outcome.record.result ?? null, retainedHeaders(outcome.record, outcome.kind));
     case 'failed':
     case 'retained_failure': {
       const error = outcome.record.error ?? { error: DownstreamErrorCode.Rejected, message: 'rejected' };
       const headers = retainedHeaders(outcome.record, outcome.kind);
-      sendJson(res, 422, { ...error, committed: false }, headers);
-      return;
+      return json(422, { ...error, committed: false }, headers);
     }
     case 'conflict':
-      sendError(res, 409, outcome.code, outcome.message, {}, retainedHeaders(outcome.record, 'conflict'));
-      return;
+      return errorJson(409, outcome.code, outcome.message, {}, retainedHeaders(outcome.record, 'conflict'));
     case 'refused':
-      sendError(res, outcome.code === DownstreamErrorCode.IntentExpired ? 409 : 400, outcome.code, outcome.message);
-      return;
+      return errorJson(outcome.code === DownstreamErrorCode.IntentExpired ? 409 : 400, outcome.code, outcome.message);
   }
 }
 
@@ -274,8 +274,4 @@ function canonicalHash(value: unknown): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

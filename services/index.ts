@@ -7,7 +7,7 @@
  *
  *   const service = await startService(ticketingService, { dbPath, capabilityKeys }); // listens
  *   const mounted = mountService(ticketingService, { db, capabilityKeys });          // or your own server
- *   http.createServer((req, res) => void mounted.handle(req, res));
+ *   http.createServer((req, res) => void mounted.handle(req, res));                  // or serve({ fetch: mounted.fetch })
  */
 export {
   mountService,
@@ -43,14 +43,16 @@ export { verifyLookupCapability, type LookupCapabilityRequest } from './lookup-c
 export { Id, parseAdminBody } from './body-schemas';
 export {
   createHttpServer,
+  errorJson,
   HttpError,
   HttpErrorCode,
+  json,
   readJsonBody,
   Router,
-  sendError,
-  sendJson,
+  type Fetch,
   type Handler,
   type RequestContext,
+  type RouterOptions,
 } from './http-kit';
 export { runServiceMain, parseServiceFlags, type ServiceFlags } from './service-main';
 export { ADMIN_TOKEN_ENV, ServiceConfigError, type AdminConfig } from './admin-listener';

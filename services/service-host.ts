@@ -13,7 +13,7 @@ import { startAdminListener, ServiceConfigError, type AdminConfig, type AdminLis
 import { FaultInjector } from './faults';
 import { DownstreamErrorCode } from '../src/downstream/protocol';
 import { CAPABILITY_HEADER } from '../src/capability/capability';
-import { closeServer, createHttpServer, HttpError, listen, Router, sendJson, type RequestContext } from './http-kit';
+import { closeServer, createHttpServer, HttpError, json, listen, Router, type RequestContext } from './http-kit';
 import { READ_TENANT_PARAM, readsOneTenant, verifyReadCapability } from './read-capability';
 import { IdempotencyStore } from './idempotency-store';
 import { mutationHandler, type Mutation, type ServiceRuntime } from './idempotent-route';
@@ -116,13 +116,18 @@ export interface MountOptions {
   readonly lab?: boolean;
 }
 
-/** A service mounted on routers: serve `handle` from your own `http.Server` (and `adminRouter` on loopback). */
+/**
+ * A service mounted on routers: serve `handle` from your own `http.Server`, or `fetch` from your own Hono app or
+ * `@hono/node-server` (and `adminRouter` on loopback only).
+ */
 export interface MountedService {
   readonly runtime: ServiceRuntime;
   readonly router: Router;
   readonly adminRouter?: Router;
   /** The public listener's request handler: `http.createServer((req, res) => void mounted.handle(req, res))`. */
   handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
+  /** The public listener's fetch handler (`serve({ fetch: mounted.fetch })`). */
+  readonly fetch: Router['fetch'];
 }
 
 /** Refuses (`Service.KeysMissing`) to build a service that would verify nothing, unless `insecureDev`. */
@@ -160,7 +165,8 @@ export function mountService(definition: ServiceDefinition, options: MountOption
     ...(options.admin === true && options.lab === true ? { faults: new FaultInjector() } : {}),
     ...(capabilityKeys === undefined ? {} : { capabilityKeys }),
   };
-  const router = registerStandardRoutes(new Router(), definition.name, runtime);
+  const limits = runtime.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: runtime.bodyLimitBytes };
+  const router = registerStandardRoutes(new Router(limits), definition.name, runtime);
   for (const [path, spec] of Object.entries(definition.mutations ?? {}))
     router.on('POST', path, mutationHandler(runtime, spec));
   const reads = Object.entries(definition.reads ?? {});
@@ -170,42 +176,42 @@ export function mountService(definition: ServiceDefinition, options: MountOption
         'Service.ReadUnscoped',
         `${definition.name}: read route ${path} names no :${READ_TENANT_PARAM}; every read is of one tenant's record`,
       );
-    router.on('GET', path, (ctx) => {
-      authorizeRead(definition.name, runtime, ctx);
-      answerRead(db, read, ctx);
+    router.on('GET', path, (c) => {
+      authorizeRead(definition.name, runtime, c);
+      return answerRead(db, read, c);
     });
   }
   definition.routes?.(router, runtime);
   let adminRouter: Router | undefined;
   if (options.admin === true) {
-    adminRouter = registerStandardAdminRoutes(new Router(), runtime);
+    adminRouter = registerStandardAdminRoutes(new Router(limits), runtime);
     // An operator's reads: the same records on the loopback admin listener, behind its token.
-    for (const [path, read] of reads) adminRouter.on('GET', `/admin${path}`, (ctx) => answerRead(db, read, ctx));
+    for (const [path, read] of reads) adminRouter.on('GET', `/admin${path}`, (c) => answerRead(db, read, c));
     definition.adminRoutes?.(adminRouter, runtime);
   }
   return {
     runtime,
     router,
     ...(adminRouter === undefined ? {} : { adminRouter }),
-    handle: (req, res) => router.handle(req, res),
+    handle: router.handle,
+    fetch: router.fetch,
   };
 }
 
-function answerRead(db: Database, read: ReadRoute, { res, params }: RequestContext): void {
-  const value = read.get(db, params);
+function answerRead(db: Database, read: ReadRoute, c: RequestContext): Response {
+  const value = read.get(db, c.req.param());
   if (value === undefined) throw new HttpError(404, DownstreamErrorCode.NotFound, read.notFound);
-  sendJson(res, 200, value);
+  return json(200, value);
 }
 
 /** A public read needs a read capability for exactly its path and tenant (403 `Capability.Invalid`, counted). */
-function authorizeRead(service: string, runtime: ServiceRuntime, { req, path, params }: RequestContext): void {
+function authorizeRead(service: string, runtime: ServiceRuntime, c: RequestContext): void {
   if (runtime.capabilityKeys === undefined) return; // --insecure-dev only
-  const header = req.headers[CAPABILITY_HEADER];
   try {
-    verifyReadCapability(Array.isArray(header) ? header[0] : header, runtime.capabilityKeys, {
+    verifyReadCapability(c.req.header(CAPABILITY_HEADER), runtime.capabilityKeys, {
       service,
-      path,
-      tenant: params[READ_TENANT_PARAM] ?? '',
+      path: c.req.path,
+      tenant: c.req.param(READ_TENANT_PARAM) ?? '',
     });
   } catch (err) {
     runtime.store.countRefusal(DownstreamErrorCode.CapabilityInvalid, 'lookup');
@@ -237,7 +243,7 @@ export async function startService(
     throw err;
   }
   const { runtime, router, adminRouter } = mounted;
-  const server = createHttpServer(router);
+  const server = createHttpServer(router.fetch);
   const host = options.host ?? '127.0.0.1';
   let port: number;
   let admin: AdminListener | undefined;

@@ -4,13 +4,12 @@
  * tenant. Admin listener (loopback, admin token): evidence (stats, refusal counters) and, in a lab start only,
  * fault injection.
  */
-import type http from 'node:http';
 import { z } from 'zod';
 import { DownstreamErrorCode, type FaultRule, type ServiceContract } from '../src/downstream/protocol';
 import { CAPABILITY_HEADER } from '../src/capability/capability';
 import { Id } from './body-schemas';
 import { FaultRuleSchema } from './faults';
-import { HttpError, readJsonBody, sendJson, type Router } from './http-kit';
+import { HttpError, json, readJsonBody, type RequestContext, type Router } from './http-kit';
 import type { ServiceRuntime } from './idempotent-route';
 import { verifyLookupCapability } from './lookup-capability';
 
@@ -24,10 +23,10 @@ const SealBody = z.strictObject({ tenant: Id });
  */
 export function registerStandardRoutes(router: Router, service: string, runtime: ServiceRuntime): Router {
   const { store } = runtime;
-  const authorize = (req: http.IncomingMessage, key: string, tenant: string, seal: boolean): void => {
+  const authorize = (c: RequestContext, key: string, tenant: string, seal: boolean): void => {
     if (runtime.capabilityKeys === undefined) return; // --insecure-dev only
     try {
-      verifyLookupCapability(single(req.headers[CAPABILITY_HEADER]), runtime.capabilityKeys, {
+      verifyLookupCapability(c.req.header(CAPABILITY_HEADER), runtime.capabilityKeys, {
         service,
         key,
         tenant,
@@ -39,46 +38,43 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
       throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
     }
   };
-  const answer = (res: http.ServerResponse, tenant: string, key: string, seal: boolean): void => {
+  const answer = (tenant: string, key: string, seal: boolean): Response => {
     // A lab start's `refuse_seal` fault: the downstream answers as a lookup would and does not seal a missing key.
     const refuse = seal && runtime.faults?.refuseSeal(`/v1/operations/${key}/seal`) === true;
     const found = store.lookup(tenant, key, { seal: seal && !refuse });
-    if (found.kind === 'found') {
-      sendJson(res, 200, found.record);
-      return;
-    }
+    if (found.kind === 'found') return json(200, found.record);
     const message = found.sealed ? `no effect under ${key}; the key is sealed` : `no record under ${key}`;
-    sendJson(res, 404, { error: DownstreamErrorCode.NotFound, message, sealed: found.sealed });
+    return json(404, { error: DownstreamErrorCode.NotFound, message, sealed: found.sealed });
   };
   return router
-    .on('GET', '/health', ({ res }) => sendJson(res, 200, { service, status: 'ok' }))
-    .on('GET', '/v1/contract', ({ res }) => {
+    .on('GET', '/health', () => json(200, { service, status: 'ok' }))
+    .on('GET', '/v1/contract', () => {
       const contract: ServiceContract = { service, idempotencyRetentionMs: store.retentionMs };
-      sendJson(res, 200, contract);
+      return json(200, contract);
     })
-    .on('GET', '/v1/operations/:key', ({ req, res, params, query }) => {
-      const key = params['key'] ?? '';
-      if (query.has('seal')) {
+    .on('GET', '/v1/operations/:key', (c) => {
+      const key = c.req.param('key') ?? '';
+      if (c.req.query('seal') !== undefined) {
         store.countRefusal(DownstreamErrorCode.SealRequiresPost, 'lookup');
         throw new HttpError(405, DownstreamErrorCode.SealRequiresPost, `seal with POST /v1/operations/${key}/seal`);
       }
-      const tenant = query.get('tenant') ?? '';
+      const tenant = c.req.query('tenant') ?? '';
       if (!Id.safeParse(tenant).success) {
         store.countRefusal(DownstreamErrorCode.BadRequest, 'lookup');
         throw new HttpError(400, DownstreamErrorCode.BadRequest, 'tenant is required (?tenant=)');
       }
-      authorize(req, key, tenant, false);
-      answer(res, tenant, key, false);
+      authorize(c, key, tenant, false);
+      return answer(tenant, key, false);
     })
-    .on('POST', '/v1/operations/:key/seal', async ({ req, res, params }) => {
-      const key = params['key'] ?? '';
-      const parsed = SealBody.safeParse(await readJsonBody(req, runtime.bodyLimitBytes));
+    .on('POST', '/v1/operations/:key/seal', async (c) => {
+      const key = c.req.param('key') ?? '';
+      const parsed = SealBody.safeParse(await readJsonBody(c));
       if (!parsed.success) {
         store.countRefusal(DownstreamErrorCode.BadRequest, 'lookup');
         throw new HttpError(400, DownstreamErrorCode.BadRequest, 'body must be { "tenant": "..." }');
       }
-      authorize(req, key, parsed.data.tenant, true);
-      answer(res, parsed.data.tenant, key, true);
+      authorize(c, key, parsed.data.tenant, true);
+      return answer(parsed.data.tenant, key, true);
     });
 }
 
@@ -89,41 +85,37 @@ export function registerStandardRoutes(router: Router, service: string, runtime:
 export function registerStandardAdminRoutes(router: Router, runtime: ServiceRuntime): Router {
   const { store, faults } = runtime;
   router
-    .on('GET', '/admin/stats', ({ res, query }) => {
-      const key = query.get('key');
-      const prefix = isTrue(query.get('prefix'));
+    .on('GET', '/admin/stats', (c) => {
+      const key = c.req.query('key');
+      const prefix = isTrue(c.req.query('prefix'));
       // An empty key is allowed as a prefix: it counts every key of the service.
-      if (key === null || (key === '' && !prefix)) {
+      if (key === undefined || (key === '' && !prefix)) {
         throw new HttpError(
           400,
           DownstreamErrorCode.BadRequest,
           'key is required (may be empty only with prefix=true)',
         );
       }
-      sendJson(res, 200, store.stats(key, prefix));
+      return json(200, store.stats(key, prefix));
     })
-    .on('GET', '/admin/refusals', ({ res }) => sendJson(res, 200, store.refusals()));
+    .on('GET', '/admin/refusals', () => json(200, store.refusals()));
   if (faults === undefined) return router;
   return router
-    .on('POST', '/admin/faults', async ({ req, res }) => {
-      const parsed = FaultRuleSchema.safeParse(await readJsonBody(req, runtime.bodyLimitBytes));
+    .on('POST', '/admin/faults', async (c) => {
+      const parsed = FaultRuleSchema.safeParse(await readJsonBody(c));
       if (!parsed.success) {
         throw new HttpError(400, DownstreamErrorCode.BadRequest, `invalid fault rule: ${parsed.error.message}`);
       }
       const rule: FaultRule = parsed.data;
-      sendJson(res, 201, { id: faults.arm(rule) });
+      return json(201, { id: faults.arm(rule) });
     })
-    .on('GET', '/admin/faults', ({ res }) => sendJson(res, 200, { rules: faults.states() }))
-    .on('DELETE', '/admin/faults', ({ res }) => {
+    .on('GET', '/admin/faults', () => json(200, { rules: faults.states() }))
+    .on('DELETE', '/admin/faults', () => {
       faults.clear();
-      sendJson(res, 200, { cleared: true });
+      return json(200, { cleared: true });
     });
 }
 
-function isTrue(value: string | null): boolean {
+function isTrue(value: string | undefined): boolean {
   return value === 'true' || value === '1';
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -7,8 +7,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpErrorCode, sendError } from '../../services/http-kit';
-import { HttpBodyError, HttpBodyRefusal, readBody } from '../../src/http-body';
+import type { HttpBindings } from '@hono/node-server';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createHttpServer, dropConnection, errorJson, HttpErrorCode } from '../../services/http-kit';
 
 export interface HoldRule {
   /** Route to hold, e.g. `/v1/debits`; undefined: any POST. */
@@ -63,39 +65,43 @@ function forward(
   });
 }
 
+/** The service's answer as this forwarder's response (hop-by-hop headers dropped). */
+function answerOf(answer: Awaited<ReturnType<typeof forward>>): Response {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(answer.headers))
+    if (!HOP_BY_HOP.has(k) && v !== undefined) for (const one of [v].flat()) headers.append(k, one);
+  return new Response(new Uint8Array(answer.body), { status: answer.status, headers });
+}
+
 /** Starts a forwarder to `targetUrl` that holds the request `rule` names. */
 export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<NetHold> {
   const target = new URL(targetUrl);
   let seen = 0;
   let markHeld: () => void = () => undefined;
   const held = new Promise<void>((resolve) => (markHeld = resolve));
-  let pending: { req: http.IncomingMessage; body: Buffer; res: http.ServerResponse } | undefined;
+  let pending: { req: http.IncomingMessage; body: Buffer; answer: (r: Response) => void } | undefined;
 
-  const server = http.createServer((req, res) => {
-    void (async () => {
-      let body: Buffer;
-      try {
-        body = await readBody(req, { limitBytes: FORWARD_LIMIT_BYTES });
-      } catch (err) {
-        // Refused as the service would refuse it (nothing was forwarded); anything else drops the connection.
-        if (!(err instanceof HttpBodyError) || err.code !== HttpBodyRefusal.TooLarge) throw err;
-        sendError(res, 413, HttpErrorCode.TooLarge, err.message);
-        return;
-      }
-      const matches = req.method === 'POST' && (rule.path === undefined || req.url?.split('?')[0] === rule.path);
-      if (matches && ++seen === rule.occurrence) {
-        pending = { req, body, res };
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  // Refused as the service would refuse it (nothing is forwarded).
+  const tooLarge = (): Response =>
+    errorJson(413, HttpErrorCode.TooLarge, `request body exceeds ${FORWARD_LIMIT_BYTES} bytes`);
+  app.use('*', bodyLimit({ maxSize: FORWARD_LIMIT_BYTES, onError: tooLarge }));
+  app.all('*', async (c) => {
+    const req = c.env.incoming;
+    const body = Buffer.from(await c.req.arrayBuffer());
+    const matches = req.method === 'POST' && (rule.path === undefined || req.url?.split('?')[0] === rule.path);
+    if (matches && ++seen === rule.occurrence) {
+      // Held: answered when the runner releases it (release) or never (close drops the connection).
+      return new Promise<Response>((answer) => {
+        pending = { req, body, answer };
         markHeld();
-        return;
-      }
-      const answer = await forward(target, req, body);
-      res.writeHead(
-        answer.status,
-        Object.fromEntries(Object.entries(answer.headers).filter(([k]) => !HOP_BY_HOP.has(k))),
-      );
-      res.end(answer.body);
-    })().catch(() => res.destroy());
+      });
+    }
+    return answerOf(await forward(target, req, body));
   });
+  // Anything that goes wrong on the way drops the connection, as a network would.
+  app.onError((_err, c) => dropConnection(c));
+  const server = createHttpServer((request, env) => app.fetch(request, env));
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -107,14 +113,16 @@ export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<N
       pending = undefined;
       if (!p) return undefined;
       const answer = await forward(target, p.req, p.body);
-      if (!p.res.destroyed) {
-        p.res.writeHead(answer.status, { 'content-type': 'application/json' });
-        p.res.end(answer.body);
-      }
+      p.answer(
+        new Response(new Uint8Array(answer.body), {
+          status: answer.status,
+          headers: { 'content-type': 'application/json' },
+        }),
+      );
       return { status: answer.status, body: answer.body.toString('utf8') };
     },
     close() {
-      pending?.res.destroy();
+      pending?.req.socket.destroy();
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
     },

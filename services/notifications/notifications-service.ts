@@ -9,7 +9,7 @@
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
 import { adminBodyRoute } from '../body-schemas';
 import { EVENTS_ROUTE, EVENTS_SCOPE } from '../../src/capability/events-contract';
-import { HttpError, sendJson } from '../http-kit';
+import { HttpError, json } from '../http-kit';
 import { mutation } from '../idempotent-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
 import {
@@ -45,17 +45,15 @@ export const notificationsDefinition: ServiceDefinition = {
   },
   adminRoutes(router, { db }) {
     router
-      .on('GET', '/admin/emails', ({ res, query }) => {
-        const tenant = query.get('tenant');
-        if (tenant === null || tenant === '')
+      .on('GET', '/admin/emails', (c) => {
+        const tenant = c.req.query('tenant');
+        if (tenant === undefined || tenant === '')
           throw new HttpError(400, DownstreamErrorCode.BadRequest, 'tenant is required');
-        const orderId = query.get('orderId') ?? undefined;
+        const orderId = c.req.query('orderId');
         const emails = listEmails(db, tenant, orderId);
-        sendJson(res, 200, { tenant, ...(orderId === undefined ? {} : { orderId }), count: emails.length, emails });
+        return json(200, { tenant, ...(orderId === undefined ? {} : { orderId }), count: emails.length, emails });
       })
-      .on('GET', '/admin/events/:eventId', ({ res, params }) =>
-        sendJson(res, 200, eventStats(db, params['eventId'] ?? '')),
-      )
+      .on('GET', '/admin/events/:eventId', (c) => json(200, eventStats(db, c.req.param('eventId') ?? '')))
       .on(
         'POST',
         '/admin/suppressions',

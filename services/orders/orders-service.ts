@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { adminBodyRoute } from '../body-schemas';
-import { sendJson } from '../http-kit';
+import { json } from '../http-kit';
 import { mutationHandler } from '../idempotent-route';
 import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
@@ -57,7 +57,7 @@ export const ordersDefinition: ServiceDefinition = {
         '/admin/orders',
         adminBodyRoute(SeedOrderBody, (seed) => seedOrder(db, seed)),
       )
-      .on('GET', '/admin/outbox', ({ res }) => sendJson(res, 200, outboxStats(db)));
+      .on('GET', '/admin/outbox', () => json(200, outboxStats(db)));
     if (faults === undefined) return; // a fault route exists only in a lab start
     router.on(
       'POST',

@@ -19,7 +19,7 @@ import { DownstreamClient } from '../../src/downstream/client';
 import { RELAY_SIGNING_KEY_ENV, signingKeyFromEnv } from '../../src/capability/capability-keys';
 import { parseAdminBody } from '../body-schemas';
 import { ServiceConfigError, startAdminListener, type AdminListener } from '../admin-listener';
-import { closeServer, createHttpServer, listen, Router, sendJson } from '../http-kit';
+import { closeServer, createHttpServer, json, listen, Router } from '../http-kit';
 import { integerFlag } from '../../src/flags';
 import { runServiceMain, type ServiceFlags, type Stoppable } from '../service-main';
 import { openServiceDatabase } from '../service-host';
@@ -56,30 +56,28 @@ export async function startRelayProcess(flags: ServiceFlags): Promise<Stoppable>
   });
   const crashAfter = process.env[RELAY_CRASH_ENV];
   if (lab && crashAfter !== undefined && crashAfter !== '') relay.armCrash(integerFlag(crashAfter, RELAY_CRASH_ENV));
-  const router = new Router().on('GET', '/health', ({ res }) =>
-    sendJson(res, 200, { service: 'orders-relay', status: 'ok' }),
-  );
-  const adminRouter = new Router().on('GET', '/admin/relay', ({ res }) => {
+  const router = new Router().on('GET', '/health', () => json(200, { service: 'orders-relay', status: 'ok' }));
+  const adminRouter = new Router().on('GET', '/admin/relay', () => {
     const relayProcess = {
       publishes: relay.publishes,
       crashArmed: relay.crashArmed,
       lastError: relay.lastError ?? null,
     };
-    sendJson(res, 200, { ...outboxStats(db), process: relayProcess });
+    return json(200, { ...outboxStats(db), process: relayProcess });
   });
   if (lab) {
     adminRouter
-      .on('POST', '/admin/relay/faults', async ({ req, res }) => {
-        const body = await parseAdminBody(req, RelayFaultBody);
+      .on('POST', '/admin/relay/faults', async (c) => {
+        const body = await parseAdminBody(c, RelayFaultBody);
         relay.armCrash(body.crashAfterPublish);
-        sendJson(res, 201, { armed: true });
+        return json(201, { armed: true });
       })
-      .on('DELETE', '/admin/relay/faults', ({ res }) => {
+      .on('DELETE', '/admin/relay/faults', () => {
         relay.disarmCrash();
-        sendJson(res, 200, { cleared: true });
+        return json(200, { cleared: true });
       });
   }
-  const server = createHttpServer(router);
+  const server = createHttpServer(router.fetch);
   const host = '127.0.0.1';
   let port: number;
   let admin: AdminListener | undefined;

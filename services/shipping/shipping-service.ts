@@ -6,7 +6,7 @@
  * `GET /v1/shipments/:tenant/:orderId`. Admin listener: `POST|GET /admin/capacity`, `POST /admin/dispatch`.
  */
 import { adminBodyRoute } from '../body-schemas';
-import { sendJson } from '../http-kit';
+import { json } from '../http-kit';
 import { mutation } from '../idempotent-route';
 import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
@@ -44,7 +44,7 @@ export const shippingDefinition: ServiceDefinition = {
   ),
   adminRoutes(router, { db }) {
     router
-      .on('GET', '/admin/capacity', ({ res }) => sendJson(res, 200, getCapacity(db)))
+      .on('GET', '/admin/capacity', () => json(200, getCapacity(db)))
       .on(
         'POST',
         '/admin/capacity',

@@ -7,7 +7,7 @@
  * `registerStandardRoutes`.
  */
 import { DownstreamErrorCode } from '../../src/downstream/protocol';
-import { HttpError, readJsonBody, sendJson } from '../http-kit';
+import { HttpError, json, readJsonBody } from '../http-kit';
 import { mutation } from '../idempotent-route';
 import { readRoute } from '../read-route';
 import { startService, type RunningService, type ServiceDefinition, type ServiceHostOptions } from '../service-host';
@@ -43,10 +43,10 @@ export const walletDefinition: ServiceDefinition = {
   },
   reads: readRoute('/v1/accounts/:tenant/:account', getBalance, 'no such account'),
   adminRoutes(router, { db }) {
-    router.on('POST', '/admin/accounts', async ({ req, res }) => {
-      const parsed = SeedAccountBody.safeParse(await readJsonBody(req));
+    router.on('POST', '/admin/accounts', async (c) => {
+      const parsed = SeedAccountBody.safeParse(await readJsonBody(c));
       if (!parsed.success) throw new HttpError(400, DownstreamErrorCode.BadRequest, parsed.error.message);
-      sendJson(res, 200, seedAccount(db, parsed.data));
+      return json(200, seedAccount(db, parsed.data));
     });
   },
 };
