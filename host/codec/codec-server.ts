@@ -1,5 +1,5 @@
 /**
- * A codec server in the Temporal Web UI convention: the UI (and `temporal` CLI) send payloads here to have them
+ * A codec server in the Temporal Web UI convention (a Hono app on @hono/node-server): the UI (and `temporal` CLI) send payloads here to have them
  * decoded for display, or encoded for input.
  *
  *   POST /decode   body `{ "payloads": [{ "metadata": { "<k>": "<base64>" }, "data": "<base64>" }] }`
@@ -23,10 +23,12 @@
  * No response, error or log line names a key id: a decode failure answers 422 with the failure's type and reason.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import type net from 'node:net';
+import { createAdaptorServer, getRequestListener } from '@hono/node-server';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { HttpBodyError, HttpBodyRefusal, readJsonBody } from '../../src/http-body';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { PayloadDecryptionError } from '../../src/codec/aes-gcm-codec';
 
 /** The UI origins allowed by default: the dev server's Web UI on its default port. */
@@ -53,6 +55,8 @@ export const CodecRefusal = {
   EncodeDisabled: 'Codec.EncodeDisabled',
   NotFound: 'Codec.NotFound',
   BadRequest: 'Codec.BadRequest',
+  /** A body over 8 MiB (413; the connection is closed, the rest of the body unread). */
+  TooLarge: 'Codec.TooLarge',
 } as const;
 
 export interface CodecServerOptions {
@@ -162,26 +166,16 @@ function corsHeaders(origin: string): Record<string, string> {
   };
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
+function send(status: number, body: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
   });
-  res.end(text);
 }
 
-function refuse(
-  res: http.ServerResponse,
-  status: number,
-  type: string,
-  error: string,
-  headers: Record<string, string> = {},
-): void {
+function refuse(status: number, type: string, error: string, headers: Record<string, string> = {}): Response {
   // The request body (if any) is not read: close the connection rather than drain it.
-  send(res, status, { error, type }, { ...headers, Connection: 'close' });
+  return send(status, { error, type }, { ...headers, Connection: 'close' });
 }
 
 /** The default Host allow-list for a server listening on `port`. */
@@ -204,84 +198,78 @@ interface HandlerOptions extends CodecServerOptions {
   readonly hosts: () => readonly string[];
 }
 
-function makeHandler(opts: HandlerOptions): http.RequestListener {
+type CodecEnv = { Variables: { cors: Record<string, string> } };
+
+/** What a codec answers for `route`, or the typed refusal of the body or the payloads. */
+async function codecAnswer(c: Context<CodecEnv>, codec: PayloadCodec, route: 'encode' | 'decode'): Promise<Response> {
+  const cors = c.get('cors');
+  try {
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      throw new CodecRequestError('body is not JSON');
+    }
+    const list = (body as { payloads?: unknown } | null)?.payloads;
+    if (!Array.isArray(list)) throw new CodecRequestError('body must be { "payloads": [...] }');
+    const payloads = list.map(payloadFromJson);
+    const out = route === 'encode' ? await codec.encode(payloads) : await codec.decode(payloads);
+    return send(200, { payloads: out.map(payloadToJson) }, cors);
+  } catch (err) {
+    if (err instanceof CodecRequestError) return send(400, { error: err.message, type: CodecRefusal.BadRequest }, cors);
+    // The reason only: the codec's message and keyId stay in this process.
+    const reason = err instanceof PayloadDecryptionError ? { type: err.name, reason: err.reason } : undefined;
+    const type = err instanceof Error ? err.name : 'Error';
+    return send(422, { error: 'a payload cannot be decoded', ...(reason ?? { type }) }, cors);
+  }
+}
+
+/** The codec server's Hono app: the checks in the order the header says, then the two codec routes. */
+function codecApp(opts: HandlerOptions): Hono<CodecEnv> {
   const origins = opts.allowedOrigins ?? DEFAULT_UI_ORIGINS;
   if (origins.includes('*')) {
     throw new CodecServerConfigError('the codec server does not allow any origin (*): list the Web UI origins');
   }
   const digests = tokenDigests(opts.auth);
-  return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://codec.invalid');
-    const route = url.pathname.replace(/\/+$/, '') || '/';
-    // 1. Host, for every method.
-    if (!hostAllowed(req.headers.host, opts.hosts())) {
-      refuse(res, 403, CodecRefusal.HostRefused, 'this codec server does not answer to that Host');
-      return;
-    }
-    // 2. Origin, for every method, before anything else is read.
-    const origin = req.headers.origin;
-    if (origin !== undefined && !origins.includes(origin)) {
-      refuse(res, 403, CodecRefusal.OriginRefused, 'this origin may not call the codec server');
-      return;
-    }
-    const cors = origin ? corsHeaders(origin) : {};
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, cors);
-      res.end();
-      return;
-    }
-    if (req.method === 'GET' && route === '/health') {
-      send(res, 200, { ok: true }, cors);
-      return;
-    }
-    // 3. Token.
-    if (digests && !bearerMatches(req.headers.authorization, digests)) {
-      refuse(res, 401, CodecRefusal.Unauthenticated, 'a valid bearer token is required', {
-        ...cors,
+  const app = new Hono<CodecEnv>({ strict: false });
+  // 1. Host and 2. Origin, for every method, before anything else is read.
+  app.use('*', async (c, next) => {
+    if (!hostAllowed(c.req.header('host'), opts.hosts()))
+      return refuse(403, CodecRefusal.HostRefused, 'this codec server does not answer to that Host');
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !origins.includes(origin))
+      return refuse(403, CodecRefusal.OriginRefused, 'this origin may not call the codec server');
+    c.set('cors', origin ? corsHeaders(origin) : {});
+    await next();
+  });
+  app.options('*', (c) => new Response(null, { status: 204, headers: c.get('cors') }));
+  app.get('/health', (c) => send(200, { ok: true }, c.get('cors')));
+  // 3. Token, for everything but the preflight and /health (answered above).
+  app.use('*', async (c, next) => {
+    if (digests && !bearerMatches(c.req.header('authorization'), digests))
+      return refuse(401, CodecRefusal.Unauthenticated, 'a valid bearer token is required', {
+        ...c.get('cors'),
         'WWW-Authenticate': 'Bearer realm="ledgerloop-codec"',
       });
-      return;
-    }
-    if (req.method !== 'POST' || (route !== '/encode' && route !== '/decode')) {
-      refuse(res, 404, CodecRefusal.NotFound, 'no such route', cors);
-      return;
-    }
-    if (route === '/encode' && opts.enableEncode !== true) {
-      refuse(res, 403, CodecRefusal.EncodeDisabled, '/encode is disabled on this codec server', cors);
-      return;
-    }
-    void (async () => {
-      try {
-        let body: unknown;
-        try {
-          body = await readJsonBody(req, { limitBytes: MAX_BODY_BYTES, overLimit: 'destroy' });
-        } catch (err) {
-          throw err instanceof HttpBodyError && err.code === HttpBodyRefusal.TooLarge
-            ? new CodecRequestError(`request body larger than ${MAX_BODY_BYTES} bytes`)
-            : new CodecRequestError('body is not JSON');
-        }
-        const list = (body as { payloads?: unknown } | null)?.payloads;
-        if (!Array.isArray(list)) throw new CodecRequestError('body must be { "payloads": [...] }');
-        const payloads = list.map(payloadFromJson);
-        const out = route === '/encode' ? await opts.codec.encode(payloads) : await opts.codec.decode(payloads);
-        send(res, 200, { payloads: out.map(payloadToJson) }, cors);
-      } catch (err) {
-        if (err instanceof CodecRequestError) {
-          send(res, 400, { error: err.message, type: CodecRefusal.BadRequest }, cors);
-        } else if (err instanceof PayloadDecryptionError) {
-          // The reason only: the codec's message and keyId stay in this process.
-          send(res, 422, { error: 'a payload cannot be decoded', type: err.name, reason: err.reason }, cors);
-        } else {
-          send(
-            res,
-            422,
-            { error: 'a payload cannot be decoded', type: err instanceof Error ? err.name : 'Error' },
-            cors,
-          );
-        }
-      }
-    })();
-  };
+    await next();
+  });
+  app.post('/encode', async (c, next) => {
+    if (opts.enableEncode !== true)
+      return refuse(403, CodecRefusal.EncodeDisabled, '/encode is disabled on this codec server', c.get('cors'));
+    await next();
+  });
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        refuse(413, CodecRefusal.TooLarge, `request body larger than ${MAX_BODY_BYTES} bytes`, c.get('cors')),
+    }),
+  );
+  app.post('/decode', (c) => codecAnswer(c, opts.codec, 'decode'));
+  app.post('/encode', (c) => codecAnswer(c, opts.codec, 'encode'));
+  app.notFound((c) => refuse(404, CodecRefusal.NotFound, 'no such route', c.get('cors') ?? {}));
+  return app;
 }
 
 /**
@@ -291,7 +279,8 @@ function makeHandler(opts: HandlerOptions): http.RequestListener {
 export function codecRequestHandler(
   opts: CodecServerOptions & { readonly allowedHosts: readonly string[] },
 ): http.RequestListener {
-  return makeHandler({ ...opts, hosts: () => opts.allowedHosts });
+  const app = codecApp({ ...opts, hosts: () => opts.allowedHosts });
+  return getRequestListener((request) => app.fetch(request));
 }
 
 /** Starts the codec server and resolves once it listens. Throws CodecServerConfigError on unsafe options. */
@@ -300,11 +289,11 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   let port = 0;
   const hosts = opts.allowedHosts ?? [];
   const own = (): string[] => (host === '0.0.0.0' || host === '::' || host === '127.0.0.1' ? [] : [`${host}:${port}`]);
-  const handler = makeHandler({
+  const app = codecApp({
     ...opts,
     hosts: () => (opts.allowedHosts ? hosts : [...loopbackHosts(port), ...own()]),
   });
-  const server = http.createServer(handler);
+  const server = createAdaptorServer({ fetch: (request) => app.fetch(request) }) as http.Server;
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -281,3 +281,26 @@ test('404 elsewhere, 400 on a malformed body', async () => {
   expect((await fetch(`${server.url}/nope`, { headers: auth })).status).toBe(404);
   expect((await post(server, '/decode', { nope: 1 }, auth)).status).toBe(400);
 });
+
+test('a body over 8 MiB is refused with 413 Codec.TooLarge, declared or counted, and nothing is decoded', async () => {
+  const { server, codec } = await serve();
+  const big = JSON.stringify({ payloads: [{ data: 'A'.repeat(8 * 1024 * 1024) }] });
+  const declared = await post(server, '/decode', JSON.parse(big), auth);
+  expect(declared.status).toBe(413);
+  expect(await declared.json()).toMatchObject({ type: 'Codec.TooLarge' });
+  const counted = await new Promise<number>((resolve, reject) => {
+    const req = http.request(`${server.url}/decode`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    for (let i = 0; i < big.length; i += 1 << 20) req.write(big.slice(i, i + (1 << 20)));
+    req.end();
+  });
+  expect(counted).toBe(413);
+  expect(codec.decoded).toBe(0);
+});
