@@ -11,9 +11,11 @@
  *   following `role: 'tool'` message with its `tool_call_id`, else HTTP 400.
  * - When the script is exhausted it answers HTTP 500 with a clear message and sets `exhausted`.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpBodyError, HttpBodyRefusal, readBodyText } from '../../src/http-body';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createHttpServer, type ServiceEnv } from '../../services/http-kit';
 import type { ChatMessage, ChatRequestBody, RecordedRequest, ScriptStep } from './openai-script';
 
 /** The largest request body accepted (a whole conversation fits many times over). */
@@ -76,14 +78,10 @@ export async function startOpenAICompatibleServer(
     status: number,
     body: unknown,
     headers: Readonly<Record<string, string>> = {},
-  ): void {
+  ): Response {
     rec.status = status;
-    if (res.destroyed || res.writableEnded) {
-      rec.aborted = true;
-      return;
-    }
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
+    if (res.destroyed || res.writableEnded) rec.aborted = true;
+    return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
   }
 
   function errorBody(message: string, type: string, code: string | null): unknown {
@@ -135,7 +133,7 @@ export async function startOpenAICompatibleServer(
     };
   }
 
-  function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
+  function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Response | Promise<Response> {
     let body: ChatRequestBody | undefined;
     try {
       body = raw ? (JSON.parse(raw) as ChatRequestBody) : undefined;
@@ -164,13 +162,12 @@ export async function startOpenAICompatibleServer(
 
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/chat/completions')) {
       rec.outcome = 'not_found';
-      send(
+      return send(
         res,
         rec,
         404,
         errorBody(`test server: no route ${req.method} ${req.url}`, 'invalid_request_error', 'not_found'),
       );
-      return;
     }
     const violation =
       body && Array.isArray(body.messages)
@@ -179,50 +176,65 @@ export async function startOpenAICompatibleServer(
     if (violation !== undefined) {
       rec.outcome = 'protocol_error';
       protocolErrors.push(`request #${rec.seq}: ${violation}`);
-      send(res, rec, 400, errorBody(`test server: ${violation}`, 'invalid_request_error', 'invalid_tool_messages'));
-      return;
+      return send(
+        res,
+        rec,
+        400,
+        errorBody(`test server: ${violation}`, 'invalid_request_error', 'invalid_tool_messages'),
+      );
     }
     const step = queue.shift();
     if (step === undefined) {
       exhausted = true;
       rec.outcome = 'exhausted';
       const msg = `openai-compatible test server: script exhausted at request #${rec.seq} (turn ${rec.turn})`;
-      send(res, rec, 500, errorBody(msg, 'server_error', 'script_exhausted'));
-      return;
+      return send(res, rec, 500, errorBody(msg, 'server_error', 'script_exhausted'));
     }
-    const answer = (): void => {
+    const answer = (): Response => {
       if (step.kind === 'error') {
         rec.outcome = 'error';
-        send(
+        return send(
           res,
           rec,
           step.status,
           errorBody(step.message ?? `HTTP ${step.status}`, 'test_fault', `http_${step.status}`),
           step.headers,
         );
-      } else {
-        send(res, rec, 200, completionFor(step, rec));
       }
+      return send(res, rec, 200, completionFor(step, rec));
     };
     if (step.delayMs === undefined || step.delayMs <= 0) return answer();
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      answer();
-    }, step.delayMs);
-    timers.add(timer);
+    const delay = step.delayMs;
+    return new Promise<Response>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve(answer());
+      }, delay);
+      timers.add(timer);
+    });
   }
 
-  const server = http.createServer((req, res) => {
-    readBodyText(req, { limitBytes: REQUEST_LIMIT_BYTES }).then(
-      (raw) => handle(req, res, raw),
-      (err: unknown) => {
-        // A body too large is refused as a provider would; an aborted request has nobody left to answer.
-        if (!(err instanceof HttpBodyError) || err.code !== HttpBodyRefusal.TooLarge || res.destroyed) return;
-        res.writeHead(413, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(errorBody(err.message, 'invalid_request_error', 'request_too_large')));
-      },
-    );
-  });
+  const app = new Hono<ServiceEnv>();
+  // A body too large is refused as a provider would (Hono's body limit; the rest of the body is drained).
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: REQUEST_LIMIT_BYTES,
+      onError: () =>
+        new Response(
+          JSON.stringify(
+            errorBody(
+              `request body exceeds ${REQUEST_LIMIT_BYTES} bytes`,
+              'invalid_request_error',
+              'request_too_large',
+            ),
+          ),
+          { status: 413, headers: { 'content-type': 'application/json' } },
+        ),
+    }),
+  );
+  app.all('*', async (c) => handle(c.env.incoming, c.env.outgoing, await c.req.text()));
+  const server = createHttpServer((request, env) => app.fetch(request, env));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
