@@ -1,7 +1,8 @@
 /**
  * The package ships what its README links to: the Markdown reached from README.md, and every file those link to,
  * are in what `npm pack` puts in the tarball (package.json `files`), and each link and #anchor resolves.
- * scripts/check-package.sh walks the same links inside the real unpacked tarball.
+ * scripts/check-package.sh walks the same links inside the real unpacked tarball. Every other Markdown file git
+ * tracks (outside node_modules), reached from the README or not, resolves too.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,18 @@ test('every relative link and #anchor from the README resolves in the repository
   expect(broken).toEqual([]);
   expect(files).toBeGreaterThan(5);
   expect(links).toBeGreaterThan(20);
+});
+
+test('every relative link and #anchor in every tracked Markdown file resolves, reached from the README or not', () => {
+  const tracked = execFileSync('git', ['ls-files', '-z', '*.md'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter((f) => f !== '' && !f.split('/').includes('node_modules'));
+  expect(tracked).toEqual(
+    expect.arrayContaining(['README.md', 'docs/architecture.md', 'docs/cli.md', 'docs/testing.md']),
+  );
+  const { broken, files } = checkLinks(ROOT, tracked);
+  expect(broken).toEqual([]);
+  expect(files).toBeGreaterThanOrEqual(tracked.length);
 });
 
 test('every file the README reaches is one npm pack ships, and the links resolve among those files alone', () => {
