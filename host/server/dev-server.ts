@@ -6,6 +6,25 @@
  *
  * The server runs in its own process group with its output in `<repo>/.data/temporal-<port>.log`. It never
  * outlives the Node process that started it: a watchdog SIGTERMs it when that process goes away.
+ *
+ * Why not the SDK's dev server (`TestWorkflowEnvironment.createLocal` with an `existing-path` executable, read in
+ * sdk-core 1.24's `ephemeral_server`)? It builds the same `start-dev` flags and picks a port, and that is all it
+ * shares with this file; what this file does and it does not:
+ *   - a start deadline of our choosing (default 60 s): the SDK tries to connect 50 times 100 ms apart and then
+ *     kills the server, 5 s hard-coded, which a loaded 2-core machine can miss;
+ *   - ready means every project search attribute is listed, not only that the frontend connects (a run started
+ *     earlier would fail its first upsert);
+ *   - a graceful stop: SIGTERM to the process group, SIGKILL after 10 s; the SDK's teardown only SIGKILLs, which
+ *     a SQLite file that a restart reuses should not see;
+ *   - `kill(signal)`, `pid`, `exited` and `restart()` on the same port and database (the fault lab crashes the
+ *     server this way); the SDK offers teardown only;
+ *   - the server's output in a log file whose tail a failed start reports; the SDK forwards it into this process's
+ *     own stdout and stderr (the test log). With no output pipe to break when this process dies, the watchdog
+ *     stops the server then, even on SIGKILL;
+ *   - a new port pair when the one picked was taken before the server bound it;
+ *   - a server given by `TEMPORAL_ADDRESS` (`connectOrStart`, `ensureSearchAttributes`).
+ * Measured side by side (`node -r tsx/cjs lab/bench/dev-server-startup.ts`, both with a SQLite file), this file's
+ * start and the SDK's take about as long: the file's schema set-up, about half a second here, is most of either.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +32,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { connectClient } from './connection-config';
 import {
   SEARCH_ATTRIBUTES,
@@ -96,17 +116,21 @@ export class DevServerStartError extends Error {
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 10_000;
-const POLL_MS = 250;
+/** Between readiness checks over gRPC (a connection and a search-attribute listing each). */
+const POLL_MS = 100;
+/** Between checks that the frontend's port accepts a TCP connection, which comes first and costs almost nothing. */
+const PORT_POLL_MS = 25;
 
-/** Values of temporal.api.enums.v1.IndexedValueType, by CLI type name. */
+const IndexedValueType = temporal.api.enums.v1.IndexedValueType;
+/** The server's `IndexedValueType` of each search attribute type, by its CLI name. */
 export const INDEXED_VALUE_TYPE: Readonly<Record<SearchAttributeTypeName, number>> = {
-  Text: 1,
-  Keyword: 2,
-  Int: 3,
-  Double: 4,
-  Bool: 5,
-  Datetime: 6,
-  KeywordList: 7,
+  Text: IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+  Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  Bool: IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+  Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 };
 
 /** A TCP port that was free on 127.0.0.1 a moment ago. */
@@ -184,6 +208,9 @@ async function waitUntilReady(
 ): Promise<void> {
   let lastError = 'not attempted';
   let connection: Connection | undefined;
+  // A server this process started listens only after its SQLite schema is set up: wait for the port first, with
+  // cheap polls, instead of making gRPC connections that cannot succeed yet.
+  if (local) await portOpen(address, deadline, abort);
   try {
     while (Date.now() < deadline) {
       const reason = abort();
@@ -209,6 +236,26 @@ async function waitUntilReady(
     throw new Error(`not ready before the deadline: ${lastError}`);
   } finally {
     await connection?.close().catch(() => undefined);
+  }
+}
+
+/** Resolves once `host:port` accepts a TCP connection, or at the deadline (the gRPC checks then say why). */
+async function portOpen(address: string, deadline: number, abort: () => string | undefined): Promise<void> {
+  const [host, port] = [
+    address.slice(0, address.lastIndexOf(':')),
+    Number(address.slice(address.lastIndexOf(':') + 1)),
+  ];
+  while (Date.now() < deadline && abort() === undefined) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await sleep(PORT_POLL_MS);
   }
 }
 
