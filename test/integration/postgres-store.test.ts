@@ -4,48 +4,22 @@
  * already holds a store's tables keeps its rows, and a transaction the server aborted for a serialization failure
  * runs again (with a control: one attempt only, the same conflict fails with 40001).
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import {
-  postgresLayout,
-  startPostgres,
-  stopPostgres,
-  transcriptUrl,
-  type PostgresLayout,
-} from '../../lab/cluster/postgres';
 import { PostgresDatabase, SCHEMA_VERSIONS_TABLE, type Migration } from '../../src/stores/postgres';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
 
 jest.setTimeout(120_000);
 
-let dir: string;
-let pg: PostgresLayout;
+let pg: TestPostgres;
 let url: string;
 const open: PostgresDatabase[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-pg-helper-'));
-  chmodSync(dir, 0o755); // the postgres user must pass through it to its own (0700) data directory
-  pg = postgresLayout(dir, await freePort());
-  await startPostgres(pg);
-  url = transcriptUrl(pg);
+  pg = await startTestPostgres('pg-helper');
+  url = pg.url;
 });
 afterAll(async () => {
   await Promise.all(open.map((db) => db.close().catch(() => undefined)));
-  if (pg) await stopPostgres(pg);
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await pg?.stop();
 });
 
 let n = 0;

@@ -7,9 +7,6 @@
  * activity, called by stand-in runs through `reserveAcrossRuns` or directly in an activity context.
  * Each test uses a tenant of its own.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
@@ -18,7 +15,6 @@ import { temporal } from '@temporalio/proto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../../lab/cluster/postgres';
 import { Failure } from '../../src/domain/failures';
 import { runtimeLogger } from '../../src/observability/logger';
 import type { AuthorizationInput } from '../../src/domain/authorization';
@@ -33,6 +29,8 @@ import { labScriptedModel } from '../../lab/scenarios';
 import { BUNDLER_OPTIONS } from '../../host/worker/bundle';
 import type { DriverOutcome } from '../support/quota-driver.workflows';
 import { quietRuntime } from '../helpers/stack';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
+import { getFreePort } from '../../host/server/dev-server';
 
 jest.setTimeout(180_000);
 
@@ -44,7 +42,7 @@ const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
 const stamp = `${process.pid}-${Date.now()}`;
 let dir: string;
 let pgUrl: string;
-let pg: ReturnType<typeof postgresLayout>;
+let pg: TestPostgres;
 let connection: Connection;
 let client: Client;
 let native: NativeConnection;
@@ -60,17 +58,6 @@ interface Setup {
 }
 const setups = new Map<Kind, Setup>();
 const toClose: QuotaStore[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A new connection to the backend of `kind`'s store: what another worker (or a restarted one) would open. */
 function backendOf(kind: Kind): QuotaBackend {
@@ -94,9 +81,6 @@ const activitiesWith = (store?: QuotaStore) =>
 beforeAll(async () => {
   if (!address) throw new Error('TEMPORAL_ADDRESS is not set: run through scripts/test.ts');
   quietRuntime();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-quota-'));
-  chmodSync(dir, 0o755); // the postgres user must pass through it to its own (0700) data directory
-  pg = postgresLayout(dir, await freePort());
   let conn: Connection;
   [workflowBundle, native, conn] = await Promise.all([
     bundleWorkflowCode({
@@ -106,9 +90,12 @@ beforeAll(async () => {
     }),
     NativeConnection.connect({ address }),
     Connection.connect({ address }),
-    startPostgres(pg),
+    startTestPostgres('quota').then((started) => {
+      pg = started;
+      dir = started.dir;
+    }),
   ]);
-  pgUrl = transcriptUrl(pg); // the cluster's `ledgerloop` database: the workers' transcripts and quota windows
+  pgUrl = pg.url; // the cluster's `ledgerloop` database: the workers' transcripts and quota windows
   connection = conn;
   client = new Client({ connection, namespace });
   for (const kind of KINDS) {
@@ -132,8 +119,7 @@ afterAll(async () => {
   await Promise.all([...setups.values()].map((s) => s.running));
   await Promise.all(toClose.map((s) => s.close().catch(() => undefined)));
   await connection?.close();
-  if (pg) await stopPostgres(pg);
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await pg?.stop();
 });
 
 let n = 0;
@@ -385,7 +371,7 @@ describe('fail closed', () => {
   test.each([
     [
       'PostgreSQL that does not answer',
-      async () => new PostgresQuotaBackend(`postgres://x@127.0.0.1:${await freePort()}/db`),
+      async () => new PostgresQuotaBackend(`postgres://x@127.0.0.1:${await getFreePort()}/db`),
     ],
     ['a SQLite file that cannot be opened', async () => new SqliteQuotaBackend('/dev/null/quota.db')],
   ])('%s refuses (Quota.Unavailable, retryable); a store that answers admits (the control)', async (_n, make) => {

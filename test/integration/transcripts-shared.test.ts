@@ -6,18 +6,9 @@
  * model. With a SQLite file per host instead, the same run fails with Planner.TranscriptMissing: the shared store
  * is what makes the hosts interchangeable.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { startAgentRun, readLedger } from '../../host/client/runs';
-import {
-  postgresLayout,
-  startPostgres,
-  stopPostgres,
-  transcriptUrl,
-  type PostgresLayout,
-} from '../../lab/cluster/postgres';
 import type { Stack } from '../../lab/stack';
 import {
   PostgresTranscriptStore,
@@ -28,6 +19,7 @@ import {
 import type { AssistantTurn } from '../../src/stores/transcript-store';
 import { spawnWorker, type WorkerProcess } from '../../lab/spawn-worker';
 import { input } from '../helpers/run';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
 import { startTestStack, taskQueue } from '../helpers/stack';
 import { reply, startOpenAICompatibleServer, type OpenAICompatibleServer } from '../support/openai-compatible-server';
 
@@ -35,31 +27,17 @@ jest.setTimeout(180_000);
 
 let stack: Stack;
 let dir: string;
-let pg: PostgresLayout;
+let pg: TestPostgres;
 let url: string;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-transcripts-pg-'));
-  chmodSync(dir, 0o755); // the postgres user must pass through it to its own (0700) data directory
-  pg = postgresLayout(dir, await freePort());
-  [stack] = await Promise.all([startTestStack('transcripts-shared'), startPostgres(pg)]);
-  url = transcriptUrl(pg);
+  [stack, pg] = await Promise.all([startTestStack('transcripts-shared'), startTestPostgres('transcripts-pg')]);
+  dir = pg.dir;
+  url = pg.url;
 });
 afterAll(async () => {
   await stack?.stop();
-  if (pg) await stopPostgres(pg);
-  rmSync(dir, { recursive: true, force: true });
+  await pg?.stop();
 });
 
 const said = (id: string): AssistantTurn => ({
