@@ -127,63 +127,77 @@ export function mutation<B>(spec: MutationSpec<B>): Mutation {
   return spec;
 }
 
-/** Builds the handler of an idempotent mutating route. */
+/** A mutating request that passed every check: its parsed body, its headers and its tenant. */
+interface Admitted<B> {
+  readonly body: B;
+  readonly headers: MutationHeaders;
+  readonly tenant: string;
+}
+
+/**
+ * The checks before any record exists, in order: the intent time, the canonical arguments hash, the body's
+ * schema, the spec's precondition (each a 400, counted by code, never stored per request: see
+ * `IdempotencyStore.countRefusal`), then the capability (403).
+ */
+async function admit<B>(c: RequestContext, runtime: ServiceRuntime, spec: MutationSpec<B>): Promise<Admitted<B>> {
+  const { store } = runtime;
+  const raw = await readJsonBody(c);
+  const headers = parseMutationHeaders(c.req.raw.headers);
+  const refuse = (code: string, message: string, extra: Record<string, unknown> = {}): never => {
+    store.countRefusal(code);
+    throw new HttpError(400, code, message, extra);
+  };
+  // Fail closed: a mutating request that cannot say when its intent was recorded is never admitted.
+  if (!Number.isFinite(headers.intentAtMs))
+    refuse(
+      DownstreamErrorCode.IntentTimeMissing,
+      'X-Intent-At must be the ISO 8601 time the intent was recorded (with a zone)',
+    );
+  const computed = canonicalHash(raw);
+  if (computed === undefined) refuse(DownstreamErrorCode.BadRequest, 'request body has no canonical JSON form');
+  if (computed !== headers.argumentsHash)
+    refuse(DownstreamErrorCode.ArgumentsHashInvalid, `X-Arguments-Hash does not match the body (got ${computed})`);
+  const parsed = spec.schema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+    return refuse(DownstreamErrorCode.BadRequest, 'request body is invalid', { issues });
+  }
+  const unmet = spec.precondition?.(parsed.data, headers);
+  if (unmet !== undefined) refuse(DownstreamErrorCode.BadRequest, unmet);
+  const rawTenant = (raw as { tenant?: unknown }).tenant;
+  const tenant = typeof rawTenant === 'string' ? rawTenant : '';
+  if (runtime.capabilityKeys !== undefined) {
+    try {
+      verifyCapability(c.req.header(CAPABILITY_HEADER), runtime.capabilityKeys, {
+        audience: runtime.serviceName ?? '',
+        key: headers.key,
+        argumentsHash: headers.argumentsHash,
+        tenant,
+        scope: spec.scope,
+        nowMs: Date.now(),
+      });
+    } catch (err) {
+      store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
+      const message = err instanceof Error ? err.message : String(err);
+      throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
+    }
+  }
+  return { body: parsed.data, headers, tenant };
+}
+
+/** Builds the handler of an idempotent mutating route: admit, begin, the lab's faults, commit, answer. */
 export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B>): Handler {
   const { store } = runtime;
   return async (c) => {
-    const raw = await readJsonBody(c);
-    const headers = parseMutationHeaders(c.req.raw.headers);
-    // Refused before the rules: counted by code, never stored per request (see `IdempotencyStore.countRefusal`).
-    const refuse = (code: string, message: string, extra: Record<string, unknown> = {}): never => {
-      store.countRefusal(code);
-      throw new HttpError(400, code, message, extra);
-    };
-    // Fail closed: a mutating request that cannot say when its intent was recorded is never admitted.
-    if (!Number.isFinite(headers.intentAtMs)) {
-      const message = 'X-Intent-At must be the ISO 8601 time the intent was recorded (with a zone)';
-      return refuse(DownstreamErrorCode.IntentTimeMissing, message);
-    }
-    const computed = canonicalHash(raw);
-    if (computed === undefined)
-      return refuse(DownstreamErrorCode.BadRequest, 'request body has no canonical JSON form');
-    if (computed !== headers.argumentsHash) {
-      refuse(DownstreamErrorCode.ArgumentsHashInvalid, `X-Arguments-Hash does not match the body (got ${computed})`);
-    }
-    const parsed = spec.schema.safeParse(raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
-      return refuse(DownstreamErrorCode.BadRequest, 'request body is invalid', { issues });
-    }
-    const body = parsed.data;
-    const unmet = spec.precondition?.(body, headers);
-    if (unmet !== undefined) return refuse(DownstreamErrorCode.BadRequest, unmet);
-    const rawTenant = (raw as { tenant?: unknown }).tenant;
-    const tenant = typeof rawTenant === 'string' ? rawTenant : '';
-    if (runtime.capabilityKeys !== undefined) {
-      try {
-        verifyCapability(c.req.header(CAPABILITY_HEADER), runtime.capabilityKeys, {
-          audience: runtime.serviceName ?? '',
-          key: headers.key,
-          argumentsHash: headers.argumentsHash,
-          tenant,
-          scope: spec.scope,
-          nowMs: Date.now(),
-        });
-      } catch (err) {
-        store.countRefusal(DownstreamErrorCode.CapabilityInvalid);
-        const message = err instanceof Error ? err.message : String(err);
-        throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, message);
-      }
-    }
+    const { body, headers, tenant } = await admit(c, runtime, spec);
     const plan = runtime.faults?.plan(c.req.path) ?? NO_FAULTS;
     const begun = store.begin({ ...headers, tenant, scope: spec.scope });
-    const pending = begun.kind === 'proceed' ? begun.pending : undefined;
     const refused = await runBeforeCommit(plan, c, store, begun);
     if (refused !== undefined) return refused;
     let outcome: BeginResult | CommitResult = begun;
-    if (pending !== undefined) {
+    if (begun.kind === 'proceed') {
       try {
-        outcome = store.commit(pending, (db) => spec.apply(db, body, headers.key, headers));
+        outcome = store.commit(begun.pending, (db) => spec.apply(db, body, headers.key, headers));
       } catch (err) {
         // `commit` rolled the transaction back and removed the in-progress record: nothing was committed.
         if (err instanceof HttpError) throw err;

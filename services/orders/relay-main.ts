@@ -22,6 +22,7 @@ import { ServiceConfigError, startAdminListener, type AdminListener } from '../a
 import { closeServer, createHttpServer, json, listen, Router } from '../http-kit';
 import { integerFlag } from '../../src/flags';
 import { runServiceMain, type ServiceFlags, type Stoppable } from '../service-main';
+import type { Database } from 'better-sqlite3';
 import { openServiceDatabase } from '../service-host';
 import { migrateOrders } from './orders';
 import { outboxStats } from './outbox';
@@ -31,6 +32,32 @@ import { OutboxRelay } from './relay';
 export const RELAY_CRASH_ENV = 'LEDGERLOOP_RELAY_CRASH_AFTER_PUBLISH';
 
 const RelayFaultBody = z.strictObject({ crashAfterPublish: z.number().int().min(1).max(1_000_000) });
+
+/** The relay's public router (health) and admin router (its evidence; in a lab start, its crash fault). */
+function relayRouters(relay: OutboxRelay, db: Database, lab: boolean): { router: Router; adminRouter: Router } {
+  const router = new Router().on('GET', '/health', () => json(200, { service: 'orders-relay', status: 'ok' }));
+  const adminRouter = new Router().on('GET', '/admin/relay', () => {
+    const relayProcess = {
+      publishes: relay.publishes,
+      crashArmed: relay.crashArmed,
+      lastError: relay.lastError ?? null,
+    };
+    return json(200, { ...outboxStats(db), process: relayProcess });
+  });
+  if (lab) {
+    adminRouter
+      .on('POST', '/admin/relay/faults', async (c) => {
+        const body = await parseAdminBody(c, RelayFaultBody);
+        relay.armCrash(body.crashAfterPublish);
+        return json(201, { armed: true });
+      })
+      .on('DELETE', '/admin/relay/faults', () => {
+        relay.disarmCrash();
+        return json(200, { cleared: true });
+      });
+  }
+  return { router, adminRouter };
+}
 
 /** Opens the orders database, starts the relay loop and its admin server. */
 export async function startRelayProcess(flags: ServiceFlags): Promise<Stoppable> {
@@ -56,27 +83,7 @@ export async function startRelayProcess(flags: ServiceFlags): Promise<Stoppable>
   });
   const crashAfter = process.env[RELAY_CRASH_ENV];
   if (lab && crashAfter !== undefined && crashAfter !== '') relay.armCrash(integerFlag(crashAfter, RELAY_CRASH_ENV));
-  const router = new Router().on('GET', '/health', () => json(200, { service: 'orders-relay', status: 'ok' }));
-  const adminRouter = new Router().on('GET', '/admin/relay', () => {
-    const relayProcess = {
-      publishes: relay.publishes,
-      crashArmed: relay.crashArmed,
-      lastError: relay.lastError ?? null,
-    };
-    return json(200, { ...outboxStats(db), process: relayProcess });
-  });
-  if (lab) {
-    adminRouter
-      .on('POST', '/admin/relay/faults', async (c) => {
-        const body = await parseAdminBody(c, RelayFaultBody);
-        relay.armCrash(body.crashAfterPublish);
-        return json(201, { armed: true });
-      })
-      .on('DELETE', '/admin/relay/faults', () => {
-        relay.disarmCrash();
-        return json(200, { cleared: true });
-      });
-  }
+  const { router, adminRouter } = relayRouters(relay, db, lab);
   const server = createHttpServer(router.fetch);
   const host = '127.0.0.1';
   let port: number;
