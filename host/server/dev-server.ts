@@ -284,18 +284,9 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   }
 }
 
-async function startOnce(opts: DevServerOptions): Promise<DevServer> {
-  const cli = resolveTemporalCli();
+/** The `temporal` arguments of a dev server on `port` with this project's namespace, attributes and limits. */
+function startDevArgs(opts: DevServerOptions, port: number, uiPort: number | undefined, dbFile: string): string[] {
   const namespace = opts.namespace ?? 'default';
-  const [pickedPort, pickedUiPort] = await getFreePorts(2);
-  const port = opts.port || (pickedPort as number);
-  const uiPort = opts.headless ? undefined : opts.uiPort || (pickedUiPort as number);
-  fs.mkdirSync(DATA_DIR, { recursive: true });
-  const dbFile = path.resolve(opts.dbFile ?? path.join(DATA_DIR, `temporal-${port}.db`));
-  const logFile = path.resolve(opts.logFile ?? path.join(DATA_DIR, `temporal-${port}.log`));
-  fs.mkdirSync(path.dirname(dbFile), { recursive: true });
-  fs.mkdirSync(path.dirname(logFile), { recursive: true });
-
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile];
   args.push('--namespace', 'default');
   if (namespace !== 'default') args.push('--namespace', namespace);
@@ -309,14 +300,23 @@ async function startOnce(opts: DevServerOptions): Promise<DevServer> {
     args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
     if (opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   }
+  return args;
+}
 
+/** A server process under the watchdog, in its own process group, its output appended to `logFile`. */
+interface Watched {
+  readonly pid: number;
+  readonly exited: Promise<ExitInfo>;
+  /** How it exited, once it has. */
+  exitInfo(): ExitInfo | undefined;
+}
+
+async function spawnWatched(cli: string, args: readonly string[], logFile: string): Promise<Watched> {
   // The CLI reads TEMPORAL_* variables (address, namespace, profiles); keep ours out of the server's way.
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TEMPORAL_')) env[k] = v;
-
   const logFd = fs.openSync(logFile, 'a');
   fs.writeSync(logFd, `\n=== ${new Date().toISOString()} ${cli} ${args.join(' ')}\n`);
-  const started = Date.now();
   const child = spawn('/bin/sh', ['-c', WATCHDOG, 'ledgerloop-temporal-watchdog', cli, ...args], {
     detached: true,
     stdio: ['pipe', logFd, logFd],
@@ -341,25 +341,40 @@ async function startOnce(opts: DevServerOptions): Promise<DevServer> {
   child.unref();
   (child.stdin as net.Socket | null)?.unref();
   child.stdin?.on('error', () => undefined);
+  return { pid, exited, exitInfo: () => exitInfo };
+}
 
+async function startOnce(opts: DevServerOptions): Promise<DevServer> {
+  const cli = resolveTemporalCli();
+  const namespace = opts.namespace ?? 'default';
+  const [pickedPort, pickedUiPort] = await getFreePorts(2);
+  const port = opts.port || (pickedPort as number);
+  const uiPort = opts.headless ? undefined : opts.uiPort || (pickedUiPort as number);
+  fs.mkdirSync(DATA_DIR, { recursive: true });
+  const dbFile = path.resolve(opts.dbFile ?? path.join(DATA_DIR, `temporal-${port}.db`));
+  const logFile = path.resolve(opts.logFile ?? path.join(DATA_DIR, `temporal-${port}.log`));
+  fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+
+  const started = Date.now();
+  const proc = await spawnWatched(cli, startDevArgs(opts, port, uiPort, dbFile), logFile);
+  const { pid, exited } = proc;
   const address = `127.0.0.1:${port}`;
   const deadline = started + (opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   try {
-    await waitUntilReady(address, namespace, deadline, () =>
-      exitInfo ? `server exited during start-up (code ${exitInfo.code}, signal ${exitInfo.signal})` : undefined,
-    );
+    await waitUntilReady(address, namespace, deadline, () => {
+      const exit = proc.exitInfo();
+      return exit ? `server exited during start-up (code ${exit.code}, signal ${exit.signal})` : undefined;
+    });
   } catch (err) {
     await terminate(pid, exited);
-    throw new DevServerStartError(
-      `Temporal dev server on ${address} did not start: ${(err as Error).message}`,
-      logFile,
-      tail(logFile),
-    );
+    const message = `Temporal dev server on ${address} did not start: ${(err as Error).message}`;
+    throw new DevServerStartError(message, logFile, tail(logFile));
   }
   const startupMs = Date.now() - started;
 
   let stopping: Promise<void> | undefined;
-  const server: DevServer = {
+  return {
     external: false,
     address,
     port,
@@ -378,15 +393,14 @@ async function startOnce(opts: DevServerOptions): Promise<DevServer> {
       return stopping;
     },
     kill(signal: NodeJS.Signals = 'SIGTERM') {
-      if (!exitInfo) killGroup(pid, signal);
+      if (!proc.exitInfo()) killGroup(pid, signal);
     },
     async restart(restartOpts) {
-      if (!exitInfo) killGroup(pid, restartOpts?.signal ?? 'SIGKILL');
+      if (!proc.exitInfo()) killGroup(pid, restartOpts?.signal ?? 'SIGKILL');
       await exited;
       return startDevServer({ ...opts, port, ...(uiPort !== undefined ? { uiPort } : {}), dbFile, logFile });
     },
   };
-  return server;
 }
 
 async function terminate(pid: number, exited: Promise<ExitInfo>): Promise<void> {
