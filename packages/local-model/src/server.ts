@@ -16,8 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { Engine } from './engine';
-import { EnvelopeReader, type EnvelopeEvent, type ParsedCall } from './envelope';
+import type { Engine, GenerateOutput } from './engine';
+import { EnvelopeReader, type EnvelopeEvent, type EnvelopeResult, type ParsedCall } from './envelope';
 import { ApiError, invalidRequest } from './errors';
 import { envelopeSchema, SchemaError, type GrammarSchema } from './grammar';
 import { historyOf, usesToolGrammar } from './prompt';
@@ -194,149 +194,207 @@ async function admit(c: Context, o: ServerOptions) {
   return { chat, grammar, history, promptTokens, maxTokens };
 }
 
-export function startServer(o: ServerOptions): Promise<RunningServer> {
-  const stats: RequestStat[] = [];
-  const record = (s: RequestStat): void => {
-    stats.push(s);
-    if (stats.length > STATS_KEPT) stats.shift();
-  };
+type Admitted = Awaited<ReturnType<typeof admit>>;
 
-  async function completions(c: Context): Promise<Response> {
-    const t0 = Date.now();
-    const { chat, grammar, history, promptTokens, maxTokens } = await admit(c, o);
+/** What one generation gave: the engine's output, the reply it parses to, and the counts a response carries. */
+interface Generated {
+  readonly out: GenerateOutput;
+  readonly parsed: EnvelopeResult | { readonly content: string; readonly calls: readonly ParsedCall[] };
+  /** The calls made, a call cut off by the token limit last (as far as it got). */
+  readonly calls: readonly ParsedCall[];
+  readonly finish: 'length' | 'tool_calls' | 'stop';
+  readonly usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
 
-    const abort = new AbortController();
-    c.req.raw.signal.addEventListener('abort', () => abort.abort(new Error('the client went away')), { once: true });
-    const sse = new EventStream();
-    const completionId = id('chatcmpl-');
-    const created = Math.floor(Date.now() / 1000);
-    const reader = grammar ? new EnvelopeReader() : undefined;
-    const callIds: string[] = [];
-    const callId = (i: number): string => (callIds[i] ??= id('call_'));
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+/** The ids of one completion and of its calls, and the shape of its stream chunks. */
+class CompletionIds {
+  readonly id = id('chatcmpl-');
+  readonly created = Math.floor(Date.now() / 1000);
+  private readonly callIds: string[] = [];
+
+  constructor(private readonly o: ServerOptions) {}
+
+  callId(i: number): string {
+    return (this.callIds[i] ??= id('call_'));
+  }
+
+  chunk(delta: Record<string, unknown>, finish: string | null = null) {
+    const { id: completionId, created, o } = this;
+    return {
       id: completionId,
       object: 'chat.completion.chunk',
       created,
       model: o.modelId,
       system_fingerprint: o.fingerprint,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    });
-    // A stream's head is written with its first event, so a refusal before generation (a full queue) is still a
-    // plain JSON error with its status.
-    const write = (data: unknown): void =>
-      sse.send(
-        `data: ${JSON.stringify(data)}\n\n`,
-        () => `data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`,
-      );
-    if (chat.stream) {
-      const finished = generateAndAnswer().then(
-        (answer) => {
-          if (!sse.started) return answer; // aborted before its first event: nobody is left to answer
-          sse.end();
-          return sse.opened;
-        },
-        (err: unknown) => {
-          if (!sse.started) throw err;
-          // A stream already began: end it with the error as its last event.
-          sse.end(`data: ${JSON.stringify(apiErrorOf(err, o.log).body())}\n\n`);
-          return sse.opened;
-        },
-      );
-      return Promise.race([sse.opened, finished]);
-    }
-    return generateAndAnswer();
-
-    async function generateAndAnswer(): Promise<Response> {
-      const emit = (events: EnvelopeEvent[]): void => {
-        for (const e of events) {
-          if (e.kind === 'content') write(chunk({ content: e.text }));
-          else write(chunk({ tool_calls: [toolCallJson(e.call, callId(e.index), e.index)] }));
-        }
-      };
-      const out = await o.engine.generate({
-        history,
-        ...(grammar ? { grammar } : {}),
-        maxTokens,
-        temperature: chat.temperature ?? o.defaultTemperature,
-        ...(chat.topP !== undefined ? { topP: chat.topP } : {}),
-        seed: chat.seed ?? o.defaultSeed,
-        stop: chat.stop,
-        signal: abort.signal,
-        onText: (text) => {
-          if (reader) {
-            const events = reader.push(text);
-            if (chat.stream) emit(events);
-          } else if (chat.stream) write(chunk({ content: text }));
-        },
-      });
-      const parsed = reader ? reader.finish() : { content: out.text, calls: [] };
-      const calls = [...parsed.calls, ...('partialCall' in parsed && parsed.partialCall ? [parsed.partialCall] : [])];
-      const finish = out.stopReason === 'length' ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop';
-      const usage = {
-        prompt_tokens: promptTokens,
-        completion_tokens: out.completionTokens,
-        total_tokens: promptTokens + out.completionTokens,
-      };
-      record({
-        at: new Date(t0).toISOString(),
-        stream: chat.stream,
-        status: out.stopReason === 'abort' ? 499 : 200,
-        promptTokens,
-        completionTokens: out.completionTokens,
-        queueMs: out.queueMs,
-        firstTokenMs: out.firstTokenMs,
-        decodeMs: out.decodeMs,
-        totalMs: Date.now() - t0,
-        finishReason: out.stopReason === 'abort' ? 'abort' : finish,
-        toolCalls: calls.length,
-      });
-      o.log(
-        `chat.completions ${out.stopReason === 'abort' ? 'aborted by the client' : finish}: ${promptTokens} prompt + ` +
-          `${out.completionTokens} completion tokens, ${calls.length} call(s), ${Date.now() - t0} ms`,
-      );
-      // Nobody is left to answer; a stream that began is ended by the caller.
-      if (out.stopReason === 'abort') return new Response(null, { status: 499 });
-      if (chat.stream) {
-        // A call cut off by the token limit is sent last, as far as it got.
-        if ('partialCall' in parsed && parsed.partialCall) {
-          const i = parsed.calls.length;
-          write(chunk({ tool_calls: [toolCallJson(parsed.partialCall, callId(i), i)] }));
-        }
-        write(chunk({}, finish));
-        if (chat.includeUsage) write({ ...chunk({}), choices: [], usage });
-        sse.send('data: [DONE]\n\n');
-        return new Response(null, { status: 200 }); // the stream is the answer (sse.opened)
-      }
-      return json(200, {
-        id: completionId,
-        object: 'chat.completion',
-        created,
-        model: o.modelId,
-        system_fingerprint: o.fingerprint,
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: calls.length > 0 ? null : (parsed.content ?? ''),
-              refusal: null,
-              ...(calls.length > 0 ? { tool_calls: calls.map((c, i) => toolCallJson(c, callId(i))) } : {}),
-            },
-            logprobs: null,
-            finish_reason: finish,
-          },
-        ],
-        usage,
-      });
-    }
+    };
   }
 
+  /** The whole reply (`chat.completion`), for a request that did not ask for a stream. */
+  reply(g: Generated) {
+    const { calls, parsed } = g;
+    return {
+      id: this.id,
+      object: 'chat.completion',
+      created: this.created,
+      model: this.o.modelId,
+      system_fingerprint: this.o.fingerprint,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: calls.length > 0 ? null : (parsed.content ?? ''),
+            refusal: null,
+            ...(calls.length > 0 ? { tool_calls: calls.map((c, i) => toolCallJson(c, this.callId(i))) } : {}),
+          },
+          logprobs: null,
+          finish_reason: g.finish,
+        },
+      ],
+      usage: g.usage,
+    };
+  }
+}
+
+/** Runs the model for an admitted request; `onText` sees the text as it comes. */
+async function generate(
+  a: Admitted,
+  o: ServerOptions,
+  signal: AbortSignal,
+  reader: EnvelopeReader | undefined,
+  onText: (text: string) => void,
+): Promise<Generated> {
+  const { chat, grammar, history, promptTokens, maxTokens } = a;
+  const out = await o.engine.generate({
+    history,
+    ...(grammar ? { grammar } : {}),
+    maxTokens,
+    temperature: chat.temperature ?? o.defaultTemperature,
+    ...(chat.topP !== undefined ? { topP: chat.topP } : {}),
+    seed: chat.seed ?? o.defaultSeed,
+    stop: chat.stop,
+    signal,
+    onText,
+  });
+  const parsed = reader ? reader.finish() : { content: out.text, calls: [] };
+  const partial = 'partialCall' in parsed && parsed.partialCall ? [parsed.partialCall] : [];
+  const calls = [...parsed.calls, ...partial];
+  const finish = out.stopReason === 'length' ? 'length' : calls.length > 0 ? 'tool_calls' : 'stop';
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: out.completionTokens,
+    total_tokens: promptTokens + out.completionTokens,
+  };
+  return { out, parsed, calls, finish, usage };
+}
+
+/** The request's line in `GET /stats`. */
+function statOf(t0: number, a: Admitted, g: Generated): RequestStat {
+  const aborted = g.out.stopReason === 'abort';
+  return {
+    at: new Date(t0).toISOString(),
+    stream: a.chat.stream,
+    status: aborted ? 499 : 200,
+    promptTokens: a.promptTokens,
+    completionTokens: g.out.completionTokens,
+    queueMs: g.out.queueMs,
+    firstTokenMs: g.out.firstTokenMs,
+    decodeMs: g.out.decodeMs,
+    totalMs: Date.now() - t0,
+    finishReason: aborted ? 'abort' : g.finish,
+    toolCalls: g.calls.length,
+  };
+}
+
+/**
+ * A streamed completion: each piece as a chunk as the model makes it (tool calls once each is complete), then
+ * a call cut off by the token limit, the finish, the usage (when asked for) and `[DONE]`. Resolves with the
+ * stream's response at its first event; a refusal before it (a full queue) is still a plain JSON error.
+ */
+function streamCompletion(
+  a: Admitted,
+  o: ServerOptions,
+  signal: AbortSignal,
+  done: (g: Generated) => void,
+): Promise<Response> {
+  const ids = new CompletionIds(o);
+  const sse = new EventStream();
+  const reader = a.grammar ? new EnvelopeReader() : undefined;
+  const write = (data: unknown): void =>
+    sse.send(
+      `data: ${JSON.stringify(data)}\n\n`,
+      () => `data: ${JSON.stringify(ids.chunk({ role: 'assistant', content: '' }))}\n\n`,
+    );
+  const emit = (events: EnvelopeEvent[]): void => {
+    for (const e of events) {
+      if (e.kind === 'content') write(ids.chunk({ content: e.text }));
+      else write(ids.chunk({ tool_calls: [toolCallJson(e.call, ids.callId(e.index), e.index)] }));
+    }
+  };
+  const run = async (): Promise<void> => {
+    const g = await generate(a, o, signal, reader, (text) =>
+      reader ? emit(reader.push(text)) : write(ids.chunk({ content: text })),
+    );
+    done(g);
+    if (g.out.stopReason === 'abort') return; // nobody is left to answer
+    const { parsed } = g;
+    if ('partialCall' in parsed && parsed.partialCall) {
+      const i = parsed.calls.length;
+      write(ids.chunk({ tool_calls: [toolCallJson(parsed.partialCall, ids.callId(i), i)] }));
+    }
+    write(ids.chunk({}, g.finish));
+    if (a.chat.includeUsage) write({ ...ids.chunk({}), choices: [], usage: g.usage });
+    sse.send('data: [DONE]\n\n');
+  };
+  const finished = run().then(
+    () => {
+      if (!sse.started) return new Response(null, { status: 499 }); // aborted before its first event
+      sse.end();
+      return sse.opened;
+    },
+    (err: unknown) => {
+      if (!sse.started) throw err;
+      // A stream already began: end it with the error as its last event.
+      sse.end(`data: ${JSON.stringify(apiErrorOf(err, o.log).body())}\n\n`);
+      return sse.opened;
+    },
+  );
+  return Promise.race([sse.opened, finished]);
+}
+
+/** `POST /v1/chat/completions`: admit, then a stream or a whole reply; every request recorded and logged. */
+async function completions(c: Context, o: ServerOptions, record: (s: RequestStat) => void): Promise<Response> {
+  const t0 = Date.now();
+  const a = await admit(c, o);
+  const abort = new AbortController();
+  c.req.raw.signal.addEventListener('abort', () => abort.abort(new Error('the client went away')), { once: true });
+  const done = (g: Generated): void => {
+    record(statOf(t0, a, g));
+    o.log(
+      `chat.completions ${g.out.stopReason === 'abort' ? 'aborted by the client' : g.finish}: ${a.promptTokens} prompt + ` +
+        `${g.out.completionTokens} completion tokens, ${g.calls.length} call(s), ${Date.now() - t0} ms`,
+    );
+  };
+  if (a.chat.stream) return streamCompletion(a, o, abort.signal, done);
+  const g = await generate(a, o, abort.signal, a.grammar ? new EnvelopeReader() : undefined, () => undefined);
+  done(g);
+  return g.out.stopReason === 'abort' ? new Response(null, { status: 499 }) : json(200, new CompletionIds(o).reply(g));
+}
+
+/** The server's routes (Hono): the completions, the model list, health and the request stats. */
+function localModelApp(o: ServerOptions): Hono {
+  const stats: RequestStat[] = [];
+  const record = (s: RequestStat): void => {
+    stats.push(s);
+    if (stats.length > STATS_KEPT) stats.shift();
+  };
   const model = { id: o.modelId, object: 'model', created: 0, owned_by: 'ledgerloop-local' };
   const app = new Hono({ strict: false });
   app.post(
     '/v1/chat/completions',
     bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => errorResponse(tooLarge()) }),
-    completions,
+    (c) => completions(c, o, record),
   );
   app.get('/v1/models', () => json(200, { object: 'list', data: [model] }));
   app.get('/v1/models/:id', (c) => (c.req.param('id') === o.modelId ? json(200, model) : c.notFound()));
@@ -368,7 +426,11 @@ export function startServer(o: ServerOptions): Promise<RunningServer> {
     );
   });
   app.onError((err) => errorResponse(apiErrorOf(err, o.log)));
+  return app;
+}
 
+export function startServer(o: ServerOptions): Promise<RunningServer> {
+  const app = localModelApp(o);
   const server = createAdaptorServer({ fetch: (request) => app.fetch(request) }) as http.Server;
   server.requestTimeout = 0; // a generation may take minutes on a busy machine; the client owns the timeout
   return new Promise((resolve, reject) => {
