@@ -5,7 +5,7 @@
  * aborting the generation, the body limit, and typed 404/405/415.
  */
 import http from 'node:http';
-import type { Engine, GenerateInput, GenerateOutput } from '../../packages/local-model/src/engine';
+import type { GenerateInput, GenerateOutput, ModelEngine } from '../../packages/local-model/src/model-engine';
 import { ApiError } from '../../packages/local-model/src/errors';
 import { startServer, type RunningServer } from '../../packages/local-model/src/server';
 
@@ -49,7 +49,7 @@ const engine = {
     }
     return out((script.chunks ?? []).join(''));
   },
-} as unknown as Engine;
+} as unknown as ModelEngine;
 
 let server: RunningServer;
 beforeAll(async () => {

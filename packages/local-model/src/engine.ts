@@ -9,6 +9,7 @@
  */
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import { ApiError } from './errors';
+import type { GenerateInput, GenerateOutput, ModelEngine } from './model-engine';
 import type { GrammarSchema } from './grammar';
 import type { HistoryItem } from './prompt';
 
@@ -25,37 +26,13 @@ export interface EngineOptions {
   readonly log: (line: string) => void;
 }
 
-export interface GenerateInput {
-  readonly history: readonly HistoryItem[];
-  readonly grammar?: GrammarSchema;
-  readonly maxTokens: number;
-  readonly temperature: number;
-  readonly topP?: number;
-  readonly seed: number;
-  readonly stop: readonly string[];
-  readonly signal: AbortSignal;
-  readonly onText: (chunk: string) => void;
-}
-
-export interface GenerateOutput {
-  readonly text: string;
-  readonly completionTokens: number;
-  readonly stopReason: 'stop' | 'length' | 'abort';
-  /** Waiting for a slot. */
-  readonly queueMs: number;
-  /** From the slot to the first generated token: evaluating the prompt (what the slot did not hold already). */
-  readonly firstTokenMs: number;
-  /** From the first generated token to the last. */
-  readonly decodeMs: number;
-}
-
 interface Slot {
   readonly chat: LlamaChat;
 }
 
 const GRAMMAR_CACHE = 32;
 
-export class Engine {
+export class Engine implements ModelEngine {
   private readonly free: Slot[];
   private readonly waiting: Array<{ resolve: (s: Slot) => void; reject: (e: unknown) => void }> = [];
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();

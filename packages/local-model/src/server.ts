@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { Engine, GenerateOutput } from './engine';
+import type { GenerateOutput, ModelEngine } from './model-engine';
 import { EnvelopeReader, type EnvelopeEvent, type EnvelopeResult, type ParsedCall } from './envelope';
 import { ApiError, invalidRequest } from './errors';
 import { envelopeSchema, SchemaError, type GrammarSchema } from './grammar';
@@ -25,7 +25,7 @@ import { parseChatRequest, type ChatRequest } from './request';
 import type { RequestStat } from './stats';
 
 export interface ServerOptions {
-  readonly engine: Engine;
+  readonly engine: ModelEngine;
   /** The model id clients name (`model` in the request). */
   readonly modelId: string;
   readonly host: string;
