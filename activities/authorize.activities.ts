@@ -13,9 +13,10 @@ import type { DispatchRequest } from '../src/domain/activity-contracts';
 import { hashCanonical } from '../src/domain/canonical';
 import { LOOKUP_ARGUMENTS_HASH, lookupCapabilityScope } from '../src/downstream/protocol';
 import { Failure } from '../src/domain/failures';
-import { keyModeFor } from '../src/domain/retry-contract';
+import { keyModeFor } from '../src/domain/retry-strategies';
+import { targetOf } from '../src/domain/transport';
 import type { AnyTool, AuthorizationRequest, DispatchContext } from '../src/domain/tool';
-import type { ApprovalGrant, AuthorizationInput, HeldPolicy } from '../src/domain/authorization';
+import { authorizationInput, type ApprovalGrant, type HeldPolicy } from '../src/domain/authorization';
 import {
   CapabilityError,
   lapsesBeforeSend,
@@ -78,8 +79,9 @@ function deriveCall(tools: ToolRegistry, req: DispatchRequest): DerivedCall {
   const { intent } = req;
   const tool = tools.get(intent.toolName);
   if (tool === undefined) throw mismatch(`no tool ${intent.toolName} is declared`);
-  if (tool.service !== req.service || tool.route !== req.route)
-    throw mismatch(`${tool.name} is sent to ${tool.service} ${tool.route}, not ${req.service} ${req.route}`);
+  const target = targetOf(tool);
+  if (tool.service !== req.service || target !== req.route)
+    throw mismatch(`${tool.name} is sent to ${tool.service} ${target}, not ${req.service} ${req.route}`);
   const body = req.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw mismatch('the request body is not an object');
@@ -165,24 +167,19 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
           expiresAt: auth.expiresAt,
         }
       : undefined;
-  const input: AuthorizationInput = {
-    principalId: call.ctx.principalId,
-    tenant: call.ctx.tenant,
-    logicalCallId: req.intent.logicalCallId,
-    operationKey: call.claims.operationKey,
-    argumentsHash: call.claims.argumentsHash,
-    toolName: call.tool.name,
-    scope: call.claims.scope,
-    request: call.request,
-    // A compensation is the saga's own call (provider call id `saga`); anything else is the model's.
-    origin: req.intent.providerCallId === 'saga' ? 'compensation' : 'model',
-    toolApprovalReason: call.tool.approval?.(call.args, call.ctx) ?? null,
-    ...(approval ? { approval } : {}),
-    // Rate limits are the workflow's (and the tenant quota's) to count; the signer checks what the call is.
-    recentDispatches: [],
-    keyMode: call.claims.keyMode,
-    nowMs,
-  };
+  // Rate limits are the workflow's (and the tenant quota's) to count; the signer checks what the call is. A
+  // compensation is the saga's own call (provider call id `saga`); anything else is the model's.
+  const input = authorizationInput(
+    call.tool,
+    call.args,
+    call.ctx,
+    {
+      ...call.claims,
+      logicalCallId: req.intent.logicalCallId,
+      origin: req.intent.providerCallId === 'saga' ? 'compensation' : 'model',
+    },
+    { ...(approval ? { approval } : {}), keyMode: call.claims.keyMode, nowMs },
+  );
   const decision = evaluate(current, input);
   if (decision.kind === 'denied' || decision.kind === 'approval_required') {
     throw mismatch(`policy ${current.version} does not allow this call (${decision.kind}: ${decision.reason})`);

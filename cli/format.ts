@@ -69,6 +69,8 @@ export function eventDetail(e: LedgerEvent): string {
       return `${e.logicalCallId} ${kv({ dispatch: e.dispatch, key: short(e.keyUsed, 24) })}`;
     case 'ToolOutcomeMarkedUnknown':
       return `${e.logicalCallId} ${kv({ attempts: e.attempts })}: ${e.cause}`;
+    case 'AbsenceAwaited':
+      return `${e.logicalCallId} ${kv({ service: e.service, until: e.until })}: not found, unsealed; looked up again after the in-flight window`;
     case 'ToolEffectReconciled':
       return `${e.logicalCallId} ${kv({ outcome: e.outcome, via: e.via, receipt: e.receipt, checked: e.evidence?.lookup })}: ${e.detail}`;
     case 'ToolResultRecorded':

@@ -92,6 +92,11 @@ function describe(e: LedgerEvent): { phase: Phase; text: string } {
         phase: 'attempt',
         text: `${e.state}${e.receipt ? ` receipt ${e.receipt}` : ''}${e.errorCode ? ` ${e.errorCode}` : ''} after ${e.attempts} attempt(s)${e.replayed ? ', replayed by the downstream' : ''}`,
       };
+    case 'AbsenceAwaited':
+      return {
+        phase: 'lookup',
+        text: `${e.service} found nothing under the key and cannot seal it: still UNKNOWN, looked up again at ${e.until} (a request in flight could land until then)`,
+      };
     case 'ToolEffectReconciled':
       return {
         phase: 'lookup',

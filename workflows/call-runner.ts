@@ -23,10 +23,10 @@ import type { Observation } from '../src/domain/activity-contracts';
 import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
 import { Failure } from '../src/domain/failures';
 import { isSettled } from '../src/domain/lifecycle';
-import { retryFor, type CallRetry } from '../src/domain/retry-contract';
+import { retryFor, type CallRetry } from '../src/domain/recovery';
 import { callBase, type Allowed, type ReadyCall, type RunModel, type ValidatedCall } from './model';
 import { decide } from './steps/decide';
-import { prepare, send, type Sent } from './steps/dispatch';
+import { prepare, send, type Prepared, type Sent } from './steps/dispatch';
 import { markUnknown, reconcile, settleAnswer, settleUnsent } from './steps/settle';
 
 /** How often a call may be decided again after its decision ran out, or its policy changed, before sending. */
@@ -39,12 +39,24 @@ class SendTrack {
   /** The last dispatched form of the call (its intent): what a lookup asks by. */
   sent: ReadyCall | undefined;
   private before = false;
+  /** The attempt timeout of the latest dispatch: an attempt still running may send until it has passed. */
+  private attemptMs = 0;
 
   /** Dispatch `call` now: from this moment it may reach the downstream. */
-  sending(call: ReadyCall): void {
+  sending(call: ReadyCall, prepared: Prepared): void {
     this.before = this.maySent;
     this.maySent = true;
     this.sent = call;
+    this.attemptMs = Number(prepared.options.startToCloseTimeout ?? 0);
+  }
+
+  /**
+   * The latest time (workflow time) any attempt of the call could have sent: now, plus an attempt timeout for an
+   * attempt a worker may still be running after the workflow stopped waiting for it. The recovery table's
+   * in-flight window counts from here.
+   */
+  sentBy(): number {
+    return Date.now() + this.attemptMs;
   }
 
   /** The dispatch just sent proved it sent nothing: the call may have sent only if an earlier dispatch may have. */
@@ -79,7 +91,7 @@ async function drive(run: RunModel, validated: ValidatedCall, track: SendTrack):
     const prepared = prepare(run, call, decision, n, retry);
     // Register the offsetting effect before the forward one can exist (once per call).
     if (n === 1) run.registerCompensation(validated);
-    track.sending(call);
+    track.sending(call, prepared);
     const sent = await send(run, call, prepared);
     if (sent.kind === 'answered') return settleAnswer(run, call, sent.response);
     const next = afterNoAnswer(run, call, sent, n, retry, track);
@@ -112,7 +124,8 @@ function afterNoAnswer(
       // an attempt count the activity reported proves there were none before it.
       if (attemptsExact && attempts === 1) track.sentNothing();
       // A tool that may not be sent again settles by lookup rather than by a new decision.
-      if (track.maySent && !retry.mayResend) return reconcile(run, call, reauthorizationCause(sent));
+      if (track.maySent && !retry.mayRedispatch)
+        return reconcile(run, call, track.sentBy(), reauthorizationCause(sent));
       return 'decide_again';
     case 'UNKNOWN': {
       // This call's only attempt, by the attempt number the activity reported, committed nothing.
@@ -130,7 +143,7 @@ function afterNoAnswer(
         cause: verdict.cause,
         record: (event) => run.ledger.append(event),
       });
-      if (then === 'reconcile') return reconcile(run, call);
+      if (then === 'reconcile') return reconcile(run, call, track.sentBy());
       if (then === 'send_again') return 'send_again';
       // A strategy that settled the call itself (only one a lab installs): `leave` keeps what it recorded.
       return Promise.resolve(then);
@@ -206,7 +219,7 @@ async function leave(
   }
   if (settledNow && outcome !== undefined) return outcome;
   if (view?.state === 'UNKNOWN' && outcome?.state === 'UNKNOWN') return outcome;
-  return reconcile(withGrace(run), track.sent, why);
+  return reconcile(withGrace(run), track.sent, track.sentBy(), why);
 }
 
 /** The run, with a clock whose deadline includes the grace a stopping run may use to settle and offset. */

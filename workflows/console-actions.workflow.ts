@@ -25,12 +25,13 @@ import { deriveOperationKey, type ToolIntent } from '../src/domain/operation-key
 import { actorRecord, isTokenShaped, type ActorRecord, type VerifiedIdentity } from '../src/domain/verified-identity';
 import {
   dispatchAuthorization,
-  type AuthorizationInput,
+  authorizationInput,
   type DispatchAuthorization,
   type HeldPolicy,
 } from '../src/domain/authorization';
 import { evaluate } from '../src/policy/evaluate';
 import type { AnyTool } from '../src/domain/tool';
+import { targetOf } from '../src/domain/transport';
 import { mayResolve } from '../src/policy/policy-rules';
 import { workflowTools } from '../src/tools/workflow-registry';
 
@@ -169,20 +170,13 @@ function authorizeCompensation(
   ctx: { readonly tenant: string; readonly principalId: string },
   policy: HeldPolicy,
 ): DispatchAuthorization {
-  const input: AuthorizationInput = {
-    ...ctx,
-    logicalCallId: intent.logicalCallId,
-    operationKey: intent.operationKey,
-    argumentsHash: intent.argumentsHash,
-    toolName: tool.name,
-    scope: tool.effectScope,
-    request: tool.authorization(args, ctx),
-    origin: 'compensation',
-    toolApprovalReason: tool.approval?.(args, ctx) ?? null,
-    recentDispatches: [],
-    keyMode: 'exact',
-    nowMs: Date.now(),
-  };
+  const input = authorizationInput(
+    tool,
+    args,
+    ctx,
+    { ...intent, origin: 'compensation' },
+    { keyMode: 'exact', nowMs: Date.now() },
+  );
   const decision = evaluate(policy.document, input);
   if (decision.kind !== 'allowed')
     throw refuse(
@@ -218,6 +212,9 @@ export async function settleAbandoned(input: SettleAbandonedInput): Promise<Sett
   const forward = await lookUp(intent, input.service, true);
   if (forward.kind === 'unreachable')
     return { ...ids, forward, outcome: 'left', detail: `${input.service} did not answer: ${forward.detail}` };
+  // Only a seal proves that nothing can land under the key later: an unsealed "not found" leaves the call as it is.
+  if (forward.kind === 'not_found' && !forward.sealed)
+    return { ...ids, forward, outcome: 'left', detail: `${input.service} found nothing but did not seal the key` };
   if (forward.kind === 'not_found' || forward.status === 'failed')
     return { ...ids, forward, outcome: 'no_effect', detail: 'the downstream holds no effect under the key (sealed)' };
   if (!input.registered)
@@ -279,7 +276,7 @@ async function compensate(
   const request: DispatchRequest = {
     intent,
     service: target.service,
-    route: target.route,
+    route: targetOf(target),
     body: cbody,
     strategy: 'check_receipt',
     dispatch: 1,

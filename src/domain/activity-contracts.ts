@@ -77,6 +77,7 @@ export type PlanResponse =
 export interface DispatchRequest {
   readonly intent: ToolIntent;
   readonly service: string;
+  /** The tool's target (`targetOf`: a Ledgerloop route, `METHOD path`, `function:<tool>`), re-checked by the signer. */
   readonly route: string;
   /** The canonical arguments: exactly what was hashed into `intent.argumentsHash`. */
   readonly body: Json;
@@ -90,7 +91,10 @@ export interface DispatchRequest {
    * only while the current policy still has the decision's digest.
    */
   readonly authorization: DispatchAuthorization;
-  /** When the intent was first recorded (workflow time): a same-key resend after the downstream's retention is refused. */
+  /**
+   * When the intent was first recorded (workflow time), which the first send follows in the same workflow task: a
+   * same-key resend after the key's retention, counted from here, is refused (src/domain/recovery.ts).
+   */
   readonly intentRecordedAt: string;
   /** The tool's idempotency contract: `none` is never sent twice. */
   readonly idempotency: IdempotencyContract;
@@ -125,6 +129,8 @@ export interface ReconcileRequest {
   readonly service: string;
   /** Seal a missing key, so a late request can no longer commit after we concluded "no effect". */
   readonly seal: boolean;
+  /** The canonical arguments, for a lookup request that names a field of them (an HTTP API's search). */
+  readonly body?: Json;
   /**
    * A missing key the downstream would not seal is a retryable failure (`Reconcile.SealRefused`), so the seal is
    * tried again within the activity's attempts; without it, the answer says `sealed: false`.

@@ -1,7 +1,7 @@
 /**
  * Authorization types shared by the workflow (as data) and the authorizer activity. Workflow-safe: types only.
  */
-import type { AuthorizationRequest } from './tool';
+import type { AnyTool, AuthorizationRequest, DispatchContext } from './tool';
 import type { Policy, RateLimit } from './policy-format';
 
 /** A human approval of one exact call: bound to its logical call id, arguments hash and policy version. */
@@ -87,4 +87,46 @@ export function dispatchAuthorization(
 ): DispatchAuthorization {
   const approver = decision.chain.find((c) => c.startsWith('approved-by:'))?.slice('approved-by:'.length);
   return { policyDigest: held.digest, expiresAt: decision.expiresAt, ...(approver ? { approvedBy: approver } : {}) };
+}
+
+/**
+ * The one builder of an `AuthorizationInput`: the workflow's decision (workflows/steps/decide.ts), the signer at
+ * dispatch (activities/authorize.activities.ts) and the console's compensation all describe a call to the policy the
+ * same way, from the tool's declaration and the call's arguments. `recentDispatches` is given the action, since the
+ * run's own rate-limit windows are counted per action.
+ */
+export function authorizationInput(
+  tool: AnyTool,
+  args: unknown,
+  ctx: DispatchContext,
+  call: {
+    readonly logicalCallId: string;
+    readonly operationKey: string;
+    readonly argumentsHash: string;
+    readonly origin: 'model' | 'compensation';
+  },
+  facts: {
+    readonly approval?: ApprovalGrant;
+    readonly recentDispatches?: (action: string) => readonly number[];
+    readonly keyMode: 'exact' | 'derived';
+    readonly nowMs: number;
+  },
+): AuthorizationInput {
+  const request = tool.authorization(args, ctx);
+  return {
+    principalId: ctx.principalId,
+    tenant: ctx.tenant,
+    logicalCallId: call.logicalCallId,
+    operationKey: call.operationKey,
+    argumentsHash: call.argumentsHash,
+    toolName: tool.name,
+    scope: tool.effectScope,
+    request,
+    origin: call.origin,
+    toolApprovalReason: tool.approval?.(args, ctx) ?? null,
+    ...(facts.approval ? { approval: facts.approval } : {}),
+    recentDispatches: facts.recentDispatches?.(request.action) ?? [],
+    keyMode: facts.keyMode,
+    nowMs: facts.nowMs,
+  };
 }

@@ -40,6 +40,11 @@ export const Failure = {
   FenceStale: 'Fence.Stale',
   /** A tool whose contract is `none` is never sent twice: a retry after a possible send must settle by lookup. */
   DispatchNoResend: 'Dispatch.NoResend',
+  /**
+   * An attempt after a possible send found nothing under the key at a downstream that neither seals nor dedupes
+   * it: a request still in flight could land, so nothing is resent. Reconcile (the recovery table's window rule).
+   */
+  AbsenceUnproven: 'Dispatch.AbsenceUnproven',
   /** A same-key resend would come after the downstream's key retention: it could charge again. Reconcile. */
   RetentionExpired: 'Idempotency.RetentionExpired',
   /**
@@ -130,6 +135,7 @@ export const NON_RETRYABLE_DISPATCH: readonly FailureType[] = [
   Failure.IdempotencyKeySealed,
   Failure.FenceStale,
   Failure.DispatchNoResend,
+  Failure.AbsenceUnproven,
   Failure.DispatchRejected,
   Failure.StrategyForbidden,
 ];
@@ -224,6 +230,8 @@ export function classifyDispatchFailure(err: unknown): DispatchVerdict {
   if (type === Failure.FenceStale) return { state: 'UNKNOWN', cause: 'fence_stale' };
   // The tool's contract forbids a resend after a possible send: settle by lookup.
   if (type === Failure.DispatchNoResend) return { state: 'UNKNOWN', cause: 'no_resend' };
+  // Nothing found at a downstream that can neither seal nor dedupe: not proof. Reconciliation waits out the window.
+  if (type === Failure.AbsenceUnproven) return { state: 'UNKNOWN', cause: 'absence_unproven' };
   // Refused (or not sent) for its intent time or an unreadable contract: this attempt did nothing, an earlier
   // one may have. Reconciliation (lookup and seal) decides.
   if (type === Failure.IntentExpired) return { state: 'UNKNOWN', cause: 'intent_expired' };

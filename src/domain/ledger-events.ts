@@ -32,8 +32,14 @@ export type CallOrigin = 'model' | 'compensation';
 
 /** The downstream lookup (with seal) an operator's resolution was checked against. */
 export interface ResolutionEvidence {
-  /** `found`: a record under the key; `sealed`: no effect, and the key can never commit now; `not_found`: no seal. */
-  readonly lookup: 'found' | 'not_found' | 'sealed';
+  /**
+   * `found`: a record under the key; `sealed`: no effect, and the key can never commit now; `not_found`: no seal;
+   * `absent`: not found, unsealed, after the downstream's declared maximum in-flight time since the last send had
+   * passed (`window`), so no request can still land under the key.
+   */
+  readonly lookup: 'found' | 'not_found' | 'sealed' | 'absent';
+  /** For `absent`: the window that proves it. */
+  readonly window?: AbsenceWindow;
   /** For `found`: the record's status (`completed` holds the effect, `failed` a retained refusal, no effect). */
   readonly status?: 'completed' | 'failed';
   /** For `found` and `completed`: the receipt the downstream holds. */
@@ -44,6 +50,14 @@ export interface ResolutionEvidence {
   readonly operationKey: string;
   /** Workflow time at which the lookup answered. */
   readonly checkedAt: string;
+}
+
+/** The in-flight window an `absent` lookup stands on (src/domain/recovery.ts). */
+export interface AbsenceWindow {
+  /** The latest time any attempt could have sent (workflow time). */
+  readonly sentBy: string;
+  readonly maxInFlightMs: number;
+  readonly lookupLagMs: number;
 }
 
 export type LedgerEventBody =
@@ -218,6 +232,17 @@ export type LedgerEventBody =
       readonly attempts: number;
       /** For a timeout: which one (START_TO_CLOSE, SCHEDULE_TO_CLOSE, HEARTBEAT). */
       readonly timeoutClass?: string;
+    }
+  | {
+      /**
+       * A lookup found nothing under an unsealed key inside the downstream's in-flight window: not proof, since a
+       * request still in flight could land. The call stays UNKNOWN and is looked up again at `until`.
+       */
+      readonly type: 'AbsenceAwaited';
+      readonly logicalCallId: string;
+      readonly service: string;
+      readonly until: string;
+      readonly window: AbsenceWindow;
     }
   | {
       readonly type: 'ToolEffectReconciled';

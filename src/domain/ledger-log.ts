@@ -46,6 +46,8 @@ export function ledgerLogLine(event: LedgerEvent, after: Projection): LedgerLogL
       });
     case 'ToolOutcomeMarkedUnknown':
       return callLine('call unknown', after, event.logicalCallId, { cause: event.cause, attempts: event.attempts });
+    case 'AbsenceAwaited':
+      return callLine('call awaits its in-flight window', after, event.logicalCallId, { until: event.until });
     case 'ToolEffectReconciled':
       return callLine('call reconciled', after, event.logicalCallId, { via: event.via, status: event.outcome });
     case 'ToolResultRecorded':

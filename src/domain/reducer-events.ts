@@ -214,6 +214,9 @@ export const EVENT_HANDLERS: EventHandlers = {
   CircuitOpened(d, e) {
     d.circuits[e.service] = e.until;
   },
+  AbsenceAwaited() {
+    // The call stays UNKNOWN: only a later lookup (or an operator) settles it.
+  },
   ToolEffectReconciled(d, e) {
     const patch = { receipt: e.receipt ?? e.evidence?.receipt ?? null, reconciledVia: e.via };
     moveCall(d, e.logicalCallId, e.outcome, patch, e);

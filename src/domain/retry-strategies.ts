@@ -1,8 +1,9 @@
 /**
- * The retry strategies a run may ask for, each declared once with everything it decides. The workflow's call
- * runner (through `retryFor`, which narrows a strategy by the tool's idempotency contract), the authorizer (the
- * capability's key mode) and the dispatch activity (what an attempt after a possible send does before sending)
- * all read these declarations; none of them tests a strategy by its name.
+ * The retry strategies a run may ask for, each declared once with what it decides: the key each attempt sends,
+ * the capability's key mode, whether it prefers a lookup before a resend, and what the call runner does after a
+ * dispatch brought no answer. What a retry may actually do is the recovery table's (src/domain/recovery.ts): it
+ * narrows a strategy by the tool's idempotency contract and what its downstream promises. None of the readers
+ * tests a strategy by its name.
  *
  * The runtime declares two, and both settle a lost outcome only by evidence. The table is closed to a user: a run
  * that names any other strategy is refused where it enters (the client, the workflow's input check, the dispatch
@@ -40,16 +41,14 @@ export type AfterMaybeSent = 'reconcile' | 'send_again' | Observation;
 
 export interface StrategyDeclaration {
   readonly description: string;
-  /** The tool's idempotency contract narrows what a retry may do (retry-contract.ts). */
+  /** The recovery table narrows what a retry may do by the tool's contract (recovery.ts); false only in the lab. */
   readonly narrowedByContract: boolean;
   /** The key mode of the capability a call under this strategy is issued. */
   readonly keyMode: KeyMode;
   /** The key workflow dispatch `dispatch` (and Temporal attempt `attempt`) of a call sends. */
   keyFor(operationKey: string, dispatch: number, attempt?: number): string;
-  /** An attempt after a possible send asks the downstream by key first, and sends only if nothing is there. */
+  /** An attempt after a possible send asks the downstream by key first (where it can be asked), then resends. */
   readonly lookUpBeforeResend: boolean;
-  /** An attempt after a possible send is not sent past the downstream's key retention (it would charge again). */
-  readonly guardRetention: boolean;
   /** What the call runner does after a dispatch may have sent and brought no answer. */
   afterMaybeSent(unknown: MaybeSent): AfterMaybeSent;
 }
@@ -64,7 +63,6 @@ export const STRATEGIES = {
     keyMode: 'exact',
     keyFor: sameKey,
     lookUpBeforeResend: true,
-    guardRetention: false,
     afterMaybeSent: reconcile,
   },
   same_key_replay: {
@@ -73,7 +71,6 @@ export const STRATEGIES = {
     keyMode: 'exact',
     keyFor: sameKey,
     lookUpBeforeResend: false,
-    guardRetention: true,
     afterMaybeSent: reconcile,
   },
 } as const satisfies Record<string, StrategyDeclaration>;
@@ -102,4 +99,18 @@ export function isServedStrategy(name: unknown): name is RetryStrategy {
 /** The declaration of `name`, or undefined when this process (or bundle) does not serve it. */
 export function strategyOf(name: string): StrategyDeclaration | undefined {
   return Object.hasOwn(STRATEGIES, name) ? STRATEGIES[name as keyof typeof STRATEGIES] : installed.get(name);
+}
+
+/** The capability key mode a strategy needs. */
+export function keyModeFor(strategy: RetryStrategy): KeyMode {
+  return strategyOf(strategy)?.keyMode ?? 'exact';
+}
+
+/**
+ * The key attempt `attempt` of workflow dispatch `dispatch` sends: one rule for the workflow (which records the
+ * dispatch's key, attempt 1) and the activity (which sends each attempt's). The runtime's strategies send the
+ * operation key itself on every attempt; only the lab's naive loop derives a fresh one.
+ */
+export function attemptKey(strategy: RetryStrategy, operationKey: string, dispatch: number, attempt = 1): string {
+  return (strategyOf(strategy) ?? STRATEGIES.check_receipt).keyFor(operationKey, dispatch, attempt);
 }

@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import type { Json } from './canonical';
+import type { ToolTransport } from './transport';
 
 /** How a downstream contract lets us recover after a lost response. */
 export type IdempotencyContract =
@@ -64,9 +65,19 @@ export interface ToolDefinition<A = unknown, R = unknown> {
   readonly maxArgumentBytes: number;
   /** Largest accepted result JSON, in bytes. */
   readonly maxResultBytes: number;
-  /** Which downstream service performs the effect, and the route of the mutating request. */
+  /**
+   * The downstream's name: the worker's `services[<name>]` base URL (for a Ledgerloop service or an HTTP API), the
+   * circuit breaker's key and what the ledger records as the call's service.
+   */
   readonly service: string;
-  readonly route: string;
+  /** The mutating route of a service on Ledgerloop's HTTP contract (the default transport), e.g. `/v1/debits`. */
+  readonly route?: string;
+  /**
+   * How the worker reaches the downstream when it is not a Ledgerloop service: a function the worker runs, or a
+   * third-party HTTP API (src/domain/transport.ts). Default: Ledgerloop's HTTP contract at `route`. What the
+   * transport's downstream promises decides what happens after a lost response (src/domain/recovery.ts).
+   */
+  readonly transport?: ToolTransport;
   /** The effect the operation key protects, e.g. `wallet.charge`. */
   readonly effectScope: string;
   readonly idempotency: IdempotencyContract;

@@ -14,7 +14,14 @@ import { DownstreamErrorCode } from './protocol';
 
 /** The outcome of `DownstreamClient.send`; never an exception for HTTP or network outcomes. */
 export type SendOutcome =
-  | { readonly kind: 'ok'; readonly status: number; readonly body: unknown; readonly replayed: boolean }
+  | {
+      readonly kind: 'ok';
+      readonly status: number;
+      readonly body: unknown;
+      readonly replayed: boolean;
+      /** The effect's receipt, when the transport knows where it is (else the body's `receipt`). */
+      readonly receipt?: string;
+    }
   | {
       readonly kind: 'rejected';
       readonly status: number;

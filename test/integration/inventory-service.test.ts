@@ -180,14 +180,14 @@ describe('inventory service (real process)', () => {
     const ctx = { tenant: T, principalId: 'user:test' };
     const key = opKey('declared');
     const args = inventoryReserve.args.parse({ sku: s, quantity: 2 });
-    const reserved = await inv.client.send(inventoryReserve.route, inventoryReserve.canonicalize(args, ctx), {
+    const reserved = await inv.client.send(inventoryReserve.route!, inventoryReserve.canonicalize(args, ctx), {
       intentAt: intentNow(),
       key,
     });
     expect(reserved.kind === 'ok' && inventoryReserve.result.safeParse(reserved.body).success).toBe(true);
     if (inventoryReserve.compensation.kind !== 'compensate') throw new Error('inventory_reserve must be compensable');
     const relArgs = inventoryRelease.args.parse(inventoryReserve.compensation.args({ args, operationKey: key }));
-    const released = await inv.client.send(inventoryRelease.route, inventoryRelease.canonicalize(relArgs, ctx), {
+    const released = await inv.client.send(inventoryRelease.route!, inventoryRelease.canonicalize(relArgs, ctx), {
       intentAt: intentNow(),
       key: `${key}-comp`,
     });

@@ -162,7 +162,7 @@ describe('notifications service (real process)', () => {
       vars: { name: 'Grac\u00e9' },
     });
     const key = opKey('declared');
-    const sent = await mail.client.send(notificationsSendEmail.route, canonical, { intentAt: intentNow(), key });
+    const sent = await mail.client.send(notificationsSendEmail.route!, canonical, { intentAt: intentNow(), key });
     expect(sent.kind === 'ok' && notificationsSendEmail.result.safeParse(sent.body).success).toBe(true);
     expect((await emailsOf()).emails.filter((e) => e.to === `${local}@example.com`)).toHaveLength(1);
   });

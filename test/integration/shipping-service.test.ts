@@ -159,11 +159,11 @@ describe('shipping service (real process)', () => {
       orderId,
       address: { country: 'NL', postalCode: '1012 AB', line1: 'Dam 1' },
     });
-    const scheduled = await ship.client.send(shippingSchedule.route, canonical, { intentAt: intentNow(), key });
+    const scheduled = await ship.client.send(shippingSchedule.route!, canonical, { intentAt: intentNow(), key });
     expect(scheduled.kind === 'ok' && shippingSchedule.result.safeParse(scheduled.body).success).toBe(true);
     if (shippingSchedule.compensation.kind !== 'compensate') throw new Error('shipping_schedule must be compensable');
     const cancelArgs = shippingCancel.args.parse(shippingSchedule.compensation.args({ args, operationKey: key }));
-    const cancelled = await ship.client.send(shippingCancel.route, shippingCancel.canonicalize(cancelArgs, ctx), {
+    const cancelled = await ship.client.send(shippingCancel.route!, shippingCancel.canonicalize(cancelArgs, ctx), {
       intentAt: intentNow(),
       key: `${key}-comp`,
     });

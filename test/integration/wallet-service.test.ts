@@ -589,13 +589,13 @@ describe('wallet refunds named by the debit operation key (compensation)', () =>
     const args = { account, amount: { minor: 250, currency: 'EUR' } };
     const debitKey = opKey('declared');
     const debitBody = walletDebit.canonicalize(args, ctx);
-    expect(await client.send(walletDebit.route, debitBody, { intentAt: intentNow(), key: debitKey })).toMatchObject({
+    expect(await client.send(walletDebit.route!, debitBody, { intentAt: intentNow(), key: debitKey })).toMatchObject({
       kind: 'ok',
     });
     if (walletDebit.compensation.kind !== 'compensate') throw new Error('wallet_debit must be compensable');
     const refundArgs = walletRefund.args.parse(walletDebit.compensation.args({ args, operationKey: debitKey }));
     const refundBody = walletRefund.canonicalize(refundArgs, ctx);
-    const refund = await client.send(walletRefund.route, refundBody, {
+    const refund = await client.send(walletRefund.route!, refundBody, {
       intentAt: intentNow(),
       key: `${debitKey}-refund`,
     });

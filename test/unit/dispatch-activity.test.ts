@@ -77,7 +77,11 @@ describe('the fence is an ownership epoch, not an attempt counter', () => {
     const a1 = await attempt({ attempt: 1, scheduledAtMs: t0 }, request());
     const a2 = await attempt({ attempt: 2, scheduledAtMs: t0 + 200 }, request());
     expect(a2.sent[0]!.options.fence!).toBeGreaterThan(a1.sent[0]!.options.fence!);
-    const far = await attempt({ attempt: 7, scheduledAtMs: Date.parse('2200-01-01T00:00:00Z') }, request());
+    // The intent is recorded in the same era as the attempt: retention is measured on the later of the two clocks.
+    const far = await attempt(
+      { attempt: 7, scheduledAtMs: Date.parse('2200-01-01T00:00:00Z') },
+      request({ intentRecordedAt: '2200-01-01T00:00:00.000Z' }),
+    );
     expect(Number.isSafeInteger(far.sent[0]!.options.fence)).toBe(true);
   });
 });

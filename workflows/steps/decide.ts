@@ -14,8 +14,13 @@
 import { condition, sleep } from '@temporalio/workflow';
 import { authorizerPreset, DeadlineTooClose } from '../../src/domain/activity-presets';
 import { Failure } from '../../src/domain/failures';
-import { keyModeFor } from '../../src/domain/retry-contract';
-import type { ApprovalGrant, AuthorizationDecision, AuthorizationInput } from '../../src/domain/authorization';
+import { keyModeFor } from '../../src/domain/retry-strategies';
+import {
+  authorizationInput as describeCall,
+  type ApprovalGrant,
+  type AuthorizationDecision,
+  type AuthorizationInput,
+} from '../../src/domain/authorization';
 import { evaluate } from '../../src/policy/evaluate';
 import type { Policy, RateLimit } from '../../src/domain/policy-format';
 import { longestWindowMs } from '../../src/policy/policy-rules';
@@ -181,25 +186,15 @@ function authorizationInput(
   policy: Policy,
   approval?: ApprovalGrant,
 ): AuthorizationInput {
-  const request = call.tool.authorization(call.args, run.who);
   const nowMs = Date.now();
-  return {
-    ...run.who,
-    logicalCallId: call.logicalCallId,
-    operationKey: call.operationKey,
-    argumentsHash: call.argumentsHash,
-    toolName: call.tool.name,
-    scope: call.tool.effectScope,
-    request,
-    origin: call.origin,
-    toolApprovalReason: call.tool.approval?.(call.args, run.who) ?? null,
+  return describeCall(call.tool, call.args, run.who, call, {
     ...(approval ? { approval } : {}),
     // The run's own intents of this action within the policy's longest window, never this call's own: a decision
     // taken again counts no attempt.
-    recentDispatches: run.ledger.intentTimes(request.action, call.logicalCallId, nowMs - longestWindowMs(policy)),
+    recentDispatches: (action) => run.ledger.intentTimes(action, call.logicalCallId, nowMs - longestWindowMs(policy)),
     keyMode: keyModeFor(run.strategy),
     nowMs,
-  };
+  });
 }
 
 /**

@@ -9,7 +9,9 @@ import type { ActivityOptions } from '@temporalio/workflow';
 import type { DispatchRequest, DispatchResponse } from '../../src/domain/activity-contracts';
 import { compensationPreset, toolDispatchPreset } from '../../src/domain/activity-presets';
 import { judgeDispatchFailure, type FailedDispatch } from '../../src/domain/failures';
-import type { CallRetry } from '../../src/domain/retry-contract';
+import type { CallRetry } from '../../src/domain/recovery';
+import { attemptKey } from '../../src/domain/retry-strategies';
+import { targetOf } from '../../src/domain/transport';
 import type { Allowed, ReadyCall, RunModel } from '../model';
 import { activities } from '../proxies';
 
@@ -34,7 +36,7 @@ export function keyPrefix(key: string): string {
 /** Everything dispatch `n` of `call` sends, computed before anything is: throws `DeadlineTooClose` when too late. */
 export function prepare(run: RunModel, call: ReadyCall, allowed: Allowed, n: number, retry: CallRetry): Prepared {
   const c = run.clock();
-  const summary = `${call.tool.summary(call.args)} · ${call.logicalCallId} · ${keyPrefix(call.operationKey)}`;
+  const summary = `${call.tool.summary(call.args)} · ${call.logicalCallId} · ${keyPrefix(call.intent.operationKey)}`;
   const options = (call.origin === 'compensation' ? compensationPreset : toolDispatchPreset)(c, summary);
   return {
     dispatch: n,
@@ -43,11 +45,12 @@ export function prepare(run: RunModel, call: ReadyCall, allowed: Allowed, n: num
     request: {
       intent: call.intent,
       service: call.tool.service,
-      route: call.tool.route,
+      route: targetOf(call.tool),
       body: call.body,
       strategy: retry.strategy,
       dispatch: n,
-      keyUsed: retry.keyFor(call.intent.operationKey, n),
+      // The recorded intent is the call's one key object; each attempt's key derives from it by one rule.
+      keyUsed: attemptKey(retry.strategy, call.intent.operationKey, n),
       authorization: allowed.authorization,
       intentRecordedAt: allowed.intentRecordedAt,
       idempotency: call.tool.idempotency,

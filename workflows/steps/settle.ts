@@ -2,17 +2,25 @@
  * Step 7 of a call, `settle`: every call ends in a state the ledger can defend.
  * - An answer settles it: SUCCEEDED with the result admitted as untrusted data (size, schema, tenant), or FAILED
  *   with a vetted code, never the downstream's text.
- * - No answer makes it UNKNOWN, never FAILED. Reconciliation asks the downstream by key and seals a missing key;
- *   it settles the call by that evidence: SUCCEEDED with the effect found, FAILED only on a seal the downstream
- *   confirmed (or a refusal it retained), else UNKNOWN for an operator.
+ * - No answer makes it UNKNOWN, never FAILED. Reconciliation asks the downstream by key (sealing a missing key
+ *   where it seals) and settles the call by that evidence, as the recovery table says: SUCCEEDED with the effect
+ *   found, FAILED only on a confirmed seal, a retained refusal or a `not_found` after the declared in-flight window,
+ *   else UNKNOWN for an operator.
  * - FAILED without a lookup only when nothing was, or could have been, sent.
  */
-import { CancellationScope } from '@temporalio/workflow';
-import type { DispatchResponse, Observation, ReconcileResponse } from '../../src/domain/activity-contracts';
+import { CancellationScope, sleep } from '@temporalio/workflow';
+import type {
+  DispatchResponse,
+  Observation,
+  ReconcileRequest,
+  ReconcileResponse,
+} from '../../src/domain/activity-contracts';
 import { reconcilePreset } from '../../src/domain/activity-presets';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure, vetDownstreamFailure, type DispatchVerdict } from '../../src/domain/failures';
-import type { ResolutionEvidence } from '../../src/domain/ledger-events';
+import type { AbsenceWindow, ResolutionEvidence } from '../../src/domain/ledger-events';
+import { afterLookup, reconcileRule } from '../../src/domain/recovery';
+import { promisesOf, transportOf, type Promises } from '../../src/domain/transport';
 import { callBase, type CallBase, type ReadyCall, type RunModel } from '../model';
 import { activities } from '../proxies';
 import { keyPrefix } from './dispatch';
@@ -148,23 +156,34 @@ export function markUnknown(
 }
 
 /**
- * Settle a call by the downstream's record under its key, sealing a missing key; it runs to its end even when the
- * run is being cancelled. SUCCEEDED with the effect found; FAILED only when the downstream confirmed the seal (or
- * retained a refusal); otherwise the call stays UNKNOWN for an operator. `why`: the decision or interruption that
- * sent a call that may have sent here, named in the ledger.
+ * Settle a call by the downstream's record under its key, by the recovery table (src/domain/recovery.ts); it runs to
+ * its end even when the run is being cancelled. SUCCEEDED with the effect found; FAILED on a seal the downstream
+ * confirmed, a refusal it retained, or a `not_found` after the declared in-flight window since the last send; an
+ * unsealed `not_found` inside that window waits it out and looks again; otherwise the call stays UNKNOWN for an
+ * operator. `sentBy`: the latest time any attempt of the call could have sent (workflow time). `why`: the decision
+ * or interruption that sent a call that may have sent here, named in the ledger.
  */
 export function reconcile(
   run: RunModel,
   call: ReadyCall,
+  sentBy: number,
   why?: { readonly code: string; readonly message: string },
 ): Promise<Observation> {
-  return CancellationScope.nonCancellable(() => lookUp(run, call, why));
+  return CancellationScope.nonCancellable(() => lookUp(run, call, sentBy, why));
 }
 
 /** What a lookup's answer proves, as the ledger records it beside a settlement. */
-export function evidenceOf(answer: ReconcileResponse, service: string, operationKey: string): ResolutionEvidence {
+export function evidenceOf(
+  answer: ReconcileResponse,
+  service: string,
+  operationKey: string,
+  window?: AbsenceWindow,
+): ResolutionEvidence {
   const base = { service, operationKey, checkedAt: new Date(Date.now()).toISOString() };
-  if (answer.kind === 'not_found') return { lookup: answer.sealed ? 'sealed' : 'not_found', ...base };
+  if (answer.kind === 'not_found') {
+    if (answer.sealed) return { lookup: 'sealed', ...base };
+    return window !== undefined ? { lookup: 'absent', window, ...base } : { lookup: 'not_found', ...base };
+  }
   return {
     lookup: 'found',
     status: answer.status,
@@ -174,14 +193,25 @@ export function evidenceOf(answer: ReconcileResponse, service: string, operation
   };
 }
 
+/** The window an unsealed `not_found` waits out (or stood on), as the ledger records it. */
+function windowOf(promises: Promises, sentBy: number): AbsenceWindow {
+  return {
+    sentBy: new Date(sentBy).toISOString(),
+    maxInFlightMs: promises.maxInFlightMs ?? 0,
+    lookupLagMs: promises.lookupLagMs ?? 0,
+  };
+}
+
 async function lookUp(
   run: RunModel,
   call: ReadyCall,
+  sentBy: number,
   why: { readonly code: string; readonly message: string } | undefined,
 ): Promise<Observation> {
   const { ledger } = run;
   const id = call.intent.logicalCallId;
   const base = callBase(call);
+  const service = call.tool.service;
   // A call that leaves its runner mid-flight is UNKNOWN before anyone asks: the lookup decides from there.
   if (ledger.projection.calls[id]?.state !== 'UNKNOWN') {
     ledger.append({
@@ -196,19 +226,81 @@ async function lookUp(
     state: 'UNKNOWN',
     error: { code: Failure.ReconcileUnreachable, message: `outcome unknown (${detail}); waiting for an operator` },
   });
-  let answer: ReconcileResponse;
-  try {
-    answer = await activities.reconcileCall.executeWithOptions(
-      reconcilePreset(run.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`),
-      [{ intent: call.intent, service: call.tool.service, seal: true, retrySeal: true }],
-    );
-  } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-    return unknown(cause instanceof Error ? cause.message.slice(0, 200) : 'the lookup failed');
+  const promises = promisesOf(call.tool);
+  const rule = reconcileRule(promises);
+  if (!rule.lookUp) return unknown(`${service} cannot be asked by key`);
+  for (;;) {
+    let answer: ReconcileResponse;
+    try {
+      answer = await activities.reconcileCall.executeWithOptions(
+        reconcilePreset(run.clock(), `reconcile ${id} · ${keyPrefix(call.intent.operationKey)}`),
+        [lookupRequest(call, rule.seal)],
+      );
+    } catch (err) {
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+      return unknown(cause instanceof Error ? cause.message.slice(0, 200) : 'the lookup failed');
+    }
+    const verdict = afterLookup(answer, { service, promises, lastSendBoundMs: sentBy, nowMs: Date.now() });
+    if (verdict.kind === 'operator') return unknown(verdict.why);
+    if (verdict.kind === 'wait') {
+      const waited = await waitOutWindow(run, call, verdict.untilMs, windowOf(promises, sentBy));
+      if (waited !== undefined) return unknown(waited);
+      continue;
+    }
+    const window =
+      verdict.kind === 'failed' && verdict.proof === 'absent_after_window' ? windowOf(promises, sentBy) : undefined;
+    return settleByEvidence(run, call, answer, evidenceOf(answer, service, call.intent.operationKey, window), why);
   }
-  // Not found and not sealed proves nothing: a late request could still commit under the key.
-  if (answer.kind === 'not_found' && !answer.sealed) return unknown(`${call.tool.service} would not seal the key`);
-  const evidence = evidenceOf(answer, call.tool.service, call.intent.operationKey);
+}
+
+/** The reconcile request: a seal only where the downstream seals; the arguments for an HTTP API's search. */
+function lookupRequest(call: ReadyCall, seal: boolean): ReconcileRequest {
+  return {
+    intent: call.intent,
+    service: call.tool.service,
+    seal,
+    retrySeal: seal,
+    ...(transportOf(call.tool).kind === 'http' ? { body: call.body } : {}),
+  };
+}
+
+/**
+ * An unsealed `not_found` inside the in-flight window: recorded, then the call waits (a durable timer) until the
+ * window has passed and is looked up again. A window that ends after the run's deadline (with its grace) is not
+ * waited for: the reason is returned, and the call stays UNKNOWN for an operator.
+ */
+async function waitOutWindow(
+  run: RunModel,
+  call: ReadyCall,
+  untilMs: number,
+  window: AbsenceWindow,
+): Promise<string | undefined> {
+  const c = run.clock();
+  const until = new Date(untilMs).toISOString();
+  if (untilMs > c.deadlineAtMs + c.caps.abortGraceMs)
+    return `${call.tool.service} found nothing, but absence is proven only at ${until}, after the run's deadline`;
+  run.ledger.append({
+    type: 'AbsenceAwaited',
+    logicalCallId: call.logicalCallId,
+    service: call.tool.service,
+    until,
+    window,
+  });
+  await sleep(Math.max(1, untilMs - c.nowMs));
+  return undefined;
+}
+
+/** A lookup's evidence settles the call: the effect found, or no effect (a seal, a retained refusal, the window). */
+function settleByEvidence(
+  run: RunModel,
+  call: ReadyCall,
+  answer: ReconcileResponse,
+  evidence: ResolutionEvidence,
+  why: { readonly code: string; readonly message: string } | undefined,
+): Observation {
+  const { ledger } = run;
+  const id = call.intent.logicalCallId;
+  const base = callBase(call);
   if (answer.kind === 'found' && answer.status === 'completed') {
     ledger.append({
       type: 'ToolEffectReconciled',
@@ -224,7 +316,9 @@ async function lookUp(
   const refused = answer.kind === 'found' ? vetDownstreamFailure(answer.errorCode, call.tool.service) : undefined;
   const detail = refused
     ? `the downstream recorded a terminal failure ${refused.code}`
-    : 'no effect under the key, and the downstream sealed it';
+    : evidence.lookup === 'absent'
+      ? "no effect under the key after the downstream's maximum in-flight time since the last send"
+      : 'no effect under the key, and the downstream sealed it';
   ledger.append({
     type: 'ToolEffectReconciled',
     logicalCallId: id,

@@ -56,7 +56,6 @@ export const BLIND_RETRY: StrategyDeclaration = {
   keyMode: 'derived',
   keyFor: blindRetryKey,
   lookUpBeforeResend: false,
-  guardRetention: false,
   afterMaybeSent: giveUpAfterTwo,
 };
 

@@ -1,0 +1,112 @@
+/**
+ * The worker's transports: each tool's declaration resolved to the transport that reaches its downstream, and
+ * the check that refuses the worker's start when a tool cannot be served (`ToolDeclarationError`): a declaration
+ * the recovery table cannot follow, a function tool without its implementation (or a lookup it declares), an
+ * implementation of no function tool, a secret named but missing, an HTTP API without a base URL.
+ */
+import { declarationProblems, ToolDeclarationError } from '../domain/tool-check';
+import type { AnyTool } from '../domain/tool';
+import { secretsOf, transportOf } from '../domain/transport';
+import type { Downstream } from './client';
+import { ContractTransport } from './contract-transport';
+import type { ToolImplementation } from './function-tool';
+import { FunctionTransport } from './function-transport';
+import { HttpApiTransport } from './http-transport';
+import { readSecrets, type SecretSource } from './secrets';
+import type { Transport } from './transport';
+
+export { ToolDeclarationError };
+
+export interface TransportWiring {
+  /** The client of each service on Ledgerloop's HTTP contract, by service name. */
+  readonly services: Readonly<Record<string, Downstream>>;
+  /** Base URL per service name: an HTTP API's comes from here. */
+  readonly baseUrls?: Readonly<Record<string, string>>;
+  /** The function tools' implementations (`implementTool`). */
+  readonly functions?: readonly ToolImplementation[];
+  /** Where secrets are read from; default the worker's environment. */
+  readonly secrets?: SecretSource;
+  /** Per-request timeout of HTTP API calls. */
+  readonly httpTimeoutMs?: number;
+  /** Decorates every transport (the fault lab's crash points do); it must keep the interface's promises. */
+  readonly wrap?: (tool: AnyTool, transport: Transport) => Transport;
+}
+
+/** Every reason the worker cannot serve `tools` with `wiring` (empty: it can). */
+export function wiringProblems(tools: readonly AnyTool[], wiring: TransportWiring): string[] {
+  const problems = tools.flatMap(declarationProblems);
+  const impls = new Map<string, ToolImplementation>();
+  for (const impl of wiring.functions ?? []) {
+    if (impls.has(impl.tool)) problems.push(`${impl.tool}: two implementations are given`);
+    impls.set(impl.tool, impl);
+  }
+  const source = wiring.secrets ?? process.env;
+  for (const tool of tools) {
+    const t = transportOf(tool);
+    const missing = readSecrets(secretsOf(tool), source).missing;
+    if (missing.length > 0) problems.push(`${tool.name}: the secret ${missing.join(', ')} is named but missing`);
+    if (t.kind === 'function') {
+      const impl = impls.get(tool.name);
+      if (impl === undefined) problems.push(`${tool.name}: a function tool whose implementation the worker lacks`);
+      else if (t.promises?.lookup !== undefined && impl.lookup === undefined)
+        problems.push(`${tool.name}: declares a lookup, but its implementation has none`);
+    }
+    if (t.kind === 'http' && !wiring.baseUrls?.[tool.service])
+      problems.push(`${tool.name}: an HTTP API whose base URL (services.${tool.service}) the worker lacks`);
+  }
+  const functionTools = new Set(tools.filter((t) => transportOf(t).kind === 'function').map((t) => t.name));
+  for (const name of impls.keys())
+    if (!functionTools.has(name)) problems.push(`${name}: an implementation of no function tool`);
+  return problems;
+}
+
+/** Throws `ToolDeclarationError` naming every problem, before the worker connects. */
+export function checkWiring(tools: readonly AnyTool[], wiring: TransportWiring): void {
+  const problems = wiringProblems(tools, wiring);
+  if (problems.length > 0) throw new ToolDeclarationError(problems);
+}
+
+/** Each tool's transport, built on first use and kept for the life of the worker. */
+export class Transports {
+  private readonly built = new Map<string, Transport>();
+  private readonly impls: ReadonlyMap<string, ToolImplementation>;
+
+  constructor(private readonly wiring: TransportWiring) {
+    this.impls = new Map((wiring.functions ?? []).map((i) => [i.tool, i]));
+  }
+
+  /** The transport of `tool`, or undefined when the worker has nothing to reach it with. */
+  for(tool: AnyTool): Transport | undefined {
+    const known = this.built.get(tool.name);
+    if (known !== undefined) return known;
+    const made = this.make(tool);
+    if (made === undefined) return undefined;
+    const transport = this.wiring.wrap ? this.wiring.wrap(tool, made) : made;
+    this.built.set(tool.name, transport);
+    return transport;
+  }
+
+  private make(tool: AnyTool): Transport | undefined {
+    const t = transportOf(tool);
+    const secrets = readSecrets(secretsOf(tool), this.wiring.secrets ?? process.env).values;
+    switch (t.kind) {
+      case 'ledgerloop': {
+        const client = this.wiring.services[tool.service];
+        return client === undefined ? undefined : new ContractTransport(tool.service, client, t.route);
+      }
+      case 'function': {
+        const impl = this.impls.get(tool.name);
+        return impl === undefined ? undefined : new FunctionTransport(impl, t.promises ?? {}, secrets);
+      }
+      case 'http': {
+        const baseUrl = this.wiring.baseUrls?.[tool.service];
+        if (baseUrl === undefined) return undefined;
+        return new HttpApiTransport(t, {
+          baseUrl,
+          secrets,
+          ...(this.wiring.httpTimeoutMs ? { timeoutMs: this.wiring.httpTimeoutMs } : {}),
+        });
+      }
+    }
+  }
+}
