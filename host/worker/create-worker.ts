@@ -8,6 +8,7 @@
  *     model: scriptedModel(myScenarios),                // or openAIModel(...), or several
  *     capabilityKey,                                    // the dispatch signing key; its public half is the services'
  *     identityIssuers,                                  // who may start runs (public keys only)
+ *     functions: [sendReceipt],                         // function tools' implementations (implementTool)
  *   });
  *   await worker.run();
  *
@@ -58,6 +59,10 @@ export async function createWorker(
     ...(opts.quotaStore !== undefined ? { quotaStore: opts.quotaStore } : {}),
     ...(opts.transcriptDbPath !== undefined ? { transcriptDbPath: opts.transcriptDbPath } : {}),
     ...(opts.plannerLogFile !== undefined ? { plannerLogFile: opts.plannerLogFile } : {}),
+    ...(opts.functions !== undefined ? { functions: opts.functions } : {}),
+    ...(opts.secrets !== undefined ? { secrets: opts.secrets } : {}),
+    ...(opts.wrapTransport !== undefined ? { wrapTransport: opts.wrapTransport } : {}),
+    ...(opts.downstreamClient !== undefined ? { downstreamClient: opts.downstreamClient } : {}),
   });
   const { identityIssuers: _issuers, capabilityKey: _key, policy: _policy, model: _model, ...rest } = opts;
   const started = await createLedgerloopWorker({ ...rest, plugin });

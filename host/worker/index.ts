@@ -21,5 +21,22 @@ export { openAIModel, type ModelCall, type ModelProvider } from '../../src/plann
 export { scriptedModel } from '../../src/planner/scripted-model';
 export type { Scenario, ScriptedProposal, ScriptedTurn } from '../../src/planner/scripted-model';
 
+// Function tools: the implementation a worker runs for a tool declared with `transport: { kind: 'function' }`.
+export {
+  found,
+  foundFailed,
+  implementTool,
+  notFound,
+  NothingSentError,
+  pending,
+  unknown,
+  type FunctionLookup,
+  type ToolContext,
+  type ToolFunction,
+  type ToolImplementation,
+} from '../../src/downstream/function-tool';
+export { ToolDeclarationError } from '../../src/domain/tool-check';
+export type { AttemptCall, LookupCall, Transport } from '../../src/downstream/transport';
+
 // Each service's client is built by a factory a worker may wrap (`downstreamClient`): the HTTP contract only.
 export { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';

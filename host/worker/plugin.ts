@@ -49,7 +49,12 @@ import type { QuotaStore } from '../../src/stores/quota-store';
 import { quotaStoreFromEnv } from '../../src/stores/quota-store-env';
 import { bundlerOptionsFor, WORKFLOWS_PATH } from './bundle';
 import { loadToolsModule } from './tools-module';
-import type { ToolRegistry } from '../../src/tools/registry';
+import { builtinTools, type ToolRegistry } from '../../src/tools/registry';
+import type { AnyTool } from '../../src/domain/tool';
+import type { ToolImplementation } from '../../src/downstream/function-tool';
+import type { SecretSource } from '../../src/downstream/secrets';
+import type { Transport } from '../../src/downstream/transport';
+import { checkWiring } from '../../src/downstream/transports';
 
 /** A policy document as written (the defaults of `Policy` filled in when it is checked). */
 export type PolicyDocument = z.input<typeof Policy>;
@@ -62,8 +67,27 @@ export class WorkerConfigError extends Error {
 export interface LedgerloopPluginOptions {
   /** Absolute path of the project's tools module (it exports `workflowTools`); default the built-in tools. */
   readonly tools?: string;
-  /** Base URL per downstream service name, e.g. `{ booking: 'http://127.0.0.1:4300' }`. */
+  /**
+   * Base URL per downstream service name, e.g. `{ booking: 'http://127.0.0.1:4300' }`: a service on Ledgerloop's
+   * HTTP contract, or the HTTP API a tool's `transport: { kind: 'http' }` calls.
+   */
   readonly services: Readonly<Record<string, string>>;
+  /**
+   * The function tools' implementations (`implementTool` from `ledgerloop/worker`), one per tool declared with
+   * `transport: { kind: 'function' }`. Default none. A function tool without one, or one for no such tool, refuses
+   * the worker's start (`Tools.DeclarationInvalid`).
+   */
+  readonly functions?: readonly ToolImplementation[];
+  /**
+   * Where the secrets function tools and HTTP APIs name are read from. Default the worker's environment
+   * (`process.env`), so a secret never travels through workflow input or history. A missing one refuses the start.
+   */
+  readonly secrets?: SecretSource;
+  /**
+   * Decorates every tool's transport (the fault lab's crash points do). It must keep the transport's promises:
+   * never throw, and report what happened. Default none.
+   */
+  readonly wrapTransport?: (tool: AnyTool, transport: Transport) => Transport;
   /** The policy: a document as in a policy file (checked here; an invalid one is `Config.Invalid`) or a store. */
   readonly policy: PolicyStore | PolicyDocument;
   /** The model (or models, one per `planner.kind`) the worker plans with. */
@@ -133,6 +157,11 @@ function issuerSource(issuers: IdentitySource | IdentityConfig): IdentitySource 
   return staticIdentitySource(parseIdentityConfig(issuers));
 }
 
+/** Every declaration of a registry (loading each module once). */
+function toolsOf(registry: ToolRegistry): AnyTool[] {
+  return registry.names().flatMap((name) => registry.get(name) ?? []);
+}
+
 /** The identity a worker reports when it was given none (the activities sign with it). */
 export function defaultWorkerIdentity(): string {
   return `ledgerloop-worker@${os.hostname()}:${process.pid}`;
@@ -175,6 +204,14 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     // Before connecting: a tools module that cannot be used fails here with Tools.Invalid, leaking nothing.
     this.registry = opts.tools === undefined ? undefined : loadToolsModule(opts.tools);
     this.tools = opts.tools;
+    // Every tool this worker serves, against what it was given: a declaration the recovery table cannot follow, a
+    // missing implementation, secret or base URL refuses the start here (Tools.DeclarationInvalid), not a run.
+    checkWiring(toolsOf(this.registry ?? builtinTools), {
+      services: {},
+      baseUrls: opts.services,
+      ...(opts.functions ? { functions: opts.functions } : {}),
+      ...(opts.secrets ? { secrets: opts.secrets } : {}),
+    });
     this.codec =
       opts.codecKeys === undefined
         ? undefined
@@ -220,6 +257,11 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     const quotaStore = this.opts.quotaStore ?? quotaStoreFromEnv();
     const activities = createActivities({
       services,
+      baseUrls: this.opts.services,
+      ...(this.opts.functions ? { functions: this.opts.functions } : {}),
+      ...(this.opts.secrets ? { secrets: this.opts.secrets } : {}),
+      ...(this.opts.wrapTransport ? { wrapTransport: this.opts.wrapTransport } : {}),
+      ...(this.opts.downstreamTimeoutMs ? { httpTimeoutMs: this.opts.downstreamTimeoutMs } : {}),
       workerIdentity: identity,
       ...(this.registry ? { tools: this.registry } : {}),
       ...(this.issuers ? { identity: { issuers: this.issuers } } : {}),

@@ -12,6 +12,10 @@ import type { QuotaStore } from '../../src/stores/quota-store';
 import { defaultWorkerIdentity, runtimePlugin, type LedgerloopPlugin } from './plugin';
 import { DEFAULT_TASK_QUEUE } from '../client/runs';
 import type { IdentitySource } from '../../src/identity/config';
+import type { AnyTool } from '../../src/domain/tool';
+import type { ToolImplementation } from '../../src/downstream/function-tool';
+import type { SecretSource } from '../../src/downstream/secrets';
+import type { Transport } from '../../src/downstream/transport';
 
 // Defined with the client (a client names the queue too, and must not load the worker package for it).
 export { DEFAULT_TASK_QUEUE };
@@ -21,8 +25,14 @@ export interface LedgerloopWorkerOptions {
   readonly address?: string;
   readonly namespace?: string;
   readonly taskQueue?: string;
-  /** Base URL per downstream service name, e.g. `{ wallet: 'http://127.0.0.1:4100' }`. */
+  /** Base URL per downstream service name (a Ledgerloop service or an HTTP API), e.g. `{ wallet: 'http://…' }`. */
   readonly services: Readonly<Record<string, string>>;
+  /** The function tools' implementations (`implementTool`); default none. See `LedgerloopPluginOptions.functions`. */
+  readonly functions?: readonly ToolImplementation[];
+  /** Where named secrets are read from; default `process.env`. */
+  readonly secrets?: SecretSource;
+  /** Decorates every tool's transport (the fault lab's crash points); default none. */
+  readonly wrapTransport?: (tool: AnyTool, transport: Transport) => Transport;
   /** A prebuilt bundle file (fast start); without it the workflows are bundled in process. */
   readonly workflowBundlePath?: string;
   readonly identity?: string;
@@ -122,6 +132,9 @@ export async function createLedgerloopWorker(
       ...optional('transcriptDbPath', opts.transcriptDbPath),
       ...optional('plannerLogFile', opts.plannerLogFile),
       ...optional('downstreamClient', opts.downstreamClient),
+      ...optional('functions', opts.functions),
+      ...optional('secrets', opts.secrets),
+      ...optional('wrapTransport', opts.wrapTransport),
     });
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (host/server/connection-config.ts).

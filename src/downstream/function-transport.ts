@@ -38,9 +38,11 @@ export class FunctionTransport implements Transport {
       return { kind: 'unavailable', reason: 'not begun: the attempt was cancelled or reached its deadline' };
     const args = argumentsOf(call);
     if (args === undefined) return { kind: 'unavailable', reason: 'the canonical arguments do not parse; nothing run' };
+    // Aborted when the attempt is cancelled or reaches its deadline, whichever comes first.
+    const signal = AbortSignal.any([call.signal, AbortSignal.timeout(Math.max(1, call.deadlineAtMs - Date.now()))]);
     let returned: unknown;
     try {
-      returned = await this.impl.execute(args, this.context(call, call.key));
+      returned = await this.impl.execute(args, this.context({ ...call, signal }, call.key));
     } catch (err) {
       return this.thrown(err);
     }

@@ -16,6 +16,16 @@ export {
   type IdempotencyContract,
   type ToolDefinition,
 } from '../domain/tool';
+export type {
+  DownstreamPromises,
+  FunctionTransport,
+  HttpLookup,
+  HttpStatuses,
+  HttpTransport,
+  LedgerloopTransport,
+  StatusMatch,
+  ToolTransport,
+} from '../domain/transport';
 export { canonicalJson, hashCanonical, CanonicalizationError, type Json } from '../domain/canonical';
 export { Currency, Money, PositiveMoney, formatMoney } from '../domain/money';
 export { canonicalMoney, nfc, sortedSet, sortedSetBy, TimeZone, ZonedDateTime, zonedTime } from './canonical-forms';
