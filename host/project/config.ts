@@ -180,6 +180,8 @@ const ConnectionConfig = z.strictObject({
 export const ProjectConfigSchema = z.strictObject({
   /** The tools module (exports `workflowTools`, a ToolRegistry from ledgerloop/tool-registry). */
   tools: relPath,
+  /** The function tools' implementations: a module exporting `functions` (`implementTool` from ledgerloop/worker). */
+  functions: relPath.optional(),
   /** The model, or models (one per planner kind). */
   model: ModelField,
   /** A policy file (JSON) or the policy document; default the built-in policy (which allows no tool of yours). */
@@ -213,6 +215,11 @@ export type ModelConfig =
 export interface LedgerloopConfig {
   /** The tools module: exports `workflowTools`, a ToolRegistry (ledgerloop/tool-registry). */
   readonly tools: string;
+  /**
+   * The module of the function tools' implementations (exports `functions`, a list of `implementTool(...)`), loaded
+   * by the worker only (it does I/O; the tools module is bundled into the workflow). Default none.
+   */
+  readonly functions?: string;
   /** The model, or one model per planner kind. */
   readonly model: ModelConfig | readonly ModelConfig[];
   /** A policy file (JSON), or the policy document; default the built-in policy, which allows none of your tools. */
@@ -254,6 +261,8 @@ export interface ProjectConfig {
   /** Its folder: the project's root. */
   readonly root: string;
   readonly tools: string;
+  /** The function tools' implementations module (absolute), when the config names one. */
+  readonly functions?: string;
   readonly models: readonly ProjectModel[];
   /** A policy file (absolute) or the checked document; undefined: the built-in policy. */
   readonly policy?: { readonly file: string } | { readonly document: Policy };
@@ -315,6 +324,7 @@ export function parseProjectConfig(raw: unknown, file: string): ProjectConfig {
     file: absolute,
     root,
     tools: at(c.tools),
+    ...(c.functions === undefined ? {} : { functions: at(c.functions) }),
     models,
     ...(c.policy === undefined
       ? {}

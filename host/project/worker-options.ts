@@ -9,6 +9,7 @@ import { scriptedModel } from '../../src/planner/scripted-model';
 import type { ModelProvider } from '../../src/planner/model';
 import { StaticPolicyStore } from '../../src/stores/policy-store';
 import type { LedgerloopWorkerOptions } from '../worker/worker';
+import type { ToolImplementation } from '../../src/downstream/function-tool';
 import { loadUserModule, ProjectConfigError, type ProjectConfig } from './config';
 
 /** The scenarios module's `scenarios` export (or its default export): scenario name to `Scenario` function. */
@@ -31,6 +32,31 @@ export async function loadScenarios(config: ProjectConfig, file: string): Promis
   const notFunctions = entries.filter(([, s]) => typeof s !== 'function').map(([name]) => name);
   if (notFunctions.length > 0) return fail(`${file}: scenarios ${notFunctions.join(', ')} are not functions`);
   return scenarios as Readonly<Record<string, Scenario>>;
+}
+
+/** The functions module's `functions` export (or its default export): implementations from `implementTool`. */
+export async function loadFunctions(config: ProjectConfig, file: string): Promise<ToolImplementation[]> {
+  const fail = (message: string): never => {
+    throw new ProjectConfigError(config.file, [{ field: 'functions', message }]);
+  };
+  let mod: Record<string, unknown>;
+  try {
+    mod = await loadUserModule(file);
+  } catch (err) {
+    return fail(`cannot load ${file}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const fromDefault = mod['default'] as Record<string, unknown> | unknown[] | undefined;
+  const list = mod['functions'] ?? (Array.isArray(fromDefault) ? fromDefault : fromDefault?.['functions']);
+  if (!Array.isArray(list)) return fail(`${file} must export functions: a list of implementTool(...)`);
+  const bad = list.findIndex(
+    (f) =>
+      typeof f !== 'object' ||
+      f === null ||
+      typeof (f as ToolImplementation).tool !== 'string' ||
+      typeof (f as ToolImplementation).execute !== 'function',
+  );
+  if (bad >= 0) return fail(`${file}: functions[${bad}] is not an implementTool(...) implementation`);
+  return list as ToolImplementation[];
 }
 
 /** The scenario names of the project's scripted model, or undefined when it has none. */
@@ -59,6 +85,7 @@ export async function projectWorkerOptions(
       : undefined;
   return {
     tools: config.tools,
+    ...(config.functions !== undefined ? { functions: await loadFunctions(config, config.functions) } : {}),
     models,
     ...(inlinePolicy ? { policies: new StaticPolicyStore(inlinePolicy) } : {}),
   };
