@@ -14,6 +14,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityInterceptorsFactory, InjectedSinks, WorkerPlugin } from '@temporalio/worker';
 import type { DispatchRequest } from '../../src/domain/activity-contracts';
 import { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';
+import type { AnyTool } from '../../src/domain/tool';
+import { transportOf } from '../../src/domain/transport';
+import type { Transport } from '../../src/downstream/transport';
+import { faultyTransports, parseTransportFaults, TRANSPORT_FAULTS_ENV } from './transport-faults';
 import { packageModule } from '../../src/package-paths';
 import { builtinTools } from '../../src/tools/registry';
 import { IN_PROCESS_POINTS, type InProcessPoint } from './catalog';
@@ -171,6 +175,26 @@ export function crashPointClient(service: string, inner: Downstream): Downstream
   };
 }
 
+/**
+ * The same dispatch crash points around a tool's send on any other transport (a function, an HTTP API): a
+ * Ledgerloop service's sends pass them in its client (`crashPointClient`), so its transport is left as it is. A
+ * compensation's attempt (the saga's own call, provider call id `saga`) passes `compensation.*`.
+ */
+export function crashPointTransport(tool: AnyTool, inner: Transport): Transport {
+  if (transportOf(tool).kind === 'ledgerloop') return inner;
+  return {
+    async send(call) {
+      const family = call.intent.providerCallId === 'saga' ? 'compensation' : 'tool';
+      await crashPoint(`${family}.before_send`);
+      const sent = await inner.send(call);
+      await crashPoint(`${family}.after_response`);
+      return sent;
+    },
+    lookup: (call) => inner.lookup(call),
+    retention: () => inner.retention(),
+  };
+}
+
 /** The fault lab's workers carry its crash points (`"1"`), with or without a plan that fires. */
 export const CRASH_POINTS_ENV = 'LEDGERLOOP_CRASH_POINTS';
 
@@ -179,7 +203,11 @@ export const CRASH_POINTS_ENV = 'LEDGERLOOP_CRASH_POINTS';
  * LEDGERLOOP_CRASH_POINTS=1. Neither is set for a production worker, which then has no probe and no sink.
  */
 export function crashPointsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
-  return (env[CRASH_PLAN_ENV] ?? '').trim() !== '' || env[CRASH_POINTS_ENV] === '1';
+  return (
+    (env[CRASH_PLAN_ENV] ?? '').trim() !== '' ||
+    (env[TRANSPORT_FAULTS_ENV] ?? '').trim() !== '' ||
+    env[CRASH_POINTS_ENV] === '1'
+  );
 }
 
 /** The lab's workflow interceptor module (the `workflow.before_intent` crash point): only the lab's bundle has it. */
@@ -194,11 +222,15 @@ export const FAULT_WORKFLOW_INTERCEPTORS_MODULE = packageModule('lab', 'faults',
  */
 export function crashPointWorkerOptions(env: NodeJS.ProcessEnv = process.env): {
   readonly downstreamClient: (service: string, options: DownstreamClientOptions) => Downstream;
+  readonly wrapTransport: (tool: AnyTool, transport: Transport) => Transport;
   readonly plugins: readonly WorkerPlugin[];
 } {
   parseCrashPlan(env[CRASH_PLAN_ENV] ?? '');
+  // Transport faults (lab/faults/transport-faults.ts) wrap the team's function or request, inside the crash points.
+  const faulty = faultyTransports(parseTransportFaults(env[TRANSPORT_FAULTS_ENV]));
   return {
     downstreamClient: (service, options) => crashPointClient(service, new DownstreamClient(options)),
+    wrapTransport: (tool, transport) => crashPointTransport(tool, faulty(tool, transport)),
     plugins: [crashPointPlugin],
   };
 }
