@@ -21,10 +21,14 @@ export interface Vendor {
   stop(): Promise<void>;
 }
 
-export async function spawnVendor(dir: string, opts: { searchLagMs?: number; name?: string } = {}): Promise<Vendor> {
+export async function spawnVendor(
+  dir: string,
+  opts: { searchLagMs?: number; name?: string; port?: number } = {},
+): Promise<Vendor> {
   const dbPath = path.join(dir, `${opts.name ?? 'vendor'}.db`);
   const service = await spawnServiceEntry('vendor-payments', packageModule('services', 'vendor-payments', 'main'), {
     dbPath,
+    ...(opts.port !== undefined ? { port: opts.port } : {}),
     env: { VENDOR_PAYMENTS_API_KEY: VENDOR_API_KEY },
     extraArgs: ['--search-lag-ms', String(opts.searchLagMs ?? 0)],
   });

@@ -158,8 +158,8 @@ export const paymentsRefund = defineTool({
     amountMinor: a.amount.minor,
     currency: a.amount.currency,
   }),
+  // No `forwardAbsentReasons`: the charge is found by a search that lags writes, so "no such charge" is no proof.
   compensation: { kind: 'none' },
-  forwardAbsentReasons: ['Payments.UnknownCharge'],
   summary: (a) => `payments_refund ${a.amount.minor} for ${a.chargeOperationKey.slice(0, 14)}`,
   promote: (r) => ({ id: r.id, status: r.status }),
 });
