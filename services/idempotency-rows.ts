@@ -159,3 +159,34 @@ export function decide(
   if (row.status === 'failed') return { kind: 'retained_failure' };
   return { kind: 'in_progress' };
 }
+
+/** How far in the future an intent time may lie (clock skew between caller and service): 5 minutes. */
+export const MAX_INTENT_SKEW_MS = 300_000;
+
+/** Codes of a request refused for its intent time. */
+export type IntentRefusalCode = typeof DownstreamErrorCode.IntentExpired | typeof DownstreamErrorCode.IntentTimeMissing;
+
+/**
+ * Why a request's intent time is refused at `now`, or undefined when it is admissible: not finite or further than
+ * `MAX_INTENT_SKEW_MS` in the future (`IntentTimeMissing`), older than the retention (`IntentExpired`). Every
+ * store (SQLite, PostgreSQL) decides by this one function.
+ */
+export function intentRefusal(
+  intentAtMs: number,
+  now: number,
+  retentionMs: number,
+): { code: IntentRefusalCode; message: string } | undefined {
+  if (!Number.isFinite(intentAtMs)) {
+    return { code: DownstreamErrorCode.IntentTimeMissing, message: 'the request has no usable intent time' };
+  }
+  if (intentAtMs > now + MAX_INTENT_SKEW_MS) {
+    const message = `the intent time ${new Date(intentAtMs).toISOString()} lies in the future`;
+    return { code: DownstreamErrorCode.IntentTimeMissing, message };
+  }
+  const age = now - intentAtMs;
+  if (age > retentionMs) {
+    const message = `the intent is ${age} ms old; keys are retained for ${retentionMs} ms: reconcile by lookup instead`;
+    return { code: DownstreamErrorCode.IntentExpired, message };
+  }
+  return undefined;
+}

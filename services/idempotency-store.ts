@@ -30,7 +30,9 @@ import {
 } from '../src/downstream/protocol';
 import {
   decide,
+  intentRefusal,
   migrateIdempotencySchema,
+  type IntentRefusalCode,
   RECORD_COLUMNS,
   refusalCode,
   toOperationRecord,
@@ -44,11 +46,7 @@ export { BusinessRejection, type BusinessRejectionOptions } from './business-rej
 /** Default idempotency-key retention: 24 hours, like Stripe's documented pruning window. */
 export const DEFAULT_RETENTION_MS = 86_400_000;
 
-/**
- * How far in the future an intent time may lie (clock skew between caller and service): 5 minutes. Beyond
- * that the time is refused as unusable, so a caller cannot stretch a key's life past the retention window.
- */
-export const MAX_INTENT_SKEW_MS = 300_000;
+export { MAX_INTENT_SKEW_MS, type IntentRefusalCode } from './idempotency-rows';
 
 /** What `apply` returns when the business effect was performed. */
 export interface AppliedEffect {
@@ -81,9 +79,6 @@ export interface MutationRequest {
 
 /** The request identity the request log keeps. */
 export type LoggedRequest = Pick<MutationRequest, 'tenant' | 'key' | 'argumentsHash' | 'fence'>;
-
-/** Codes of a request refused for its intent time. */
-export type IntentRefusalCode = typeof DownstreamErrorCode.IntentExpired | typeof DownstreamErrorCode.IntentTimeMissing;
 
 /** Returned by `begin` when the request may perform the effect; pass it to `commit` or `abort`. */
 export interface PendingOperation extends MutationRequest {
@@ -160,20 +155,7 @@ export class IdempotencyStore {
 
   /** Why a request's intent time is refused, or undefined when it is admissible now. */
   intentRefusal(intentAtMs: number): { code: IntentRefusalCode; message: string } | undefined {
-    const now = this.now();
-    if (!Number.isFinite(intentAtMs)) {
-      return { code: DownstreamErrorCode.IntentTimeMissing, message: 'the request has no usable intent time' };
-    }
-    if (intentAtMs > now + MAX_INTENT_SKEW_MS) {
-      const message = `the intent time ${new Date(intentAtMs).toISOString()} lies in the future`;
-      return { code: DownstreamErrorCode.IntentTimeMissing, message };
-    }
-    const age = now - intentAtMs;
-    if (age > this.retentionMs) {
-      const message = `the intent is ${age} ms old; keys are retained for ${this.retentionMs} ms: reconcile by lookup instead`;
-      return { code: DownstreamErrorCode.IntentExpired, message };
-    }
-    return undefined;
+    return intentRefusal(intentAtMs, this.now(), this.retentionMs);
   }
 
   /** Every write of the store takes the write lock first: the file is shared with the orders relay (writeTransaction). */
