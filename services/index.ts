@@ -54,6 +54,23 @@ export {
   type RequestContext,
   type RouterOptions,
 } from './http-kit';
+export {
+  PgOperations,
+  OPERATIONS_TABLE,
+  type Operation,
+  type OperationEffect,
+  type OperationOutcome,
+  type PgLookupResult,
+  type PgOperationsOptions,
+} from './pg/operations';
+export {
+  operationMiddleware,
+  operationRoutes,
+  type CallerCheck,
+  type OperationEnv,
+  type OperationMiddlewareOptions,
+  type OperationVariables,
+} from './pg/middleware';
 export { runServiceMain, parseServiceFlags, type ServiceFlags } from './service-main';
 export { ADMIN_TOKEN_ENV, ServiceConfigError, type AdminConfig } from './admin-listener';
 export {

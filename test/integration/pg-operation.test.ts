@@ -1,0 +1,247 @@
+/**
+ * The services kit on the team's own PostgreSQL (services/pg), on a private real PostgreSQL: the effect (a row in
+ * the team's own `refunds` table) and its key row commit in one transaction, the fence is checked inside it, and
+ * lookup and seal read and write the same table. Every count is read from PostgreSQL's own `refunds` table.
+ */
+import { Hono } from 'hono';
+import { Pool } from 'pg';
+import { hashCanonical } from '../../src/domain/canonical';
+import {
+  DownstreamErrorCode,
+  HEADER_ARGS_HASH,
+  HEADER_FENCE,
+  HEADER_INTENT_AT,
+  HEADER_KEY,
+  HEADER_REPLAYED,
+} from '../../src/downstream/protocol';
+import { BusinessRejection } from '../../services/business-rejection';
+import { operationMiddleware, operationRoutes, type OperationEnv } from '../../services/pg/middleware';
+import { PgOperations, type Operation } from '../../services/pg/operations';
+import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
+
+jest.setTimeout(120_000);
+
+let pg: TestPostgres;
+let pool: Pool;
+const open: PgOperations[] = [];
+
+function operations(): PgOperations {
+  const ops = new PgOperations({ url: pg.url, setting: 'TEST_URL' });
+  open.push(ops);
+  return ops;
+}
+
+beforeAll(async () => {
+  pg = await startTestPostgres('pg-operation');
+  pool = new Pool({ connectionString: pg.url, max: 2 });
+  await pool.query(
+    'CREATE TABLE refunds (id SERIAL PRIMARY KEY, order_id TEXT NOT NULL, amount_minor INTEGER NOT NULL)',
+  );
+});
+afterAll(async () => {
+  await Promise.all(open.map((o) => o.close().catch(() => undefined)));
+  await pool?.end();
+  await pg?.stop();
+});
+
+let n = 0;
+const unique = (): string => `op_${Date.now().toString(36)}_${(n += 1)}`;
+
+/** The refunds PostgreSQL holds for `order` (the downstream's own storage). */
+async function refunds(order: string): Promise<number> {
+  const r = await pool.query<{ n: string }>('SELECT count(*) AS n FROM refunds WHERE order_id = $1', [order]);
+  return Number(r.rows[0]!.n);
+}
+
+function op(key: string, fence: number, order: string, at = Date.now()): Operation {
+  return {
+    tenant: 't1',
+    key,
+    argumentsHash: hashCanonical({ order }),
+    fence,
+    scope: 'shop.refund',
+    intentAtMs: at,
+  };
+}
+
+const refund = (order: string) => async (tx: import('pg').PoolClient) => {
+  await tx.query('INSERT INTO refunds (order_id, amount_minor) VALUES ($1, 500)', [order]);
+  return { receipt: `refund:${order}`, result: { order, refunded: 500 } };
+};
+
+describe('the effect and its key row commit in one transaction', () => {
+  test('a lost response after the commit is answered from the key row on the resend: one effect in PostgreSQL', async () => {
+    const ops = operations();
+    const order = unique();
+    const key = unique();
+    const first = await ops.withOperation(op(key, 1, order), refund(order)); // its answer is "lost"
+    expect(first.kind).toBe('completed');
+    for (let i = 0; i < 3; i++) {
+      const again = await ops.withOperation(op(key, 1, order), refund(order));
+      expect(again).toMatchObject({ kind: 'replayed', record: { receipt: `refund:${order}` } });
+    }
+    expect(await refunds(order)).toBe(1);
+    // The control: another key for the same order is another refund (the count can grow).
+    await ops.withOperation(op(unique(), 1, order), refund(order));
+    expect(await refunds(order)).toBe(2);
+  });
+
+  test('two requests under one key at once: the second waits on the row lock and replays, one effect', async () => {
+    const ops = operations();
+    const order = unique();
+    const key = unique();
+    const outs = await Promise.all([1, 2].map(() => ops.withOperation(op(key, 1, order), refund(order))));
+    expect(outs.map((o) => o.kind).sort()).toEqual(['completed', 'replayed']);
+    expect(await refunds(order)).toBe(1);
+  });
+
+  test('a throw inside the work rolls back both the effect and the key row: the resend then commits once', async () => {
+    const ops = operations();
+    const order = unique();
+    const key = unique();
+    await expect(
+      ops.withOperation(op(key, 1, order), async (tx) => {
+        await refund(order)(tx);
+        throw new Error('the process died before the commit');
+      }),
+    ).rejects.toThrow('died');
+    expect(await refunds(order)).toBe(0);
+    expect(await ops.lookup('t1', key)).toEqual({ kind: 'not_found', sealed: false });
+    expect((await ops.withOperation(op(key, 1, order), refund(order))).kind).toBe('completed');
+    expect(await refunds(order)).toBe(1);
+  });
+
+  test('a restart of the service: a new process replays the committed key and counts one effect', async () => {
+    const order = unique();
+    const key = unique();
+    const before = new PgOperations({ url: pg.url, setting: 'TEST_URL' });
+    expect((await before.withOperation(op(key, 1, order), refund(order))).kind).toBe('completed');
+    await before.close();
+    const after = operations();
+    expect((await after.withOperation(op(key, 1, order), refund(order))).kind).toBe('replayed');
+    expect(await refunds(order)).toBe(1);
+  });
+
+  test('a business rejection rolls the effect back and is retained under the key', async () => {
+    const ops = operations();
+    const order = unique();
+    const key = unique();
+    const reject = async (tx: import('pg').PoolClient) => {
+      await refund(order)(tx);
+      throw new BusinessRejection('Shop.AlreadyRefunded', 'the order was refunded already');
+    };
+    expect((await ops.withOperation(op(key, 1, order), reject)).kind).toBe('failed');
+    expect((await ops.withOperation(op(key, 1, order), refund(order))).kind).toBe('retained_failure');
+    expect(await refunds(order)).toBe(0);
+  });
+});
+
+describe('the fence is checked inside the transaction', () => {
+  test('a stale fence waiting on the row lock is refused after the newer holder commits; its work never runs', async () => {
+    const ops = operations();
+    const order = unique();
+    const key = unique();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    // The newer worker (fence 2) holds the key row's transaction open...
+    const newer = ops.withOperation(op(key, 2, order), async (tx) => {
+      entered();
+      await held;
+      return refund(order)(tx);
+    });
+    await inside;
+    // ...while the fenced-out worker (fence 1) sends under the same key: it waits for the row, then is refused.
+    let staleRan = false;
+    const stale = ops.withOperation(op(key, 1, order), async (tx) => {
+      staleRan = true;
+      return refund(order)(tx);
+    });
+    release();
+    expect((await newer).kind).toBe('completed');
+    expect(await stale).toMatchObject({ kind: 'conflict', code: DownstreamErrorCode.StaleFence });
+    expect(staleRan).toBe(false);
+    expect(await refunds(order)).toBe(1);
+    // The control: the current fence replays the same key (not refused), still one refund.
+    expect((await ops.withOperation(op(key, 2, order), refund(order))).kind).toBe('replayed');
+    expect(await refunds(order)).toBe(1);
+  });
+
+  test('a sealed key never commits afterwards; an unsealed one does', async () => {
+    const ops = operations();
+    const order = unique();
+    const sealed = unique();
+    expect(await ops.lookup('t1', sealed, { seal: true })).toEqual({ kind: 'not_found', sealed: true });
+    expect(await ops.withOperation(op(sealed, 9, order), refund(order))).toMatchObject({
+      kind: 'conflict',
+      code: DownstreamErrorCode.KeySealed,
+    });
+    expect(await refunds(order)).toBe(0);
+    const open = unique();
+    expect((await ops.withOperation(op(open, 1, order), refund(order))).kind).toBe('completed');
+    expect(await ops.lookup('t1', open, { seal: true })).toMatchObject({ kind: 'found' });
+    expect(await refunds(order)).toBe(1);
+  });
+
+  test('an intent older than the retention is refused before any row; a fresh one is admitted', async () => {
+    const ops = operations();
+    const order = unique();
+    const key = unique();
+    const old = await ops.withOperation(op(key, 1, order, Date.now() - ops.retentionMs - 1), refund(order));
+    expect(old).toMatchObject({ kind: 'refused', code: DownstreamErrorCode.IntentExpired });
+    expect(await ops.lookup('t1', key)).toEqual({ kind: 'not_found', sealed: false });
+    expect((await ops.withOperation(op(key, 1, order), refund(order))).kind).toBe('completed');
+  });
+});
+
+describe('the Hono middleware on a service the team already has', () => {
+  function app(ops: PgOperations): Hono<OperationEnv> {
+    const a = new Hono<OperationEnv>();
+    a.post('/refunds', operationMiddleware(ops, { service: 'shop', scope: 'shop.refund', insecureDev: true }), (c) => {
+      const body = c.var.operationBody as { order: string };
+      return c.var.runOperation(refund(body.order));
+    });
+    a.route('/', operationRoutes(ops, { service: 'shop', insecureDev: true }));
+    return a;
+  }
+  function post(a: Hono<OperationEnv>, key: string, body: unknown, hash = hashCanonical(body)): Promise<Response> {
+    return Promise.resolve(
+      a.request('/refunds', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [HEADER_KEY]: key,
+          [HEADER_ARGS_HASH]: hash,
+          [HEADER_FENCE]: '1',
+          [HEADER_INTENT_AT]: new Date().toISOString(),
+        },
+        body: JSON.stringify(body),
+      }),
+    );
+  }
+
+  test('a resend replays the answer, the lookup finds the key, and a body that does not match its hash is refused', async () => {
+    const a = app(operations());
+    const order = unique();
+    const key = unique();
+    const body = { tenant: 't1', order };
+    expect((await post(a, key, body)).status).toBe(201);
+    const again = await post(a, key, body);
+    expect(again.status).toBe(201);
+    expect(again.headers.get(HEADER_REPLAYED)).toBe('true');
+    const found = await a.request(`/v1/operations/${key}?tenant=t1`);
+    expect(found.status).toBe(200);
+    expect(await found.json()).toMatchObject({ operationKey: key, status: 'completed', receipt: `refund:${order}` });
+    const forged = await post(a, unique(), { tenant: 't1', order: unique() }, hashCanonical({ other: 1 }));
+    expect(forged.status).toBe(400);
+    expect(await refunds(order)).toBe(1);
+  });
+
+  test('without capability keys the middleware is not built unless insecureDev says so (fail closed)', () => {
+    const ops = operations();
+    expect(() => operationMiddleware(ops, { service: 'shop', scope: 's' } as never)).toThrow(/capabilityKeys/);
+    expect(() => operationRoutes(ops, { service: 'shop' } as never)).toThrow(/capabilityKeys/);
+    expect(() => operationMiddleware(ops, { service: 'shop', scope: 's', insecureDev: true })).not.toThrow();
+  });
+});
