@@ -25,8 +25,8 @@
  * | no lookup, or the lookup fails         | UNKNOWN for an operator (the run's stop compensates it first     |
  * |                                        | when the tool declares a compensation and `onAbort` is the default)|
  *
- * The per-transport rows, each with the test that backs it, are in docs/downstreams.md (generated from
- * `recoveryRows` in recovery-rows.ts and checked against this code by test/unit/downstreams-doc.test.ts).
+ * The per-transport rows, each naming the test that backs it, are in docs/downstreams.md;
+ * test/unit/downstreams-doc.test.ts checks that every named test exists under that title.
  */
 import type { ReconcileResponse } from './activity-contracts';
 import { Failure, type FailureType } from './failures';
