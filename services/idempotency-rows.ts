@@ -190,3 +190,10 @@ export function intentRefusal(
   }
   return undefined;
 }
+
+/** The retention a store declares: `retentionMs`, or 24 h when absent; anything but a positive integer throws. */
+export function checkedRetention(retentionMs: number | undefined, fallback: number): number {
+  const ms = retentionMs ?? fallback;
+  if (!Number.isSafeInteger(ms) || ms <= 0) throw new RangeError(`retentionMs must be a positive integer, got ${ms}`);
+  return ms;
+}

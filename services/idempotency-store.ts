@@ -29,6 +29,7 @@ import {
   type RefusalCounts,
 } from '../src/downstream/protocol';
 import {
+  checkedRetention,
   decide,
   intentRefusal,
   migrateIdempotencySchema,
@@ -136,10 +137,7 @@ export class IdempotencyStore {
 
   constructor(options: IdempotencyStoreOptions) {
     this.db = options.db;
-    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-    if (!Number.isSafeInteger(this.retentionMs) || this.retentionMs <= 0) {
-      throw new RangeError(`retentionMs must be a positive integer, got ${this.retentionMs}`);
-    }
+    this.retentionMs = checkedRetention(options.retentionMs, DEFAULT_RETENTION_MS);
     this.now = options.now ?? Date.now;
     migrateIdempotencySchema(this.db);
   }

@@ -20,7 +20,14 @@ import type { PoolClient } from 'pg';
 import { DownstreamErrorCode, type OperationRecord } from '../../src/downstream/protocol';
 import { PostgresDatabase, type Migration } from '../../src/stores/postgres';
 import { BusinessRejection } from '../business-rejection';
-import { decide, intentRefusal, toOperationRecord, type ConflictCode, type RecordRow } from '../idempotency-rows';
+import {
+  checkedRetention,
+  decide,
+  intentRefusal,
+  toOperationRecord,
+  type ConflictCode,
+  type RecordRow,
+} from '../idempotency-rows';
 import { DEFAULT_RETENTION_MS } from '../idempotency-store';
 
 /** The key rows' table, in the team's database. */
@@ -104,9 +111,7 @@ export class PgOperations {
   private readonly now: () => number;
 
   constructor(options: PgOperationsOptions) {
-    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-    if (!Number.isSafeInteger(this.retentionMs) || this.retentionMs <= 0)
-      throw new RangeError(`retentionMs must be a positive integer, got ${this.retentionMs}`);
+    this.retentionMs = checkedRetention(options.retentionMs, DEFAULT_RETENTION_MS);
     this.now = options.now ?? Date.now;
     this.db = new PostgresDatabase({
       url: options.url,
