@@ -7,6 +7,7 @@
 import canonicalizeJcs from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import { MAX_JSON_DEPTH } from './json-depth';
 
 /** A JSON value as it may appear in canonical arguments. `undefined` is not JSON and is rejected. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -15,7 +16,10 @@ export class CanonicalizationError extends Error {
   override readonly name = 'Canonicalization.Invalid';
 }
 
-/** RFC 8785 canonical JSON text of `value`. Rejects values JSON cannot represent exactly. */
+/**
+ * RFC 8785 canonical JSON text of `value`. Rejects, with `Canonicalization.Invalid`, values JSON cannot represent
+ * exactly and values nested deeper than `MAX_JSON_DEPTH` (src/domain/json-depth.ts).
+ */
 export function canonicalJson(value: unknown): string {
   assertJson(value, '$');
   const text = canonicalizeJcs(value);
@@ -33,28 +37,36 @@ export function hashCanonical(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
 
-function assertJson(value: unknown, path: string): void {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new CanonicalizationError(`${path}: non-finite number`);
-    return;
-  }
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => assertJson(item, `${path}[${i}]`));
-    return;
-  }
-  if (typeof value === 'object') {
+/**
+ * Every value JSON can represent exactly, nested at most {@link MAX_JSON_DEPTH} deep. A loop over an explicit
+ * stack: a value of any depth is refused here, typed, before `canonicalize` (which recurses) ever sees it.
+ */
+function assertJson(root: unknown, rootPath: string): void {
+  const stack: Array<[unknown, string, number]> = [[root, rootPath, 0]];
+  while (stack.length > 0) {
+    const [value, path, depth] = stack.pop()!;
+    if (value === null || typeof value === 'string' || typeof value === 'boolean') continue;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new CanonicalizationError(`${path}: non-finite number`);
+      continue;
+    }
+    if (typeof value !== 'object') throw new CanonicalizationError(`${path}: ${typeof value} is not JSON`);
+    if (depth >= MAX_JSON_DEPTH) throw new CanonicalizationError(`${path}: nests deeper than ${MAX_JSON_DEPTH} levels`);
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}[${i}]`, depth + 1]);
+      continue;
+    }
     const proto = Object.getPrototypeOf(value) as unknown;
     if (proto !== Object.prototype && proto !== null) {
       throw new CanonicalizationError(`${path}: only plain objects are canonical (got ${describe(value)})`);
     }
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const entries = Object.entries(value as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i]!;
       if (item === undefined) throw new CanonicalizationError(`${path}.${key}: undefined is not JSON`);
-      assertJson(item, `${path}.${key}`);
+      stack.push([item, `${path}.${key}`, depth + 1]);
     }
-    return;
   }
-  throw new CanonicalizationError(`${path}: ${typeof value} is not JSON`);
 }
 
 function describe(value: object): string {
