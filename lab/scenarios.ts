@@ -23,6 +23,22 @@ export const scenarios: Readonly<Record<string, Scenario>> = {
     { proposals: [{ name: 'wallet_debit', arguments: '{"account": "acct_1", "amount": {"minor": 12' }] },
     { final: (obs) => `Stopped: ${summarize(obs)}.` },
   ],
+  /**
+   * A model whose arguments nest `vars.depth` arrays deep (`[[[…]]]`, default 60,000: 120 KB of text), proposed for
+   * `vars.tool` (default `wallet_debit`): refused typed before anything parses them, and the run goes on (issue #39,
+   * hole 3: such a proposal used to fail every workflow task of the run).
+   */
+  'deep-arguments': (vars) => {
+    const depth = Math.max(1, Math.min(1_000_000, Math.floor(Number(vars.depth ?? 60_000))));
+    const tool = typeof vars.tool === 'string' ? vars.tool : 'wallet_debit';
+    return [
+      { proposals: [{ name: tool, arguments: `${'['.repeat(depth)}${']'.repeat(depth)}` }] },
+      // the model reads the refusal's code: what it says back is the proof that the observation reached it
+      {
+        final: (obs) => `Stopped: ${obs.map((o) => `${o.toolName}: ${o.state} ${o.error?.code ?? 'ok'}`).join(', ')}.`,
+      },
+    ];
+  },
   /** A debit on another tenant's resource or above the policy limit: denied at dispatch. */
   'over-limit-debit': (vars) => [
     {

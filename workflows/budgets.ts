@@ -4,6 +4,7 @@
  */
 import type { PlanUsage, ProposedCall } from '../src/domain/activity-contracts';
 import { hashCanonical } from '../src/domain/canonical';
+import { MAX_JSON_DEPTH, textDepth } from '../src/domain/json-depth';
 import type { Projection } from '../src/domain/reducer';
 import type { Budgets, ModelPrice } from '../src/domain/run';
 
@@ -33,7 +34,9 @@ export function proposalSignature(proposals: readonly ProposedCall[]): string {
   const items = proposals.map((p) => {
     let args: unknown = p.argumentsJson;
     try {
-      args = JSON.parse(p.argumentsJson);
+      // Too deep to canonicalize under the one level `{ name, args }` adds: compared as text, like malformed
+      // arguments (validate refuses both). Arguments within the limit hash as they always did.
+      if (textDepth(p.argumentsJson) < MAX_JSON_DEPTH) args = JSON.parse(p.argumentsJson);
     } catch {
       /* malformed arguments compare as text */
     }

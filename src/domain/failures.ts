@@ -7,6 +7,8 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, Time
 export const Failure = {
   ProposalMalformed: 'Proposal.Malformed',
   ProposalTooLarge: 'Proposal.TooLarge',
+  /** Arguments nested deeper than `MAX_JSON_DEPTH` (src/domain/json-depth.ts): refused before anything parses them. */
+  ProposalTooDeep: 'Proposal.TooDeep',
   ProposalSchemaViolation: 'Proposal.SchemaViolation',
   ProposalUnknownTool: 'Proposal.UnknownTool',
   ProposalCanonicalization: 'Proposal.Canonicalization',

@@ -8,6 +8,7 @@
 import { sha256Hex } from '../../src/domain/canonical';
 import type { ProposedCall } from '../../src/domain/activity-contracts';
 import { Failure } from '../../src/domain/failures';
+import { MAX_JSON_DEPTH, textDepth } from '../../src/domain/json-depth';
 import { deriveLogicalCallId } from '../../src/domain/operation-key';
 import type { AnyTool } from '../../src/domain/tool';
 import type { Refused, RunModel, ValidatedCall } from '../model';
@@ -93,7 +94,7 @@ function utf8Bytes(text: string): number {
   return n;
 }
 
-/** Steps 0-2: the per-turn cap, the size limit, a known tool, and the tool's schema. */
+/** Steps 0-2: the per-turn cap, the size and depth limits, a known tool, and the tool's schema. */
 export function validate(p: ProposalRecord, overTurnCap?: number): Shaped {
   const { proposal, run } = p;
   const tool = run.tools.get(proposal.name);
@@ -104,6 +105,9 @@ export function validate(p: ProposalRecord, overTurnCap?: number): Shaped {
   // 1. size limits, 2. known tool and version
   if (utf8Bytes(proposal.argumentsJson) > limit)
     return p.refuse(Failure.ProposalTooLarge, `arguments exceed ${limit} bytes`);
+  // before anything parses or walks them: every walk over the arguments recurses, and depth is how it overflows
+  if (textDepth(proposal.argumentsJson) > MAX_JSON_DEPTH)
+    return p.refuse(Failure.ProposalTooDeep, `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   if (tool === undefined)
     return p.refuse(
       Failure.ProposalUnknownTool,
