@@ -44,33 +44,53 @@ export function textDepth(text: string, limit = MAX_JSON_DEPTH): number {
   return deepest;
 }
 
+/** How many leading path segments a refusal names: enough to find the field, never the whole nest. */
+const NAMED_SEGMENTS = 4;
+
+/** A value's depth (capped at `limit + 1`) and, when it passes `limit`, the field it passes it under. */
+export interface ValueDepth {
+  readonly depth: number;
+  /** The first {@link NAMED_SEGMENTS} segments of the path to the first part nested too deep (`planner.vars.x`). */
+  readonly at?: string;
+}
+
 /**
  * The nesting depth of a value (arrays and objects; any other value counts as a leaf), stopping as soon as it
- * passes `limit` (then it returns `limit + 1`). An explicit stack, no recursion. A cycle is infinitely deep and
- * so passes any limit; a value shared many times is walked again only when it is met deeper than before, so a
- * DAG of shared references costs at most `limit` visits per node, never an exponential walk.
+ * passes `limit`. An explicit stack, no recursion. A cycle is infinitely deep and so passes any limit; a value
+ * shared many times is walked again only when it is met deeper than before, so a DAG of shared references costs
+ * at most `limit` visits per node, never an exponential walk.
  */
-export function valueDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
-  if (typeof value !== 'object' || value === null) return 0;
+export function measureDepth(value: unknown, limit = MAX_JSON_DEPTH): ValueDepth {
+  if (typeof value !== 'object' || value === null) return { depth: 0 };
   const seenAt = new Map<object, number>();
-  const stack: Array<[object, number]> = [[value, 1]];
+  const stack: Array<[object, number, string]> = [[value, 1, '']];
   let deepest = 0;
   while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (depth > limit) return limit + 1;
+    const [node, depth, at] = stack.pop()!;
+    if (depth > limit) return { depth: limit + 1, at: at === '' ? '(root)' : at };
     const before = seenAt.get(node);
     if (before !== undefined && before >= depth) continue;
     seenAt.set(node, depth);
     if (depth > deepest) deepest = depth;
-    const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    const named = depth <= NAMED_SEGMENTS;
+    const entries: Array<[string, unknown]> = Array.isArray(node)
+      ? node.map((v, i) => [`[${i}]`, v])
+      : Object.entries(node).map(([k, v]) => [at === '' ? k : `.${k}`, v]);
+    for (const [segment, child] of entries)
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1, named ? `${at}${segment}` : at]);
   }
-  return deepest;
+  return { depth: deepest };
 }
 
-/** Why a value is refused for its depth, naming `what` and the limit; `undefined` when it is within it. */
+/** The nesting depth of a value, capped at `limit + 1` (see {@link measureDepth}). */
+export function valueDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
+  return measureDepth(value, limit).depth;
+}
+
+/** Why `what` is refused for its depth, naming the field and the limit; `undefined` when it is within it. */
 export function tooDeep(value: unknown, what: string, limit = MAX_JSON_DEPTH): string | undefined {
-  return valueDepth(value, limit) > limit ? `${what} nests deeper than ${limit} levels` : undefined;
+  const m = measureDepth(value, limit);
+  return m.depth > limit ? `${what} nests deeper than ${limit} levels (under ${m.at})` : undefined;
 }
 
 /** The same for JSON text. */

@@ -9,6 +9,7 @@
  */
 import { isServedStrategy, strategyNames } from './retry-strategies';
 import type { AgentRunInput } from './run';
+import { tooDeep } from './json-depth';
 
 type Check = (value: unknown, at: string) => string | null;
 
@@ -103,6 +104,9 @@ export type RunInputCheck =
   { readonly ok: true; readonly input: AgentRunInput } | { readonly ok: false; readonly message: string };
 
 export function checkRunInput(raw: unknown): RunInputCheck {
+  // First, by a loop: the checks below and every activity the run schedules walk the input by recursion.
+  const deep = tooDeep(raw, 'the run input');
+  if (deep !== undefined) return { ok: false, message: `${deep}; nothing was run` };
   const wrong = runInput(raw, 'input');
   if (wrong === null) return { ok: true, input: raw as AgentRunInput };
   return { ok: false, message: `the run input is invalid at ${wrong}; nothing was run` };
