@@ -7,6 +7,7 @@ import { isServedStrategy, strategyNames } from '../src/domain/retry-strategies'
 import type { AgentRunInput, OpenAIPlannerConfig, RetryStrategy } from '../src/domain/run';
 import type { ScriptedPlannerConfig } from '../src/planner/scripted-model';
 import { CliUsageError } from './errors';
+import { tooDeep } from '../src/domain/json-depth';
 import { parseDeadline, parsePrincipal, parseStrategy, parseTenant, parseVars } from './parse';
 
 /** The planners the CLI starts runs with: the scripted model's scenario, or an OpenAI-compatible model. */
@@ -176,5 +177,9 @@ export function buildRunInput(flags: StartInputFlags, deps: RunInputDeps): Built
     planner,
     deadlineAt,
   } as AgentRunInput;
+  // The worker refuses such an input (Run.InputInvalid) and the payload converter cannot carry much deeper: refused
+  // here, before anything is started, naming the field (`--var a.b=[[...]]` is under planner.vars.a.b).
+  const deep = tooDeep(input, 'the run input');
+  if (deep !== undefined) throw new CliUsageError(`--var/--input: ${deep}; nothing was started`);
   return { input, warnings: fromFile.warnings };
 }

@@ -14,6 +14,7 @@ export {
   readLedger,
   startAgentRun,
   StrategyForbiddenError,
+  RunInputTooDeepError,
   type StartRunOptions,
 } from './client/runs';
 export { newRunWorkflowId, RunIdError, tenantOfWorkflowId } from './client/run-ids';

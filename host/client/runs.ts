@@ -1,6 +1,7 @@
 /** Client-side helpers: start an agent run, read its ledger. */
 import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { Failure } from '../../src/domain/failures';
+import { tooDeep } from '../../src/domain/json-depth';
 import { isServedStrategy, strategyNames } from '../../src/domain/retry-strategies';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import type { agentRun } from '../../workflows/agent-run.workflow';
@@ -44,11 +45,25 @@ export class StrategyForbiddenError extends Error {
   }
 }
 
+/**
+ * The input nests deeper than `MAX_JSON_DEPTH` (src/domain/json-depth.ts): the worker would refuse it
+ * (`Run.InputInvalid`), and the payload converter cannot carry much deeper. Names the field; nothing started.
+ */
+export class RunInputTooDeepError extends Error {
+  override readonly name = 'RunInputTooDeepError';
+  readonly type = Failure.RunInputInvalid;
+  constructor(readonly detail: string) {
+    super(`${detail}; nothing was started`);
+  }
+}
+
 export async function startAgentRun(
   client: Client,
   opts: StartRunOptions,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof agentRun>> {
   if (!isServedStrategy(opts.input.strategy)) throw new StrategyForbiddenError(opts.input.strategy);
+  const deep = tooDeep(opts.input, 'the run input');
+  if (deep !== undefined) throw new RunInputTooDeepError(deep);
   const workflowId = opts.workflowId ?? newRunWorkflowId(opts.input.principal.tenant);
   const named = tenantOfWorkflowId(workflowId);
   if (named !== undefined && named !== opts.input.principal.tenant)

@@ -16,6 +16,7 @@ import {
 } from '../../cli/parse';
 import { formatElapsed, startProgress } from '../../cli/progress';
 import { buildRunInput, type StartInputFlags } from '../../cli/run-input';
+import { MAX_JSON_DEPTH, valueDepth } from '../../src/domain/json-depth';
 import { briefly, replayLine } from '../../cli/commands/replay';
 import { eventLine, renderTable } from '../../cli/format';
 import { WorkflowNotFoundError } from '@temporalio/common';
@@ -117,6 +118,22 @@ describe('the run input of `start`', () => {
       planner: { kind: 'scripted', scenario: 'wallet-debit', vars: { account: 'acct_1' } },
       deadlineAt: '2030-01-01T00:05:00.000Z',
     });
+  });
+
+  test('a --var nested deeper than MAX_JSON_DEPTH is refused before anything starts, naming the field and the limit', () => {
+    const deep = `x=${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`;
+    expect(() => build({ scenario: 'wallet-debit', vars: [deep] })).toThrow(CliUsageError);
+    expect(() => build({ scenario: 'wallet-debit', vars: [deep] })).toThrow(
+      `--var/--input: the run input nests deeper than ${MAX_JSON_DEPTH} levels (under planner.vars.x[0]); nothing was started`,
+    );
+    // a dotted key nests too
+    const dotted = `${Array.from({ length: MAX_JSON_DEPTH }, (_, i) => `k${i}`).join('.')}=1`;
+    expect(() => build({ scenario: 'wallet-debit', vars: [dotted] })).toThrow(
+      /nests deeper than 64 levels \(under planner\.vars\.k0\.k1\)/,
+    );
+    // the positive control: one level less fits (planner and vars take two of the 64)
+    const fits = `x=${'['.repeat(MAX_JSON_DEPTH - 3)}${']'.repeat(MAX_JSON_DEPTH - 3)}`;
+    expect(valueDepth(build({ scenario: 'wallet-debit', vars: [fits] }).input)).toBe(MAX_JSON_DEPTH);
   });
 
   test('a file, with flags winning and unknown fields passed through with a note', () => {
