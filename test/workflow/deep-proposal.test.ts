@@ -11,6 +11,8 @@ import { startAgentRun } from '../../host/client/runs';
 import type { AgentRunInput, AgentRunResult } from '../../src/domain/run';
 import { Failure } from '../../src/domain/failures';
 import { MAX_JSON_DEPTH } from '../../src/domain/json-depth';
+import type { DispatchRequest } from '../../src/domain/activity-contracts';
+import { ledgerQuery } from '../../workflows/definitions';
 import { FakeDownstream } from './fake-downstream';
 import { tierWorker, workflowTier } from './tier';
 
@@ -44,10 +46,33 @@ async function closedOrWedged(
 
 let runs = 0;
 
-async function run(vars: Record<string, unknown>, scenario = 'deep-arguments') {
+/** `depth` arrays nested in one another. */
+function nested(depth: number): unknown {
+  let v: unknown = [];
+  for (let i = 1; i < depth; i++) v = [v];
+  return v;
+}
+
+async function run(
+  vars: Record<string, unknown>,
+  scenario = 'deep-arguments',
+  /** What the downstream's answer carries beside its own body (a hostile downstream). */
+  extraBody?: Record<string, unknown>,
+) {
   const taskQueue = `deep-proposal-${process.pid}-${++runs}`;
   const fake = new FakeDownstream();
-  const worker = await tierWorker(tier, taskQueue, { stubs: () => fake.activities() });
+  const stubs = () => {
+    const a = fake.activities();
+    if (extraBody === undefined) return a;
+    return {
+      ...a,
+      dispatchTool: async (req: DispatchRequest) => {
+        const res = await a.dispatchTool(req);
+        return { ...res, body: { ...(res.body as object), ...extraBody } };
+      },
+    };
+  };
+  const worker = await tierWorker(tier, taskQueue, { stubs });
   const workflowId = `${taskQueue}-run`;
   const input: AgentRunInput = {
     principal: { id: 'user:alice', tenant: 'acme' },
@@ -66,7 +91,8 @@ async function run(vars: Record<string, unknown>, scenario = 'deep-arguments') {
     const seen = await closedOrWedged(handle);
     if (!seen.closed) await handle.terminate('the test ends a wedged run');
     const result: AgentRunResult | undefined = seen.closed ? await handle.result() : undefined;
-    return { ...seen, result, fake };
+    const events = seen.closed ? (await handle.query(ledgerQuery)).events : [];
+    return { ...seen, result, fake, events };
   });
 }
 
@@ -100,6 +126,23 @@ describe('a proposal nested too deep is refused, typed, and the run goes on', ()
     const out = await run({ tool: 'no_such_tool', depth: MAX_JSON_DEPTH });
     expect(out.failedTasks).toEqual([]);
     expect(out.result?.finalText).toBe(`Stopped: no_such_tool: FAILED ${Failure.ProposalUnknownTool}.`);
+  });
+
+  test('a result nested too deep is refused Result.Invalid as untrusted data: the effect stands, no task fails', async () => {
+    const debit = { account: 'acct_1', amount: { minor: 1250, currency: 'EUR' } };
+    const out = await run(debit, 'wallet-debit', { extra: nested(3_000) });
+    expect(out.failedTasks).toEqual([]);
+    expect(out.result?.calls.map((c) => c.state)).toEqual(['SUCCEEDED']);
+    expect(out.fake.effectsOf('wallet_debit')).toHaveLength(1);
+    const recorded = out.events.find((e) => e.type === 'ToolResultRecorded');
+    expect(recorded).toMatchObject({ state: 'SUCCEEDED', errorCode: Failure.ResultInvalid });
+    expect(recorded).not.toHaveProperty('resultHash');
+    // the control: the same extra field, shallow, is admitted (the result schema strips what it does not name)
+    const shallow = await run(debit, 'wallet-debit', { extra: nested(3) });
+    expect(shallow.failedTasks).toEqual([]);
+    const admitted = shallow.events.find((e) => e.type === 'ToolResultRecorded');
+    expect(admitted).toMatchObject({ state: 'SUCCEEDED', resultHash: expect.any(String) });
+    expect(admitted).not.toHaveProperty('errorCode');
   });
 
   test('the control: a normal wallet_debit in the same run shape dispatches and succeeds', async () => {

@@ -18,6 +18,7 @@ import type {
 import { reconcilePreset } from '../../src/domain/activity-presets';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure, vetDownstreamFailure, type DispatchVerdict } from '../../src/domain/failures';
+import { tooDeep } from '../../src/domain/json-depth';
 import type { AbsenceWindow, ResolutionEvidence } from '../../src/domain/ledger-events';
 import { afterLookup, reconcileRule } from '../../src/domain/recovery';
 import { promisesOf, transportOf, type Promises } from '../../src/domain/transport';
@@ -31,6 +32,9 @@ function admitResult(
   tenant: string,
   body: unknown,
 ): { data: Json } | { error: { code: string; message: string } } {
+  // First, by a loop: the size check, the schema and the result hash all walk the body by recursion.
+  const deep = tooDeep(body, 'result');
+  if (deep !== undefined) return { error: { code: Failure.ResultInvalid, message: deep } };
   const text = JSON.stringify(body ?? null);
   if (text.length > call.tool.maxResultBytes) {
     return { error: { code: Failure.ResultInvalid, message: `result exceeds ${call.tool.maxResultBytes} bytes` } };
@@ -112,7 +116,8 @@ export function settleAnswer(run: RunModel, call: ReadyCall, r: DispatchResponse
     logicalCallId: id,
     state: 'SUCCEEDED',
     receipt: r.receipt,
-    resultHash: hashCanonical(r.body ?? null),
+    // a body too deep to hash was refused above: the ledger records its refusal code, not a hash
+    ...(tooDeep(r.body, 'result') === undefined ? { resultHash: hashCanonical(r.body ?? null) } : {}),
     errorCode: outcome.error?.code,
     ...common,
   });
