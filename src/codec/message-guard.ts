@@ -9,7 +9,7 @@
  * one signal froze a run. The SDK (1.24) tells a codec whose payload it decodes (`SerializationContext`):
  *
  * - `{ type: 'workflow' }`: the payloads the workflow owns, sent to it by whoever may call the namespace. One that
- *   fails is replaced by an undecodable marker (src/domain/undecodable.ts) that the workflow refuses or ignores.
+ *   fails, or is JSON nested deeper than `MAX_JSON_DEPTH`, is replaced by an undecodable marker (src/domain/undecodable.ts) that the workflow refuses or ignores.
  * - `{ type: 'activity' }`, or no context: activity results and failures, the workflow's own answers. These stay
  *   strict and fail the task as before: a marker there could be read as an answer.
  *
@@ -26,6 +26,7 @@ import {
   type WorkflowSerializationContext,
 } from '@temporalio/common';
 import { PayloadDecryptionError } from './aes-gcm-codec';
+import { MAX_JSON_DEPTH, textDepth } from '../domain/json-depth';
 import { undecodableMarker, type UndecodableReason } from '../domain/undecodable';
 
 /** What the guard tells its owner about each payload it replaced (never the payload itself). */
@@ -55,6 +56,11 @@ function reasonOf(err: unknown, stage: 'codec' | 'converter'): UndecodableReason
   if (err instanceof PayloadDecryptionError) return err.reason;
   if (stage === 'converter' && /unknown encoding/i.test((err as Error)?.message ?? '')) return 'unknown-encoding';
   return 'unreadable';
+}
+
+function isJson(p: Payload): boolean {
+  const encoding = p.metadata?.['encoding'];
+  return encoding !== undefined && encoding !== null && new TextDecoder().decode(encoding) === 'json/plain';
 }
 
 function sizeOf(p: Payload): number {
@@ -95,6 +101,11 @@ export class MessageGuardCodec implements PayloadCodec {
       defaultPayloadConverter.fromPayload(decoded);
     } catch (err) {
       return this.refuse(payload, workflowId, reasonOf(err, 'converter'));
+    }
+    // JSON.parse reads any depth; the workflow's walks over what it parsed recurse. Refused by a loop over the text.
+    if (isJson(decoded) && decoded.data !== undefined && decoded.data !== null) {
+      if (textDepth(new TextDecoder().decode(decoded.data)) > MAX_JSON_DEPTH)
+        return this.refuse(payload, workflowId, 'too-deep');
     }
     return decoded;
   }

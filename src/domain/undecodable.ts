@@ -26,7 +26,9 @@ export type UndecodableReason =
   /** No payload converter reads the payload's `encoding` (e.g. `binary/encrypted` on a worker without keys). */
   | 'unknown-encoding'
   /** The encoding is known, the data does not parse (e.g. `json/plain` that is not JSON). */
-  | 'unreadable';
+  | 'unreadable'
+  /** JSON nested deeper than `MAX_JSON_DEPTH` (src/domain/json-depth.ts): every walk over it would recurse. */
+  | 'too-deep';
 
 export interface UndecodableMarker {
   readonly [UNDECODABLE_KEY]: { readonly reason: UndecodableReason; readonly bytes: number };

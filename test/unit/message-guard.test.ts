@@ -15,6 +15,7 @@ import { codecFromEnv, generateCodecKeys } from '../../src/codec/data-converter'
 import { MessageGuardCodec, MessageGuardConfigError, workerDataConverter } from '../../src/codec/message-guard';
 import { refuseUndecodable, undecodable, UNDECODABLE_KEY } from '../../src/domain/undecodable';
 import { Failure } from '../../src/domain/failures';
+import { MAX_JSON_DEPTH } from '../../src/domain/json-depth';
 
 const { keys, keyId } = generateCodecKeys('guard');
 const strict = codecFromEnv({
@@ -126,5 +127,30 @@ describe('the refusal inside the workflow', () => {
     );
     for (const ok of [undefined, null, 3, 'x', { logicalCallId: 'lc_1' }, Object.create({ [UNDECODABLE_KEY]: {} })])
       expect(() => refuseUndecodable(ok, 'x')).not.toThrow();
+  });
+});
+
+describe('payloads the workflow owns, nested too deep', () => {
+  const guard = new MessageGuardCodec([]);
+  const deepText = (d: number) => `{"decision":${'['.repeat(d)}${']'.repeat(d)}}`;
+  const jsonPayload = (text: string): Payload => ({
+    metadata: { encoding: enc.encode('json/plain') },
+    data: enc.encode(text),
+  });
+
+  test('a 1e5-deep JSON message becomes a too-deep marker before any workflow code walks it', async () => {
+    const [out] = await guard.decode([jsonPayload(deepText(100_000))], wf);
+    expect(undecodable(read(out))).toEqual({ reason: 'too-deep', bytes: expect.any(Number) });
+  });
+
+  test('the same message at the limit passes untouched (the positive control)', async () => {
+    const text = deepText(MAX_JSON_DEPTH - 1);
+    const [out] = await guard.decode([jsonPayload(text)], wf);
+    expect(read(out)).toEqual(JSON.parse(text));
+  });
+
+  test('an activity payload is not the guard’s to replace, however deep', async () => {
+    const p = jsonPayload(deepText(1_000));
+    expect(await guard.decode([p], act)).toEqual([p]);
   });
 });
