@@ -290,6 +290,44 @@ describe.each<WorkerKind>(['strict', 'plain'])('junk labelled binary/encrypted, 
   });
 });
 
+describe('JSON nested 100,000 deep (200 KB, under the size limit), to a plain worker', () => {
+  // JSON.parse reads it; every walk the workflow makes over it would overflow the stack. The guard refuses it first.
+  const deepJson = (): Payload => ({
+    metadata: { encoding: new TextEncoder().encode('json/plain') },
+    data: new TextEncoder().encode(`${'['.repeat(100_000)}${']'.repeat(100_000)}`),
+  });
+  const deep = () => hostileClient(deepJson);
+
+  test('a deep signal is ignored; the run answers and accepts a valid approval', async () => {
+    const { events } = await underAttack(
+      'deep-signal',
+      'plain',
+      (id) => settle(deep().workflow.getHandle(id).signal('decideApproval', 'x')),
+      { signal: true },
+    );
+    expect(events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)).toBe(true);
+  });
+
+  test('a deep approval update is refused as undecodable (typed); the valid one is accepted after it', async () => {
+    const { sent } = await underAttack('deep-update', 'plain', (id) =>
+      settle(
+        deep()
+          .workflow.getHandle(id)
+          .executeUpdate('decideApproval', { args: ['x'] }),
+      ),
+    );
+    expect(failureType(sent)).toBe(Failure.MessageUndecodable);
+    expect(messages(sent)).toMatch(/too-deep/);
+  });
+
+  test('a deep ledger query is refused (typed); the run goes on', async () => {
+    const { sent } = await underAttack('deep-query', 'plain', (id) =>
+      settle(deep().workflow.getHandle(id).query('ledger', 1)),
+    );
+    expect(messages(sent)).toMatch(/could not be decoded by this worker \(too-deep/);
+  });
+});
+
 describe('payloads over the size limit', () => {
   const big = 'x'.repeat(3 * 1024 * 1024);
 
