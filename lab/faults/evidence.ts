@@ -19,6 +19,7 @@ import { readEffectLog, readRequestEntries } from './explore-records';
 import { leftStandingOf } from './writeup';
 import type { CaseServices, Lab, ServerLink } from './lab';
 import type { CaseMetrics } from './metrics';
+import type { PhaseClock } from './phases';
 import {
   mergeSummaries,
   readRefusalCounts,
@@ -65,6 +66,8 @@ export interface EvidenceInput {
   readonly probeOutcome: string;
   /** The run's retry strategy (the at-most-one-effect invariants hold under the safe ones only). */
   readonly strategy?: RetryStrategy;
+  /** Where the evidence's time goes (history, replay, rebuild, records), when the caller measures. */
+  readonly phases?: PhaseClock;
 }
 
 /** The ledger, first `upTo` events and all of them, as a brand-new worker rebuilds it from the history. */
@@ -72,7 +75,9 @@ async function rebuildOnNewWorker(
   input: EvidenceInput,
   upTo: number | undefined,
 ): Promise<[LedgerSnapshot | undefined, LedgerSnapshot]> {
-  const { connection } = await connectNative(serverTarget(input.link.server));
+  // The lab's own connection on the shared server; a case with a server of its own connects to that one.
+  const shared = input.link.server === input.lab.shared.server;
+  const connection = shared ? input.lab.native : (await connectNative(serverTarget(input.link.server))).connection;
   try {
     const worker = await Worker.create({
       connection,
@@ -101,7 +106,7 @@ async function rebuildOnNewWorker(
       return [partial, full] as [LedgerSnapshot, LedgerSnapshot];
     });
   } finally {
-    await connection.close();
+    if (!shared) await connection.close();
   }
 }
 
@@ -126,7 +131,11 @@ const round2 = (n: number): number => Math.round(n * 100) / 100;
 /** Collects the case's metrics. Throws only when the server itself cannot be read. */
 export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
   const workflowId = input.handle.workflowId;
+  const t0 = Date.now();
+  const phase = (name: string, since: number): void => input.phases?.add(name, Date.now() - since);
   const history = await input.handle.fetchHistory();
+  phase('evidence.history', t0);
+  const t1 = Date.now();
   let replayError: string | undefined;
   try {
     await Worker.runReplayHistory(
@@ -141,6 +150,8 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     replayError = `${(err as Error).name}: ${(err as Error).message}`;
   }
 
+  phase('evidence.replay', t1);
+  const t2 = Date.now();
   let rebuilt: LedgerSnapshot | undefined;
   let after: LedgerSnapshot | undefined;
   let comparable = true;
@@ -154,6 +165,8 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     replayError ??= `the new worker could not rebuild the ledger: ${(err as Error).message}`;
   }
 
+  phase('evidence.rebuild', t2);
+  const t3 = Date.now();
   let dispatches = 0;
   let effects = 0;
   const logs: RequestLogSummary[] = [];
@@ -168,6 +181,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     requestRows.push(...readRequestEntries(svc.dbPath, svc.name));
   }
   const requestLog = mergeSummaries(logs);
+  phase('evidence.records', t3);
 
   const calls = rebuilt ? Object.values(rebuilt.projection.calls).map(callRow) : [];
   const first = calls[0];

@@ -6,6 +6,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
+import type { NativeConnection } from '@temporalio/worker';
+import { connectNative, serverTarget } from '../../host/server/connection-config';
 import type { DevIssuer } from '../../src/identity/issue';
 import { PROJECT_CONFIG_ENV } from '../../host/project/environment';
 import type { CapabilityTrust } from '../../src/capability/capability-keys';
@@ -30,6 +32,12 @@ export type { ServerLink } from '../stack';
 
 export interface Lab {
   readonly shared: ServerLink;
+  /**
+   * A worker connection to the shared server, open for the whole run: the in-process workers that rebuild and
+   * replay each case use it, and it keeps the process's Temporal runtime alive between them (the SDK shuts an idle
+   * runtime down, and cases run side by side would race its teardown against their next worker).
+   */
+  readonly native: NativeConnection;
   readonly bundlePath: string;
   /** Features found in the workflow bundle (e.g. the saga), for crash points that need them. */
   readonly features: ReadonlySet<PointFeature>;
@@ -89,8 +97,16 @@ export async function openLab(dataDir: string, bundle: BuiltBundle, project?: La
     tracing: null,
   });
   const { server, connection, client } = stack;
+  let native: NativeConnection;
+  try {
+    native = (await connectNative(serverTarget(server))).connection;
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
   return {
     shared: { server, connection, client },
+    native,
     identity: stack.identity,
     // A project's workers serve its tools, scenarios and policy (host/worker/main.ts reads the config).
     workerEnv: project ? { ...stack.workerEnv, [PROJECT_CONFIG_ENV]: project.configFile } : stack.workerEnv,
@@ -100,7 +116,10 @@ export async function openLab(dataDir: string, bundle: BuiltBundle, project?: La
     capabilityTrust: stack.capabilityTrust,
     dataDir,
     ...(stack.dataConverter ? { dataConverter: stack.dataConverter } : {}),
-    stop: () => stack.stop(),
+    async stop() {
+      await native.close().catch(() => undefined);
+      await stack.stop();
+    },
   };
 }
 
