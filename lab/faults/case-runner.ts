@@ -38,6 +38,7 @@ import { describeFault, inProcessPointOf, type Plan, type PlannedCase, type Plan
 import { startNetHold, type NetHold } from './net-hold';
 import { runProbe, type ProbeResult } from './probe';
 import { Timeline, type TimelineEvent } from './timeline';
+import { PhaseClock } from './phases';
 import { WorkerPool } from './worker-pool';
 import { FAULTS_MEMO_KEY } from './workflows/hook';
 import { labWriteUp } from './writeup';
@@ -59,8 +60,12 @@ export interface CaseResult {
   readonly faultsPlanned?: number;
   readonly faultsFired?: number;
   readonly missedFaults?: readonly string[];
+  /** Per planned fault, in the plan's order: whether it observably happened (what the coverage table counts). */
+  readonly firedEach?: readonly boolean[];
   /** The runner itself failed (a process did not start, the server could not be read). */
   readonly error?: string;
+  /** Wall time per phase of the case (stack start, worker start, the run, evidence...), in ms (phases.ts). */
+  readonly phasesMs?: Readonly<Record<string, number>>;
 }
 
 /** Extra time past the run deadline before the case gives up on the run and terminates it. */
@@ -98,8 +103,9 @@ export async function countFired(
   services: CaseServices,
   armed: ReadonlyMap<PlannedFault, string>,
   events: readonly LedgerEvent[],
-): Promise<{ fired: number; missed: PlannedFault[] }> {
+): Promise<{ fired: number; missed: PlannedFault[]; each: boolean[] }> {
   const missed: PlannedFault[] = [];
+  const each: boolean[] = [];
   const states = new Map<string, readonly ArmedFaultState[]>();
   for (const f of pc.faults) {
     const point = inProcessPointOf(f);
@@ -127,16 +133,32 @@ export async function countFired(
         (e) => e.kind === 'fault_fired' && e.point === f.at && (e.action === undefined || e.action === f.do),
       );
     }
+    each.push(fired);
     if (!fired) missed.push(f);
   }
-  return { fired: pc.faults.length - missed.length, missed };
+  return { fired: pc.faults.length - missed.length, missed, each };
 }
 
 const QUIET: ReadonlySet<string> = new Set(['crash_point_hit', 'fault_armed']);
 
-/** Runs one case; never throws (a runner failure is a failed case with `error`). */
+/**
+ * Runs one case; never throws (a runner failure is a failed case with `error`). Its `durationMs` is the whole
+ * wall time, the stopping of its processes included; `phasesMs` says where it went.
+ */
 export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: string) => void): Promise<CaseResult> {
   const started = Date.now();
+  const phases = new PhaseClock();
+  const r = await runCaseTimed(lab, plan, pc, say, phases);
+  return { ...r, durationMs: Date.now() - started, phasesMs: phases.snapshot() };
+}
+
+async function runCaseTimed(
+  lab: Lab,
+  plan: Plan,
+  pc: PlannedCase,
+  say: (m: string) => void,
+  phases: PhaseClock,
+): Promise<Omit<CaseResult, 'durationMs'>> {
   const dir = path.join(lab.dataDir, 'cases', `${pc.index + 1}-${pc.slug}`);
   mkdirSync(dir, { recursive: true });
   let ledger: LedgerWatch | undefined;
@@ -153,7 +175,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
   let workflowId: string | undefined;
   const holds = new Map<PlannedFault, NetHold>();
   try {
-    own = pc.ownServer ? await startOwnServer(lab, dir) : undefined;
+    own = pc.ownServer ? await phases.time('own_server', () => startOwnServer(lab, dir)) : undefined;
     const link = own ?? lab.shared;
     // Ports picked up front, so the services and the first worker (which must know their URLs) start together.
     const ports = await getFreePorts(pc.services.length);
@@ -187,16 +209,19 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       },
       timeline,
     });
-    const [svc, first] = await Promise.allSettled([
-      startCaseServices(lab, pc, dir, ports),
-      pool.startFirst(pc.crashPlan, pc.singleActivitySlot),
-    ]);
+    const [svc, first] = await phases.time('start', () =>
+      Promise.allSettled([
+        phases.time('start.services', () => startCaseServices(lab, pc, dir, ports)),
+        phases.time('start.worker', () => pool!.startFirst(pc.crashPlan, pc.singleActivitySlot)),
+      ]),
+    );
     if (svc.status === 'rejected') throw svc.reason;
     const caseServices = svc.value;
     services = caseServices;
     if (first.status === 'rejected') throw first.reason;
-    const armed = await armDownstream({ pc, services: caseServices, timeline });
+    const armed = await phases.time('arm', () => armDownstream({ pc, services: caseServices, timeline }));
     workflowId = `faults-${plan.seed}-${pc.index + 1}-${pc.slug}-${Date.now().toString(36)}`;
+    const startRun = Date.now();
     const handle = await startAgentRun(link.client, {
       workflowId,
       taskQueue,
@@ -213,6 +238,7 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
         ...(pc.budgets ? { budgets: pc.budgets } : {}),
       },
     });
+    phases.add('start_run', Date.now() - startRun);
     ledger = new LedgerWatch(link, handle);
     const ctx: DriverContext = {
       pc,
@@ -241,20 +267,27 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       if (hold) drivers.push(inFlightHold(ctx, f, hold));
       else if (f.do === 'pause') drivers.push(pauseAndResume(ctx, f));
     }
+    const runStarted = Date.now();
     const outcome = await awaitResult(link, handle, Date.now() + plan.runDeadlineMs + GRACE_MS);
+    phases.add('run', Date.now() - runStarted);
     if (outcome.note) timeline.push({ kind: 'note', text: outcome.note });
     if (!outcome.completed)
       await handle.terminate('fault protocol: the case gave up on this run').catch(() => undefined);
-    await ledger.freezeNow(); // without a fault: the final ledger as the original worker holds it
+    // without a fault: the final ledger as the original worker holds it
+    await phases.time('freeze', () => ledger!.freezeNow());
     done.abort();
-    await Promise.race([Promise.allSettled(drivers), sleep(30_000, undefined, { ref: false })]);
+    await phases.time('drivers_settle', () =>
+      Promise.race([Promise.allSettled(drivers), sleep(30_000, undefined, { ref: false })]),
+    );
     let probe: ProbeResult | undefined;
     if (pc.probe) {
-      probe = await runProbe(lab, link, handle, caseServices, pc.probe);
+      const p = pc.probe;
+      probe = await phases.time('probe', () => runProbe(lab, link, handle, caseServices, p));
       timeline.push({ kind: 'probe_sent', text: `probe: ${probe.text}` });
     }
-    await pool.stopAll();
+    await phases.time('workers_stop', () => pool!.stopAll());
     const evidence = await collectEvidence({
+      phases,
       lab,
       link,
       taskQueue,
@@ -267,7 +300,9 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       probeOutcome: probe?.outcome ?? '',
       strategy: pc.strategy,
     });
-    const fired = await countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? []);
+    const fired = await phases.time('count_fired', () =>
+      countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? []),
+    );
     evidence.metrics.faults_fired = fired.fired;
     const failures = evaluateExpectations(pc.name, pc.expect, evidence.metrics);
     for (const f of fired.missed) {
@@ -292,10 +327,10 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       invariants: evidence.invariants,
       timeline: timeline.events,
       workflowId,
-      durationMs: Date.now() - started,
       faultsPlanned: pc.faults.length,
       faultsFired: fired.fired,
       missedFaults: fired.missed.map(describeFault),
+      firedEach: fired.each,
     };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
@@ -316,11 +351,11 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       calls: [],
       timeline: timeline.events,
       ...(workflowId ? { workflowId } : {}),
-      durationMs: Date.now() - started,
       error,
     };
   } finally {
     done.abort();
+    const cleanup = Date.now();
     await pool?.stopAll().catch(() => undefined);
     await services?.stop().catch(() => undefined);
     for (const h of holds.values()) await h.close().catch(() => undefined);
@@ -328,5 +363,6 @@ export async function runCase(lab: Lab, plan: Plan, pc: PlannedCase, say: (m: st
       await own.connection.close().catch(() => undefined);
       await (restarted ?? own.server).stop().catch(() => undefined);
     }
+    phases.add('cleanup', Date.now() - cleanup);
   }
 }
