@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decideApprovalUpdate, pendingApprovalsQuery } from '../../workflows/definitions';
 import type { DriverContext } from './drivers';
 import { publishPolicy } from './lab';
-import { withDeadline } from './waits';
+import { pause, unlessAborted, withDeadline } from './waits';
 
 /** The scripted human: decides pending approvals; `publish_policy` at policy.before_dispatch goes first. */
 export async function approver(ctx: DriverContext): Promise<void> {
@@ -18,7 +18,7 @@ export async function approver(ctx: DriverContext): Promise<void> {
   while (!ctx.done.aborted) {
     let pending: Awaited<ReturnType<typeof queryPending>> = [];
     try {
-      pending = await queryPending(ctx);
+      pending = (await unlessAborted(queryPending(ctx), ctx.done)) ?? [];
     } catch {
       /* no worker right now */
     }
@@ -74,7 +74,7 @@ export async function approver(ctx: DriverContext): Promise<void> {
         ctx.timeline.push({ kind: 'note', text: `approval decision refused: ${(err as Error).message}` });
       }
     }
-    await sleep(250);
+    await pause(250, ctx.done);
   }
 }
 
