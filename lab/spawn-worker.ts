@@ -25,6 +25,8 @@ export interface SpawnWorkerOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory of the process; default the repository root. A cluster's worker host runs in its own. */
   readonly cwd?: string;
+  /** Give the process a stdin pipe (`child.stdin`): the fault lab releases held crash points through it. */
+  readonly stdinPipe?: boolean;
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -61,8 +63,10 @@ export async function spawnWorker(opts: SpawnWorkerOptions): Promise<WorkerProce
   const child = spawn(process.execPath, nodeArgsFor(packageModule('lab', 'worker-main')), {
     cwd: opts.cwd ?? (INSTALLED ? process.cwd() : REPO_ROOT),
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
+  // a worker gone before a write to its stdin reaches it: the write fails, not the runner
+  child.stdin?.on('error', () => undefined);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);

@@ -5,10 +5,13 @@
  *
  * (point:occurrence:action:ms, comma-separated), counts the hits of every named point, and on the planned hit
  * acts on ITSELF with a real signal: `kill` is SIGKILL, `pause` is SIGSTOP (the fault runner sends SIGCONT),
- * `delay` sleeps `ms`. Before acting it writes one JSON line to stdout, so the runner knows what happened; with a
- * plan set, every hit is reported the same way. Without the variable every hook is a no-op.
+ * `delay` sleeps `ms`, `hold` waits there until the runner releases it (a line `{"release":point,"hit":n}` on
+ * stdin, once it has acted: a cancel or junk triggered by the point) or `ms` passes. Before acting it writes one
+ * JSON line to stdout, so the runner knows what happened; with a plan set, every hit is reported the same way.
+ * Without the variable every hook is a no-op.
  */
 import { writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { Context } from '@temporalio/activity';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityInterceptorsFactory, InjectedSinks, WorkerPlugin } from '@temporalio/worker';
@@ -25,7 +28,7 @@ import type { FaultSinks, LedgerMark } from './workflows/hook';
 
 export const CRASH_PLAN_ENV = 'LEDGERLOOP_CRASH_AT';
 
-export type InProcessAction = 'kill' | 'pause' | 'delay';
+export type InProcessAction = 'kill' | 'pause' | 'delay' | 'hold';
 
 export interface CrashRule {
   readonly point: InProcessPoint;
@@ -47,6 +50,12 @@ export type CrashPointLine =
     }
   | { readonly crashPointResumed: InProcessPoint; readonly hit: number; readonly pid: number };
 
+/** What the runner writes to a worker's stdin to end a `hold` (one JSON object per line). */
+export interface ReleaseLine {
+  readonly release: InProcessPoint;
+  readonly hit: number;
+}
+
 export class CrashPlanError extends Error {
   override readonly name = 'CrashPlan.Invalid';
 }
@@ -62,8 +71,8 @@ export function parseCrashPlan(text: string): CrashRule[] {
     const n = Number(occurrence);
     const wait = Number(ms ?? '0');
     if (!Number.isInteger(n) || n < 1) throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": bad occurrence`);
-    if (action !== 'kill' && action !== 'pause' && action !== 'delay') {
-      throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": action must be kill, pause or delay`);
+    if (action !== 'kill' && action !== 'pause' && action !== 'delay' && action !== 'hold') {
+      throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": action must be kill, pause, delay or hold`);
     }
     if (!Number.isInteger(wait) || wait < 0) throw new CrashPlanError(`${CRASH_PLAN_ENV}: "${entry}": bad ms`);
     return { point: point as InProcessPoint, occurrence: n, action, ms: wait };
@@ -118,10 +127,49 @@ export async function crashPoint(point: InProcessPoint, workflowId = activityWor
     } else if (rule.action === 'pause') {
       process.kill(pid, 'SIGSTOP'); // the whole process stops here, until the runner sends SIGCONT
       announce({ crashPointResumed: point, hit, pid });
+    } else if (rule.action === 'hold') {
+      await released(point, hit, rule.ms);
+      announce({ crashPointResumed: point, hit, pid });
     } else {
       await sleep(rule.ms);
     }
   }
+}
+
+/** Releases the runner sent (`point#hit`), and the holds waiting for one. */
+const releases = new Set<string>();
+const holding = new Map<string, () => void>();
+let listening = false;
+
+/** Resolves once the runner releases `point`'s `hit` on stdin, or after `ms` (a runner that never acts). */
+function released(point: InProcessPoint, hit: number, ms: number): Promise<void> {
+  const key = `${point}#${hit}`;
+  if (!listening) {
+    listening = true;
+    const lines = createInterface({ input: process.stdin });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as Partial<ReleaseLine>;
+        const k = `${String(msg.release)}#${String(msg.hit)}`;
+        releases.add(k);
+        holding.get(k)?.();
+      } catch {
+        /* not a release */
+      }
+    });
+    // stdin never keeps the worker alive (a worker spawned without a pipe holds for `ms`)
+    (process.stdin as { unref?: () => void }).unref?.();
+  }
+  if (releases.has(key)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      holding.delete(key);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    holding.set(key, done);
+  });
 }
 
 let compensating: ReadonlySet<string> | undefined;

@@ -16,14 +16,14 @@ import type { temporal } from '@temporalio/proto';
 import { ledgerQuery, requestCancelUpdate } from '../../workflows/definitions';
 import type { FaultRule } from '../../src/downstream/protocol';
 import type { DevServer } from '../../host/server/dev-server';
-import { CRASH_POINTS } from './catalog';
+import { CRASH_POINTS, type InProcessPoint } from './catalog';
 import type { CaseServices, ServerLink } from './lab';
 import type { LedgerWatch } from './ledger-watch';
 import type { PlannedCase, PlannedFault } from './plan';
 import type { Timeline } from './timeline';
 import type { NetHold } from './net-hold';
 import { POINT_TRIGGERS } from './protocol-format';
-import { until, withDeadline } from './waits';
+import { pause, until, withDeadline } from './waits';
 import type { WorkerPool } from './worker-pool';
 
 export interface DriverContext {
@@ -236,21 +236,31 @@ export async function inFlightHold(ctx: DriverContext, f: PlannedFault, hold: Ne
 
 /**
  * Waits until the run's ledger has recorded its `f.occurrence`-th event of type `f.after` (counted by sequence
- * number, so events before a continue-as-new count too), then `f.ms` more. False when the run ended first.
+ * number, so events before a continue-as-new count too), then `f.ms` more, and runs `act`. Nothing when the run
+ * ended first. At an in-process point the first worker holds there until `act` is done (then it is released).
  */
-async function ledgerTrigger(ctx: DriverContext, f: PlannedFault): Promise<boolean> {
+async function atTrigger(ctx: DriverContext, f: PlannedFault, act: () => Promise<void>): Promise<void> {
   if (f.after !== undefined && POINT_TRIGGERS.includes(f.after)) {
-    // The first worker announces the hit and holds there (TRIGGER_HOLD_MS): act while it does.
-    const hit = await ctx.timeline.waitFor(
-      (e) =>
-        (e.kind === 'crash_point_hit' || e.kind === 'crash_point') && e.point === f.after && e.hit === f.occurrence,
+    // The first worker announces the hold (TRIGGER_HOLD_MS at most): act while it holds, then release it.
+    const held = await ctx.timeline.waitFor(
+      (e) => e.kind === 'crash_point' && e.point === f.after && e.hit === f.occurrence,
       600_000,
       ctx.done,
     );
-    if (!hit) return false;
-    if (f.ms > 0) await sleep(f.ms);
-    return !ctx.done.aborted;
+    if (!held) return;
+    try {
+      if (f.ms > 0) await pause(f.ms, ctx.done);
+      if (!ctx.done.aborted) await act();
+    } finally {
+      if (held.pid !== undefined) ctx.pool.release(held.pid, f.after as InProcessPoint, f.occurrence);
+    }
+    return;
   }
+  if (await ledgerTrigger(ctx, f)) await act();
+}
+
+/** The ledger-event trigger of `atTrigger`: true once reached (and the run still open), false when it ended. */
+async function ledgerTrigger(ctx: DriverContext, f: PlannedFault): Promise<boolean> {
   const seen = new Set<number>();
   const reached = await until(
     async () => {
@@ -268,7 +278,7 @@ async function ledgerTrigger(ctx: DriverContext, f: PlannedFault): Promise<boole
     150,
   );
   if (reached !== true) return false;
-  if (f.ms > 0) await sleep(f.ms);
+  if (f.ms > 0) await pause(f.ms, ctx.done);
   return !ctx.done.aborted && (await runOpen(ctx));
 }
 
@@ -282,8 +292,11 @@ async function runOpen(ctx: DriverContext): Promise<boolean> {
 }
 
 /** `cancel` / `temporal_cancel` at run.cancel: once the trigger event is in the ledger, cancel the run. */
-export async function cancelRun(ctx: DriverContext, f: PlannedFault): Promise<void> {
-  if (!(await ledgerTrigger(ctx, f))) return;
+export function cancelRun(ctx: DriverContext, f: PlannedFault): Promise<void> {
+  return atTrigger(ctx, f, () => cancelNow(ctx, f));
+}
+
+async function cancelNow(ctx: DriverContext, f: PlannedFault): Promise<void> {
   const where = `after ${f.after} #${f.occurrence}${f.ms > 0 ? ` + ${f.ms} ms` : ''}`;
   try {
     if (f.do === 'cancel') {
@@ -321,8 +334,11 @@ export const JUNK_SIGNALS: readonly { readonly name: string; readonly args: unkn
 ];
 
 /** `junk_signal` / `junk_update` at run.message: once the trigger event is in the ledger, send the junk. */
-export async function sendJunk(ctx: DriverContext, f: PlannedFault): Promise<void> {
-  if (!(await ledgerTrigger(ctx, f))) return;
+export function sendJunk(ctx: DriverContext, f: PlannedFault): Promise<void> {
+  return atTrigger(ctx, f, () => junkNow(ctx, f));
+}
+
+async function junkNow(ctx: DriverContext, f: PlannedFault): Promise<void> {
   let delivered = 0;
   const accepted: string[] = [];
   if (f.do === 'junk_signal') {

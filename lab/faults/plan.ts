@@ -133,9 +133,10 @@ export function inProcessPointOf(f: Pick<PlannedFault, 'at' | 'do'>): InProcessP
 export function crashPlanOf(faults: readonly PlannedFault[]): string {
   return faults
     .map((f) => {
-      // A cancel or junk triggered at an in-process point: the first worker holds there while the runner acts.
+      // A cancel or junk triggered at an in-process point: the first worker holds there until the runner has
+      // acted (it releases the hold), TRIGGER_HOLD_MS at most.
       if (f.after !== undefined && POINT_TRIGGERS.includes(f.after))
-        return `${f.after}:${f.occurrence}:delay:${TRIGGER_HOLD_MS}`;
+        return `${f.after}:${f.occurrence}:hold:${TRIGGER_HOLD_MS}`;
       const point = inProcessPointOf(f);
       return point === undefined ? undefined : `${point}:${f.occurrence}:${f.do}:${f.ms}`;
     })

@@ -60,8 +60,12 @@ export const POINT_TRIGGERS: readonly TriggerEvent[] = [
   'compensation.before_send',
   'compensation.after_response',
 ];
-/** How long the first worker holds at a point a run.cancel or run.message fault is triggered by. */
-export const TRIGGER_HOLD_MS = 2_500;
+/**
+ * How long, at most, the first worker holds at a point a run.cancel or run.message fault is triggered by: the
+ * runner releases it as soon as it has acted. Under a workflow task's 10 s timeout (`workflow.before_intent` holds
+ * inside one), long enough for an update's round trip on a loaded machine.
+ */
+export const TRIGGER_HOLD_MS = 5_000;
 const list = (names: readonly string[]): string => names.join(', ');
 
 /** A whole number of milliseconds, or a range the seeded PRNG picks from. */

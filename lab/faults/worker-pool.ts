@@ -5,7 +5,8 @@
  */
 import { createInterface } from 'node:readline';
 import { spawnWorker, type WorkerProcess } from '../spawn-worker';
-import { CRASH_PLAN_ENV, CRASH_POINTS_ENV, type CrashPointLine } from './crash-points';
+import type { InProcessPoint } from './catalog';
+import { CRASH_PLAN_ENV, CRASH_POINTS_ENV, type CrashPointLine, type ReleaseLine } from './crash-points';
 import type { Timeline } from './timeline';
 
 export interface WorkerPoolOptions {
@@ -92,6 +93,15 @@ export class WorkerPool {
     await w.proc.signal('SIGCONT');
   }
 
+  /** Ends a worker's `hold` at `point` (its `hit`): the runner has acted while it held there. */
+  release(pid: number, point: InProcessPoint, hit: number): void {
+    const w = this.byPid(pid);
+    const stdin = w?.proc.child.stdin;
+    if (!w?.alive || !stdin || stdin.destroyed) return;
+    const line: ReleaseLine = { release: point, hit };
+    stdin.write(`${JSON.stringify(line)}\n`, () => undefined);
+  }
+
   /** Stops every worker: resumes stopped ones first, then SIGTERM (SIGKILL after 10 s). */
   async stopAll(): Promise<void> {
     this.closing = true;
@@ -107,6 +117,7 @@ export class WorkerPool {
       taskQueue: this.opts.taskQueue,
       services: this.opts.services,
       workflowBundlePath: this.opts.bundlePath,
+      stdinPipe: true,
       // Every worker of the lab carries the crash points (the lab bundle's interceptor calls their sink); only the
       // first has a plan that fires.
       env: { [CRASH_POINTS_ENV]: '1', ...env },
@@ -166,7 +177,7 @@ export class WorkerPool {
         action: msg.do,
         hit: msg.hit,
         ...(msg.ledger ? { ledger: msg.ledger } : {}),
-        text: `worker ${pid} at ${msg.crashPoint} (hit ${msg.hit}): ${msg.do === 'kill' ? 'SIGKILL itself' : msg.do === 'pause' ? 'SIGSTOP itself' : 'delay'}`,
+        text: `worker ${pid} at ${msg.crashPoint} (hit ${msg.hit}): ${msg.do === 'kill' ? 'SIGKILL itself' : msg.do === 'pause' ? 'SIGSTOP itself' : msg.do === 'hold' ? 'holds until the runner has acted' : 'delay'}`,
       });
       if (msg.do === 'pause') {
         w.stopped = true;

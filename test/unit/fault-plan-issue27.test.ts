@@ -41,7 +41,7 @@ test('a cancel or junk triggered at an in-process point holds the first worker t
     { at: 'run.cancel', do: 'cancel', after: 'tool.after_response', occurrence: 2 },
     { at: 'run.message', do: 'junk_update', after: 'ApprovalRequested' },
   ]);
-  expect(pc.crashPlan).toBe(`tool.after_response:2:delay:${TRIGGER_HOLD_MS}`);
+  expect(pc.crashPlan).toBe(`tool.after_response:2:hold:${TRIGGER_HOLD_MS}`);
   expect(pc.faults.map((f) => f.after)).toEqual(['tool.after_response', 'ApprovalRequested']);
 });
 
