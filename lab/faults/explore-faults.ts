@@ -5,11 +5,11 @@
  */
 import type { RetryStrategy } from '../../src/domain/run';
 import type { Policy } from '../../src/domain/policy-format';
-import type { CrashPointName, FaultKind } from './catalog';
+import { CRASH_POINT_NAMES, CRASH_POINTS, type CrashPointName, type FaultKind } from './catalog';
 import type { GenFault } from './explore-generate';
-import { pick, policyWith, weighted, type Reach, type ScenarioTemplate } from './explore-scenarios';
+import { pick, policyWith, weighted, type Reach } from './explore-scenarios';
 import { CALL_POINT_TRIGGERS, POINT_TRIGGERS, type TriggerEvent } from './protocol-format';
-import type { Prng } from './prng';
+import { createPrng, type Prng } from './prng';
 import type { CaseService } from './protocol-format';
 
 export type FaultMaker = (prng: Prng, ctx: FaultContext) => GenFault;
@@ -22,6 +22,11 @@ export interface FaultContext {
   readonly reach: Reach;
   /** The case's strategy: after a commit, only `same_key_replay` sends again (`check_receipt` looks up). */
   readonly strategy: RetryStrategy;
+  /**
+   * The dispatch hits (`tool.at_dispatch`) of the approved call's first send and of its retry, where the case has
+   * an approved call: where an `approval.expiry` wait lands on that call. Default 1 and 2.
+   */
+  readonly approvalHits?: readonly [number, number];
 }
 
 export const occurrence = (prng: Prng): number =>
@@ -80,150 +85,177 @@ const junkMaker =
   (kind: 'junk_signal' | 'junk_update'): FaultMaker =>
   (p, c) => ({ at: 'run.message', do: kind, ...triggerOf(p, c), ms: p.int(0, 1_000) });
 
-/** Fault makers by weight, given what the case can reach. */
-export function faultMenu(t: ScenarioTemplate, approval: boolean, reach?: Reach): (readonly [FaultMaker, number])[] {
-  const comp = t.compensable ? 5 : 0.5;
-  // A case that sends nothing reaches no point of a call: only what happens to the run as a whole can fire there.
-  const sends = reach === undefined ? 1 : totalSends(reach);
-  const menu: (readonly [FaultMaker, number])[] = [];
-  if (sends > 0) menu.push(...callFaults(comp));
-  if (approval) {
-    // an approval with a short TTL lapses while the call waits at dispatch (on its first or its retried send)
-    menu.push([
-      (p, c) => ({
-        at: 'approval.expiry',
-        do: 'delay',
-        occurrence: weighted(p, [
-          [1, 50],
-          [2, 50],
-        ] as const),
-        ms: c.ttlMs + p.int(1_000, 3_000),
-      }),
-      10,
-    ]);
-    menu.push([
-      (p, c) => ({ at: 'policy.before_dispatch', do: 'publish_policy', occurrence: 1, policy: publishedPolicy(p, c) }),
-      12,
-    ]);
-  }
-  // The ways out a call can take besides a fault in a process: a rate limit, a cancel, continue-as-new, a
-  // downstream that will not seal, junk messages.
-  if (sends > 0 || approval) {
-    menu.push([cancelMaker('cancel'), 5], [cancelMaker('temporal_cancel'), 4]);
-    menu.push([junkMaker('junk_update'), 3], [junkMaker('junk_signal'), 2]);
-  }
-  if (reach === undefined || reach.debits >= 2) {
-    menu.push([
-      (p) => {
-        // Mostly a window the next debit waits out; sometimes one whose wait would pass the deadline.
-        const long = p.next() < 0.25;
-        return {
-          at: 'policy.rate_limit',
-          do: 'rate_limit',
-          occurrence: 1,
-          per: weighted(p, [
-            ['run', 1],
-            ['principal', 1],
-            ['tenant', 1],
-          ] as const),
-          max: 1,
-          action: 'wallet.debit',
-          // a short window still outlasts the gap between two debits on a loaded machine
-          ms: long ? p.int(60_000, 120_000) : p.int(8_000, 15_000),
-        };
-      },
-      10,
-    ]);
-  }
-  if (reach === undefined || reach.turns >= 2) {
-    // A turn that dispatched passes 10 to 14 events; one that sent nothing has had only its model call by then (9
-    // events or more): so the run continues before its second turn. Never below 4: a continued run starts with 3.
-    menu.push([
-      (p) => ({
-        at: 'run.history_budget',
-        do: 'continue_as_new',
-        occurrence: 1,
-        events: sends > 0 ? p.int(10, 14) : p.int(5, 7),
-      }),
-      5,
-    ]);
-  }
-  if (reach === undefined || totalSends(reach) >= 1) {
-    // A downstream that will not seal: only a call that reconciliation must seal reaches it (see pairedFaults).
-    menu.push([
-      (p, c) => ({
-        at: 'downstream.seal',
-        do: 'refuse_seal',
-        occurrence: 1,
-        service: serviceOf(p, sendingServices(c)),
-        times: weighted(p, [
-          [1, 40],
-          [2, 30],
-          [8, 30],
-        ] as const),
-      }),
-      5,
-    ]);
-  }
-  return menu;
+/** A point × kind of the catalogue (lab/faults/catalog.ts): a row of the coverage table. */
+export interface Cell {
+  readonly at: CrashPointName;
+  readonly do: FaultKind;
+}
+export const cellKey = (c: Cell): string => `${c.at} ${c.do}`;
+
+/** Every point × kind the catalogue accepts, in its order. */
+export const CATALOGUE_CELLS: readonly Cell[] = CRASH_POINT_NAMES.flatMap((at) =>
+  (CRASH_POINTS[at].kinds as readonly FaultKind[]).map((kind) => ({ at, do: kind })),
+);
+
+/** One entry of the fault menu: the cell it draws, its weight in the mix, and the maker. */
+export interface MenuEntry {
+  readonly cell: Cell;
+  readonly weight: number;
+  readonly make: FaultMaker;
 }
 
-/** The faults at the points of a call: downstream, on the wire, in the worker, the server, the saga. */
-function callFaults(comp: number): (readonly [FaultMaker, number])[] {
-  return [
-    // lost responses after commit and kills after the send: the paths that matter most
-    [downstream('downstream.after_commit', 'drop_response'), 10],
-    [downstream('downstream.after_commit', 'kill'), 8],
-    [downstream('downstream.after_commit', 'error_5xx'), 5],
-    [downstream('downstream.after_commit', 'delay'), 2],
-    [inProcess('tool.after_response', 'kill'), 8],
-    [inProcess('tool.after_response', 'pause'), 1.5],
-    [inProcess('tool.after_response', 'delay'), 1],
-    [downstream('downstream.before_commit', 'kill'), 3],
-    [downstream('downstream.before_commit', 'error_5xx'), 3],
-    [downstream('downstream.before_commit', 'drop_response'), 2],
-    [downstream('downstream.before_commit', 'delay'), 1],
-    [inProcess('tool.before_send', 'kill'), 4],
-    [inProcess('tool.before_send', 'pause'), 1],
-    [inProcess('tool.before_send', 'delay'), 1],
-    [inProcess('workflow.before_intent', 'kill'), 3],
-    [inProcess('workflow.before_intent', 'delay'), 1],
-    [
-      (p, c) => ({
-        at: 'tool.in_flight',
-        do: 'pause',
-        occurrence: occurrence(p),
-        service: serviceOf(p, c.services),
-        ms: p.int(8_000, 15_000),
-      }),
-      2,
-    ],
-    [
-      (p, c) => ({
-        at: 'tool.in_flight',
-        do: 'delay',
-        occurrence: occurrence(p),
-        service: serviceOf(p, c.services),
-        ms: p.int(1_000, 4_000),
-      }),
-      1,
-    ],
-    [
-      (p) => ({
-        at: 'server.mid_run',
-        do: 'restart_server',
-        occurrence: weighted(p, [
-          [1, 80],
-          [2, 20],
-        ] as const),
-      }),
-      2,
-    ],
-    [inProcess('compensation.before_send', 'kill'), comp],
-    [inProcess('compensation.after_response', 'kill'), comp],
-    [inProcess('compensation.before_send', 'pause'), comp / 4],
-    [inProcess('compensation.after_response', 'delay'), comp / 4],
-  ];
+const entry = (at: CrashPointName, kind: FaultKind, weight: number, make: FaultMaker): MenuEntry => ({
+  cell: { at, do: kind },
+  weight,
+  make,
+});
+const dsEntry = (at: 'downstream.after_commit' | 'downstream.before_commit', kind: FaultKind, weight: number) =>
+  entry(at, kind, weight, downstream(at, kind));
+const ipEntry = (at: CrashPointName, kind: 'kill' | 'pause' | 'delay', weight: number) =>
+  entry(at, kind, weight, inProcess(at, kind));
+
+/**
+ * The fault menu: one entry per point × kind of the catalogue (a unit test holds it to the catalogue), weighted
+ * toward the paths where guarantees break: lost responses after commit, kills after the send, approvals lapsing,
+ * policy versions published while a call waits. Which entries a case draws from is decided by `cellReason`.
+ */
+export const FAULT_MENU: readonly MenuEntry[] = [
+  // lost responses after commit and kills after the send: the paths that matter most
+  dsEntry('downstream.after_commit', 'drop_response', 10),
+  dsEntry('downstream.after_commit', 'kill', 8),
+  dsEntry('downstream.after_commit', 'error_5xx', 5),
+  dsEntry('downstream.after_commit', 'delay', 2),
+  ipEntry('tool.after_response', 'kill', 8),
+  ipEntry('tool.after_response', 'pause', 1.5),
+  ipEntry('tool.after_response', 'delay', 1),
+  dsEntry('downstream.before_commit', 'kill', 3),
+  dsEntry('downstream.before_commit', 'error_5xx', 3),
+  dsEntry('downstream.before_commit', 'drop_response', 2),
+  dsEntry('downstream.before_commit', 'delay', 1),
+  ipEntry('tool.before_send', 'kill', 4),
+  ipEntry('tool.before_send', 'pause', 1),
+  ipEntry('tool.before_send', 'delay', 1),
+  ipEntry('workflow.before_intent', 'kill', 3),
+  ipEntry('workflow.before_intent', 'pause', 1),
+  ipEntry('workflow.before_intent', 'delay', 1),
+  entry('tool.in_flight', 'pause', 2, (p, c) => ({
+    at: 'tool.in_flight',
+    do: 'pause',
+    occurrence: occurrence(p),
+    service: serviceOf(p, c.services),
+    ms: p.int(8_000, 15_000),
+  })),
+  entry('tool.in_flight', 'delay', 1, (p, c) => ({
+    at: 'tool.in_flight',
+    do: 'delay',
+    occurrence: occurrence(p),
+    service: serviceOf(p, c.services),
+    ms: p.int(1_000, 4_000),
+  })),
+  // held on the wallet (the protocol's default service): a case without a wallet cannot reach it
+  entry('server.mid_run', 'restart_server', 2, (p) => ({
+    at: 'server.mid_run',
+    do: 'restart_server',
+    occurrence: weighted(p, [
+      [1, 80],
+      [2, 20],
+    ] as const),
+  })),
+  // only where a saga runs (cellReason): there, as often as a lost response
+  ipEntry('compensation.before_send', 'kill', 5),
+  ipEntry('compensation.after_response', 'kill', 5),
+  ipEntry('compensation.before_send', 'pause', 1.5),
+  ipEntry('compensation.before_send', 'delay', 1.5),
+  ipEntry('compensation.after_response', 'pause', 1.5),
+  ipEntry('compensation.after_response', 'delay', 1.5),
+  // an approval with a short TTL lapses while the call waits at dispatch (on its first or its retried send)
+  entry('approval.expiry', 'delay', 10, (p, c) => ({
+    at: 'approval.expiry',
+    do: 'delay',
+    occurrence: weighted(p, [
+      [c.approvalHits?.[0] ?? 1, 50],
+      [c.approvalHits?.[1] ?? 2, 50],
+    ] as const),
+    ms: c.ttlMs + p.int(1_000, 3_000),
+  })),
+  entry('policy.before_dispatch', 'publish_policy', 12, (p, c) => ({
+    at: 'policy.before_dispatch',
+    do: 'publish_policy',
+    occurrence: 1,
+    policy: publishedPolicy(p, c),
+  })),
+  // The ways out a call can take besides a fault in a process: a rate limit, a cancel, continue-as-new, a
+  // downstream that will not seal, junk messages.
+  entry('run.cancel', 'cancel', 5, cancelMaker('cancel')),
+  entry('run.cancel', 'temporal_cancel', 4, cancelMaker('temporal_cancel')),
+  entry('run.message', 'junk_update', 3, junkMaker('junk_update')),
+  entry('run.message', 'junk_signal', 2, junkMaker('junk_signal')),
+  entry('policy.rate_limit', 'rate_limit', 10, (p) => {
+    // Mostly a window the next debit waits out; sometimes one whose wait would pass the deadline.
+    const long = p.next() < 0.25;
+    return {
+      at: 'policy.rate_limit',
+      do: 'rate_limit',
+      occurrence: 1,
+      per: weighted(p, [
+        ['run', 1],
+        ['principal', 1],
+        ['tenant', 1],
+      ] as const),
+      max: 1,
+      action: 'wallet.debit',
+      // a short window still outlasts the gap between two debits on a loaded machine
+      ms: long ? p.int(60_000, 120_000) : p.int(8_000, 15_000),
+    };
+  }),
+  // A turn that dispatched passes 10 to 14 events; one that sent nothing has had only its model call by then (9
+  // events or more): so the run continues before its second turn. Never below 4: a continued run starts with 3.
+  entry('run.history_budget', 'continue_as_new', 5, (p, c) => ({
+    at: 'run.history_budget',
+    do: 'continue_as_new',
+    occurrence: 1,
+    events: totalSends(c.reach) > 0 ? p.int(10, 14) : p.int(5, 7),
+  })),
+  // A downstream that will not seal: only a call that reconciliation must seal reaches it (see pairedFaults).
+  entry('downstream.seal', 'refuse_seal', 5, (p, c) => ({
+    at: 'downstream.seal',
+    do: 'refuse_seal',
+    occurrence: 1,
+    service: serviceOf(p, sendingServices(c)),
+    times: weighted(p, [
+      [1, 40],
+      [2, 30],
+      [8, 30],
+    ] as const),
+  })),
+];
+
+/**
+ * Why the menu entry can never fire in a case of context `c`, or undefined when it can: the entry's fault drawn
+ * at its first occurrence, with the faults it needs beside it (pairedFaults), judged by `unreachable`, on each
+ * service the case runs (reachable on one is enough). Computed, so the coverage table's reasons are the
+ * generator's own.
+ */
+export function cellReason(e: MenuEntry, c: FaultContext): string | undefined {
+  const made = e.make(createPrng(0, `probe:${cellKey(e.cell)}`), c);
+  const variants = made.service !== undefined ? c.services.map((service) => ({ ...made, service })) : [made];
+  let reason: string | undefined;
+  for (const v of variants) {
+    const f: GenFault = { ...v, occurrence: 1 };
+    const paired = pairedFaults(f, TOOL_ATTEMPTS);
+    const why =
+      unreachable(f, c, paired) ?? paired.map((q, i) => unreachable(q, c, [f, ...without(paired, i)])).find(Boolean);
+    if (why === undefined) return undefined;
+    reason ??= why;
+  }
+  return reason;
+}
+
+const without = <T>(xs: readonly T[], i: number): T[] => xs.filter((_, j) => j !== i);
+
+/** The menu entries a case of context `c` can draw, by weight (those `cellReason` finds reachable). */
+export function faultMenu(c: FaultContext): (readonly [MenuEntry, number])[] {
+  return FAULT_MENU.filter((e) => cellReason(e, c) === undefined).map((e) => [e, e.weight] as const);
 }
 
 const sendingServices = (c: FaultContext): CaseService[] => {
@@ -297,12 +329,24 @@ export function unreachable(f: GenFault, c: FaultContext, others: readonly GenFa
     const first = r.sends[s ?? 'wallet'] ?? 0;
     return first > 0 ? first + retriesFrom(others, c.strategy, s ?? 'wallet') : 0;
   };
+  const service = f.service ?? 'wallet';
+  const requests = (n: number, what: string): string =>
+    n === 0 ? `${what} gets no request` : `${what} gets ${n} request(s)`;
+  const sent = (n: number): string =>
+    n === 0
+      ? 'the case sends no request (its proposals are refused before any dispatch)'
+      : `the case sends ${n} time(s)`;
   switch (f.at) {
+    case 'server.mid_run':
+      if (!c.services.includes('wallet'))
+        return 'the restart is timed by a wallet request, and the case runs no wallet';
+      if (on(f.service) < f.occurrence) return requests(on(f.service), service);
+      break;
     case 'downstream.before_commit':
     case 'downstream.after_commit':
     case 'tool.in_flight':
-    case 'server.mid_run':
-      if (on(f.service) < f.occurrence) return `${f.service ?? 'wallet'} gets ${on(f.service)} request(s)`;
+      if (totalSends(r) === 0) return sent(0);
+      if (on(f.service) < f.occurrence) return requests(on(f.service), service);
       break;
     case 'downstream.seal':
       if (
@@ -315,25 +359,32 @@ export function unreachable(f: GenFault, c: FaultContext, others: readonly GenFa
         )
       )
         return 'no call of the case is left for reconciliation to seal';
-      if ((r.sends[f.service ?? 'wallet'] ?? 0) < 1) return `${f.service ?? 'wallet'} gets no request`;
+      if (totalSends(r) === 0) return sent(0);
+      if ((r.sends[service] ?? 0) < 1) return requests(0, service);
       break;
     case 'workflow.before_intent':
     case 'tool.before_send':
     case 'tool.after_response':
-      if (sends < f.occurrence) return `the case sends ${sends} time(s)`;
+      if (sends < f.occurrence) return sent(sends);
       break;
     case 'compensation.before_send':
     case 'compensation.after_response':
-      if (!r.compensates || f.occurrence > 2) return 'no saga compensates in this case';
+      if (r.compensations === 0)
+        return 'no saga runs: no step fails after another took effect, and the run stops completed';
+      if (r.compensations < f.occurrence) return `the saga makes ${r.compensations} compensating call(s)`;
       break;
     case 'approval.expiry':
-      if (!c.approval || sends < f.occurrence) return 'no approved call reaches that send';
+      if (!c.approval) return 'no call of it asks for an approval';
+      if (sends < f.occurrence) return 'no approved call reaches that send';
       break;
     case 'policy.before_dispatch':
-      if (!c.approval) return 'no call waits for an approval';
+      if (!c.approval) return 'no call of it asks for an approval';
       break;
     case 'policy.rate_limit':
-      if (r.debits < (f.max ?? 1) + 1) return `${r.debits} debit(s) cannot fill a window of ${f.max ?? 1}`;
+      if (r.debits < (f.max ?? 1) + 1)
+        return r.debits === 0
+          ? 'no debit is dispatched'
+          : `${r.debits} debit(s) cannot fill a window of ${f.max ?? 1} (a call's own earlier dispatch never counts against it)`;
       break;
     case 'run.history_budget':
       if (r.turns < 2) return 'a one-turn run never reaches a second turn to continue at';
@@ -344,10 +395,12 @@ export function unreachable(f: GenFault, c: FaultContext, others: readonly GenFa
       const a = f.after;
       if (others.some((o) => o.at === 'run.history_budget') && f.at === 'run.cancel')
         return 'a cancel may end the run before its second turn, where it would continue as new';
-      if (a === 'ApprovalRequested' && !c.approval) return 'no approval is asked';
+      if (a === 'ApprovalRequested' && !c.approval)
+        return sends === 0
+          ? 'the run neither waits for an approval nor sends a request: no moment to act at'
+          : 'no approval is asked';
       if (a === 'ModelRequestStarted' && r.turns < f.occurrence) return `${r.turns} turn(s)`;
-      if (a !== undefined && POINT_TRIGGERS.includes(a) && sends < f.occurrence)
-        return `the case sends ${sends} time(s)`;
+      if (a !== undefined && POINT_TRIGGERS.includes(a) && sends < f.occurrence) return sent(sends);
       break;
     }
   }

@@ -19,7 +19,10 @@ export interface ScenarioTemplate {
   readonly services: readonly CaseService[];
   /** Whether a call of it can need a human approval (then approval faults make sense). */
   readonly approvals: 'never' | 'maybe' | 'always';
-  /** Whether it registers compensations (then compensation crash points can fire). */
+  /**
+   * Whether a failed call of its parallel turn makes the saga offset the others (order-fulfilment); a denied call
+   * of that turn stops the run there instead. Where compensation points can fire is `reach().compensations`.
+   */
   readonly compensable: boolean;
   /**
    * Where the issue's path lies, for a scenario with an approved call: the service and the matching request number
@@ -35,21 +38,22 @@ export interface ScenarioTemplate {
 
 /**
  * What a clean run of a case reaches, counted from its scenario script and variables: first sends per service
- * (each one a dispatch, an intent and a tool.before_send hit), wallet debits decided, model turns, and whether a
- * saga compensates (a step fails after others took effect). A fault that needs more than this cannot fire.
+ * (each one a dispatch, an intent and a tool.before_send hit), wallet debits decided, model turns, and how many
+ * compensating calls its saga makes (a step failed after others took effect, or the run stopped other than
+ * `completed` with effects standing: `onAbort: 'compensate'` offsets them). A fault that needs more cannot fire.
  */
 export interface Reach {
   readonly sends: Partial<Record<CaseService, number>>;
   readonly debits: number;
   readonly turns: number;
-  readonly compensates: boolean;
+  readonly compensations: number;
 }
 
-const walletReach = (sends: number, turns: number): Reach => ({
+const walletReach = (sends: number, turns: number, compensations = 0): Reach => ({
   sends: sends > 0 ? { wallet: sends } : {},
   debits: sends,
   turns,
-  compensates: false,
+  compensations,
 });
 
 /** The shipping capacity an order-fulfilment setup gives (0: shipping refuses, and the saga offsets the rest). */
@@ -138,7 +142,8 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
         sends: { inventory: 1, wallet: 1, shipping: 1, ...(shipped ? { orders: 1 } : {}) },
         debits: 1,
         turns: shipped ? 3 : 2,
-        compensates: !shipped,
+        // shipping refuses: the saga releases the reservation and refunds the debit
+        compensations: shipped ? 0 : 2,
       };
     },
   },
@@ -150,7 +155,7 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     compensable: false,
     approvalPath: { service: 'notifications', request: 1, retrySend: 2 },
     vars: (p) => ({ to: 'ada@example.com', template: p.next() < 0.5 ? 'welcome' : 'receipt' }),
-    reach: () => ({ sends: { notifications: 1 }, debits: 0, turns: 2, compensates: false }),
+    reach: () => ({ sends: { notifications: 1 }, debits: 0, turns: 2, compensations: 0 }),
   },
   // the model's refund is refused (refunds are the saga's): one debit sent
   'injected-refund': walletOnly(
@@ -173,11 +178,12 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     () => walletReach(1, 2),
   ),
   // the same debit every turn is one intent: one send, then no-progress detection stops the run
+  // (budget_exhausted) and the saga refunds the debit
   stuck: walletOnly(
     2,
     ['wallet_debit'],
     () => ({ account: 'acct_1' }),
-    () => walletReach(1, 2),
+    () => walletReach(1, 2, 1),
   ),
   'over-limit-debit': walletOnly(
     2,
@@ -197,12 +203,35 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
     () => ({ foreignAccount: 'acct_globex' }),
     () => walletReach(0, 2),
   ),
-  // a debit per turn until the turn budget (8): counted low, the deadline may come first under faults
+  // a debit per turn until the turn budget (8): counted low, the deadline may come first under faults; the stop
+  // (budget_exhausted) refunds every debit
   'endless-debits': walletOnly(
     2,
     ['wallet_debit'],
     () => ({ account: 'acct_1' }),
-    () => walletReach(4, 4),
+    () => walletReach(4, 4, 4),
+  ),
+  // the same debit twice in one turn (one intent), again in the next turn (repeated), and a second charge of the
+  // same amount with its own memo: two sends, two effects
+  'repeat-debit': walletOnly(
+    3,
+    ['wallet_debit'],
+    (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
+    () => walletReach(2, 3),
+  ),
+  // 2 to 4 different debits side by side in one turn, each tracked by its own call id
+  'parallel-debits': walletOnly(
+    3,
+    ['wallet_debit'],
+    (p) => ({ account: 'acct_1', count: p.int(2, 4) }),
+    (v) => walletReach(Number(v['count']), 2),
+  ),
+  // one debit, then a model with nothing more to say: the run stops model_failed and the saga refunds the debit
+  'debit-then-silence': walletOnly(
+    3,
+    ['wallet_debit'],
+    (p) => ({ account: 'acct_1', amount: eur(p.int(100, 20_000)) }),
+    () => walletReach(1, 2, 1),
   ),
 };
 
