@@ -14,6 +14,7 @@ const EXPLORE_ONLY = [
   'verbose',
   'case',
   'minFired',
+  'parallel',
 ] as const;
 
 export function registerFaultsCommand(program: Command): void {
@@ -37,6 +38,7 @@ export function registerFaultsCommand(program: Command): void {
       'the project config: the protocol names its scenarios and services, and runs against its tools (default: the nearest ledgerloop.config.*; none: the built-in demo)',
     )
     .option('--min-fired <ratio>', 'explore: fail unless at least this share of the planned faults fired (0 to 1)')
+    .option('--parallel <n>', 'explore: cases run side by side, each on processes of its own (default 3)')
     .action(async (file: string | undefined, o: FaultsFlags) => {
       const { commandProject } = require('../../cli/project') as typeof import('../../cli/project');
       let project: Awaited<ReturnType<typeof commandProject>>;

@@ -16,6 +16,8 @@ export interface ExploredCase {
   readonly scenario: string;
   readonly strategy: string;
   readonly faults: readonly GenFault[];
+  /** The case's scripted approver, when its calls ask for an approval (the coverage table's lapse rows). */
+  readonly approver?: { readonly decision: 'approve' | 'deny'; readonly renew: boolean };
   readonly violations: readonly InvariantViolation[];
   /** The runner itself failed: the case could not be checked (counted against the run, fail closed). */
   readonly error?: string;
@@ -25,6 +27,10 @@ export interface ExploredCase {
   /** Planned faults that observably happened in the run (the runner's countFired), and those that did not. */
   readonly faultsFired?: number;
   readonly missedFaults?: readonly string[];
+  /** Per planned fault (`faults`, in order): whether it observably happened. Absent when the runner failed. */
+  readonly firedEach?: readonly boolean[];
+  /** Wall time per phase of the case, in ms (lab/faults/phases.ts). */
+  readonly phasesMs?: Readonly<Record<string, number>>;
   readonly shrunk?: {
     readonly name: string;
     readonly faults: readonly GenFault[];
@@ -46,9 +52,35 @@ export function firedRatio(cases: readonly ExploredCase[]): { planned: number; f
   return { planned, fired, ratio: planned === 0 ? 1 : fired / planned };
 }
 
+/** How the exploration was run, as the command gave it (the doc's figures name it). */
+export interface ExploreRunOptions {
+  readonly runs: number;
+  readonly only?: number;
+  readonly minutes?: number;
+  /** Cases run side by side. */
+  readonly parallel: number;
+  readonly shrinkAttempts: number;
+  readonly minFired?: number;
+}
+
+/** The machine the exploration ran on: cores, and the load average (1, 5, 15 min) at its start and its end. */
+export interface ExploreHost {
+  readonly cpus: number;
+  readonly loadAvgStart: readonly number[];
+  readonly loadAvgEnd: readonly number[];
+  /** This process's scheduling priority (10 under `nice -n 10`). */
+  readonly nice: number;
+  /** CPU time spent, in ms: the explorer itself, and the processes it started (once they exited). */
+  readonly cpuMs?: { readonly self: number; readonly children: number };
+}
+
 export interface ExploreReport {
   readonly format: typeof EXPLORE_REPORT_FORMAT;
   readonly seed: number;
+  /** When it started (ISO 8601). */
+  readonly startedAt?: string;
+  readonly options?: ExploreRunOptions;
+  readonly host?: ExploreHost;
   readonly runsRequested: number;
   readonly casesRun: number;
   /** Cases not started because the time budget (`--minutes`) would have been passed. */

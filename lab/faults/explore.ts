@@ -6,7 +6,7 @@
  * each failing case (explore-shrink.ts) and writes it out as a protocol file that reproduces it.
  * Exit code: 0 no violation, 1 a violation (or a case the runner could not check), 2 bad usage.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { builtinTools } from '../../src/tools/registry';
@@ -52,6 +52,11 @@ export interface ExploreOptions {
   readonly verbose?: boolean;
   /** Fail (exit 1) unless at least this share of the planned faults fired. Default: no floor. */
   readonly minFired?: number;
+  /**
+   * Cases run side by side (each on processes, a task queue and databases of its own). Default
+   * DEFAULT_PARALLEL: a case spends most of its wall time waiting on timeouts and holds its faults set.
+   */
+  readonly parallel?: number;
   readonly say?: (line: string) => void;
   readonly print?: (text: string) => void;
 }
@@ -62,6 +67,8 @@ export interface ExploreOptions {
  */
 export const CASE_WORST_MS = EXPLORE_RUN_DEADLINE_MS + 20_000 + 30_000;
 export const DEFAULT_SHRINK_ATTEMPTS = 6;
+/** Cases side by side by default: CI's machine has 2 cores, and one case keeps about half of one busy. */
+export const DEFAULT_PARALLEL = 3;
 
 /** The tool contracts the generator reads (a tool it does not know is treated as having no contract). */
 export const contractOf: ContractOf = (name) => builtinTools.get(name)?.idempotency ?? 'none';
@@ -78,6 +85,7 @@ function explored(index: number, c: GenCase, r: CaseResult): ExploredCase {
     scenario: c.scenario,
     strategy: c.strategy,
     faults: c.faults,
+    ...(c.approver ? { approver: { decision: c.approver.decision, renew: c.approver.renew } } : {}),
     violations: r.invariants ?? [],
     ...(r.error !== undefined ? { error: r.error } : {}),
     metrics: r.metrics,
@@ -85,6 +93,8 @@ function explored(index: number, c: GenCase, r: CaseResult): ExploredCase {
     durationMs: r.durationMs,
     ...(r.faultsFired !== undefined ? { faultsFired: r.faultsFired } : {}),
     ...(r.missedFaults && r.missedFaults.length > 0 ? { missedFaults: r.missedFaults } : {}),
+    ...(r.firedEach ? { firedEach: r.firedEach } : {}),
+    ...(r.phasesMs ? { phasesMs: r.phasesMs } : {}),
   };
 }
 
@@ -113,11 +123,27 @@ export function failureProtocol(
   return p;
 }
 
+/**
+ * CPU time of this process and of its children that have exited (workers, services, dev servers), in ms: on
+ * Linux from /proc (clock ticks, 100 per second), elsewhere this process only.
+ */
+function cpuMs(): { self: number; children: number } {
+  const u = process.cpuUsage();
+  const self = Math.round((u.user + u.system) / 1000);
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return { self, children: (Number(fields[13]) + Number(fields[14])) * 10 };
+  } catch {
+    return { self, children: 0 };
+  }
+}
+
 /** Runs an exploration end to end and returns its report. */
 export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
   const say = opts.say ?? ((m: string) => process.stderr.write(`${m}\n`));
   const print = opts.print ?? ((t: string) => process.stdout.write(`${t}\n`));
   const started = Date.now();
+  const loadAvgStart = os.loadavg();
   const budgetEnd = opts.minutes !== undefined ? started + opts.minutes * 60_000 : Number.POSITIVE_INFINITY;
   const fits = (): boolean => Date.now() + CASE_WORST_MS <= budgetEnd;
   // indices[k]: the position in the seed's sequence of the k-th case run (the plan numbers them 0..n-1)
@@ -131,20 +157,35 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
   checkFeatures(plan, bundle);
   quietRuntime();
   const lab = await openLab(dataDir, bundle);
-  const results: ExploredCase[] = [];
+  const parallel = opts.parallel ?? DEFAULT_PARALLEL;
+  const slots: (ExploredCase | undefined)[] = [];
+  let results: ExploredCase[] = [];
   try {
-    for (const pc of plan.cases) {
-      if (!fits()) break;
-      const c = cases[pc.index]!;
-      const index = indices[pc.index]!;
-      const lines: string[] = [];
-      const r = await runCase(lab, plan, pc, (m) => lines.push(m));
-      const e = explored(index, c, r);
-      results.push(e);
-      const violating = results.filter((x) => x.violations.length > 0 || x.error).length;
-      say(progressLine(opts.seed, results.length, plan.cases.length, e, violating));
-      if (opts.verbose || e.violations.length > 0 || e.error) for (const l of lines) say(`    ${l}`);
-    }
+    // Cases start in their order, `parallel` at a time, none unless its worst case fits: those run are always the
+    // first n of the sequence, whatever finished first.
+    let next = 0;
+    let finished = 0;
+    let closed = false;
+    const lane = async (): Promise<void> => {
+      while (!closed && next < plan.cases.length) {
+        if (!fits()) {
+          closed = true;
+          return;
+        }
+        const pc = plan.cases[next++]!;
+        const c = cases[pc.index]!;
+        const lines: string[] = [];
+        const r = await runCase(lab, plan, pc, (m) => lines.push(m));
+        const e = explored(indices[pc.index]!, c, r);
+        slots[pc.index] = e;
+        finished += 1;
+        const violating = slots.filter((x) => x && (x.violations.length > 0 || x.error)).length;
+        say(progressLine(opts.seed, finished, plan.cases.length, e, violating));
+        if (opts.verbose || e.violations.length > 0 || e.error) for (const l of lines) say(`    ${l}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(parallel, plan.cases.length) }, lane));
+    results = slots.filter((x): x is ExploredCase => x !== undefined);
     // Shrink after every case has run, so a failure early on does not starve the rest of the budget.
     for (const [k, e] of results.entries()) {
       if (e.violations.length === 0) continue;
@@ -204,6 +245,22 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
   const report: ExploreReport = {
     format: EXPLORE_REPORT_FORMAT,
     seed: opts.seed,
+    startedAt: new Date(started).toISOString(),
+    options: {
+      runs: opts.runs,
+      ...(opts.only !== undefined ? { only: opts.only } : {}),
+      ...(opts.minutes !== undefined ? { minutes: opts.minutes } : {}),
+      parallel,
+      shrinkAttempts: opts.shrinkAttempts ?? DEFAULT_SHRINK_ATTEMPTS,
+      ...(opts.minFired !== undefined ? { minFired: opts.minFired } : {}),
+    },
+    host: {
+      cpus: os.cpus().length,
+      loadAvgStart,
+      loadAvgEnd: os.loadavg(),
+      nice: os.getPriority(),
+      cpuMs: cpuMs(),
+    },
     runsRequested: plan.cases.length,
     casesRun: results.length,
     casesSkipped: plan.cases.length - results.length,
@@ -238,6 +295,7 @@ export interface RawExploreFlags {
   readonly verbose?: boolean;
   readonly case?: string;
   readonly minFired?: string;
+  readonly parallel?: string;
 }
 
 export class ExploreUsageError extends Error {
@@ -276,9 +334,11 @@ export function parseExploreFlags(protocolFile: string | undefined, o: RawExplor
     if (o.minFired.trim() === '' || !Number.isFinite(minFired) || minFired < 0 || minFired > 1)
       throw new ExploreUsageError(`--min-fired must be a share from 0 to 1, got ${JSON.stringify(o.minFired)}`);
   }
+  const parallel = o.parallel !== undefined ? wholeNumber('--parallel', o.parallel, 1, 16) : undefined;
   return {
     seed,
     runs,
+    ...(parallel !== undefined ? { parallel } : {}),
     ...(minutes !== undefined ? { minutes } : {}),
     ...(o.saveFailures !== undefined ? { saveFailures: o.saveFailures } : {}),
     ...(o.report !== undefined ? { reportFile: o.report } : {}),
