@@ -1,46 +1,44 @@
 /**
- * The explorer's coverage as docs/fault-protocol.md shows it: for the first N cases of a seed, how many planned
- * faults of each kind (at each point) each scenario got. `npx tsx scripts/explore-coverage.ts [seed] [runs]`
- * prints the Markdown table; a cell with `·` is a fault the generator never plans there (it cannot fire).
+ * The explorer's coverage as docs/fault-protocol.md shows it, from what ran: `node -r ./bin/register.cjs
+ * scripts/explore-coverage.ts <report.json>...` reads the JSON reports of explorations (`ledgerloop faults
+ * --explore ... --report <file>`) and prints, in Markdown, what each report ran (its command, cases, wall time,
+ * load, faults planned and fired), the coverage table (fired faults per point × kind and scenario, with the
+ * generator's reason where a cell cannot be planned) and where the cases' time went. Nothing is regenerated: a
+ * fault counts as fired only where its report says it fired. Exit 2 on a missing or unreadable report.
  */
-import { contractOf } from '../lab/faults/explore';
-import { generateCases, SCENARIO_ROTATION } from '../lab/faults/explore-generate';
-import type { GenFault } from '../lab/faults/explore-generate';
+import { readFileSync } from 'node:fs';
+import {
+  checkReport,
+  coverageOf,
+  CoverageInputError,
+  ranSentence,
+  renderCoverage,
+  renderPhases,
+} from '../lab/faults/explore-coverage';
 
-/** The row a fault counts in: its point and kind, and for a rate limit its scope. */
-export function coverageRow(f: GenFault): string {
-  return `\`${f.at}\` \`${f.do}\`${f.per !== undefined ? ` per ${f.per}` : ''}`;
-}
-
-/** Rows (point and kind) by columns (scenario): planned faults in the first `runs` cases of `seed`. */
-export function coverageTable(seed: number, runs: number): string {
-  const cases = generateCases(seed, runs, contractOf);
-  const counts = new Map<string, Map<string, number>>();
-  const add = (row: string, scenario: string): void => {
-    const r = counts.get(row) ?? new Map<string, number>();
-    r.set(scenario, (r.get(scenario) ?? 0) + 1);
-    counts.set(row, r);
-  };
-  for (const c of cases) {
-    for (const f of c.faults) add(coverageRow(f), c.scenario);
-    const lapse = c.faults.some((f) => f.at === 'approval.expiry');
-    if (lapse) add(c.approver?.renew ? 'approval lapses, then renewed' : 'approval lapses, then denied', c.scenario);
+function main(files: readonly string[]): number {
+  if (files.length === 0) {
+    process.stderr.write('usage: scripts/explore-coverage.ts <explore-report.json>...\n');
+    return 2;
   }
-  const columns = SCENARIO_ROTATION;
-  const rows = [...counts.keys()].sort();
-  const header = `| Fault | ${columns.map((c) => `\`${c}\``).join(' | ')} | all |`;
-  const rule = `| --- | ${columns.map(() => '---:').join(' | ')} | ---: |`;
-  const body = rows.map((row) => {
-    const r = counts.get(row)!;
-    const total = [...r.values()].reduce((a, b) => a + b, 0);
-    return `| ${row} | ${columns.map((c) => (r.get(c) ? String(r.get(c)) : '·')).join(' | ')} | ${total} |`;
-  });
-  const perScenario = columns.map((c) => String(cases.filter((x) => x.scenario === c).length));
-  return [header, rule, ...body, `| cases | ${perScenario.join(' | ')} | ${cases.length} |`].join('\n');
+  try {
+    const reports = files.map((f) => checkReport(JSON.parse(readFileSync(f, 'utf8')) as unknown, f));
+    const out = [
+      ...reports.map((r) => `Ran: ${ranSentence(r)}`),
+      '',
+      renderCoverage(coverageOf(reports)),
+      '',
+      renderPhases(reports),
+    ];
+    process.stdout.write(`${out.join('\n')}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof CoverageInputError || err instanceof SyntaxError || (err as NodeJS.ErrnoException).code) {
+      process.stderr.write(`explore-coverage: ${(err as Error).message}\n`);
+      return 2;
+    }
+    throw err;
+  }
 }
 
-if (require.main === module) {
-  const seed = Number(process.argv[2] ?? 1);
-  const runs = Number(process.argv[3] ?? 500);
-  process.stdout.write(`${coverageTable(seed, runs)}\n`);
-}
+if (require.main === module) process.exitCode = main(process.argv.slice(2));
