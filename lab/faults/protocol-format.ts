@@ -142,7 +142,7 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
         .enum(TRIGGER_EVENTS)
         .optional()
         .describe(
-          'run.cancel and run.message: the ledger event type (or in-process point of the first worker, which then holds there 2.5 s) whose `occurrence`-th record (hit) triggers the act, `ms` later; default ToolAttemptStarted',
+          'run.cancel and run.message: the ledger event type (or in-process point of the first worker, which then holds there until the runner has acted, 5 s at most) whose `occurrence`-th record (hit) triggers the act, `ms` later; default ToolAttemptStarted',
         ),
       events: z
         .number()
