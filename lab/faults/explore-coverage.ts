@@ -216,3 +216,15 @@ export function renderPhases(reports: readonly ExploreReport[]): string {
     `| a case, in all | ${(wall / 1000).toFixed(0)} | ${(wall / cases / 1000).toFixed(2)} | 100 % |`,
   ].join('\n');
 }
+
+/** The markers a Markdown file holds the generated coverage between. */
+export const BEGIN = '<!-- explore-coverage:begin -->';
+export const END = '<!-- explore-coverage:end -->';
+
+/** `doc` with `text` between its markers; throws CoverageInputError when it has none. */
+export function withGenerated(doc: string, text: string, source: string): string {
+  const a = doc.indexOf(BEGIN);
+  const b = doc.indexOf(END);
+  if (a < 0 || b < a) throw new CoverageInputError(`${source}: no ${BEGIN} ... ${END} markers`);
+  return `${doc.slice(0, a + BEGIN.length)}\n\n${text}\n\n${doc.slice(b)}`;
+}

@@ -10,6 +10,7 @@ import {
   ranSentence,
   renderCoverage,
   renderPhases,
+  withGenerated,
 } from '../../lab/faults/explore-coverage';
 import { EXPLORE_REPORT_FORMAT, type ExploredCase, type ExploreReport } from '../../lab/faults/explore-report';
 
@@ -146,5 +147,13 @@ describe('the coverage table, from reports', () => {
     const text = renderPhases([report([explored({}), explored({ index: 1 })])]);
     expect(text).toContain('| `run` | 14 | 7.00 | 70 % |');
     expect(text).toContain('| a case, in all | 20 | 10.00 | 100 % |');
+  });
+
+  test('the doc block is replaced between its markers, and a file without them is refused', () => {
+    const doc = 'before\n<!-- explore-coverage:begin -->\nold\n<!-- explore-coverage:end -->\nafter\n';
+    expect(withGenerated(doc, 'new', 'd.md')).toBe(
+      'before\n<!-- explore-coverage:begin -->\n\nnew\n\n<!-- explore-coverage:end -->\nafter\n',
+    );
+    expect(() => withGenerated('no markers', 'new', 'd.md')).toThrow(CoverageInputError);
   });
 });
