@@ -62,10 +62,10 @@ export const POINT_TRIGGERS: readonly TriggerEvent[] = [
 ];
 /**
  * How long, at most, the first worker holds at a point a run.cancel or run.message fault is triggered by: the
- * runner releases it as soon as it has acted. Under a workflow task's 10 s timeout (`workflow.before_intent` holds
- * inside one), long enough for an update's round trip on a loaded machine.
+ * runner releases it as soon as it has acted. Inside a dispatch attempt (before the send, after the response) the
+ * hold must stay under the attempt's 3 s timeout, or the hold itself would make the attempt time out.
  */
-export const TRIGGER_HOLD_MS = 5_000;
+export const TRIGGER_HOLD_MS = 2_500;
 const list = (names: readonly string[]): string => names.join(', ');
 
 /** A whole number of milliseconds, or a range the seeded PRNG picks from. */
@@ -142,7 +142,7 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
         .enum(TRIGGER_EVENTS)
         .optional()
         .describe(
-          'run.cancel and run.message: the ledger event type (or in-process point of the first worker, which then holds there until the runner has acted, 5 s at most) whose `occurrence`-th record (hit) triggers the act, `ms` later; default ToolAttemptStarted',
+          'run.cancel and run.message: the ledger event type (or in-process point of the first worker, which then holds there until the runner has acted, 2.5 s at most) whose `occurrence`-th record (hit) triggers the act, `ms` later; default ToolAttemptStarted',
         ),
       events: z
         .number()
