@@ -87,6 +87,8 @@ export interface ExploreReport {
   readonly casesSkipped: number;
   readonly planFingerprint: string;
   readonly durationMs: number;
+  /** Of `durationMs`, the time spent shrinking failing cases (after every case had run). */
+  readonly shrinkMs?: number;
   readonly passed: boolean;
   /** Planned faults of the cases run (a runner error excluded) and those that fired. */
   readonly faultsPlanned?: number;

@@ -34,6 +34,7 @@ import { buildBundle, openLab, type Lab } from './lab';
 import { formatPlan, planProtocol, type Plan } from './plan';
 import { parseProtocol, ProtocolFormatError } from './protocol-format';
 import { checkFeatures, FeatureUnavailableError, quietRuntime } from './runner';
+import { inLanes } from './lanes';
 import { killAllWorkersNow } from './worker-pool';
 
 export interface ExploreOptions {
@@ -160,19 +161,15 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
   const parallel = opts.parallel ?? DEFAULT_PARALLEL;
   const slots: (ExploredCase | undefined)[] = [];
   let results: ExploredCase[] = [];
+  let shrinkMs = 0;
   try {
     // Cases start in their order, `parallel` at a time, none unless its worst case fits: those run are always the
     // first n of the sequence, whatever finished first.
-    let next = 0;
     let finished = 0;
-    let closed = false;
-    const lane = async (): Promise<void> => {
-      while (!closed && next < plan.cases.length) {
-        if (!fits()) {
-          closed = true;
-          return;
-        }
-        const pc = plan.cases[next++]!;
+    await inLanes(
+      plan.cases,
+      parallel,
+      async (pc) => {
         const c = cases[pc.index]!;
         const lines: string[] = [];
         const r = await runCase(lab, plan, pc, (m) => lines.push(m));
@@ -182,13 +179,15 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
         const violating = slots.filter((x) => x && (x.violations.length > 0 || x.error)).length;
         say(progressLine(opts.seed, finished, plan.cases.length, e, violating));
         if (opts.verbose || e.violations.length > 0 || e.error) for (const l of lines) say(`    ${l}`);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(parallel, plan.cases.length) }, lane));
+      },
+      fits,
+    );
     results = slots.filter((x): x is ExploredCase => x !== undefined);
-    // Shrink after every case has run, so a failure early on does not starve the rest of the budget.
-    for (const [k, e] of results.entries()) {
-      if (e.violations.length === 0) continue;
+    // Shrink after every case has run, so a failure early on does not starve the rest of the budget; failing cases
+    // side by side (each one's candidates one after the other: a greedy search).
+    const shrinkStarted = Date.now();
+    const failing = [...results.entries()].filter(([, e]) => e.violations.length > 0);
+    await inLanes(failing, parallel, async ([k, e]) => {
       const original = cases[indices.indexOf(e.index)]!;
       const wanted = new Set(e.violations.map((v) => v.invariant));
       const maxAttempts = opts.shrinkAttempts ?? DEFAULT_SHRINK_ATTEMPTS;
@@ -235,7 +234,8 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
           : {}),
         ...(savedTo ? { savedTo } : {}),
       };
-    }
+    });
+    shrinkMs = Date.now() - shrinkStarted;
   } finally {
     await lab.stop();
   }
@@ -266,6 +266,7 @@ export async function runExplore(opts: ExploreOptions): Promise<ExploreReport> {
     casesSkipped: plan.cases.length - results.length,
     planFingerprint: plan.fingerprint,
     durationMs: Date.now() - started,
+    shrinkMs,
     // Fail closed: a budget too small for a single case has checked nothing.
     passed: results.length > 0 && !bad && !tooFewFired,
     faultsPlanned: fired.planned,
