@@ -314,6 +314,8 @@ async function runCaseTimed(
         message: `case "${pc.name}": the planned fault ${describeFault(f)} never fired (the run never reached that point), so the case proves nothing about it`,
       });
     }
+    if (evidence.rebuildRetried)
+      timeline.push({ kind: 'note', text: `a first new worker could not rebuild: ${evidence.rebuildRetried}` });
     if (evidence.replayError) timeline.push({ kind: 'note', text: `replay: ${evidence.replayError}` });
     const writeup = labWriteUp({ pc, evidence, timeline, failures, ...(probe ? { probe } : {}) });
     return {

@@ -50,6 +50,8 @@ export interface Evidence {
   readonly replayError?: string;
   /** The ledger as the new worker rebuilt it (the write-up reads its events). */
   readonly rebuilt?: LedgerSnapshot;
+  /** Why a first new worker could not rebuild it, when a second one was needed. */
+  readonly rebuildRetried?: string;
   readonly historyEvents: number;
 }
 
@@ -155,14 +157,20 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
   let rebuilt: LedgerSnapshot | undefined;
   let after: LedgerSnapshot | undefined;
   let comparable = true;
-  try {
-    [after, rebuilt] = await rebuildOnNewWorker(input, input.before?.eventCount);
-    if (after === undefined) {
-      comparable = false; // measured before a continue-as-new: only the final run's own hash is checked
-      after = rebuilt;
+  // A second new worker when the first could not answer (on a loaded machine a query once waited out its 30 s
+  // deadline for a poll): a run that cannot be rebuilt fails both, and the first failure is kept in the timeline.
+  let rebuildRetried: string | undefined;
+  for (let attempt = 1; attempt <= 2 && rebuilt === undefined; attempt++) {
+    try {
+      [after, rebuilt] = await rebuildOnNewWorker(input, input.before?.eventCount);
+      if (after === undefined) {
+        comparable = false; // measured before a continue-as-new: only the final run's own hash is checked
+        after = rebuilt;
+      }
+    } catch (err) {
+      if (attempt === 1) rebuildRetried = (err as Error).message;
+      else replayError ??= `the new worker could not rebuild the ledger: ${(err as Error).message}`;
     }
-  } catch (err) {
-    replayError ??= `the new worker could not rebuild the ledger: ${(err as Error).message}`;
   }
 
   phase('evidence.rebuild', t2);
@@ -237,6 +245,7 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     invariants,
     ...(replayError !== undefined ? { replayError } : {}),
     ...(rebuilt ? { rebuilt } : {}),
+    ...(rebuildRetried !== undefined ? { rebuildRetried } : {}),
     historyEvents: history.events?.length ?? 0,
   };
 }
