@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decideApprovalUpdate, pendingApprovalsQuery } from '../../workflows/definitions';
 import type { DriverContext } from './drivers';
 import { publishPolicy } from './lab';
+import { SA } from '../../src/domain/search-attributes';
 import { pause, unlessAborted, withDeadline } from './waits';
 
 /** The scripted human: decides pending approvals; `publish_policy` at policy.before_dispatch goes first. */
@@ -18,7 +19,10 @@ export async function approver(ctx: DriverContext): Promise<void> {
   while (!ctx.done.aborted) {
     let pending: Awaited<ReturnType<typeof queryPending>> = [];
     try {
-      pending = (await unlessAborted(queryPending(ctx), ctx.done)) ?? [];
+      // The run's search attribute says whether anything waits (the server answers, no worker is asked); only
+      // then is the worker queried for what waits.
+      if ((await unlessAborted(waiting(ctx), ctx.done)) === true)
+        pending = (await unlessAborted(queryPending(ctx), ctx.done)) ?? [];
     } catch {
       /* no worker right now */
     }
@@ -80,4 +84,15 @@ export async function approver(ctx: DriverContext): Promise<void> {
 
 function queryPending(ctx: DriverContext) {
   return withDeadline(ctx.link, 2_000, () => ctx.handle.query(pendingApprovalsQuery));
+}
+
+/** Whether the run says approvals wait (`LedgerloopPendingApprovals` > 0); true when it cannot say (ask, then). */
+async function waiting(ctx: DriverContext): Promise<boolean> {
+  try {
+    const d = await withDeadline(ctx.link, 2_000, () => ctx.handle.describe());
+    const n = d.typedSearchAttributes.get(SA.pendingApprovals);
+    return n === undefined || n > 0;
+  } catch {
+    return true;
+  }
 }
