@@ -257,15 +257,26 @@ async function runCaseTimed(
       done: done.signal,
       onServerRestarted: (s) => (restarted = s),
     };
-    const drivers: Promise<void>[] = [ledger.poll(done.signal), approver(ctx)];
+    // Each driver's failure is caught the moment it happens and written to the timeline: the drivers are awaited
+    // only once the run is over, and a rejection nobody handles before then would stop the whole runner.
+    const drivers: Promise<void>[] = [];
+    const drive = (name: string, p: Promise<void>): void => {
+      drivers.push(
+        p.catch((err: unknown) => {
+          timeline.push({ kind: 'note', text: `the ${name} driver failed: ${(err as Error)?.message ?? String(err)}` });
+        }),
+      );
+    };
+    drive('ledger watch', ledger.poll(done.signal));
+    drive('approver', approver(ctx));
     for (const f of pc.faults) {
-      if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream') drivers.push(downstreamKill(ctx, f));
-      if (f.do === 'restart_server') drivers.push(serverRestart(ctx, f));
-      if (f.at === 'run.cancel') drivers.push(cancelRun(ctx, f));
-      if (f.at === 'run.message') drivers.push(sendJunk(ctx, f));
+      if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream') drive(f.at, downstreamKill(ctx, f));
+      if (f.do === 'restart_server') drive(f.at, serverRestart(ctx, f));
+      if (f.at === 'run.cancel') drive(f.at, cancelRun(ctx, f));
+      if (f.at === 'run.message') drive(f.at, sendJunk(ctx, f));
       const hold = holds.get(f);
-      if (hold) drivers.push(inFlightHold(ctx, f, hold));
-      else if (f.do === 'pause') drivers.push(pauseAndResume(ctx, f));
+      if (hold) drive(f.at, inFlightHold(ctx, f, hold));
+      else if (f.do === 'pause') drive(f.at, pauseAndResume(ctx, f));
     }
     const runStarted = Date.now();
     const outcome = await awaitResult(link, handle, Date.now() + plan.runDeadlineMs + GRACE_MS);

@@ -19,7 +19,7 @@ export interface HoldRule {
   readonly occurrence: number;
 }
 
-/** What the service answered to a released request. */
+/** What the service answered to a released request: `status` 0 when it closed the connection without an answer. */
 export interface Delivered {
   readonly status: number;
   readonly body: string;
@@ -30,7 +30,10 @@ export interface NetHold {
   readonly url: string;
   /** Resolves when the rule's request arrives and is being held. */
   readonly held: Promise<void>;
-  /** Sends the held request on to the service and resolves with its answer. */
+  /**
+   * Sends the held request on to the service and resolves with its answer (never rejects: a service that drops
+   * the connection, as a `drop_response` fault makes it, is an answer too, and the worker's connection is dropped).
+   */
   release(): Promise<Delivered | undefined>;
   close(): Promise<void>;
 }
@@ -79,7 +82,7 @@ export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<N
   let seen = 0;
   let markHeld: () => void = () => undefined;
   const held = new Promise<void>((resolve) => (markHeld = resolve));
-  let pending: { req: http.IncomingMessage; body: Buffer; answer: (r: Response) => void } | undefined;
+  let pending: { req: http.IncomingMessage; body: Buffer; answer: (r: Response) => void; drop: () => void } | undefined;
 
   const app = new Hono<{ Bindings: HttpBindings }>();
   // Refused as the service would refuse it (nothing is forwarded).
@@ -93,7 +96,7 @@ export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<N
     if (matches && ++seen === rule.occurrence) {
       // Held: answered when the runner releases it (release) or never (close drops the connection).
       return new Promise<Response>((answer) => {
-        pending = { req, body, answer };
+        pending = { req, body, answer, drop: () => answer(dropConnection(c)) };
         markHeld();
       });
     }
@@ -112,7 +115,13 @@ export async function startNetHold(targetUrl: string, rule: HoldRule): Promise<N
       const p = pending;
       pending = undefined;
       if (!p) return undefined;
-      const answer = await forward(target, p.req, p.body);
+      let answer: Awaited<ReturnType<typeof forward>>;
+      try {
+        answer = await forward(target, p.req, p.body);
+      } catch (err) {
+        p.drop();
+        return { status: 0, body: `no answer: ${(err as Error).message}` };
+      }
       p.answer(
         new Response(new Uint8Array(answer.body), {
           status: answer.status,
