@@ -56,12 +56,16 @@ const inProcess =
     ...(kind === 'pause' ? { ms: p.int(8_000, 15_000) } : kind === 'delay' ? { ms: p.int(500, 4_000) } : {}),
   });
 
+/** The in-process points of the saga a cancel or junk can be triggered at (main's lab holds the worker there). */
+const SAGA_POINT_TRIGGERS = POINT_TRIGGERS.filter((t) => !CALL_POINT_TRIGGERS.includes(t));
+
 const totalSends = (r: Reach): number => Object.values(r.sends).reduce((n, x) => n + (x ?? 0), 0);
 
 /**
- * Where a cancel or junk message lands: a moment the run waits at anyway (the approval wait, a rate-limit
- * deferral, the opening turn), or an in-process point of a call (the first worker holds there while the runner
- * acts): before the intent, before the send, after the response. Drawn among those the case reaches.
+ * Where a cancel or junk message lands: a moment the run waits at anyway (the approval wait), or an in-process
+ * point the first worker holds at while the runner acts: of a call (before the intent, before the send, after the
+ * response), or of the saga (before a compensation's send, after its response), where one runs. Drawn among those
+ * the case reaches.
  */
 function triggerOf(p: Prng, c: FaultContext): { after: TriggerEvent; occurrence: number } {
   // Only moments the run stays at long enough for the runner to act there: the approval wait, or an in-process
@@ -72,6 +76,11 @@ function triggerOf(p: Prng, c: FaultContext): { after: TriggerEvent; occurrence:
   for (const point of CALL_POINT_TRIGGERS) {
     if (sends >= 1) options.push([{ after: point, occurrence: 1 }, 2]);
     if (sends >= 2) options.push([{ after: point, occurrence: p.int(2, Math.min(sends, 3)) }, 1]);
+  }
+  const comps = c.reach.compensations;
+  for (const point of SAGA_POINT_TRIGGERS) {
+    if (comps >= 1) options.push([{ after: point, occurrence: 1 }, 2]);
+    if (comps >= 2) options.push([{ after: point, occurrence: p.int(2, Math.min(comps, 3)) }, 1]);
   }
   // Nothing to hold at: the fault is drawn anyway and replaced by the reachability check.
   if (options.length === 0) return { after: 'ApprovalRequested', occurrence: 1 };
@@ -400,7 +409,11 @@ export function unreachable(f: GenFault, c: FaultContext, others: readonly GenFa
           ? 'the run neither waits for an approval nor sends a request: no moment to act at'
           : 'no approval is asked';
       if (a === 'ModelRequestStarted' && r.turns < f.occurrence) return `${r.turns} turn(s)`;
-      if (a !== undefined && POINT_TRIGGERS.includes(a) && sends < f.occurrence) return sent(sends);
+      if (a !== undefined && CALL_POINT_TRIGGERS.includes(a) && sends < f.occurrence) return sent(sends);
+      if (a !== undefined && SAGA_POINT_TRIGGERS.includes(a) && r.compensations < f.occurrence)
+        return r.compensations === 0
+          ? 'no saga runs for it to land in'
+          : `the saga makes ${r.compensations} compensating call(s)`;
       break;
     }
   }
