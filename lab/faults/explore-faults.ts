@@ -56,6 +56,17 @@ const inProcess =
     ...(kind === 'pause' ? { ms: p.int(8_000, 15_000) } : kind === 'delay' ? { ms: p.int(500, 4_000) } : {}),
   });
 
+/** A hold of the request in flight, on the service the case draws, for `min`..`max` ms. */
+const inFlight =
+  (kind: 'pause' | 'delay', min: number, max: number): FaultMaker =>
+  (p, c) => ({
+    at: 'tool.in_flight',
+    do: kind,
+    occurrence: occurrence(p),
+    service: serviceOf(p, c.services),
+    ms: p.int(min, max),
+  });
+
 /** The in-process points of the saga a cancel or junk can be triggered at (main's lab holds the worker there). */
 const SAGA_POINT_TRIGGERS = POINT_TRIGGERS.filter((t) => !CALL_POINT_TRIGGERS.includes(t));
 
@@ -147,20 +158,8 @@ export const FAULT_MENU: readonly MenuEntry[] = [
   ipEntry('workflow.before_intent', 'kill', 3),
   ipEntry('workflow.before_intent', 'pause', 1),
   ipEntry('workflow.before_intent', 'delay', 1),
-  entry('tool.in_flight', 'pause', 2, (p, c) => ({
-    at: 'tool.in_flight',
-    do: 'pause',
-    occurrence: occurrence(p),
-    service: serviceOf(p, c.services),
-    ms: p.int(8_000, 15_000),
-  })),
-  entry('tool.in_flight', 'delay', 1, (p, c) => ({
-    at: 'tool.in_flight',
-    do: 'delay',
-    occurrence: occurrence(p),
-    service: serviceOf(p, c.services),
-    ms: p.int(1_000, 4_000),
-  })),
+  entry('tool.in_flight', 'pause', 2, inFlight('pause', 8_000, 15_000)),
+  entry('tool.in_flight', 'delay', 1, inFlight('delay', 1_000, 4_000)),
   // held on the wallet (the protocol's default service): a case without a wallet cannot reach it
   entry('server.mid_run', 'restart_server', 2, (p) => ({
     at: 'server.mid_run',
