@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../../packages/local-model/src/errors';
 import { EnvelopeReader } from '../../packages/local-model/src/envelope';
-import { historyOf, signatureOf } from '../../packages/local-model/src/prompt';
+import { AFTER_RESULTS, historyOf, signatureOf } from '../../packages/local-model/src/prompt';
 import { parseChatRequest } from '../../packages/local-model/src/request';
 import { isLoopback, parseServerFlags, SetupError, threadCount } from '../../packages/local-model/src/settings';
 import { chatCompletionTools } from '../../src/planner/tool-schemas';
@@ -110,7 +110,7 @@ describe('tool_call_id pairing', () => {
     // The results are given in the order of the calls, each with its own call's result.
     expect(results).toEqual({
       type: 'user',
-      text: 'Tool results:\nResult of call 1 (a): A done\nResult of call 2 (b): B done',
+      text: `The application ran your calls:\n1. a {} -> A done\n2. b {} -> B done\n${AFTER_RESULTS}`,
     });
     expect(history.at(-2)).toEqual({
       type: 'model',

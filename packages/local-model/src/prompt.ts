@@ -99,9 +99,19 @@ export function toolsInstructions(tools: readonly ToolSpec[], req: Pick<ChatRequ
   return lines.join('\n');
 }
 
+/** After the results, what the next reply may be: a model without a tool role forgets its calls were answered. */
+export const AFTER_RESULTS =
+  'A call that succeeded is done: never make it again. If the goal is now reached, or cannot be reached, reply ' +
+  '{"tool_calls":[],"final_answer":"<a short answer>"}; otherwise call only what the goal still needs.';
+
 function toolResultsText(calls: readonly ToolCallMessage[], results: ReadonlyMap<string, string>): string {
-  const lines = calls.map((c, i) => `Result of call ${i + 1} (${c.name}): ${results.get(c.id) ?? ''}`);
-  return ['Tool results:', ...lines].join('\n');
+  const lines = calls.map((c, i) => `${i + 1}. ${c.name} ${compactArgs(c.arguments)} -> ${results.get(c.id) ?? ''}`);
+  return ['The application ran your calls:', ...lines, AFTER_RESULTS].join('\n');
+}
+
+function compactArgs(text: string): string {
+  const v = compactJson(text);
+  return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 /** The history items for `req`, ending with the turn the model answers next. */
