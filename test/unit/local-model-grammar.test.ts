@@ -12,6 +12,7 @@ import { functionTool } from '../../src/planner/tool-schemas';
 import { builtinTools } from '../../src/tools/registry';
 import { workflowTools } from '../../examples/ticketing/src/tools/workflow-tools';
 import { argumentsGrammar, envelopeGrammar, SchemaError } from '../../packages/local-model/src/grammar';
+import { prng } from '../../lab/bench/lib/stats';
 import { parseGbnf } from '../support/gbnf-matcher';
 
 const builtin = builtinTools.names().map((n) => builtinTools.get(n)!) as AnyTool[];
@@ -21,18 +22,6 @@ const paramsOf = (t: AnyTool) => functionTool(t).function.parameters as Record<s
 const tool = (name: string) => all.find((t) => t.name === name)!;
 /** The judge: the offered JSON Schema itself. */
 const judge = (t: AnyTool) => z.fromJSONSchema(paramsOf(t) as Parameters<typeof z.fromJSONSchema>[0]);
-
-/** A seeded PRNG (mulberry32), so a failing sample names its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('the reply grammar', () => {
   test('every tool schema of the runtime and of examples/ticketing is enforced whole: nothing relaxed', () => {
@@ -182,5 +171,46 @@ describe('the reply grammar', () => {
     ['an empty integer range', { type: 'object', properties: { a: { type: 'integer', minimum: 3, maximum: 2 } } }],
   ])('%s: a SchemaError', (_what, schema) => {
     expect(() => argumentsGrammar(schema)).toThrow(SchemaError);
+  });
+});
+
+describe('patterns within a length', () => {
+  const stringGrammar = (pattern: string, maxLength?: number, minLength?: number) => {
+    const relaxed = new Set<string>();
+    const g = parseGbnf(
+      argumentsGrammar(
+        {
+          type: 'object',
+          properties: {
+            s: { type: 'string', pattern, ...(maxLength ? { maxLength } : {}), ...(minLength ? { minLength } : {}) },
+          },
+          required: ['s'],
+          additionalProperties: false,
+        },
+        relaxed,
+      ),
+    );
+    return { accepts: (v: string) => g.accepts(JSON.stringify({ s: v })), relaxed: [...relaxed] };
+  };
+
+  test('an unbounded repeat is capped to fit maxLength: nothing longer, the pattern still holds', () => {
+    const g = stringGrammar('^[a-z]+@[a-z]+$', 9);
+    expect(g.accepts('abcd@efgh')).toBe(true); // the budget is shared: at most 4 each side
+    expect(g.accepts('abc@defgh')).toBe(false); // valid, but outside the subset the grammar offers
+    expect(g.accepts('abcd@efghi')).toBe(false); // 10 characters
+    expect(g.accepts('abc@DEF')).toBe(false);
+    expect(g.relaxed).toEqual([]);
+  });
+
+  test('an unanchored pattern is matched from the start; the rest fills the lengths', () => {
+    const g = stringGrammar('\\S', 5, 2);
+    expect(g.accepts('a b')).toBe(true);
+    expect(g.accepts('a')).toBe(false); // minLength
+    expect(g.accepts('abcdef')).toBe(false); // maxLength
+    expect(g.accepts('  a')).toBe(false); // valid, but outside the subset the grammar offers
+  });
+
+  test('a repeat inside a repeat that cannot be shared out is left to the client, and named', () => {
+    expect(stringGrammar('^(a+)+$', 4).relaxed).toEqual(['maxLength (beside a pattern)']);
   });
 });

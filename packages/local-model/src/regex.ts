@@ -324,28 +324,28 @@ export function capLength(n: RegexNode, maxLength: number): RegexNode | undefine
     else if (x.kind === 'alt') x.alts.forEach(walk);
   };
   walk(n);
-  const floor = (x: RegexNode): RegexNode =>
-    x.kind === 'repeat'
-      ? { ...x, node: floor(x.node), max: x.max === Infinity ? x.min : x.max }
-      : x.kind === 'seq'
-        ? { ...x, items: x.items.map(floor) }
-        : x.kind === 'alt'
-          ? { ...x, alts: x.alts.map(floor) }
-          : x;
-  const base = lengthRange(floor(n)).max;
+  const base = lengthRange(withUnboundedMax(n, (r) => r.min)).max;
   if (base > maxLength) return undefined;
   if (unbounded.length === 0) return n;
   // Each extra repetition of an unbounded repeat adds at most its inner node's longest string.
   const widths = unbounded.map((u) => lengthRange((u as Extract<RegexNode, { kind: 'repeat' }>).node).max);
   if (widths.some((w) => w === Infinity)) return undefined; // nested unbounded repeats: not worth sharing out
   const share = Math.floor((maxLength - base) / widths.reduce((a, b) => a + b, 0));
-  const cap = (x: RegexNode): RegexNode =>
-    x.kind === 'repeat'
-      ? { ...x, node: cap(x.node), max: x.max === Infinity ? x.min + share : x.max }
-      : x.kind === 'seq'
-        ? { ...x, items: x.items.map(cap) }
-        : x.kind === 'alt'
-          ? { ...x, alts: x.alts.map(cap) }
-          : x;
-  return cap(n);
+  const capped = withUnboundedMax(n, (r) => r.min + share);
+  // A repeat inside a bounded repeat counts more than once: then the share was too generous.
+  return lengthRange(capped).max <= maxLength ? capped : undefined;
+}
+
+/** The node with each unbounded repeat's maximum set by `max` (bounded repeats unchanged). */
+function withUnboundedMax(n: RegexNode, max: (r: Extract<RegexNode, { kind: 'repeat' }>) => number): RegexNode {
+  switch (n.kind) {
+    case 'set':
+      return n;
+    case 'seq':
+      return { ...n, items: n.items.map((x) => withUnboundedMax(x, max)) };
+    case 'alt':
+      return { ...n, alts: n.alts.map((x) => withUnboundedMax(x, max)) };
+    case 'repeat':
+      return { ...n, node: withUnboundedMax(n.node, max), max: n.max === Infinity ? max(n) : n.max };
+  }
 }
