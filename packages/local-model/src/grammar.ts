@@ -66,6 +66,11 @@ const READ = new Set([
   'maximum',
   'exclusiveMinimum',
   'exclusiveMaximum',
+  'minProperties',
+  'maxProperties',
+  'multipleOf',
+  'uniqueItems',
+  'contains',
   '$ref',
 ]);
 
