@@ -144,12 +144,8 @@ export function verifySessionToken(
 }
 
 /** The checks every token passes, then `check` (what it is for), then its subject's mapping. */
-async function verifiedFor(
-  source: IdentitySource,
-  token: unknown,
-  nowMs: number,
-  check: (payload: JWTPayload) => void,
-): Promise<VerifiedIdentity> {
+/** The trusted issuer `token` names, refusing an unreadable issuer list, a token not shaped as a JWS or a stranger. */
+function trustedIssuerOf(source: IdentitySource, token: unknown): { token: string; issuer: IssuerConfig } {
   let issuers;
   try {
     issuers = source.current();
@@ -169,6 +165,16 @@ async function verifiedFor(
   }
   const issuer = issuers.find((i) => i.issuer === iss);
   if (!issuer) throw new IdentityError(Failure.IdentityInvalid, `the token's issuer is not one this worker trusts`);
+  return { token, issuer };
+}
+
+async function verifiedFor(
+  source: IdentitySource,
+  presented: unknown,
+  nowMs: number,
+  check: (payload: JWTPayload) => void,
+): Promise<VerifiedIdentity> {
+  const { token, issuer } = trustedIssuerOf(source, presented);
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, createLocalJWKSet(issuer.jwks), {

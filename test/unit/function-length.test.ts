@@ -56,10 +56,6 @@ const ALLOWED: Readonly<Record<string, Allowed>> = {
     lines: 63,
     reason: 'the dispatch-time signature and its refusals, each a typed failure; not split yet',
   },
-  'src/identity/verify.ts:verifiedFor': {
-    lines: 61,
-    reason: 'verification refusals in the order a token is checked; not split yet',
-  },
   'workflows/operator.ts:recordVerified': { lines: 61, reason: WORKFLOW },
 };
 
