@@ -57,37 +57,47 @@ function succeeded(call: ReadyCall, tenant: string, body: unknown): Observation 
     : { ...base, state: 'SUCCEEDED', data: admitted.data };
 }
 
+/** An attempt that found an earlier attempt's effect (or retained refusal): the call was UNKNOWN, now reconciled. */
+function recordRecovered(
+  run: RunModel,
+  call: ReadyCall,
+  r: DispatchResponse,
+  via: NonNullable<DispatchResponse['recoveredVia']>,
+): void {
+  const { ledger } = run;
+  const id = call.logicalCallId;
+  ledger.append({
+    type: 'ToolOutcomeMarkedUnknown',
+    logicalCallId: id,
+    cause: 'earlier attempt did not report',
+    attempts: r.attempt - 1,
+  });
+  const found = r.outcome === 'succeeded';
+  ledger.append({
+    type: 'ToolEffectReconciled',
+    logicalCallId: id,
+    via,
+    outcome: found ? 'SUCCEEDED' : 'FAILED',
+    receipt: r.receipt,
+    detail: `attempt ${r.attempt} found the ${found ? 'effect' : 'retained refusal'} of an earlier attempt`,
+    // What the attempt's own lookup found: the effect, or a refusal the downstream retained (no effect).
+    evidence: {
+      lookup: 'found',
+      status: found ? 'completed' : 'failed',
+      ...(r.receipt !== undefined ? { receipt: r.receipt } : {}),
+      ...(r.errorCode !== undefined ? { errorCode: r.errorCode } : {}),
+      service: call.tool.service,
+      operationKey: call.intent.operationKey,
+      checkedAt: new Date(Date.now()).toISOString(),
+    },
+  });
+}
+
 /** The downstream answered this dispatch. */
 export function settleAnswer(run: RunModel, call: ReadyCall, r: DispatchResponse): Observation {
   const { ledger } = run;
   const id = call.logicalCallId;
-  if (r.recoveredVia !== undefined) {
-    ledger.append({
-      type: 'ToolOutcomeMarkedUnknown',
-      logicalCallId: id,
-      cause: 'earlier attempt did not report',
-      attempts: r.attempt - 1,
-    });
-    const found = r.outcome === 'succeeded';
-    ledger.append({
-      type: 'ToolEffectReconciled',
-      logicalCallId: id,
-      via: r.recoveredVia,
-      outcome: found ? 'SUCCEEDED' : 'FAILED',
-      receipt: r.receipt,
-      detail: `attempt ${r.attempt} found the ${found ? 'effect' : 'retained refusal'} of an earlier attempt`,
-      // What the attempt's own lookup found: the effect, or a refusal the downstream retained (no effect).
-      evidence: {
-        lookup: 'found',
-        status: found ? 'completed' : 'failed',
-        ...(r.receipt !== undefined ? { receipt: r.receipt } : {}),
-        ...(r.errorCode !== undefined ? { errorCode: r.errorCode } : {}),
-        service: call.tool.service,
-        operationKey: call.intent.operationKey,
-        checkedAt: new Date(Date.now()).toISOString(),
-      },
-    });
-  }
+  if (r.recoveredVia !== undefined) recordRecovered(run, call, r, r.recoveredVia);
   const common = {
     attempts: r.attempt,
     replayed: r.replayed,
