@@ -31,3 +31,16 @@ export { Currency, Money, PositiveMoney, formatMoney } from '../domain/money';
 export { canonicalMoney, nfc, sortedSet, sortedSetBy, TimeZone, ZonedDateTime, zonedTime } from './canonical-forms';
 export { normalizeText, OperationKeyRef, onResource, receiptResult, shortKey } from './common';
 export { defineToolModule, ToolRegistry, ToolRegistryError, type ToolModule, type ToolModuleSpec } from './registry';
+export { mcpToolModule } from './mcp/module';
+export { isMcpTool, mcpTools, type McpAnswerBody, type McpBinding, type McpTool } from './mcp/declare';
+export { compileJsonSchema, McpSchemaError, type SchemaCheck, type SchemaIssue } from './mcp/json-schema';
+export { toolDigest, type ListedTool } from './mcp/digest';
+export {
+  MCP_TOOL_SET_FORMAT,
+  McpToolSetError,
+  parseToolSet,
+  type McpHints,
+  type McpLookup,
+  type McpToolDeclaration,
+  type McpToolSet,
+} from './mcp/tool-set';

@@ -4,3 +4,4 @@
  */
 export { defineToolModule, ToolRegistry, ToolRegistryError, type ToolModule, type ToolModuleSpec } from './registry';
 export type { AnyTool } from '../domain/tool';
+export { mcpToolModule } from './mcp/module';
