@@ -147,7 +147,22 @@ export interface HttpTransport {
   readonly codes?: Readonly<Record<string, string>>;
 }
 
-export type ToolTransport = LedgerloopTransport | FunctionTransport | HttpTransport;
+/**
+ * A tool of an MCP server the worker connects to (src/downstream/mcp): the server is the tool's `service`, the
+ * worker's `mcp.servers[<service>]`. What a plain MCP server promises is nothing: it reads no key, seals nothing and
+ * bounds no request, so only what the checked-in tool set declares is claimed (src/tools/mcp/tool-set.ts).
+ */
+export interface McpToolTransport {
+  readonly kind: 'mcp';
+  /** The tool's name on the server. */
+  readonly tool: string;
+  /** The server dedupes a repeat under the key in `_meta` for this long (declared only for one that reads it). */
+  readonly keyRetentionMs?: number;
+  /** A declared read of the same server finds the state the call meant (not the key itself). */
+  readonly lookup?: boolean;
+}
+
+export type ToolTransport = LedgerloopTransport | FunctionTransport | HttpTransport | McpToolTransport;
 
 /** What a tool declares about where it goes: `service` always (the downstream's name), and `route` or `transport`. */
 export interface TransportFields {
@@ -188,6 +203,13 @@ export function promisesOf(tool: TransportFields): Promises {
         seals: false,
         fenced: false,
       };
+    case 'mcp':
+      return {
+        ...(t.keyRetentionMs !== undefined ? { keyRetentionMs: t.keyRetentionMs } : {}),
+        ...(t.lookup === true ? { lookup: 'by_metadata' as const } : {}),
+        seals: false,
+        fenced: false,
+      };
   }
 }
 
@@ -204,6 +226,8 @@ export function targetOf(tool: TransportFields & { readonly name: string }): str
       return `${t.method} ${t.path}`;
     case 'function':
       return `function:${tool.name}`;
+    case 'mcp':
+      return `mcp:${tool.service}/${t.tool}`;
   }
 }
 

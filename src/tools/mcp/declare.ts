@@ -49,11 +49,6 @@ export function isMcpTool(tool: AnyTool | undefined): tool is McpTool {
   return typeof binding === 'object' && binding !== null && 'declaration' in binding;
 }
 
-/** The route an MCP tool's dispatch names (the signer checks it against the declaration). */
-export function mcpRoute(mcpName: string): string {
-  return `mcp:tools/call/${mcpName}`;
-}
-
 const BLOCKS = z.record(z.string(), z.number().int().nonnegative());
 
 function resultSchema(decl: McpToolDeclaration, where: string): z.ZodType<McpAnswerBody> {
@@ -66,7 +61,10 @@ function resultSchema(decl: McpToolDeclaration, where: string): z.ZodType<McpAns
     if (body.isError) return;
     const value = body.structured ?? jsonText(body.text);
     if (value === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'the tool declares an output schema but returned no structured content' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'the tool declares an output schema but returned no structured content',
+      });
       return;
     }
     for (const issue of output.check(value))
@@ -86,7 +84,8 @@ function jsonText(text: string): Json | undefined {
 /** The fields of a validated answer the next planning step may see: its structured content, else its text. */
 function promote(decl: McpToolDeclaration, body: McpAnswerBody): Json {
   const data: Record<string, Json> = { isError: body.isError };
-  if (decl.outputSchema !== undefined && !body.isError) data['structured'] = body.structured ?? jsonText(body.text) ?? null;
+  if (decl.outputSchema !== undefined && !body.isError)
+    data['structured'] = body.structured ?? jsonText(body.text) ?? null;
   else data['text'] = body.text;
   const other = Object.keys(body.blocks);
   if (other.length > 0) data['blocks'] = { ...body.blocks };
@@ -120,7 +119,13 @@ function mcpTool(set: McpToolSet, decl: McpToolDeclaration): McpTool {
     maxArgumentBytes: decl.maxArgumentBytes,
     maxResultBytes: decl.maxResultBytes,
     service: set.server,
-    route: mcpRoute(decl.mcpName),
+    // Where it goes, and what the server promises: only what the tool set declares (src/domain/transport.ts).
+    transport: {
+      kind: 'mcp',
+      tool: decl.mcpName,
+      ...(set.keyRetentionMs !== undefined ? { keyRetentionMs: set.keyRetentionMs } : {}),
+      ...(decl.lookup !== undefined ? { lookup: true } : {}),
+    },
     effectScope: action,
     idempotency: decl.contract,
     // The arguments are sent as proposed (JSON Schema has no canonical form to impose); the tenant binds them to
@@ -138,7 +143,11 @@ function mcpTool(set: McpToolSet, decl: McpToolDeclaration): McpTool {
       ? { approval: () => `${where} is declared to need a human approval (${approvalWhy(decl)})` }
       : {}),
     // Names only: argument values may be anything, and the summary is shown in the Temporal UI.
-    summary: (a) => `mcp ${where} (${Object.keys(a ?? {}).sort().join(', ').slice(0, 120)})`,
+    summary: (a) =>
+      `mcp ${where} (${Object.keys(a ?? {})
+        .sort()
+        .join(', ')
+        .slice(0, 120)})`,
     promote: (r) => promote(decl, r),
     mcp: binding,
   };

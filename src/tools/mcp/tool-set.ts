@@ -135,7 +135,10 @@ const ToolSetFile = z
   .object({
     format: z.literal(MCP_TOOL_SET_FORMAT),
     server: z.string().regex(SERVER_NAME, 'a server name: a-z, then up to 31 of a-z 0-9 _ -'),
-    serverInfo: z.object({ name: z.string().max(200), version: z.string().max(100) }).strict().optional(),
+    serverInfo: z
+      .object({ name: z.string().max(200), version: z.string().max(100) })
+      .strict()
+      .optional(),
     keyRetentionMs: z.number().int().positive().optional(),
     tools: z.array(Declaration).min(1).max(500),
   })
