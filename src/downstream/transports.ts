@@ -2,7 +2,8 @@
  * The worker's transports: each tool's declaration resolved to the transport that reaches its downstream, and
  * the check that refuses the worker's start when a tool cannot be served (`ToolDeclarationError`): a declaration
  * the recovery table cannot follow, a function tool without its implementation (or a lookup it declares), an
- * implementation of no function tool, a secret named but missing, an HTTP API without a base URL.
+ * implementation of no function tool, a secret named but missing, an HTTP API without a base URL, an MCP tool
+ * whose server the worker is not given.
  */
 import { declarationProblems, ToolDeclarationError } from '../domain/tool-check';
 import type { AnyTool } from '../domain/tool';
@@ -17,6 +18,14 @@ import type { Transport } from './transport';
 
 export { ToolDeclarationError };
 
+/** What the worker's MCP servers give the wiring (src/downstream/mcp/servers.ts). */
+export interface McpWiring {
+  /** Every reason an MCP tool cannot be served: a server the worker is not configured for, a lookup not declared. */
+  problems(tools: readonly AnyTool[]): string[];
+  /** The transport of an MCP tool, or undefined when its server is not configured. */
+  transportFor(tool: AnyTool): Transport | undefined;
+}
+
 export interface TransportWiring {
   /** The client of each service on Ledgerloop's HTTP contract, by service name. */
   readonly services: Readonly<Record<string, Downstream>>;
@@ -28,6 +37,11 @@ export interface TransportWiring {
   readonly secrets?: SecretSource;
   /** Per-request timeout of HTTP API calls. */
   readonly httpTimeoutMs?: number;
+  /**
+   * The worker's MCP servers (`mcpServers` of the `ledgerloop/mcp` entry): the transport of each MCP tool. Given
+   * as an object, so a worker without MCP tools never loads the MCP SDK (an optional peer dependency).
+   */
+  readonly mcp?: McpWiring;
   /** Decorates every transport (the fault lab's crash points do); it must keep the interface's promises. */
   readonly wrap?: (tool: AnyTool, transport: Transport) => Transport;
 }
@@ -53,6 +67,12 @@ export function wiringProblems(tools: readonly AnyTool[], wiring: TransportWirin
     }
     if (t.kind === 'http' && !wiring.baseUrls?.[tool.service])
       problems.push(`${tool.name}: an HTTP API whose base URL (services.${tool.service}) the worker lacks`);
+  }
+  const mcpTools = tools.filter((t) => transportOf(t).kind === 'mcp');
+  if (mcpTools.length > 0) {
+    if (wiring.mcp === undefined)
+      problems.push(...mcpTools.map((t) => `${t.name}: an MCP tool, but the worker is given no MCP servers`));
+    else problems.push(...wiring.mcp.problems(mcpTools));
   }
   const functionTools = new Set(tools.filter((t) => transportOf(t).kind === 'function').map((t) => t.name));
   for (const name of impls.keys())
@@ -107,6 +127,8 @@ export class Transports {
           ...(this.wiring.httpTimeoutMs ? { timeoutMs: this.wiring.httpTimeoutMs } : {}),
         });
       }
+      case 'mcp':
+        return this.wiring.mcp?.transportFor(tool);
     }
   }
 }

@@ -86,7 +86,9 @@ async function call(conn: McpConnection, req: CallToolRequest): Promise<McpCallO
     ...(req.operation !== undefined ? { _meta: { [OPERATION_META_KEY]: { ...req.operation } } } : {}),
   };
   const trace = session.transport.watch(
-    (m) => (m as { method?: unknown; params?: unknown }).method === 'tools/call' && (m as { params?: unknown }).params === params,
+    (m) =>
+      (m as { method?: unknown; params?: unknown }).method === 'tools/call' &&
+      (m as { params?: unknown }).params === params,
   );
   const left = Math.max(1, timeoutMs - (Date.now() - startedAt));
   try {

@@ -27,7 +27,11 @@ export function driftOf(
 }
 
 /** One sentence for a verdict that refuses, naming the tool and what to do. */
-export function driftReason(server: string, decl: Pick<McpToolDeclaration, 'mcpName' | 'digest'>, v: DriftVerdict): string {
+export function driftReason(
+  server: string,
+  decl: Pick<McpToolDeclaration, 'mcpName' | 'digest'>,
+  v: DriftVerdict,
+): string {
   const tool = `${server}.${decl.mcpName}`;
   switch (v.kind) {
     case 'matches':
