@@ -11,6 +11,7 @@ import { registerLocalModelCommands } from './local-model';
 import { registerRunCommands } from './commands';
 import { registerInit } from './commands/init';
 import { registerKeys } from './commands/keys';
+import { registerMcp } from './commands/mcp';
 import { registerSetup } from './commands/setup';
 import { processIO } from './commands/shared';
 import { versionLine } from './version';
@@ -167,6 +168,7 @@ program
 function registerProjectCommands(): void {
   registerRunCommands(program);
   registerKeys(program, processIO);
+  registerMcp(program, processIO);
   registerInit(program, processIO);
   registerSetup(program, processIO);
   registerFaultsCommand(program);
