@@ -9,7 +9,7 @@ import type { Downstream } from '../../src/downstream/client';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
-import { Transports } from '../../src/downstream/transports';
+import { Transports, type McpWiring } from '../../src/downstream/transports';
 import { builtinTools, type ToolRegistry } from '../../src/tools/registry';
 import { resolveAuthorizeDeps, type AuthorizeDeps } from '../authorize.activities';
 
@@ -34,6 +34,8 @@ export interface DispatchDeps {
   readonly wrapTransport?: (tool: AnyTool, transport: Transport) => Transport;
   /** Per-request timeout of HTTP API calls. */
   readonly httpTimeoutMs?: number;
+  /** The worker's MCP servers (`mcpServers` of `ledgerloop/mcp`), for MCP tools; default none. */
+  readonly mcp?: McpWiring;
 }
 
 /** The steps' dependencies, resolved once per worker. */
@@ -56,6 +58,7 @@ export function resolveDispatchDeps(deps: DispatchDeps): DispatchContextDeps {
       ...(deps.secrets ? { secrets: deps.secrets } : {}),
       ...(deps.wrapTransport ? { wrap: deps.wrapTransport } : {}),
       ...(deps.httpTimeoutMs ? { httpTimeoutMs: deps.httpTimeoutMs } : {}),
+      ...(deps.mcp ? { mcp: deps.mcp } : {}),
     }),
   };
 }

@@ -62,6 +62,7 @@ export async function createWorker(
     ...(opts.functions !== undefined ? { functions: opts.functions } : {}),
     ...(opts.secrets !== undefined ? { secrets: opts.secrets } : {}),
     ...(opts.wrapTransport !== undefined ? { wrapTransport: opts.wrapTransport } : {}),
+    ...(opts.mcp !== undefined ? { mcp: opts.mcp } : {}),
     ...(opts.downstreamClient !== undefined ? { downstreamClient: opts.downstreamClient } : {}),
   });
   const { identityIssuers: _issuers, capabilityKey: _key, policy: _policy, model: _model, ...rest } = opts;

@@ -54,7 +54,7 @@ import type { AnyTool } from '../../src/domain/tool';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
-import { checkWiring } from '../../src/downstream/transports';
+import { checkWiring, type McpWiring } from '../../src/downstream/transports';
 
 /** A policy document as written (the defaults of `Policy` filled in when it is checked). */
 export type PolicyDocument = z.input<typeof Policy>;
@@ -88,6 +88,11 @@ export interface LedgerloopPluginOptions {
    * never throw, and report what happened. Default none.
    */
   readonly wrapTransport?: (tool: AnyTool, transport: Transport) => Transport;
+  /**
+   * The worker's MCP servers (`mcpServers(...)` from `ledgerloop/mcp`), started and closed by the caller: the
+   * transport of every MCP tool. Default none: an MCP tool then refuses the worker's start.
+   */
+  readonly mcp?: McpWiring;
   /** The policy: a document as in a policy file (checked here; an invalid one is `Config.Invalid`) or a store. */
   readonly policy: PolicyStore | PolicyDocument;
   /** The model (or models, one per `planner.kind`) the worker plans with. */
@@ -211,6 +216,7 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
       baseUrls: opts.services,
       ...(opts.functions ? { functions: opts.functions } : {}),
       ...(opts.secrets ? { secrets: opts.secrets } : {}),
+      ...(opts.mcp ? { mcp: opts.mcp } : {}),
     });
     this.codec =
       opts.codecKeys === undefined
@@ -261,6 +267,7 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
       ...(this.opts.functions ? { functions: this.opts.functions } : {}),
       ...(this.opts.secrets ? { secrets: this.opts.secrets } : {}),
       ...(this.opts.wrapTransport ? { wrapTransport: this.opts.wrapTransport } : {}),
+      ...(this.opts.mcp ? { mcp: this.opts.mcp } : {}),
       ...(this.opts.downstreamTimeoutMs ? { httpTimeoutMs: this.opts.downstreamTimeoutMs } : {}),
       workerIdentity: identity,
       ...(this.registry ? { tools: this.registry } : {}),

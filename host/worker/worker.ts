@@ -16,6 +16,7 @@ import type { AnyTool } from '../../src/domain/tool';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
+import type { McpWiring } from '../../src/downstream/transports';
 
 // Defined with the client (a client names the queue too, and must not load the worker package for it).
 export { DEFAULT_TASK_QUEUE };
@@ -33,6 +34,8 @@ export interface LedgerloopWorkerOptions {
   readonly secrets?: SecretSource;
   /** Decorates every tool's transport (the fault lab's crash points); default none. */
   readonly wrapTransport?: (tool: AnyTool, transport: Transport) => Transport;
+  /** The worker's MCP servers (`mcpServers` of `ledgerloop/mcp`); default none. See `LedgerloopPluginOptions.mcp`. */
+  readonly mcp?: McpWiring;
   /** A prebuilt bundle file (fast start); without it the workflows are bundled in process. */
   readonly workflowBundlePath?: string;
   readonly identity?: string;
@@ -135,6 +138,7 @@ export async function createLedgerloopWorker(
       ...optional('functions', opts.functions),
       ...optional('secrets', opts.secrets),
       ...optional('wrapTransport', opts.wrapTransport),
+      ...optional('mcp', opts.mcp),
     });
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (host/server/connection-config.ts).
