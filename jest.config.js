@@ -16,6 +16,7 @@ const moduleNameMapper = {
   '^ledgerloop/services$': '<rootDir>/services/index.ts',
   '^ledgerloop/testing$': '<rootDir>/host/testing/index.ts',
   '^ledgerloop/codec$': '<rootDir>/host/codec/index.ts',
+  '^ledgerloop/mcp$': '<rootDir>/host/mcp/index.ts',
 };
 const common = {
   testEnvironment: 'node',
