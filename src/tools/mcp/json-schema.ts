@@ -3,8 +3,8 @@
  *
  * The decision (docs/mcp.md, "Why zod and not ajv"): the schema is converted once per worker with zod's own
  * `z.fromJSONSchema`, which the workflow bundle carries already (zod is in it for every tool), so the MCP tool set
- * adds no byte to the bundle and no code generation to the sandbox; ajv 8 with its formats would add about 370 KB
- * of code to every bundle and compile validators with `new Function` inside the workflow context
+ * adds only this gate (about 5 KB minified) and no code generation to the sandbox; ajv 8 with its formats would add
+ * about 257 KB minified to every bundle and compile validators with `new Function` inside the workflow context
  * (`lab/bench/mcp-schema-bundle.ts` measures both). zod's converter covers a subset of JSON Schema, so a gate in
  * front of it admits only the keywords it enforces as JSON Schema means them, and refuses the rest by name: a
  * schema is never checked more loosely than it says. The gate's list is backed by a differential test against ajv
