@@ -27,14 +27,20 @@ export class McpSchemaError extends Error {
   override readonly name = 'Mcp.SchemaUnsupported';
 }
 
-/** Schema keywords the conversion enforces (with the shape checks below). */
-const ENFORCED = new Set([
-  'type',
-  'enum',
-  'const',
-  'anyOf',
-  'oneOf',
-  'allOf',
+/**
+ * Keywords that constrain one JSON type. JSON Schema applies them to instances of that type whatever `type` says;
+ * zod's converter applies them only under a `type`, so a schema that uses one must name its type.
+ */
+const TYPE_SPECIFIC = new Set([
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
   'properties',
   'required',
   'additionalProperties',
@@ -51,15 +57,17 @@ const ENFORCED = new Set([
   'contains',
   'minContains',
   'maxContains',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'format',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
+]);
+
+/** Schema keywords the conversion enforces (with the shape checks below): the type-specific ones and these. */
+const ENFORCED = new Set([
+  ...TYPE_SPECIFIC,
+  'type',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'allOf',
   '$ref',
   '$defs',
   'definitions',
@@ -94,38 +102,6 @@ export const MAX_SCHEMA_DEPTH = 32;
 export const MAX_SCHEMA_NODES = 2_000;
 
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
-
-/**
- * Keywords that constrain one JSON type. JSON Schema applies them to instances of that type whatever `type` says;
- * zod's converter applies them only under a `type`, so a schema that uses one must name its type.
- */
-const TYPE_SPECIFIC = new Set([
-  'minLength',
-  'maxLength',
-  'pattern',
-  'format',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'properties',
-  'required',
-  'additionalProperties',
-  'patternProperties',
-  'propertyNames',
-  'minProperties',
-  'maxProperties',
-  'items',
-  'prefixItems',
-  'additionalItems',
-  'minItems',
-  'maxItems',
-  'uniqueItems',
-  'contains',
-  'minContains',
-  'maxContains',
-]);
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
