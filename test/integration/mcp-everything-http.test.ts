@@ -7,16 +7,31 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { hashCanonical } from '../../src/domain/canonical';
+import { hashCanonical, type Json } from '../../src/domain/canonical';
 import type { ToolIntent } from '../../src/domain/operation-key';
 import { readListing } from '../../src/downstream/mcp/read-listing';
 import { mcpServers } from '../../src/downstream/mcp/servers';
-import { mcpTools } from '../../src/tools/mcp/declare';
+import { mcpTools, type McpTool } from '../../src/tools/mcp/declare';
 import { importToolSet } from '../../src/tools/mcp/import-set';
 
 const SERVER = join(resolve(__dirname, '../..'), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const SECRET = 'tok-everything-not-for-history';
 let child: ChildProcess;
+
+/** One first attempt of `echo` with `body`, as the dispatch activity hands it to a transport. */
+function echoAttempt(tool: McpTool, body: Record<string, Json>, key: string, deadlineMs: number) {
+  return {
+    tool,
+    intent: { argumentsHash: hashCanonical(body), tenant: 't1' } as ToolIntent,
+    body,
+    key,
+    attempt: 1,
+    fence: 1,
+    intentAt: '2026-12-07T00:00:00.000Z',
+    signal: new AbortController().signal,
+    deadlineAtMs: Date.now() + deadlineMs,
+  };
+}
 let url: string;
 
 async function freePort(): Promise<number> {
@@ -77,18 +92,7 @@ test('a call over Streamable HTTP is answered, and its outcome carries no secret
   await servers.start();
   try {
     const body = { message: 'hi', tenant: 't1' };
-    const argumentsHash = hashCanonical(body);
-    const out = await servers.transportFor(echo!)!.send({
-      tool: echo!,
-      intent: { argumentsHash, tenant: 't1' } as ToolIntent,
-      body,
-      key: 'op-echo-1',
-      attempt: 1,
-      fence: 1,
-      intentAt: '2026-12-07T00:00:00.000Z',
-      signal: new AbortController().signal,
-      deadlineAtMs: Date.now() + 10_000,
-    });
+    const out = await servers.transportFor(echo!)!.send(echoAttempt(echo!, body, 'op-echo-1', 10_000));
     expect(out).toMatchObject({ kind: 'ok', body: { isError: false, text: expect.stringContaining('hi') } });
     expect(JSON.stringify(out)).not.toContain(SECRET);
   } finally {
@@ -103,17 +107,9 @@ test('positive control: the same call to a port nothing listens on is not sent, 
   const servers = mcpServers({ everything: { url: `http://127.0.0.1:${port}/mcp` } }, { connectTimeoutMs: 500 });
   void servers.start();
   try {
-    const out = await servers.transportFor(echo!)!.send({
-      tool: echo!,
-      intent: { argumentsHash: 'x', tenant: 't1' } as ToolIntent,
-      body: { message: 'hi', tenant: 't1' },
-      key: 'op-echo-2',
-      attempt: 1,
-      fence: 1,
-      intentAt: '2026-12-07T00:00:00.000Z',
-      signal: new AbortController().signal,
-      deadlineAtMs: Date.now() + 1_000,
-    });
+    const out = await servers
+      .transportFor(echo!)!
+      .send(echoAttempt(echo!, { message: 'hi', tenant: 't1' }, 'op-echo-2', 1_000));
     expect(out.kind).toBe('unavailable');
   } finally {
     await servers.close();

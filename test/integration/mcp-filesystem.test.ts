@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import type { ToolIntent } from '../../src/domain/operation-key';
-import { planResend } from '../../src/domain/recovery';
+import { planResend, type LookupAnswer } from '../../src/domain/recovery';
 import { STRATEGIES } from '../../src/domain/retry-strategies';
 import { promisesOf } from '../../src/domain/transport';
 import { mcpServers, type McpServers } from '../../src/downstream/mcp/servers';
@@ -80,6 +80,22 @@ function attempt(tool: McpTool, body: Record<string, Json>, n: number): Paramete
   };
 }
 
+/** What the one recovery table decides for a second attempt of `tool`, the lookup answered by `lookup`. */
+function secondAttempt(tool: McpTool, transport: Transport, lookup: () => Promise<LookupAnswer>) {
+  return planResend(
+    {
+      contract: tool.idempotency,
+      promises: promisesOf(tool),
+      strategy: STRATEGIES.check_receipt,
+      attempt: 2,
+      dispatch: 1,
+      firstSentAtMs: Date.now() - 1_000,
+      nowMs: Date.now(),
+    },
+    { retention: () => transport.retention(), lookup },
+  );
+}
+
 async function readyListing(): Promise<ReadonlyMap<string, ListedTool>> {
   const conn = servers.connections.get('files')!;
   const session = await conn.ready(20_000);
@@ -126,21 +142,8 @@ test('a write_file whose answer is lost with its killed server is UNKNOWN, found
   // The connection restarts the killed server; the table asks it what happened before anything is resent.
   await readyListing();
   expect(servers.connections.get('files')!.restarts).toBeGreaterThanOrEqual(1);
-  const decision = await planResend(
-    {
-      contract: write!.idempotency,
-      promises: promisesOf(write!),
-      strategy: STRATEGIES.check_receipt,
-      attempt: 2,
-      dispatch: 1,
-      firstSentAtMs: Date.now() - 1_000,
-      nowMs: Date.now(),
-    },
-    {
-      retention: () => transport.retention(),
-      lookup: () =>
-        transport.lookup({ tool: write!, intent: attempt(write!, body, 2).intent, key: 'k', body, seal: false }),
-    },
+  const decision = await secondAttempt(write!, transport, () =>
+    transport.lookup({ tool: write!, intent: attempt(write!, body, 2).intent, key: 'k', body, seal: false }),
   );
   expect(decision.kind).toBe('answered');
   expect(calls()).toBe(1);
@@ -159,18 +162,7 @@ test('positive control: a write that never reached the file is not found, so not
     seal: false,
   });
   expect(found).toEqual({ kind: 'not_found', sealed: false });
-  const decision = await planResend(
-    {
-      contract: write!.idempotency,
-      promises: promisesOf(write!),
-      strategy: STRATEGIES.check_receipt,
-      attempt: 2,
-      dispatch: 1,
-      firstSentAtMs: Date.now() - 1_000,
-      nowMs: Date.now(),
-    },
-    { retention: () => transport.retention(), lookup: async () => found },
-  );
+  const decision = await secondAttempt(write!, transport, async () => found);
   expect(decision).toMatchObject({ kind: 'refuse', code: 'Dispatch.AbsenceUnproven' });
 });
 

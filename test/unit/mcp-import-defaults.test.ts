@@ -21,14 +21,15 @@ const toolOf = (decl: McpToolDeclaration) =>
   mcpTools({ format: MCP_TOOL_SET_FORMAT, server: 'srv', tools: [decl] })[0]!;
 const ctx = { tenant: 't1' } as Parameters<NonNullable<ReturnType<typeof toolOf>['approval']>>[1];
 
-const lostAgain = (decl: McpToolDeclaration) => {
+/** What the one recovery table decides for attempt `attempt` of the tool, nothing to look up or resend under. */
+const attemptOf = (decl: McpToolDeclaration, attempt: number) => {
   const tool = toolOf(decl);
   return planResend(
     {
       contract: tool.idempotency,
       promises: promisesOf(tool),
       strategy: STRATEGIES.check_receipt,
-      attempt: 2,
+      attempt,
       dispatch: 1,
       firstSentAtMs: 0,
       nowMs: 1_000,
@@ -65,27 +66,12 @@ test('an idempotent hint is idempotent_by_key only when the team confirms it', (
 
 test("a no-hint tool's lost response is never resent and has no lookup: it goes to an operator", async () => {
   const decl = importedDeclaration('srv', listed('do_it'));
-  await expect(lostAgain(decl)).resolves.toMatchObject({ kind: 'refuse', code: Failure.DispatchNoResend });
+  await expect(attemptOf(decl, 2)).resolves.toMatchObject({ kind: 'refuse', code: Failure.DispatchNoResend });
   expect(reconcileRule(promisesOf(toolOf(decl)))).toEqual({ lookUp: false, seal: false });
 });
 
 test('positive control: a first attempt of the same tool is sent', async () => {
-  const tool = toolOf(importedDeclaration('srv', listed('do_it')));
-  const first = await planResend(
-    {
-      contract: tool.idempotency,
-      promises: promisesOf(tool),
-      strategy: STRATEGIES.check_receipt,
-      attempt: 1,
-      dispatch: 1,
-      firstSentAtMs: 0,
-      nowMs: 0,
-    },
-    {
-      retention: async () => ({ unreadable: 'x' }),
-      lookup: async () => ({ kind: 'unreachable', reason: 'x' }),
-    },
-  );
+  const first = await attemptOf(importedDeclaration('srv', listed('do_it')), 1);
   expect(first).toEqual({ kind: 'send', resend: false });
 });
 
