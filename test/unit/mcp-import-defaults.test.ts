@@ -81,3 +81,14 @@ test("the team's declaration wins over the server's hints", () => {
   expect(tool.approval).toBeUndefined();
   expect(tool.compensation).toEqual({ kind: 'none' });
 });
+
+test('a write with an output schema accepts the answer its lookup reconciled, and only that one without content', () => {
+  const decl = {
+    ...importedDeclaration('srv', listed('put')),
+    outputSchema: { type: 'object', properties: { content: { type: 'string' } }, required: ['content'] },
+  };
+  const tool = toolOf(decl);
+  expect(tool.result.safeParse({ isError: false, text: '', blocks: {}, reconciled: true }).success).toBe(true);
+  // Positive control: the same empty answer, not reconciled, fails the declared output schema.
+  expect(tool.result.safeParse({ isError: false, text: '', blocks: {} }).success).toBe(false);
+});

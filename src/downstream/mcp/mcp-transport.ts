@@ -84,7 +84,11 @@ export class McpTransport implements Transport {
         const body = answerBody(outcome.result, MAX_LOOKUP_BYTES);
         if ('withheld' in body) return { kind: 'unreachable', reason: `the lookup answer: ${body.withheld}` };
         if (body.text !== expected) return { kind: 'not_found', sealed: false };
-        return { kind: 'found', status: 'completed', result: { isError: false, text: '', blocks: {} } };
+        return {
+          kind: 'found',
+          status: 'completed',
+          result: { isError: false, text: '', blocks: {}, reconciled: true },
+        };
       }
       // The read ran and reported an error (a file that does not exist): the state the call meant is not there.
       case 'tool_error':

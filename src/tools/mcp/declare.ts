@@ -30,6 +30,11 @@ export interface McpAnswerBody {
   readonly structured?: Json;
   /** The other blocks (images, audio, resources), counted by type: never their bytes. */
   readonly blocks: Readonly<Record<string, number>>;
+  /**
+   * The call's answer was lost and its declared lookup found the state it meant (src/downstream/mcp/mcp-transport.ts):
+   * there is no answer to check against the output schema, and the model is told so.
+   */
+  readonly reconciled?: true;
 }
 
 /** Where an MCP tool goes: its server (the tool's `service`), its name there, and its whole declaration. */
@@ -52,13 +57,15 @@ export function isMcpTool(tool: AnyTool | undefined): tool is McpTool {
 const BLOCKS = z.record(z.string(), z.number().int().nonnegative());
 
 function resultSchema(decl: McpToolDeclaration, where: string): z.ZodType<McpAnswerBody> {
-  const base = z.object({ isError: z.boolean(), text: z.string(), blocks: BLOCKS }).strict();
+  const base = z
+    .object({ isError: z.boolean(), text: z.string(), blocks: BLOCKS, reconciled: z.literal(true).optional() })
+    .strict();
   if (decl.outputSchema === undefined)
     return base.extend({ structured: z.unknown().optional() }) as unknown as z.ZodType<McpAnswerBody>;
   const output = compileJsonSchema(decl.outputSchema, `${where} outputSchema`);
   // With an output schema, the structured content must be there and match it (an error answer carries none).
   return base.extend({ structured: z.unknown().optional() }).superRefine((body, ctx) => {
-    if (body.isError) return;
+    if (body.isError || body.reconciled === true) return;
     const value = body.structured ?? jsonText(body.text);
     if (value === undefined) {
       ctx.addIssue({
@@ -84,6 +91,8 @@ function jsonText(text: string): Json | undefined {
 /** The fields of a validated answer the next planning step may see: its structured content, else its text. */
 function promote(decl: McpToolDeclaration, body: McpAnswerBody): Json {
   const data: Record<string, Json> = { isError: body.isError };
+  if (body.reconciled === true)
+    return { ...data, reconciled: true, text: 'the answer was lost; a lookup found the effect' };
   if (decl.outputSchema !== undefined && !body.isError)
     data['structured'] = body.structured ?? jsonText(body.text) ?? null;
   else data['text'] = body.text;
