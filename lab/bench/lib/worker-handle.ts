@@ -11,6 +11,8 @@ export interface WorkerHandle {
    * starts with the worker's first workflow task); 0 for a worker started with the hook.
    */
   hookOffThreads(): number;
+  /** With `moduleSwitches`: the runtime modules this process has replaced so far (each once). */
+  switchedModules(): string[];
   readonly startupMs: number;
   readonly readyRssMb: number;
   resetRss(): void;
@@ -21,6 +23,7 @@ export interface WorkerHandle {
 
 const ENTRY = path.join(__dirname, '..', 'worker-proc.ts');
 const HOOK_OFF = path.join(__dirname, '..', 'stack-hook-off.cjs');
+const WORKER_SWITCH = path.join(__dirname, '..', 'switches', 'worker-switch.cjs');
 
 export interface StartWorkerOptions {
   /** Run under `--cpu-prof`, writing the profiles here. */
@@ -32,25 +35,36 @@ export interface StartWorkerOptions {
    * measurement only; the mark file records each thread that skipped it.
    */
   readonly stackTraceHook?: { readonly off: true; readonly markFile: string };
+  /**
+   * Runtime modules replaced by bench stubs in this worker process (lab/bench/switches/worker-switch.cjs): the
+   * attribution section's switches. A measurement only; the mark file records each module that was replaced.
+   */
+  readonly moduleSwitches?: { readonly table: Readonly<Record<string, string>>; readonly markFile: string };
 }
 
 export async function startWorker(cfg: WorkerProcConfig, opts: StartWorkerOptions = {}): Promise<WorkerHandle> {
   const started = Date.now();
   const hookOff = opts.stackTraceHook;
+  const switches = opts.moduleSwitches;
   const execArgv = [
     '-r',
     'tsx/cjs',
+    ...(switches ? ['-r', WORKER_SWITCH] : []),
     ...(hookOff ? ['-r', HOOK_OFF] : []),
     ...(opts.exposeGc ? ['--expose-gc'] : []),
     ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
   ];
   if (hookOff) writeFileSync(hookOff.markFile, '');
+  if (switches) writeFileSync(switches.markFile, '');
   const child: ChildProcess = fork(ENTRY, [], {
     execArgv,
     env: {
       ...process.env,
       BENCH_WORKER_CONFIG: JSON.stringify(cfg),
       ...(hookOff ? { BENCH_STACK_HOOK_OFF_MARK: hookOff.markFile } : {}),
+      ...(switches
+        ? { BENCH_WORKER_SWITCHES: JSON.stringify(switches.table), BENCH_WORKER_SWITCH_MARK: switches.markFile }
+        : {}),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -68,14 +82,14 @@ export async function startWorker(cfg: WorkerProcConfig, opts: StartWorkerOption
   const send = (m: ToWorker): void => {
     child.send(m);
   };
+  const lines = (file: string): string[] =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
   return {
     pid: child.pid ?? -1,
-    hookOffThreads: () =>
-      hookOff
-        ? readFileSync(hookOff.markFile, 'utf8')
-            .split('\n')
-            .filter((l) => l.trim() !== '').length
-        : 0,
+    hookOffThreads: () => (hookOff ? lines(hookOff.markFile).length : 0),
+    switchedModules: () => (switches ? [...new Set(lines(switches.markFile))] : []),
     startupMs: Date.now() - started,
     readyRssMb,
     resetRss: () => send({ type: 'rss-reset' }),
