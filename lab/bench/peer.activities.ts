@@ -74,18 +74,36 @@ export function createPeerActivities(deps: BareDeps) {
 
   async function peerTool(req: PeerToolRequest): Promise<string> {
     if (req.name !== 'wallet_debit') throw ApplicationFailure.nonRetryable(`no tool ${req.name}`, 'Peer.UnknownTool');
-    const args = JSON.parse(req.arguments) as { account: string; amount: { minor: number; currency: string } };
-    const info = Context.current().info;
-    const result = await bareDebit({
-      key: `${info.workflowExecution?.workflowId ?? info.activityType}/${info.activityId}`,
-      body: { tenant: req.context.tenant, account: args.account, amount: args.amount },
-      principalId: req.context.principalId,
-      clientRetries: 'single',
-    });
+    const args = JSON.parse(req.arguments) as PeerDebitArgs;
+    const result = await debitKeyedByActivity(bareDebit, args, req.context);
     return JSON.stringify({ ok: result.ok, receipt: result.receipt ?? null });
   }
 
   return { peerModel, peerTool };
+}
+
+/** A debit as a model writes its arguments. */
+export interface PeerDebitArgs {
+  readonly account: string;
+  readonly amount: { readonly minor: number; readonly currency: string };
+}
+
+/**
+ * The signed debit a peer's tool activity makes, keyed as Temporal's documentation suggests for an idempotent
+ * activity: the workflow id and the activity id, stable across the activity's retries.
+ */
+export function debitKeyedByActivity(
+  bareDebit: ReturnType<typeof createBareActivities>['bareDebit'],
+  args: PeerDebitArgs,
+  context: PeerToolRequest['context'],
+) {
+  const info = Context.current().info;
+  return bareDebit({
+    key: `${info.workflowExecution?.workflowId ?? info.activityType}/${info.activityId}`,
+    body: { tenant: context.tenant, account: args.account, amount: args.amount },
+    principalId: context.principalId,
+    clientRetries: 'single',
+  });
 }
 
 export type PeerActivities = ReturnType<typeof createPeerActivities>;

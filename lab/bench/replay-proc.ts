@@ -6,13 +6,17 @@
  * `--repeat N`: one replay worker replays the history N times in a row (Worker.runReplayHistories); the replays
  * after the first are what a running worker pays, its bundle loaded. `--stack-hook off`: the SDK's stack-trace
  * promise hook is skipped (lab/bench/stack-hook-off.cjs; a replay worker runs its workflows on this thread).
+ * `--codec`: the history's payloads are encrypted; the keys come from BENCH_CODEC_KEYS (never the command line).
  *
- * Prints one JSON line: { events, ms, msEach, fromUs, toUs, stackHook }.
+ * Prints one JSON line: { events, ms, msEach, cpuMsEach, fromUs, toUs, stackHook } (`cpuMsEach`: this process's
+ * CPU time, user + system, of each replay).
  */
 import { readFileSync } from 'node:fs';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { installRuntimeLogger } from '../../src/observability/logger';
+import { ledgerloopDataConverter } from '../../src/codec/data-converter';
+import { workerDataConverter } from '../../src/codec/message-guard';
 
 function option(args: readonly string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -33,27 +37,47 @@ async function main(): Promise<void> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS preload, loaded only when asked
     (require('./stack-hook-off.cjs') as { skipStackTraceHook(): void }).skipStackTraceHook();
   }
+  const codec = args.includes('--codec');
+  const keys = process.env.BENCH_CODEC_KEYS;
+  if (codec && !keys) throw new Error('--codec needs the keys in BENCH_CODEC_KEYS');
   installRuntimeLogger({ component: 'bench-replay', level: 'ERROR', format: 'text' });
   const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
   const mono = (): number => Number(process.hrtime.bigint() / 1000n);
   const fromUs = mono();
   const t0 = performance.now();
   const msEach: number[] = [];
+  const cpuMsEach: number[] = [];
   const histories = Array.from({ length: repeat }, (_, i) => ({ workflowId: `replayed-${i}`, history }));
   let last = t0;
+  let lastCpu = process.cpuUsage();
   for await (const r of Worker.runReplayHistories(
-    { workflowBundle: { codePath: bundlePath }, replayName: 'bench' },
+    {
+      workflowBundle: { codePath: bundlePath },
+      replayName: 'bench',
+      ...(codec && keys ? { dataConverter: workerDataConverter(ledgerloopDataConverter(keys)) } : {}),
+    },
     histories,
   )) {
     if (r.error) throw r.error;
     const now = performance.now();
+    const cpu = process.cpuUsage(lastCpu);
     msEach.push(now - last);
+    cpuMsEach.push((cpu.user + cpu.system) / 1000);
     last = now;
+    lastCpu = process.cpuUsage();
   }
   const ms = performance.now() - t0;
   // The window of the replay on the --cpu-prof clock: module loading before it is left out of the analysis.
   console.log(
-    JSON.stringify({ events: history.events?.length ?? 0, ms, msEach, fromUs, toUs: mono(), stackHook: hook }),
+    JSON.stringify({
+      events: history.events?.length ?? 0,
+      ms,
+      msEach,
+      cpuMsEach,
+      fromUs,
+      toUs: mono(),
+      stackHook: hook,
+    }),
   );
 }
 

@@ -1,5 +1,13 @@
 /** The figures table: each figure with its measured value, its target and whether the target is met. */
 import type { ConsoleFigures } from './sections/console';
+import type { QuotaCeilingFigures } from './sections/quota-ceiling';
+import {
+  attributionShares,
+  metricOf,
+  SHARE_METRICS,
+  type AttributionFigures,
+  type ShareMetric,
+} from './sections/attribution';
 import type { HistoryFigures } from './sections/history-cost';
 import type { Ablation, ProfileFigures, ReplayByHook, WorkerProfile } from './sections/profile';
 import type { LatencyFigures } from './sections/latency';
@@ -10,6 +18,7 @@ import type { ThroughputFigures } from './sections/throughput';
 import { localModelRows, type LocalModelFigures } from './sections/local-model';
 import type { ProfileSummary } from './lib/cpuprofile';
 import { round, type Summary } from './lib/stats';
+import { PEER_KINDS, type PeerKind } from './lib/runs';
 
 export interface Row {
   readonly figure: string;
@@ -30,6 +39,8 @@ export interface AllFigures {
   retries?: RetryFigures;
   model?: LocalModelFigures;
   console?: ConsoleFigures;
+  attribution?: AttributionFigures;
+  quotaCeiling?: QuotaCeilingFigures;
 }
 
 const ms = (x: number): string => `${round(x, 1)} ms`;
@@ -67,6 +78,7 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
   for (const t of f.throughputByHosts ?? (f.throughput ? [f.throughput] : []))
     rows.push(...throughputRows(t, f.throughputByHosts !== undefined));
   if (f.throughputByHosts) rows.push(...hostScalingRows(f.throughputByHosts));
+  if (f.quotaCeiling) rows.push(...quotaCeilingRows(f.quotaCeiling));
   if (f.history) {
     const { governed: g, bare: b } = f.history;
     rows.push({
@@ -217,6 +229,7 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
       });
     }
   }
+  if (f.attribution) rows.push(...attributionRows(f.attribution));
   if (f.model) rows.push(...localModelRows(f.model));
   rows.push({
     figure: `Total benchmark time (${quick ? '--quick' : 'full'})`,
@@ -228,32 +241,42 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
   return rows;
 }
 
-/** Governed against the heavier peer (peerLoop), when the run measured it: ratios only, no target. */
+/** What each peer is, as a row names it. */
+export const PEER_LABELS: Readonly<Record<PeerKind, string>> = {
+  peer: 'the heavier peer (agent-sample shape)',
+  aisdk: 'the AI SDK peer (@temporalio/ai-sdk, plain activities)',
+};
+
+/** Governed against each peer the run measured: ratios only, no target. */
 function latencyPeerRows(l: NonNullable<AllFigures['latency']>): Row[] {
-  const { governed: g, peer: p, ratioOverPeer: r, pairedCallP50RatioOverPeer: paired } = l;
-  if (!p || !r) return [];
-  return [
-    {
-      figure: 'Per-call latency p50, governed vs the heavier peer',
-      measured:
-        `${ms(g.call.p50)} vs ${ms(p.call.p50)} = ${r.callP50}×` +
-        (paired ? ` (paired by round: median ${paired.median}×, range ${paired.min}–${paired.max}×)` : ''),
-      target: '—',
-      met: null,
-    },
-    {
-      figure: 'Per-call latency p95, governed vs the heavier peer',
-      measured: `${ms(g.call.p95)} vs ${ms(p.call.p95)} = ${r.callP95}×`,
-      target: '—',
-      met: null,
-    },
-    {
-      figure: 'Per-turn latency p50, governed vs the heavier peer (model call included)',
-      measured: `${ms(g.turn.p50)} vs ${ms(p.turn.p50)} = ${r.turnP50}×`,
-      target: '—',
-      met: null,
-    },
-  ];
+  const { governed: g } = l;
+  return Object.entries(l.peers ?? {}).flatMap(([peer, v]) => {
+    if (!v) return [];
+    const { phases: p, governedOver: r, pairedCallP50: paired } = v;
+    const label = PEER_LABELS[peer as PeerKind];
+    return [
+      {
+        figure: `Per-call latency p50, governed vs ${label}`,
+        measured:
+          `${ms(g.call.p50)} vs ${ms(p.call.p50)} = ${r.callP50}×` +
+          ` (paired by round: median ${paired.median}×, range ${paired.min}–${paired.max}×)`,
+        target: '—',
+        met: null,
+      },
+      {
+        figure: `Per-call latency p95, governed vs ${label}`,
+        measured: `${ms(g.call.p95)} vs ${ms(p.call.p95)} = ${r.callP95}×`,
+        target: '—',
+        met: null,
+      },
+      {
+        figure: `Per-turn latency p50, governed vs ${label} (model call included)`,
+        measured: `${ms(g.turn.p50)} vs ${ms(p.turn.p50)} = ${r.turnP50}×`,
+        target: '—',
+        met: null,
+      },
+    ];
+  });
 }
 
 /** The throughput rows of one pass; `labelled`: say how many worker hosts the pass ran. */
@@ -291,47 +314,67 @@ function throughputRows(t: ThroughputFigures, labelled: boolean): Row[] {
   ];
 }
 
-/** Governed against the heavier peer, one row per concurrency the pass measured both at: ratios, no target. */
+/** Governed against each peer, one row per concurrency the pass measured both at: ratios, no target. */
 function throughputPeerRows(t: ThroughputFigures, on: string): Row[] {
-  return t.ratios.flatMap((r) => {
-    const g = t.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency);
-    const p = t.cells.find((c) => c.kind === 'peer' && c.concurrency === r.concurrency);
-    if (!g || !p) return [];
-    const governedOverPeer = r.governedOverPeer ?? round(g.runsPerSecond / p.runsPerSecond);
-    const cpuOverPeer = r.workerCpuRatioOverPeer ?? round(g.cpuMsPerRun.worker / p.cpuMsPerRun.worker);
-    const rssOverPeer = r.rssPeakRatioOverPeer ?? round(g.rssMb.peak / p.rssMb.peak);
-    return [
-      {
-        figure: `Against the heavier peer at concurrency ${r.concurrency}${on}: runs/s, worker CPU per run, worker RSS peak`,
-        measured:
-          `${g.runsPerSecond} vs ${p.runsPerSecond} runs/s = ${governedOverPeer}×; ` +
-          `${g.cpuMsPerRun.worker} vs ${p.cpuMsPerRun.worker} ms = ${cpuOverPeer}×; ` +
-          `${g.rssMb.peak} vs ${p.rssMb.peak} MB = ${rssOverPeer}×`,
-        target: '—',
-        met: null,
-      },
-    ];
-  });
+  return t.ratios.flatMap((r) =>
+    Object.entries(r.overPeers ?? {}).flatMap(([peer, o]) => {
+      const g = t.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency);
+      const p = t.cells.find((c) => c.kind === peer && c.concurrency === r.concurrency);
+      if (!g || !p || !o) return [];
+      return [
+        {
+          figure: `Against ${PEER_LABELS[peer as PeerKind]} at concurrency ${r.concurrency}${on}: runs/s, worker CPU per run, worker RSS peak`,
+          measured:
+            `${g.runsPerSecond} vs ${p.runsPerSecond} runs/s = ${o.runsPerSecond}×; ` +
+            `${g.cpuMsPerRun.worker} vs ${p.cpuMsPerRun.worker} ms = ${o.workerCpuPerRun}×; ` +
+            `${g.rssMb.peak} vs ${p.rssMb.peak} MB = ${o.rssPeak}×`,
+          target: '—',
+          met: null,
+        },
+      ];
+    }),
+  );
 }
 
-/** Governed throughput with N hosts against 1 host, per concurrency (no target: a figure of the deployment). */
+/**
+ * Throughput as worker hosts are added, per kind and concurrency (no target: a figure of the deployment): runs/s
+ * with N hosts against N − 1 (what the added worker brought) and against N × one host's (how far from linear).
+ */
 function hostScalingRows(passes: readonly ThroughputFigures[]): Row[] {
-  const one = passes.find((p) => p.hosts === 1);
-  if (!one) return [];
+  const sorted = [...passes].sort((a, b) => a.hosts - b.hosts);
+  const one = sorted.find((p) => p.hosts === 1);
   const rows: Row[] = [];
-  for (const p of passes.filter((x) => x.hosts !== 1)) {
-    for (const cell of p.cells.filter((c) => c.kind === 'governed')) {
-      const base = one.cells.find((c) => c.kind === 'governed' && c.concurrency === cell.concurrency);
-      if (!base) continue;
+  for (const [i, p] of sorted.entries()) {
+    const before = sorted[i - 1];
+    if (!before) continue;
+    for (const cell of p.cells) {
+      const prev = before.cells.find((c) => c.kind === cell.kind && c.concurrency === cell.concurrency);
+      const base = one?.cells.find((c) => c.kind === cell.kind && c.concurrency === cell.concurrency);
+      if (!prev) continue;
+      const added = p.hosts - before.hosts;
       rows.push({
-        figure: `Governed throughput at concurrency ${cell.concurrency}: ${p.hosts} worker hosts vs 1`,
-        measured: `${cell.runsPerSecond} vs ${base.runsPerSecond} runs/s = ${round(cell.runsPerSecond / base.runsPerSecond)}×`,
+        figure: `${cell.kind} throughput at concurrency ${cell.concurrency}: ${p.hosts} worker hosts vs ${before.hosts}`,
+        measured:
+          `${cell.runsPerSecond} vs ${prev.runsPerSecond} runs/s: ${round((cell.runsPerSecond - prev.runsPerSecond) / added)} runs/s per added worker` +
+          (base ? `; ${round(cell.runsPerSecond / (p.hosts * base.runsPerSecond))} of ${p.hosts} × one host's` : ''),
         target: '—',
         met: null,
       });
     }
   }
   return rows;
+}
+
+/** The quota's ceiling for one tenant, per number of hosts reserving at once. */
+function quotaCeilingRows(q: QuotaCeilingFigures): Row[] {
+  return q.cases.map((c) => ({
+    figure: `Quota ceiling for one tenant (${q.store} store): ${c.hosts} host(s) × ${c.slotsPerHost} reservation loops, ${c.seconds} s`,
+    measured:
+      `${c.perSecond} debits/s admitted (by second: ${c.bySecond.join(', ')}); one reservation p50 ${c.latencyMs.p50} ms, p95 ${c.latencyMs.p95} ms` +
+      (c.failed || c.refused ? `; ${c.failed} failed, ${c.refused} refused` : ''),
+    target: '—',
+    met: null,
+  }));
 }
 
 export function markdownTable(rows: readonly Row[]): string {
@@ -365,11 +408,12 @@ function threadProfileLines(t: ProfileSummary, unit: string, top: number): strin
 }
 
 /**
- * Governed, bare and peer at each concurrency, side by side (only when the run measured the peer): runs/s, worker
- * CPU per run and worker RSS peak of each, and governed over bare and over the peer.
+ * Governed, bare and the peers at each concurrency, side by side (only when the run measured a peer): runs/s,
+ * worker CPU per run and worker RSS peak of each, and governed over each of the others.
  */
 export function throughputSideBySide(passes: readonly ThroughputFigures[]): string[] {
-  if (!passes.some((t) => t.cells.some((c) => c.kind === 'peer'))) return [];
+  const peers = PEER_KINDS.filter((k) => passes.some((t) => t.cells.some((c) => c.kind === k)));
+  if (peers.length === 0) return [];
   type Cell = ThroughputFigures['cells'][number];
   const show = (c: Cell | undefined): string =>
     c ? `${c.runsPerSecond} · ${c.cpuMsPerRun.worker} · ${c.rssMb.peak}` : '—';
@@ -380,16 +424,16 @@ export function throughputSideBySide(passes: readonly ThroughputFigures[]): stri
   const out = [
     '### Throughput side by side: runs/s · worker CPU per run (ms) · worker RSS peak (MB)',
     '',
-    '| Concurrency | Worker hosts | Governed | Bare | Peer | Governed / bare | Governed / peer |',
-    '|---|---|---|---|---|---|---|',
+    `| Concurrency | Worker hosts | Governed | Bare | ${peers.map((p) => PEER_NAMES[p]).join(' | ')} | Governed / bare | ${peers.map((p) => `Governed / ${PEER_NAMES[p]}`).join(' | ')} |`,
+    `|---|---|---|---|${peers.map(() => '---|').join('')}---|${peers.map(() => '---|').join('')}`,
   ];
   for (const t of passes) {
     for (const concurrency of [...new Set(t.cells.map((c) => c.concurrency))]) {
       const of = (kind: Cell['kind']): Cell | undefined =>
         t.cells.find((c) => c.kind === kind && c.concurrency === concurrency);
-      const [g, b, p] = [of('governed'), of('bare'), of('peer')];
+      const [g, b] = [of('governed'), of('bare')];
       out.push(
-        `| ${concurrency} | ${t.hosts ?? 1} | ${show(g)} | ${show(b)} | ${show(p)} | ${over(g, b)} | ${over(g, p)} |`,
+        `| ${concurrency} | ${t.hosts ?? 1} | ${show(g)} | ${show(b)} | ${peers.map((p) => show(of(p))).join(' | ')} | ${over(g, b)} | ${peers.map((p) => over(g, of(p))).join(' | ')} |`,
       );
     }
   }
@@ -397,14 +441,22 @@ export function throughputSideBySide(passes: readonly ThroughputFigures[]): stri
   return out;
 }
 
+/** Short column names of the peers. */
+const PEER_NAMES: Readonly<Record<PeerKind, string>> = { peer: 'Peer', aisdk: 'AI SDK peer' };
+
 export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   const out: string[] = [];
+  if (f.attribution) out.push(...attributionTable(f.attribution));
   if (f.latency) {
-    const { governed: g, bare: b, peer: p } = f.latency;
+    const { governed: g, bare: b } = f.latency;
+    const peers = PEER_KINDS.flatMap((k) => {
+      const v = f.latency?.peers?.[k];
+      return v ? [{ name: PEER_NAMES[k], p: v.phases }] : [];
+    });
     out.push('### Per-call latency by phase (p50 / p95, ms; server event timestamps)', '');
     out.push(
-      p ? '| Phase | Governed | Bare | Peer |' : '| Phase | Governed | Bare |',
-      p ? '|---|---|---|---|' : '|---|---|---|',
+      `| Phase | Governed | Bare |${peers.map((x) => ` ${x.name} |`).join('')}`,
+      `|---|---|---|${peers.map(() => '---|').join('')}`,
     );
     const phases: Array<[string, keyof typeof g]> = [
       ['model call (plan scheduled → completed)', 'plan'],
@@ -416,7 +468,7 @@ export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
     ];
     const cell = (s: Summary): string => `${round(s.p50, 1)} / ${round(s.p95, 1)}`;
     for (const [label, k] of phases)
-      out.push(`| ${label} | ${cell(g[k])} | ${cell(b[k])} |${p ? ` ${cell(p[k])} |` : ''}`);
+      out.push(`| ${label} | ${cell(g[k])} | ${cell(b[k])} |${peers.map((x) => ` ${cell(x.p[k])} |`).join('')}`);
     out.push('');
   }
   if (f.throughput) {
@@ -636,4 +688,85 @@ export function consoleRows(c: ConsoleFigures): Row[] {
       met: null,
     },
   ];
+}
+
+const METRIC_LABELS: Readonly<Record<ShareMetric, string>> = {
+  workerCpuMsPerRun: 'worker CPU per run',
+  rssPeakMb: 'worker RSS peak',
+  bytesPerRun: 'history bytes of a one-debit run',
+  bytesPerTurn: 'history bytes per turn',
+  coldReplayCpuMs: 'replay CPU, cold',
+  warmReplayCpuMs: 'replay CPU, warm',
+  heapKbPerWorkflow: 'heap per cached workflow',
+};
+
+const pct = (x: number | undefined): string => (x === undefined ? '—' : `${round(100 * x, 0)}%`);
+
+/** The attribution's summary rows: the reference over bare, and what the switches leave unexplained. */
+export function attributionRows(a: AttributionFigures): Row[] {
+  const shares = attributionShares(a.cells);
+  const bare = a.cells.find((c) => c.id === 'bare');
+  const ref = a.cells.find((c) => c.id === 'governed');
+  if (!shares || !bare || !ref) return [];
+  const ratio = (m: ShareMetric): string => `${round(metricOf(ref, m) / metricOf(bare, m))}×`;
+  return [
+    {
+      figure: `Attribution: governed with every mechanism on over bare (${a.rounds} round(s), concurrency ${a.concurrency})`,
+      measured: SHARE_METRICS.map((m) => `${METRIC_LABELS[m]} ${ratio(m)}`).join('; '),
+      target: '—',
+      met: null,
+    },
+    {
+      figure: 'Attribution: share of the gap to bare the switches leave unexplained',
+      measured: SHARE_METRICS.map((m) => `${METRIC_LABELS[m]} ${pct(shares.unexplained[m])}`).join('; '),
+      target: '—',
+      met: null,
+    },
+  ];
+}
+
+/** The attribution table: every cell's figures with their ratio to bare, each switch's share of the gap. */
+export function attributionTable(a: AttributionFigures): string[] {
+  const shares = attributionShares(a.cells);
+  const bare = a.cells.find((c) => c.id === 'bare');
+  const ref = a.cells.find((c) => c.id === 'governed');
+  if (!shares || !bare || !ref) return [];
+  const value = (c: (typeof a.cells)[number], m: ShareMetric): string => {
+    const v = metricOf(c, m);
+    const b = metricOf(bare, m);
+    return `${round(v, 1)} (${b > 0 ? round(v / b) : '—'}×)`;
+  };
+  const out = [
+    `### Cost attribution (concurrency ${a.concurrency}, ${a.runsPerCell} one-debit runs per cell, ${a.rounds} round(s); medians)`,
+    '',
+    'Each switched cell is the governed run with every mechanism on, one mechanism switched off ("off") or done',
+    'twice ("twice", for what the run cannot work without). A share is that mechanism\'s cost over the gap between',
+    'the governed run and bare: for "off", governed minus the cell; for "twice", the cell minus governed.',
+    '',
+    `| Cell | How | ${SHARE_METRICS.map((m) => `${METRIC_LABELS[m]} (× bare) | share`).join(' | ')} | Events · bytes per run | Bundle KB |`,
+    `|---|---|${SHARE_METRICS.map(() => '---|---|').join('')}---|---|`,
+  ];
+  for (const c of a.cells) {
+    const share = shares.shares.find((x) => x.id === c.id);
+    const cols = SHARE_METRICS.map((m) => `${value(c, m)} | ${share ? pct(share.ofGap[m]) : '—'}`);
+    out.push(
+      `| ${c.id === 'bare' || c.id === 'governed' ? c.mechanism : `${c.id}: ${c.mechanism}`} | ${c.how ?? '—'} | ${cols.join(' | ')} | ${c.eventsPerRun} · ${c.bytesPerRun} B | ${round(c.bundleBytes / 1024, 0)} |`,
+    );
+  }
+  out.push(
+    `| **Sum of the shares** | | ${SHARE_METRICS.map((m) => `| ${pct(shares.shares.reduce((n, x) => n + (x.ofGap[m] ?? 0), 0))}`).join(' | ')} | | |`,
+    `| **Left unexplained** | | ${SHARE_METRICS.map((m) => `| ${pct(shares.unexplained[m])}`).join(' | ')} | | |`,
+    '',
+    `The gap to bare: ${SHARE_METRICS.map((m) => `${METRIC_LABELS[m]} ${round(shares.gap[m], 1)}`).join(', ')} ` +
+      '(ms, MB, B, B, ms, ms, KB). The governed cell round by round (worker CPU ms per run / RSS peak MB): ' +
+      `${ref.byRound.map((r) => `${r.workerCpuMsPerRun} / ${r.rssPeakMb}`).join(', ')}; a share smaller than that ` +
+      "spread is not a finding. Replays are of each cell's own long run " +
+      `(${ref.longRun.turns} turns, ${ref.replay.events} events governed, ${bare.replay.events} bare), by its own bundle.`,
+    '',
+    'What each switch changes:',
+    '',
+    ...a.cells.flatMap((c) => (c.what ? [`- \`${c.id}\` (${c.how}): ${c.what}.`] : [])),
+    '',
+  );
+  return out;
 }

@@ -1,7 +1,7 @@
 /**
  * One benchmark worker, as its own process (forked by lab/bench/lib/worker-handle.ts): one benchmark bundle
- * (agentRun's, bareLoop's or peerLoop's) plus the governed activities, the bare ones and the peer's, on one task
- * queue. It reports its resident set size, sampled every 50 ms, over IPC. Started with `--cpu-prof` for the
+ * (agentRun's, bareLoop's, peerLoop's or aiSdkLoop's) plus the governed activities, the bare ones and the peers', on
+ * one task queue. It reports its resident set size, sampled every 50 ms, over IPC. Started with `--cpu-prof` for the
  * profile of the governed path.
  */
 import { createActivities } from '../../activities';
@@ -14,6 +14,13 @@ import { createBareActivities } from './bare.activities';
 import { createPeerActivities } from './peer.activities';
 import { labScriptedModel } from '../../lab/scenarios';
 import { runtimeLogger } from '../../src/observability/logger';
+import { ledgerloopDataConverter } from '../../src/codec/data-converter';
+import { workerDataConverter } from '../../src/codec/message-guard';
+import { Policy } from '../../src/domain/policy-format';
+import { StaticPolicyStore } from '../../src/stores/policy-store';
+import { QuotaStore } from '../../src/stores/quota-store';
+import { SqliteQuotaBackend } from '../../src/stores/quota-store-sqlite';
+import { PostgresQuotaBackend } from '../../src/stores/quota-store-pg';
 
 export interface WorkerProcConfig {
   readonly address: string;
@@ -24,6 +31,17 @@ export interface WorkerProcConfig {
   /** The dispatch signing key, as a private JWK (serializeSigningKey). */
   readonly capabilityKey: string;
   readonly tuning: WorkerTuning;
+  /**
+   * The data converter, as the runtime's plugin builds it: the message guard, over the AES-GCM codec when `keys`
+   * are given. Absent: the SDK's default converter (what the sections other than the attribution run).
+   */
+  readonly converter?: { readonly keys?: string };
+  /** The policy document the worker holds runs to; default the built-in policy. */
+  readonly policy?: unknown;
+  /** The cross-run rate-limit windows: a SQLite file (one host) or a PostgreSQL URL (the cluster); default none. */
+  readonly quota?: { readonly sqliteFile: string } | { readonly postgresUrl: string };
+  /** Register `AiSdkPlugin` with the scripted AI SDK model (the AI SDK peer's worker). */
+  readonly aiSdk?: true;
 }
 
 export interface WorkerTuning {
@@ -87,21 +105,43 @@ async function main(): Promise<void> {
   });
   const capabilityKey = parseSigningKey(cfg.capabilityKey);
   const { connection } = await connectNative({ address: cfg.address });
+  const quota = cfg.quota
+    ? new QuotaStore(
+        'sqliteFile' in cfg.quota
+          ? new SqliteQuotaBackend(cfg.quota.sqliteFile)
+          : new PostgresQuotaBackend(cfg.quota.postgresUrl),
+      )
+    : undefined;
   const governed = createActivities({
     models: [labScriptedModel()],
     services: { wallet: new DownstreamClient({ baseUrl: cfg.walletUrl, timeoutMs: 5_000 }) },
     workerIdentity: `bench-worker:${process.pid}`,
-    authorize: { capabilityKey },
+    authorize: {
+      capabilityKey,
+      ...(cfg.policy !== undefined ? { policies: new StaticPolicyStore(Policy.parse(cfg.policy)) } : {}),
+    },
+    ...(quota ? { quota: { store: quota } } : {}),
   });
   const bare = createBareActivities({ walletUrl: cfg.walletUrl, capabilityKey });
   const peer = createPeerActivities({ walletUrl: cfg.walletUrl, capabilityKey });
+  // Loaded only for the AI SDK peer's worker: `ai` is a large ES module the other kinds never need.
+  const aiSdk = cfg.aiSdk ? aiSdkWorkerParts({ walletUrl: cfg.walletUrl, capabilityKey }) : undefined;
+  const converter = cfg.converter
+    ? {
+        dataConverter: workerDataConverter(
+          cfg.converter.keys ? ledgerloopDataConverter(cfg.converter.keys) : undefined,
+        ),
+      }
+    : {};
   const worker = await Worker.create({
     connection,
     namespace: cfg.namespace,
     taskQueue: cfg.taskQueue,
     identity: `bench-worker:${process.pid}`,
     workflowBundle: { codePath: cfg.bundlePath },
-    activities: { ...governed, ...bare, ...peer },
+    activities: { ...governed, ...bare, ...peer, ...aiSdk?.activities },
+    ...(aiSdk ? { plugins: [aiSdk.plugin] } : {}),
+    ...converter,
     sinks: DISCARD_WORKFLOW_SPANS,
     maxCachedWorkflows: cfg.tuning.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: cfg.tuning.maxConcurrentWorkflowTaskExecutions,
@@ -164,8 +204,22 @@ async function main(): Promise<void> {
   send({ type: 'ready', rssMb: sample() / MB });
   await running;
   clearInterval(timer);
+  await quota?.close();
   await connection.close();
   process.disconnect?.();
+}
+
+/** The AI SDK peer's plugin (its model activity over the scripted model) and its tool activity. */
+function aiSdkWorkerParts(deps: { walletUrl: string; capabilityKey: ReturnType<typeof parseSigningKey> }) {
+  /* eslint-disable @typescript-eslint/no-require-imports -- a require() in a function is what defers the modules */
+  const { AiSdkPlugin } = require('@temporalio/ai-sdk') as typeof import('@temporalio/ai-sdk');
+  const { createAiSdkActivities, scriptedAiSdkProvider } =
+    require('./aisdk.activities') as typeof import('./aisdk.activities');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return {
+    plugin: new AiSdkPlugin({ modelProvider: scriptedAiSdkProvider() }),
+    activities: createAiSdkActivities(deps),
+  };
 }
 
 main().catch((err: unknown) => {

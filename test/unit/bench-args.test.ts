@@ -26,7 +26,10 @@ test('the flags, each as `--flag value` or `--flag=value`', () => {
     target: 'cluster',
     hosts: [2],
   });
-  expect(parseBenchArgs(['--target', 'cluster'], {})).toMatchObject({ only: new Set(['latency', 'throughput']) });
+  expect(parseBenchArgs(['--target', 'cluster'], {})).toMatchObject({
+    only: new Set(['latency', 'throughput', 'quota']),
+    hosts: [1, 2, 3],
+  });
   expect(parseBenchArgs([], { BENCH_DB_ON_DISK: '1' }).dbOnDisk).toBe(true);
 });
 

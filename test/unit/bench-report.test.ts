@@ -64,15 +64,19 @@ const oldThroughput: ThroughputFigures = {
 const withPeer = {
   latency: {
     ...oldLatency,
-    peer: phases(80),
-    ratioOverPeer: { callP50: 1.15, callP95: 1.15, turnP50: 1.14, turnP95: 1.15 },
-    pairedCallP50RatioOverPeer: { median: 1.12, min: 0.9, max: 1.3 },
+    peers: {
+      peer: {
+        phases: phases(80),
+        governedOver: { callP50: 1.15, callP95: 1.15, turnP50: 1.14, turnP95: 1.15 },
+        pairedCallP50: { median: 1.12, min: 0.9, max: 1.3 },
+      },
+    },
   },
   throughput: {
     ...oldThroughput,
     cells: [...oldThroughput.cells, cell('peer', 10, 9, 33, 278)],
     ratios: [
-      { ...oldThroughput.ratios[0]!, governedOverPeer: 0.93, rssPeakRatioOverPeer: 1.35, workerCpuRatioOverPeer: 2 },
+      { ...oldThroughput.ratios[0]!, overPeers: { peer: { runsPerSecond: 0.93, workerCpuPerRun: 2, rssPeak: 1.35 } } },
     ],
   },
 };
@@ -92,10 +96,14 @@ describe('bench report, the heavier peer', () => {
     const rows = figureRows(withPeer, 60, false);
     // Every existing row is still there, unchanged and in the same order.
     expect(rows.filter((r) => !/peer/i.test(r.figure))).toEqual(before);
-    const call = rows.find((r) => r.figure === 'Per-call latency p50, governed vs the heavier peer')!;
+    const call = rows.find(
+      (r) => r.figure === 'Per-call latency p50, governed vs the heavier peer (agent-sample shape)',
+    )!;
     expect(call.measured).toBe('92 ms vs 80 ms = 1.15× (paired by round: median 1.12×, range 0.9–1.3×)');
     expect(call.met).toBeNull();
-    const tp = rows.find((r) => r.figure.startsWith('Against the heavier peer at concurrency 10'))!;
+    const tp = rows.find((r) =>
+      r.figure.startsWith('Against the heavier peer (agent-sample shape) at concurrency 10'),
+    )!;
     expect(tp.measured).toBe('8.4 vs 9 runs/s = 0.93×; 66 vs 33 ms = 2×; 376 vs 278 MB = 1.35×');
   });
 

@@ -6,9 +6,15 @@ export function runJsonChild<T>(
   args: readonly string[],
   execArgv: readonly string[],
   what: string,
+  /** More environment for the child (its keys, say, which never go on its command line). */
+  env: Readonly<Record<string, string>> = {},
 ): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = fork(entry, [...args], { execArgv: [...execArgv], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    const child = fork(entry, [...args], {
+      execArgv: [...execArgv],
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      env: { ...process.env, ...env },
+    });
     let out = '';
     child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.once('exit', (code) =>

@@ -1,7 +1,7 @@
 /**
  * Figures read from a Temporal history: per-turn latency phases from the server's event timestamps, event
  * counts and encoded sizes per turn. Works for agentRun (planTurn / dispatchTool), bareLoop (barePlan /
- * bareDebit) and peerLoop (peerModel / peerTool) alike, so every side is measured by the same code.
+ * bareDebit), peerLoop (peerModel / peerTool) and aiSdkLoop (invokeModel / aiSdkDebit) alike, so every side is measured by the same code.
  */
 import { temporal } from '@temporalio/proto';
 
@@ -16,11 +16,14 @@ export interface LoopActivityTypes {
 export const GOVERNED_TYPES: LoopActivityTypes = { plan: 'planTurn', tool: 'dispatchTool' };
 export const BARE_TYPES: LoopActivityTypes = { plan: 'barePlan', tool: 'bareDebit' };
 export const PEER_TYPES: LoopActivityTypes = { plan: 'peerModel', tool: 'peerTool' };
+/** The AI SDK peer: `AiSdkPlugin`'s model activity and the tool's plain activity. */
+export const AISDK_TYPES: LoopActivityTypes = { plan: 'invokeModel', tool: 'aiSdkDebit' };
 /** The model and tool activity types of each kind of loop. */
-export const LOOP_TYPES: Readonly<Record<'governed' | 'bare' | 'peer', LoopActivityTypes>> = {
+export const LOOP_TYPES: Readonly<Record<'governed' | 'bare' | 'peer' | 'aisdk', LoopActivityTypes>> = {
   governed: GOVERNED_TYPES,
   bare: BARE_TYPES,
   peer: PEER_TYPES,
+  aisdk: AISDK_TYPES,
 };
 
 function num(v: unknown): number {

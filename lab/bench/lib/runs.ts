@@ -6,13 +6,27 @@ import { functionTool } from '../../../src/planner/tool-schemas';
 import { walletDebit } from '../../../src/tools/wallet.tool';
 import type { BareLoopInput, BareLoopResult } from '../workflows/bare.workflow';
 import type { PeerLoopInput, PeerLoopResult, PeerToolDefinition } from '../workflows/peer.workflow';
-import { PRINCIPAL, TENANT } from './stack';
+import type { AiSdkLoopInput, AiSdkLoopResult } from '../workflows/aisdk.workflow';
+import { AISDK_MODEL_ID } from './aisdk-model';
+import { PRINCIPAL, TENANT } from './principal';
 
-/** `governed`: agentRun. `bare`: bareLoop, governance taken out. `peer`: peerLoop, Temporal's agent-sample shape. */
-export type Kind = 'governed' | 'bare' | 'peer';
-export const KINDS: readonly Kind[] = ['governed', 'bare', 'peer'];
-/** The two kinds the sections that do not measure the peer (history, replay, retries, profile) run. */
-export type BaselineKind = Exclude<Kind, 'peer'>;
+/**
+ * `governed`: agentRun. `bare`: bareLoop, governance taken out. The peers, what a team would run instead:
+ * `peer`: peerLoop, Temporal's agent-sample shape; `aisdk`: the same agent on `@temporalio/ai-sdk` with plain
+ * activities (aiSdkLoop).
+ */
+export type Kind = 'governed' | 'bare' | PeerKind;
+/**
+ * The peers, each a row beside the bare loop in the latency and throughput sections. The governed AI SDK agent
+ * (Ledgerloop's governed tools on the AI SDK) joins here as `aisdk-governed` when those tools land: its workflow
+ * (lab/bench/workflows/), its bundle (BundleKind in lib/stack.ts), its activity types (LOOP_TYPES in
+ * lib/history.ts), its input and result below, its label in report.ts.
+ */
+export const PEER_KINDS = ['peer', 'aisdk'] as const;
+export type PeerKind = (typeof PEER_KINDS)[number];
+export const KINDS: readonly Kind[] = ['governed', 'bare', ...PEER_KINDS];
+/** The two kinds the sections that do not measure the peers (history, replay, retries, profile) run. */
+export type BaselineKind = Exclude<Kind, PeerKind>;
 
 /** The kinds in the order round (or level) `i` runs them: the first one rotates, the cycle stays the same. */
 export function rotation(i: number): Kind[] {
@@ -41,6 +55,11 @@ export interface LoopSpec {
   readonly maxHistoryEvents?: number;
   /** Governed only: what a failed call does to the run (default the workflow's: compensate and stop). */
   readonly onToolFailure?: AgentRunInput['onToolFailure'];
+  /**
+   * Governed only: start the run without search attributes, static summary or details (the attribution section's
+   * `search-attributes` switch); default as `startAgentRun` starts it.
+   */
+  readonly plainStart?: boolean;
 }
 
 export function governedInput(spec: LoopSpec): AgentRunInput {
@@ -97,6 +116,18 @@ export function peerInput(spec: LoopSpec): PeerLoopInput {
   };
 }
 
+/** The AI SDK peer's input: the same scripted turns, asked for in the prompt. */
+export function aiSdkInput(spec: LoopSpec): AiSdkLoopInput {
+  return {
+    tenant: TENANT,
+    principalId: PRINCIPAL,
+    instructions: PEER_INSTRUCTIONS,
+    prompt: `bench: ${spec.turns} debit(s) from account ${spec.account}`,
+    modelId: AISDK_MODEL_ID,
+    maxSteps: spec.turns + 1,
+  };
+}
+
 export interface Started {
   readonly kind: Kind;
   readonly workflowId: string;
@@ -118,25 +149,32 @@ export async function startLoop(
 ): Promise<Started> {
   if (kind === 'governed') {
     const identityToken = spec.identityToken ?? (await benchIdentityToken?.(workflowId));
-    const handle = await startAgentRun(client, {
-      workflowId,
-      taskQueue,
-      input: governedInput(spec),
-      ...(identityToken ? { identityToken } : {}),
-    });
+    const input = governedInput(spec);
+    const handle = spec.plainStart
+      ? await client.workflow.start('agentRun', {
+          workflowId,
+          taskQueue,
+          args: [identityToken ? { ...input, identityToken } : input],
+        })
+      : await startAgentRun(client, { workflowId, taskQueue, input, ...(identityToken ? { identityToken } : {}) });
     return { kind, workflowId, handle };
   }
+  const start = (type: string, input: unknown) => client.workflow.start(type, { workflowId, taskQueue, args: [input] });
   const handle =
     kind === 'peer'
-      ? await client.workflow.start('peerLoop', { workflowId, taskQueue, args: [peerInput(spec)] })
-      : await client.workflow.start('bareLoop', { workflowId, taskQueue, args: [bareInput(spec)] });
+      ? await start('peerLoop', peerInput(spec))
+      : kind === 'aisdk'
+        ? await start('aiSdkLoop', aiSdkInput(spec))
+        : await start('bareLoop', bareInput(spec));
   return { kind, workflowId, handle };
 }
+
+type LoopResult = AgentRunResult | BareLoopResult | PeerLoopResult | AiSdkLoopResult;
 
 export interface Finished extends Started {
   readonly ok: boolean;
   readonly detail: string;
-  readonly result: AgentRunResult | BareLoopResult | PeerLoopResult;
+  readonly result: LoopResult;
 }
 
 /** No benchmark run may take longer: a run stuck on failing workflow tasks must not hang the benchmark. */
@@ -148,9 +186,9 @@ export async function finish(s: Started, expectedCalls: number, timeoutMs = RUN_
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${s.workflowId} did not finish within ${timeoutMs} ms`)), timeoutMs);
   });
-  let result: AgentRunResult | BareLoopResult | PeerLoopResult;
+  let result: LoopResult;
   try {
-    result = (await Promise.race([s.handle.result(), timeout])) as AgentRunResult | BareLoopResult | PeerLoopResult;
+    result = (await Promise.race([s.handle.result(), timeout])) as LoopResult;
   } finally {
     clearTimeout(timer);
   }
@@ -160,7 +198,7 @@ export async function finish(s: Started, expectedCalls: number, timeoutMs = RUN_
       r.stopReason === 'completed' && r.calls.length === expectedCalls && r.calls.every((c) => c.state === 'SUCCEEDED');
     return { ...s, ok, detail: ok ? 'ok' : `${r.stopReason}: ${r.detail}`, result };
   }
-  const r = result as BareLoopResult | PeerLoopResult;
+  const r = result as BareLoopResult | PeerLoopResult | AiSdkLoopResult;
   const calls: readonly { ok: boolean }[] = r.calls;
   const ok = calls.length === expectedCalls && calls.every((c) => c.ok);
   const detail = ok

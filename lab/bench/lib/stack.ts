@@ -19,19 +19,22 @@ import { IDENTITY_ISSUERS_ENV } from '../../../src/identity/config';
 import type { DevIssuer } from '../../../src/identity/issue';
 import { startStack, type Stack } from '../../stack';
 import { useBenchIdentityToken } from './runs';
+import { PRINCIPAL, TENANT } from './principal';
 import type { WorkerProcConfig, WorkerTuning } from '../worker-proc';
+import { writeBenchBundle } from './bundles';
 
 export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare-index.ts');
 export const PEER_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'peer-index.ts');
+export const AISDK_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'aisdk-index.ts');
 
 /**
  * Which workflow bundle a worker loads. `governed`: the production bundle (workflows/index.ts, built by
  * host/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone. `peer`: peerLoop alone.
+ * `aisdk`: aiSdkLoop alone, bundled as a team bundles it (`AiSdkPlugin`, none of Ledgerloop's bundler options).
  */
-export type BundleKind = 'governed' | 'bare' | 'peer';
+export type BundleKind = 'governed' | 'bare' | 'peer' | 'aisdk';
 
-export const TENANT = 'acme';
-export const PRINCIPAL = 'user:bench';
+export { PRINCIPAL, TENANT } from './principal';
 export const ACCOUNTS = 16;
 
 export type BenchTarget = 'dev' | 'cluster';
@@ -45,6 +48,11 @@ export interface BenchServer {
   readonly startupMs: number;
   /** CPU time so far of the server's processes (the cluster: the Temporal server and PostgreSQL). */
   cpuMs(): number;
+  /**
+   * The cluster's quota store (LEDGERLOOP_QUOTA_URL: its PostgreSQL, with a password; never print it). Absent on the
+   * dev server, where a quota store is a SQLite file of one host.
+   */
+  readonly quotaUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -155,6 +163,7 @@ async function clusterBenchServer(): Promise<BenchServer> {
     label: 'cluster (Temporal on PostgreSQL)',
     startupMs: Date.now() - t0,
     cpuMs: () => processCpuMs(cluster.serverPid() ?? -1) + treeCpuMs(postmaster()),
+    quotaUrl: cluster.quotaUrl,
     stop: () => cluster.stop(),
   };
 }
@@ -201,10 +210,32 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       currency: 'EUR',
     });
   }
+  const aisdkStarted = Date.now();
+  let aisdk: string;
+  try {
+    // Loaded here, not at the top: `ai` is an ES module that only the AI SDK peer's bundle needs (a test that
+    // imports this file's types must not load it).
+    /* eslint-disable @typescript-eslint/no-require-imports -- a require() in a function is what defers the modules */
+    const { AiSdkPlugin } = require('@temporalio/ai-sdk') as typeof import('@temporalio/ai-sdk');
+    const { scriptedAiSdkProvider } = require('../aisdk.activities') as typeof import('../aisdk.activities');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    aisdk = (
+      await writeBenchBundle(path.join(dir, 'bundle-aisdk.js'), {
+        workflowsPath: AISDK_WORKFLOWS_PATH,
+        plugins: [new AiSdkPlugin({ modelProvider: scriptedAiSdkProvider() })],
+      })
+    ).path;
+  } catch (err) {
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const aisdkMs = Date.now() - aisdkStarted;
   const bundles: Record<BundleKind, string> = {
     governed: stack.bundlePath,
     bare: stack.moreBundles['bare']!,
     peer: stack.moreBundles['peer']!,
+    aisdk,
   };
   return {
     dir,
@@ -217,7 +248,11 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
     bundles,
     capabilityKey,
     identity,
-    setupMs: { server: server.startupMs, bundle: stack.setupMs.bundles, wallet: stack.setupMs.services },
+    setupMs: {
+      server: server.startupMs,
+      bundle: stack.setupMs.bundles + aisdkMs,
+      wallet: stack.setupMs.services,
+    },
     workerConfig: (taskQueue, tuning, bundle) => ({
       address: server.address,
       namespace: server.namespace,
@@ -226,6 +261,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       walletUrl: wallet.url,
       capabilityKey: serializeSigningKey(capabilityKey),
       tuning,
+      ...(bundle === 'aisdk' ? { aiSdk: true as const } : {}),
     }),
     async stop() {
       await stack.stop();

@@ -1,12 +1,12 @@
 /**
- * Figure 1: per-call latency. Runs of 5 debit turns, governed, bare and peer in turn, round by round (each on its
- * own worker, all three up all along; the kind that goes first rotates from round to round) at concurrency 1;
+ * Figure 1: per-call latency. Runs of 5 debit turns, governed, bare and each peer in turn, round by round (each on
+ * its own worker, all up all along; the kind that goes first rotates from round to round) at concurrency 1;
  * every turn of every run is one sample. Latency comes from the server's history timestamps:
  * per call = the model's proposal recorded (plan ActivityTaskCompleted) → the tool result recorded (the
  * WorkflowTaskCompleted after the tool's ActivityTaskCompleted). The same code measures every workflow.
  */
 import { LOOP_TYPES, turnTimings, type TurnTiming } from '../lib/history';
-import { KINDS, rotation, runLoop, type Kind } from '../lib/runs';
+import { KINDS, PEER_KINDS, rotation, runLoop, type Kind, type PeerKind } from '../lib/runs';
 import { account } from '../lib/stack';
 import { median, round, summarize, type Summary } from '../lib/stats';
 import { startWorkers } from '../lib/workers';
@@ -34,24 +34,28 @@ export interface PairedRatio {
   readonly max: number;
 }
 
+/** One peer's phases, and governed over it. */
+export interface PeerLatency {
+  readonly phases: PhaseSummary;
+  readonly governedOver: LatencyRatio;
+  /** The per-round check (below), governed p50 / this peer's p50. */
+  readonly pairedCallP50: PairedRatio;
+}
+
 export interface LatencyFigures {
   readonly turnsPerRun: number;
   readonly rounds: number;
   readonly governed: PhaseSummary;
   readonly bare: PhaseSummary;
-  /** The heavier peer (peerLoop). Absent from results written before it existed. */
-  readonly peer?: PhaseSummary;
   /** Governed over bare. */
   readonly ratio: LatencyRatio;
-  /** Governed over the peer. */
-  readonly ratioOverPeer?: LatencyRatio;
   /**
    * Robustness check against load swings on a shared box: per round, governed p50 / bare p50 of the runs made
    * in that round; the median and range of those per-round ratios.
    */
   readonly pairedCallP50Ratio: PairedRatio;
-  /** The same per-round check, governed p50 / peer p50. */
-  readonly pairedCallP50RatioOverPeer?: PairedRatio;
+  /** The peers (PEER_KINDS), each measured the same way. Absent in results written before the peers. */
+  readonly peers?: Readonly<Partial<Record<PeerKind, PeerLatency>>>;
 }
 
 function phases(samples: readonly TurnTiming[]): PhaseSummary {
@@ -85,9 +89,9 @@ export async function measureLatency(ctx: BenchContext): Promise<LatencyFigures>
   const turns = 5;
   const rounds = ctx.quick ? 6 : 10;
   const workers = await startWorkers(ctx, 'latency', DEFAULT_TUNING, KINDS);
-  const samples: Record<Kind, TurnTiming[]> = { governed: [], bare: [], peer: [] };
+  const samples = Object.fromEntries(KINDS.map((k) => [k, []])) as unknown as Record<Kind, TurnTiming[]>;
   const perRound: number[] = [];
-  const perRoundOverPeer: number[] = [];
+  const perRoundOver = Object.fromEntries(PEER_KINDS.map((k) => [k, []])) as unknown as Record<PeerKind, number[]>;
   try {
     // Warm-up (not measured): loads the workflow context, JITs every path, opens the HTTP connections.
     for (const kind of KINDS) {
@@ -108,35 +112,40 @@ export async function measureLatency(ctx: BenchContext): Promise<LatencyFigures>
         p50s[kind] = summarize(timings.map((t) => t.callMs)).p50;
       }
       perRound.push(p50s.governed! / p50s.bare!);
-      perRoundOverPeer.push(p50s.governed! / p50s.peer!);
+      for (const peer of PEER_KINDS) perRoundOver[peer].push(p50s.governed! / p50s[peer]!);
     }
   } finally {
     await workers.stop();
   }
   const governed = phases(samples.governed);
   const bare = phases(samples.bare);
-  const peer = phases(samples.peer);
-  const overPeer = ratioOf(governed, peer);
+  const peers = Object.fromEntries(
+    PEER_KINDS.map((peer): [PeerKind, PeerLatency] => {
+      const p = phases(samples[peer]);
+      return [peer, { phases: p, governedOver: ratioOf(governed, p), pairedCallP50: pairedOf(perRoundOver[peer]) }];
+    }),
+  ) as Record<PeerKind, PeerLatency>;
   const figures: LatencyFigures = {
     turnsPerRun: turns,
     rounds,
     governed,
     bare,
-    peer,
     ratio: ratioOf(governed, bare),
-    ratioOverPeer: overPeer,
     pairedCallP50Ratio: pairedOf(perRound),
-    pairedCallP50RatioOverPeer: pairedOf(perRoundOverPeer),
+    peers,
   };
   ctx.log(
     `latency: per call p50 ${round(governed.call.p50, 1)} vs ${round(bare.call.p50, 1)} ms (${figures.ratio.callP50}x), ` +
       `p95 ${round(governed.call.p95, 1)} vs ${round(bare.call.p95, 1)} ms (${figures.ratio.callP95}x); ` +
       `per turn p50 ${round(governed.turn.p50, 1)} vs ${round(bare.turn.p50, 1)} ms (${figures.ratio.turnP50}x)`,
   );
-  ctx.log(
-    `latency vs the peer: per call p50 ${round(governed.call.p50, 1)} vs ${round(peer.call.p50, 1)} ms (${overPeer.callP50}x), ` +
-      `p95 ${round(governed.call.p95, 1)} vs ${round(peer.call.p95, 1)} ms (${overPeer.callP95}x); ` +
-      `per turn p50 ${round(governed.turn.p50, 1)} vs ${round(peer.turn.p50, 1)} ms (${overPeer.turnP50}x)`,
-  );
+  for (const peer of PEER_KINDS) {
+    const { phases: p, governedOver: over } = peers[peer];
+    ctx.log(
+      `latency vs ${peer}: per call p50 ${round(governed.call.p50, 1)} vs ${round(p.call.p50, 1)} ms (${over.callP50}x), ` +
+        `p95 ${round(governed.call.p95, 1)} vs ${round(p.call.p95, 1)} ms (${over.callP95}x); ` +
+        `per turn p50 ${round(governed.turn.p50, 1)} vs ${round(p.turn.p50, 1)} ms (${over.turnP50}x)`,
+    );
+  }
   return figures;
 }

@@ -3,10 +3,11 @@
  * `c` slots that start a run, await its result and start the next, until N runs completed. A run is one debit
  * turn plus the final answer (two model calls, one tool call). Every (kind, c) cell gets a FRESH worker process
  * with the same tuning, a warm-up that is not counted, then its resident set size sampled every 50 ms while the
- * cell runs. Governed, bare and peer cells take turns at going first, level by level (the order rotates).
+ * cell runs. Governed, bare and the peers' cells take turns at going first, level by level (the order rotates).
  */
+import type { Client } from '@temporalio/client';
 import { historyBytes } from '../lib/history';
-import { finish, rotation, startLoop, type Kind, type LoopSpec } from '../lib/runs';
+import { finish, PEER_KINDS, rotation, startLoop, type Kind, type LoopSpec, type PeerKind } from '../lib/runs';
 import { account } from '../lib/stack';
 import { processCpuMs } from '../lib/proc-cpu';
 import { percentile, round } from '../lib/stats';
@@ -41,18 +42,21 @@ export interface ThroughputCell {
   };
 }
 
+/** Governed over one other kind at one concurrency. */
+export interface GovernedOver {
+  readonly runsPerSecond: number;
+  readonly workerCpuPerRun: number;
+  readonly rssPeak: number;
+}
+
 export interface ThroughputRatio {
   readonly concurrency: number;
   /** Governed runs/s over bare runs/s. */
   readonly governedOverBare: number;
   /** Governed worker RSS peak over bare. */
   readonly rssPeakRatio: number;
-  /** Against the heavier peer (absent from results written before it existed): runs/s, governed over peer. */
-  readonly governedOverPeer?: number;
-  /** Governed worker RSS peak over the peer's. */
-  readonly rssPeakRatioOverPeer?: number;
-  /** Governed worker CPU per run over the peer's. */
-  readonly workerCpuRatioOverPeer?: number;
+  /** Against each peer (PEER_KINDS) the pass measured. Absent in results written before the peers. */
+  readonly overPeers?: Readonly<Partial<Record<PeerKind, GovernedOver>>>;
 }
 
 export interface ThroughputFigures {
@@ -76,7 +80,11 @@ export function throughputPlan(quick: boolean): readonly { concurrency: number; 
         { concurrency: 100, runs: 150 },
         { concurrency: 1000, runs: 1000 },
       ];
-  return levels ? plan.filter((p) => levels.includes(p.concurrency)) : plan;
+  // BENCH_RUNS: every cell's run count (a smoke test with tiny counts), never below the concurrency.
+  const runs = Number(process.env.BENCH_RUNS ?? NaN);
+  const sized =
+    Number.isSafeInteger(runs) && runs > 0 ? plan.map((p) => ({ ...p, runs: Math.max(runs, p.concurrency) })) : plan;
+  return levels ? sized.filter((p) => levels.includes(p.concurrency)) : sized;
 }
 
 /** Runs `total` loops of one debit turn with `concurrency` slots; resolves with timings. */
@@ -88,6 +96,8 @@ export async function closedLoop(
   concurrency: number,
   total: number,
   extra: Partial<LoopSpec> = {},
+  /** The client the runs are started with (default the stack's, which encodes nothing). */
+  client: Client = ctx.stack.client,
 ): Promise<{ seconds: number; failed: number; latencies: number[]; failures: string[] }> {
   let next = 0;
   let failed = 0;
@@ -99,7 +109,7 @@ export async function closedLoop(
       const i = next++;
       const begun = Date.now();
       try {
-        const s = await startLoop(ctx.stack.client, kind, taskQueue, `${prefix}-${i}`, {
+        const s = await startLoop(client, kind, taskQueue, `${prefix}-${i}`, {
           ...extra,
           turns: 1,
           account: account(i),
@@ -210,22 +220,32 @@ export async function measureThroughput(
   }
   const ratios = plan.map(({ concurrency }): ThroughputRatio => {
     const cell = (kind: Kind): ThroughputCell => cells.find((c) => c.kind === kind && c.concurrency === concurrency)!;
-    const [g, b, p] = [cell('governed'), cell('bare'), cell('peer')];
+    const [g, b] = [cell('governed'), cell('bare')];
+    const overPeers = Object.fromEntries(
+      PEER_KINDS.map((peer): [PeerKind, GovernedOver] => [peer, governedOver(g, cell(peer))]),
+    ) as Record<PeerKind, GovernedOver>;
     return {
       concurrency,
       governedOverBare: round(g.runsPerSecond / b.runsPerSecond),
       rssPeakRatio: round(g.rssMb.peak / b.rssMb.peak),
-      governedOverPeer: round(g.runsPerSecond / p.runsPerSecond),
-      rssPeakRatioOverPeer: round(g.rssMb.peak / p.rssMb.peak),
-      workerCpuRatioOverPeer: round(g.cpuMsPerRun.worker / p.cpuMsPerRun.worker),
+      overPeers,
     };
   });
   for (const r of ratios)
-    ctx.log(
-      `throughput c=${r.concurrency}${hosts > 1 ? ` on ${hosts} hosts` : ''}, governed over the peer: runs/s ${r.governedOverPeer}x, ` +
-        `worker CPU per run ${r.workerCpuRatioOverPeer}x, worker RSS peak ${r.rssPeakRatioOverPeer}x`,
-    );
+    for (const [peer, o] of Object.entries(r.overPeers ?? {}))
+      ctx.log(
+        `throughput c=${r.concurrency}${hosts > 1 ? ` on ${hosts} hosts` : ''}, governed over ${peer}: runs/s ${o.runsPerSecond}x, ` +
+          `worker CPU per run ${o.workerCpuPerRun}x, worker RSS peak ${o.rssPeak}x`,
+      );
   return { hosts, cells, ratios, tuning: DEFAULT_TUNING };
+}
+
+export function governedOver(g: ThroughputCell, other: ThroughputCell): GovernedOver {
+  return {
+    runsPerSecond: round(g.runsPerSecond / other.runsPerSecond),
+    workerCpuPerRun: round(g.cpuMsPerRun.worker / other.cpuMsPerRun.worker),
+    rssPeak: round(g.rssMb.peak / other.rssMb.peak),
+  };
 }
 
 /** Reads up to 20 histories of the cell, evenly spread, and counts workflow-task timeouts and failures. */
