@@ -9,24 +9,17 @@
  * Workflow-safe: pure.
  */
 import type { AuthorizationInput } from '../../../../src/domain/authorization';
-import type { Policy, RateLimit } from '../../../../src/domain/policy-format';
+import type { Policy } from '../../../../src/domain/policy-format';
+import type { evaluate as realEvaluate } from '../../../../src/policy/evaluate';
 import { rateLimitsOf } from '../../../../src/policy/policy-rules';
 import type { SwitchMark } from '../marks';
 
 const MARK: SwitchMark = 'ledgerloop-bench-switch:authorization';
 
-export function evaluate(
-  policy: Policy,
-  input: AuthorizationInput,
-): {
-  kind: 'allowed';
-  reason: string;
-  chain: string[];
-  policyVersion: string;
-  issuedAt: string;
-  expiresAt: string;
-  rateLimits?: readonly RateLimit[];
-} {
+/** What the real evaluator returns when it allows a call (a type-only import: the real module is not bundled). */
+type Allowed = Extract<ReturnType<typeof realEvaluate>, { kind: 'allowed' }>;
+
+export function evaluate(policy: Policy, input: AuthorizationInput): Allowed {
   const rule = policy.rules.find((r) => r.action === input.request.action);
   const limits = rule ? rateLimitsOf(rule) : [];
   return {
