@@ -56,8 +56,17 @@ export function clusterPorts(offset = DEFAULT_PORT_OFFSET): ClusterPorts {
       `cluster port offset ${offset} puts a port outside 1024..65535 (ports ${Math.min(...values)}..${Math.max(...values)})`,
     );
   }
+  // Temporal's PostgreSQL schema keeps a membership port in a smallint: past 32767 the server exits at start-up.
+  for (const [name, port] of Object.entries(ports))
+    if (name.endsWith('Membership') && port > MAX_MEMBERSHIP_PORT)
+      throw new RangeError(
+        `cluster port offset ${offset} puts ${name} ${port} past ${MAX_MEMBERSHIP_PORT} (Temporal stores membership ports as a smallint)`,
+      );
   return ports;
 }
+
+/** The highest membership port Temporal's PostgreSQL schema can store (cluster_membership.rpc_port, a smallint). */
+const MAX_MEMBERSHIP_PORT = 32_767;
 
 export function portOffsetFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[PORT_OFFSET_ENV];

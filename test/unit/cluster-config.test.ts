@@ -34,6 +34,21 @@ describe('cluster ports', () => {
     expect(() => portOffsetFromEnv({ LEDGERLOOP_CLUSTER_PORT_OFFSET: '10k' })).toThrow(/whole number/);
     expect(portOffsetFromEnv({})).toBe(DEFAULT_PORT_OFFSET);
   });
+
+  it('refuse an offset that puts a membership port past 32767, which the server stores as a smallint', () => {
+    // 6933 + 27000 = 33933: the server would exit at start-up ("out of range for type smallint").
+    expect(() => clusterPorts(27_000)).toThrow(/frontendMembership 33933 .* 32767/);
+    // The positive control: the largest offset whose membership ports all fit.
+    const highest =
+      32_767 -
+      Math.max(
+        ...Object.entries(DEPLOYMENT_PORTS)
+          .filter(([k]) => /Membership$/.test(k))
+          .map(([, p]) => p),
+      );
+    expect(clusterPorts(highest).workerMembership).toBe(32_767);
+    expect(() => clusterPorts(highest + 1)).toThrow(RangeError);
+  });
 });
 
 describe('required environment', () => {
