@@ -49,6 +49,11 @@ export interface BenchServer {
   /** CPU time so far of the server's processes (the cluster: the Temporal server and PostgreSQL). */
   cpuMs(): number;
   /**
+   * The client sends the credentials the environment names: the cluster's frontend authorizes every call, and
+   * `startCluster` names its admin token file there (the workers inherit it). Absent: a dev server, none sent.
+   */
+  readonly external?: boolean;
+  /**
    * The cluster's quota store (LEDGERLOOP_QUOTA_URL: its PostgreSQL, with a password; never print it). Absent on the
    * dev server, where a quota store is a SQLite file of one host.
    */
@@ -161,6 +166,7 @@ async function clusterBenchServer(): Promise<BenchServer> {
     address: cluster.address,
     namespace: 'default',
     label: 'cluster (Temporal on PostgreSQL)',
+    external: true,
     startupMs: Date.now() - t0,
     cpuMs: () => processCpuMs(cluster.serverPid() ?? -1) + treeCpuMs(postmaster()),
     quotaUrl: cluster.quotaUrl,
