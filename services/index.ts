@@ -42,11 +42,14 @@ export { registerStandardAdminRoutes, registerStandardRoutes } from './standard-
 export { verifyLookupCapability, type LookupCapabilityRequest } from './lookup-capability';
 export { Id, parseAdminBody } from './body-schemas';
 export {
+  closeServer,
   createHttpServer,
+  dropConnection,
   errorJson,
   HttpError,
   HttpErrorCode,
   json,
+  listen,
   readJsonBody,
   Router,
   type Fetch,
