@@ -13,6 +13,7 @@ export { createWorker, type CreateWorkerOptions } from './create-worker';
 export { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker';
 export { buildWorkflowBundle, writeWorkflowBundle, WORKFLOWS_PATH, type BundleOptions } from './bundle';
 export { loadToolsModule } from './tools-module';
+export { registerSearchAttributes, SearchAttributesMissing } from './search-attributes';
 export { replayHistory, type ReplayOptions } from './replay';
 export { ReplayToolsMissingError, toolsOfHistory } from '../client/history-tools';
 

@@ -55,6 +55,7 @@ import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
 import { checkWiring, type McpWiring } from '../../src/downstream/transports';
+import { registerSearchAttributes } from './search-attributes';
 
 /** A policy document as written (the defaults of `Policy` filled in when it is checked). */
 export type PolicyDocument = z.input<typeof Policy>;
@@ -123,6 +124,14 @@ export interface LedgerloopPluginOptions {
    * decorate the calls (the fault lab's crash points do); it must keep the contract.
    */
   readonly downstreamClient?: (service: string, options: DownstreamClientOptions) => Downstream;
+  /**
+   * Register Ledgerloop's search attributes on the worker's namespace at start (through the worker's connection),
+   * so a fresh namespace does not refuse the first run. Default true; where they cannot be added the start fails
+   * with `Config.SearchAttributesMissing`, naming the command that registers them. A worker given no connection
+   * skips it, and one whose credentials may not list them (PERMISSION_DENIED) warns and goes on. Set false when
+   * the deployment registers them.
+   */
+  readonly registerSearchAttributes?: boolean;
 }
 
 export const LEDGERLOOP_PLUGIN_NAME = 'ledgerloop';
@@ -246,6 +255,13 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     const identity = options.identity ?? defaultWorkerIdentity();
     const converter = this.converter(options.dataConverter);
     await checkPayloadEncryption(converter, { role: 'worker', ...this.checkOptions() });
+    if (this.opts.registerSearchAttributes !== false && options.connection !== undefined) {
+      const namespace = options.namespace ?? 'default';
+      if ((await registerSearchAttributes(options.connection.operatorService, namespace)) === 'unreadable')
+        Runtime.instance().logger.warn('this worker may not list search attributes; it assumes they are registered', {
+          namespace,
+        });
+    }
     const services = Object.fromEntries(
       Object.entries(this.opts.services).map(([name, baseUrl]) => [
         name,

@@ -5,12 +5,15 @@
  * - with the plugin's codec keys the run's input (the identity token) and the tool's arguments are encrypted in
  *   history, and a client with the same plugin reads the result;
  * - under strict, a worker or client without keys is refused before anything starts (PayloadsInClearError), while
- *   the same strict plugin with keys is the run above (the positive control).
+ *   the same strict plugin with keys is the run above (the positive control);
+ * - on a fresh namespace the worker registers Ledgerloop's search attributes itself (control: opted out, it does
+ *   not), so the first run does not fail INVALID_ARGUMENT.
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { RunningService } from '../../services/service-host';
 import { keySetFromJwks } from '../../src/capability/capability-keys';
@@ -114,3 +117,53 @@ test('bad options are refused when the plugin is made, naming what is wrong', ()
   // Control: the same options, unbroken, make a plugin.
   expect(new LedgerloopPlugin(pluginOptions()).name).toBe('ledgerloop');
 });
+
+/** A namespace of its own on the dev server, with none of Ledgerloop's search attributes. */
+async function freshNamespace(): Promise<string> {
+  const namespace = `ll-fresh-${process.pid}-${Date.now()}`;
+  await connection.workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
+  });
+  for (;;) {
+    try {
+      await connection.workflowService.describeNamespace({ namespace });
+      return namespace;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const listed = async (namespace: string): Promise<string[]> =>
+  Object.keys((await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {});
+
+test('on a fresh namespace the plugin registers its search attributes, and the first governed run completes', async () => {
+  const namespace = await freshNamespace();
+  expect(await listed(namespace)).not.toContain('LedgerloopStatus');
+  const plugin = new LedgerloopPlugin(pluginOptions());
+  const tq = taskQueue('plugin-fresh-ns');
+  const worker = await Worker.create({ connection: nativeConnection, namespace, taskQueue: tq, plugins: [plugin] });
+  expect(await listed(namespace)).toEqual(
+    expect.arrayContaining(['LedgerloopStatus', 'LedgerloopTenant', 'LedgerloopUnknownCalls']),
+  );
+  const client = new Client({ connection, namespace, plugins: [plugin] });
+  const run = await worker.runUntil(
+    runTicket(client, keys, { project: 'ops', title: 'Fresh room' }, { taskQueue: tq }),
+  );
+  expect(run.result.stopReason).toBe('completed');
+}, 120_000);
+
+test('control: with registerSearchAttributes false a fresh namespace is left without them', async () => {
+  const namespace = await freshNamespace();
+  const plugin = new LedgerloopPlugin(pluginOptions({ registerSearchAttributes: false }));
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace,
+    taskQueue: taskQueue('plugin-no-sa'),
+    plugins: [plugin],
+  });
+  // The worker holds the connection until it has run: run it down at once.
+  await worker.runUntil(Promise.resolve());
+  expect(await listed(namespace)).not.toContain('LedgerloopStatus');
+}, 60_000);
