@@ -98,3 +98,33 @@ export function tooDeep(value: unknown, what: string, limit = MAX_JSON_DEPTH): s
 export function textTooDeep(text: string, what: string, limit = MAX_JSON_DEPTH): string | undefined {
   return textDepth(text, limit) > limit ? `${what} nests deeper than ${limit} levels` : undefined;
 }
+
+/** The one key of {@link TooDeepMarker}: no downstream's answer has a reason to use it. */
+export const TOO_DEEP_KEY = 'ledgerloop:tooDeep';
+
+/** How many characters of the path a marker keeps: the path is made of the downstream's keys (untrusted). */
+const MARKER_PATH_CHARS = 200;
+
+/**
+ * What a downstream's answer nested deeper than {@link MAX_JSON_DEPTH} is replaced by, where it leaves its transport
+ * (src/downstream/depth-guard.ts) and before anything serializes it: shallow, typed, and refused by settle as
+ * `Result.Invalid` (the effect happened; its answer cannot be read).
+ */
+export interface TooDeepMarker {
+  readonly [TOO_DEEP_KEY]: { readonly limit: number; readonly at: string };
+}
+
+/** `value`, or its {@link TooDeepMarker} when it nests deeper than `limit` (a cycle does). Never recurses. */
+export function shallowOrMarker(value: unknown, limit = MAX_JSON_DEPTH): unknown {
+  const m = measureDepth(value, limit);
+  if (m.depth <= limit) return value;
+  const marker: TooDeepMarker = { [TOO_DEEP_KEY]: { limit, at: (m.at ?? '(root)').slice(0, MARKER_PATH_CHARS) } };
+  return marker;
+}
+
+/** Whether `value` is a {@link TooDeepMarker}. */
+export function isTooDeepMarker(value: unknown): value is TooDeepMarker {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const inner = (value as Record<string, unknown>)[TOO_DEEP_KEY];
+  return typeof inner === 'object' && inner !== null && Object.keys(value).length === 1;
+}
