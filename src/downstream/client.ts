@@ -8,6 +8,7 @@
  */
 import { CAPABILITY_HEADER } from '../capability/capability';
 import { hashCanonical } from '../domain/canonical';
+import { shallowOrMarker } from '../domain/json-depth';
 import { classifyHttpResponse, classifyTransportError, type SendOutcome } from './classify';
 import {
   HEADER_ARGS_HASH,
@@ -187,7 +188,9 @@ export class DownstreamClient implements Downstream {
     if ((status === 400 || status === 403 || status === 405) && typeof fields['error'] === 'string') {
       return { kind: 'refused', status, code: fields['error'], reason: String(fields['message'] ?? fields['error']) };
     }
-    return { kind: 'unreachable', reason: `lookup answered ${status}: ${JSON.stringify(body ?? null).slice(0, 200)}` };
+    // Quoted after the depth check: `JSON.stringify` recurses.
+    const quoted = JSON.stringify(shallowOrMarker(body ?? null)).slice(0, 200);
+    return { kind: 'unreachable', reason: `lookup answered ${status}: ${quoted}` };
   }
 
   /** `GET /v1/contract`: the declared idempotency retention. Throws `DownstreamContractError` when unreadable. */

@@ -5,12 +5,14 @@
  * | the function                                   | outcome                                               |
  * |------------------------------------------------|-------------------------------------------------------|
  * | returns a JSON value                           | `ok` (the result, checked as untrusted by the workflow) |
+ * | returns a value nested too deep, or a cycle    | `ok`, the depth marker: settled `Result.Invalid`        |
  * | throws `NothingSentError`                      | `rejected` (FAILED), or `unavailable` when retryable    |
  * | was not begun (cancelled, past its deadline)   | `unavailable`: nothing sent                              |
  * | throws anything else, returns a non-JSON value | `response_lost`: it may have acted, the call is UNKNOWN |
  *
  * A reason that names a secret's value has it replaced (`[secret]`) before it can reach history or a log.
  */
+import { shallowOrMarker } from '../domain/json-depth';
 import type { LookupAnswer } from '../domain/recovery';
 import type { DownstreamPromises } from '../domain/transport';
 import type { SendOutcome } from './classify';
@@ -48,7 +50,8 @@ export class FunctionTransport implements Transport {
     }
     let body: unknown;
     try {
-      body = JSON.parse(JSON.stringify(returned ?? null)) as unknown;
+      // The depth first, by a loop: the round trip recurses (src/downstream/depth-guard.ts).
+      body = JSON.parse(JSON.stringify(shallowOrMarker(returned ?? null))) as unknown;
     } catch (err) {
       return { kind: 'response_lost', reason: `the function returned a value that is not JSON: ${this.reason(err)}` };
     }
@@ -67,7 +70,7 @@ export class FunctionTransport implements Transport {
     if (answer?.kind === 'found') {
       let result: unknown;
       try {
-        result = JSON.parse(JSON.stringify(answer.result ?? null)) as unknown;
+        result = JSON.parse(JSON.stringify(shallowOrMarker(answer.result ?? null))) as unknown;
       } catch {
         return { kind: 'unreachable', reason: 'the lookup found a record that is not JSON' };
       }

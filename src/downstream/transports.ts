@@ -7,6 +7,7 @@
  */
 import { declarationProblems, ToolDeclarationError } from '../domain/tool-check';
 import type { AnyTool } from '../domain/tool';
+import { DepthGuardedTransport } from './depth-guard';
 import { secretsOf, transportOf } from '../domain/transport';
 import type { Downstream } from './client';
 import { ContractTransport } from './contract-transport';
@@ -86,7 +87,7 @@ export function checkWiring(tools: readonly AnyTool[], wiring: TransportWiring):
   if (problems.length > 0) throw new ToolDeclarationError(problems);
 }
 
-/** Each tool's transport, built on first use and kept for the life of the worker. */
+/** Each tool's transport, built on first use and kept for the life of the worker, behind the depth guard. */
 export class Transports {
   private readonly built = new Map<string, Transport>();
   private readonly impls: ReadonlyMap<string, ToolImplementation>;
@@ -101,7 +102,8 @@ export class Transports {
     if (known !== undefined) return known;
     const made = this.make(tool);
     if (made === undefined) return undefined;
-    const transport = this.wiring.wrap ? this.wiring.wrap(tool, made) : made;
+    // The depth guard outermost: no transport, and no decoration of one, hands on an answer nested too deep.
+    const transport = new DepthGuardedTransport(this.wiring.wrap ? this.wiring.wrap(tool, made) : made);
     this.built.set(tool.name, transport);
     return transport;
   }

@@ -4,9 +4,7 @@
  * The context carries the key, hash, attempt, fence, signal, deadline, principal and the named secrets (never
  * enumerable, never in a reason).
  */
-import { z } from 'zod';
-import { defineTool } from '../../src/domain/tool';
-import { hashCanonical } from '../../src/domain/canonical';
+import { MAX_JSON_DEPTH, TOO_DEEP_KEY } from '../../src/domain/json-depth';
 import {
   found,
   implementTool,
@@ -16,56 +14,12 @@ import {
   type ToolContext,
 } from '../../src/downstream/function-tool';
 import { FunctionTransport } from '../../src/downstream/function-transport';
-import type { AttemptCall } from '../../src/downstream/transport';
-
-const tool = defineTool({
-  name: 'note_add',
-  version: 1,
-  description: 'add a note',
-  args: z.object({ text: z.string() }).strict(),
-  result: z.object({ id: z.string() }),
-  maxArgumentBytes: 1000,
-  maxResultBytes: 1000,
-  service: 'notes',
-  transport: { kind: 'function', secrets: ['NOTES_KEY'], promises: { lookup: 'by_key' } },
-  effectScope: 'notes.add',
-  idempotency: 'reconcilable_by_lookup',
-  canonicalize: (a, ctx) => ({ tenant: ctx.tenant, text: a.text }),
-  authorization: (_a, ctx) => ({ action: 'notes.add', resource: `${ctx.tenant}/notes/x`, resourceTenant: ctx.tenant }),
-  compensation: { kind: 'none' },
-  summary: () => 'note',
-  promote: (r) => ({ id: r.id }),
-});
+import { noteCall, noteTool } from '../helpers/note-tool';
 
 const SECRET = 'sk_live_notes_9f8e7d6c5b4a';
-const body = { tenant: 'acme', text: 'hello' };
 
-function call(over: Partial<AttemptCall> = {}): AttemptCall {
-  return {
-    tool,
-    intent: {
-      runId: 'run-1',
-      providerCallId: 'p1',
-      logicalCallId: 'lc_1_x',
-      operationKey: 'op_1',
-      toolName: 'note_add',
-      toolVersion: 1,
-      argumentsHash: hashCanonical(body),
-      principalId: 'user:alice',
-      tenant: 'acme',
-      policyVersion: 'p/1',
-      deadlineAt: new Date(Date.now() + 60_000).toISOString(),
-    },
-    body,
-    key: 'op_1',
-    attempt: 2,
-    fence: 7,
-    intentAt: new Date().toISOString(),
-    signal: new AbortController().signal,
-    deadlineAtMs: Date.now() + 5_000,
-    ...over,
-  };
-}
+const call = noteCall;
+const tool = noteTool;
 
 function transport(
   execute: (args: { text: string }, ctx: ToolContext) => Promise<unknown>,
@@ -109,9 +63,14 @@ describe('what a function did, as an outcome', () => {
   });
 
   test('a value that is not JSON is UNKNOWN too: the function acted, its answer cannot be read', async () => {
+    expect((await transport(async () => ({ id: 1n })).send(call())).kind).toBe('response_lost');
+  });
+
+  test('a cycle nests without end: the answer is the depth marker (settled Result.Invalid), the effect stands', async () => {
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
-    expect((await transport(async () => cyclic).send(call())).kind).toBe('response_lost');
+    const sent = await transport(async () => cyclic).send(call());
+    expect(sent).toMatchObject({ kind: 'ok', body: { [TOO_DEEP_KEY]: { limit: MAX_JSON_DEPTH } } });
   });
 
   test('an attempt past its deadline or cancelled does not run the function (nothing sent)', async () => {

@@ -6,6 +6,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Json } from '../../domain/canonical';
+import { shallowOrMarker } from '../../domain/json-depth';
 import type { McpAnswerBody } from '../../tools/mcp/declare';
 
 /** A result larger than the tool's limit is withheld: what the workflow receives instead (fails its schema). */
@@ -25,7 +26,10 @@ export function answerBody(result: CallToolResult, maxBytes: number): McpAnswerB
     isError: result.isError === true,
     text: texts.join('\n'),
     blocks,
-    ...(result.structuredContent !== undefined ? { structured: result.structuredContent as Json } : {}),
+    // The depth first, by a loop: the size below is measured by `JSON.stringify`, which recurses.
+    ...(result.structuredContent !== undefined
+      ? { structured: shallowOrMarker(result.structuredContent) as Json }
+      : {}),
   };
   const bytes = Buffer.byteLength(JSON.stringify(body), 'utf8');
   if (bytes > maxBytes) return { withheld: `a result of ${bytes} bytes exceeds the tool's limit of ${maxBytes}` };
