@@ -18,7 +18,7 @@ import type {
 import { reconcilePreset } from '../../src/domain/activity-presets';
 import { hashCanonical, type Json } from '../../src/domain/canonical';
 import { Failure, vetDownstreamFailure, type DispatchVerdict } from '../../src/domain/failures';
-import { tooDeep } from '../../src/domain/json-depth';
+import { isTooDeepMarker, TOO_DEEP_KEY, tooDeep } from '../../src/domain/json-depth';
 import type { AbsenceWindow, ResolutionEvidence } from '../../src/domain/ledger-events';
 import { afterLookup, reconcileRule } from '../../src/domain/recovery';
 import { promisesOf, transportOf, type Promises } from '../../src/domain/transport';
@@ -35,6 +35,14 @@ function admitResult(
   // First, by a loop: the size check, the schema and the result hash all walk the body by recursion.
   const deep = tooDeep(body, 'result');
   if (deep !== undefined) return { error: { code: Failure.ResultInvalid, message: deep } };
+  // The activity replaced an answer nested too deep by its marker (src/downstream/depth-guard.ts): refused the
+  // same way, whatever the tool's schema would accept.
+  if (isTooDeepMarker(body)) {
+    const { limit, at } = body[TOO_DEEP_KEY];
+    return {
+      error: { code: Failure.ResultInvalid, message: `result nests deeper than ${limit} levels (under ${at})` },
+    };
+  }
   const text = JSON.stringify(body ?? null);
   if (text.length > call.tool.maxResultBytes) {
     return { error: { code: Failure.ResultInvalid, message: `result exceeds ${call.tool.maxResultBytes} bytes` } };
@@ -126,8 +134,10 @@ export function settleAnswer(run: RunModel, call: ReadyCall, r: DispatchResponse
     logicalCallId: id,
     state: 'SUCCEEDED',
     receipt: r.receipt,
-    // a body too deep to hash was refused above: the ledger records its refusal code, not a hash
-    ...(tooDeep(r.body, 'result') === undefined ? { resultHash: hashCanonical(r.body ?? null) } : {}),
+    // a body too deep to hash (or its marker) was refused above: the ledger records its refusal code, not a hash
+    ...(tooDeep(r.body, 'result') === undefined && !isTooDeepMarker(r.body)
+      ? { resultHash: hashCanonical(r.body ?? null) }
+      : {}),
     errorCode: outcome.error?.code,
     ...common,
   });
