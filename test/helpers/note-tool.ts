@@ -1,8 +1,8 @@
 /** A function tool (`note_add`, service `notes`) and one attempt of it, as the transport tests send it. */
 import { z } from 'zod';
-import { hashCanonical } from '../../src/domain/canonical';
 import { defineTool } from '../../src/domain/tool';
 import type { AttemptCall } from '../../src/downstream/transport';
+import { attemptCall } from './attempt-call';
 
 export const noteTool = defineTool({
   name: 'note_add',
@@ -27,28 +27,6 @@ const body = { tenant: 'acme', text: 'hello' };
 
 /** Attempt 2 (fence 7) of `note_add` for tenant acme, with `over` applied. */
 export function noteCall(over: Partial<AttemptCall> = {}): AttemptCall {
-  return {
-    tool: noteTool,
-    intent: {
-      runId: 'run-1',
-      providerCallId: 'p1',
-      logicalCallId: 'lc_1_x',
-      operationKey: 'op_1',
-      toolName: 'note_add',
-      toolVersion: 1,
-      argumentsHash: hashCanonical(body),
-      principalId: 'user:alice',
-      tenant: 'acme',
-      policyVersion: 'p/1',
-      deadlineAt: new Date(Date.now() + 60_000).toISOString(),
-    },
-    body,
-    key: 'op_1',
-    attempt: 2,
-    fence: 7,
-    intentAt: new Date().toISOString(),
-    signal: new AbortController().signal,
-    deadlineAtMs: Date.now() + 5_000,
-    ...over,
-  };
+  const ids = { runId: 'run-1', providerCallId: 'p1', logicalCallId: 'lc_1_x', key: 'op_1' };
+  return attemptCall(noteTool, body, ids, { attempt: 2, fence: 7, ...over });
 }

@@ -5,11 +5,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashCanonical } from '../../src/domain/canonical';
 import { Failure } from '../../src/domain/failures';
 import type { HttpTransport } from '../../src/domain/transport';
 import { HttpApiTransport } from '../../src/downstream/http-transport';
 import type { AttemptCall } from '../../src/downstream/transport';
+import { attemptCall } from '../helpers/attempt-call';
 import { paymentsCharge } from '../support/transports/tools';
 
 const decl = paymentsCharge.transport as HttpTransport;
@@ -48,30 +48,12 @@ async function server(answer: (seen: Seen, res: http.ServerResponse) => void) {
 }
 
 function call(over: Partial<AttemptCall> = {}): AttemptCall {
-  return {
-    tool: paymentsCharge,
-    intent: {
-      runId: 'r',
-      providerCallId: 'p',
-      logicalCallId: 'lc',
-      operationKey: 'op_abc',
-      toolName: 'payments_charge',
-      toolVersion: 1,
-      argumentsHash: hashCanonical(body),
-      principalId: 'user:alice',
-      tenant: 'acme',
-      policyVersion: 'p/1',
-      deadlineAt: new Date(Date.now() + 60_000).toISOString(),
-    },
+  return attemptCall(
+    paymentsCharge,
     body,
-    key: 'op_abc',
-    attempt: 1,
-    fence: 1,
-    intentAt: new Date().toISOString(),
-    signal: new AbortController().signal,
-    deadlineAtMs: Date.now() + 5_000,
-    ...over,
-  };
+    { runId: 'r', providerCallId: 'p', logicalCallId: 'lc', key: 'op_abc' },
+    over,
+  );
 }
 
 const json = (res: http.ServerResponse, status: number, b: unknown, headers: Record<string, string> = {}) => {
