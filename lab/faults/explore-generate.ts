@@ -36,7 +36,13 @@ import {
 import { createPrng, type Prng } from './prng';
 import { PROTOCOL_FORMAT, type CaseService, type TriggerEvent } from './protocol-format';
 
-export { allowedStrategies, SCENARIO_ROTATION, SCENARIO_TEMPLATES, strategiesFor } from './explore-scenarios';
+export {
+  allowedStrategies,
+  NOT_GENERATED,
+  SCENARIO_ROTATION,
+  SCENARIO_TEMPLATES,
+  strategiesFor,
+} from './explore-scenarios';
 
 /** Every run's one deadline in an exploration: long enough for approvals, pauses and compensation. */
 export const EXPLORE_RUN_DEADLINE_MS = 30_000;

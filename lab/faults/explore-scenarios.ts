@@ -239,6 +239,16 @@ export const SCENARIO_TEMPLATES: Readonly<Record<string, ScenarioTemplate>> = {
 export const SCENARIO_ROTATION = Object.keys(SCENARIO_TEMPLATES);
 
 /**
+ * Scripted scenarios the generator does not draw, each with its reason. Adding one to the templates would change
+ * every seed's plan, and with it the measured runs docs/fault-protocol.md reports.
+ */
+export const NOT_GENERATED: Readonly<Record<string, string>> = {
+  'deep-arguments':
+    'a proposal nested past the depth limit is refused at validation, before any tool point a fault could hit; ' +
+    'test/workflow/deep-proposal.test.ts runs it (issue #39 hole 3)',
+};
+
+/**
  * The strategies a tool's declared contract allows. `blind_retry` is never among them: it is the lab's
  * demonstration of the double charge, and the at-most-one-effect invariant does not hold under it.
  */

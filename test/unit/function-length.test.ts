@@ -42,7 +42,7 @@ const ALLOWED: Readonly<Record<string, Allowed>> = {
   },
   'workflows/console-actions.workflow.ts:compensate': { lines: 76, reason: WORKFLOW },
   'host/worker/worker.ts:createLedgerloopWorker': {
-    lines: 71,
+    lines: 72,
     reason: 'the worker’s options assembled in one object; not split yet',
   },
   'host/client/history-evidence.ts:historyEvidence': {
