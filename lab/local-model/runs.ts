@@ -27,8 +27,6 @@ import { spawnWorker, type WorkerProcess } from '../spawn-worker';
 import { startStack, type BusinessService, type Stack, type StackServer } from '../stack';
 import type { ModelRunRecord } from './check';
 import type { LocalModelProcess } from './server-process';
-import { readDebits, readTickets } from './task-rows';
-import type { Goal, TaskRows, TaskSpec } from './tasks';
 
 export const WALLET_SERVICES: readonly BusinessService[] = [
   'wallet',
@@ -60,8 +58,6 @@ export const DEFAULT_RUN_SETTINGS: ModelRunSettings = {
 /** A run's record plus what the model proposed, as raw text (from the transcript store). */
 export interface ModelRun extends ModelRunRecord {
   readonly goal: string;
-  /** What the goal asks for, judged on the downstream's storage (tasks.ts). */
-  readonly task?: TaskSpec;
   /** Each proposal's raw argument text by provider call id. */
   readonly rawArguments: ReadonlyMap<string, string>;
   readonly seconds: number;
@@ -79,23 +75,15 @@ function openAIInput(goal: string, s: ModelRunSettings): AgentRunInput {
   };
 }
 
-/** A wallet goal: charge an amount to an account (its task: that one debit in the wallet's database). */
-export function walletGoal(minor: number, account: string, order?: number): Goal {
-  const eur = `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
-  const forOrder = order !== undefined ? ` for order ${order}` : '';
-  return {
-    text: `Charge ${eur} EUR (${minor} minor units) to account ${account}${forOrder}, then reply with one short sentence.`,
-    task: { kind: 'wallet_debit', tenant: TENANT, account, amountMinor: minor, currency: 'EUR' },
-  };
-}
-
 /** The wallet goals of a seed: an amount, an account that exists, an order number. */
-export function walletGoals(seed: number, n: number): Goal[] {
+export function walletGoals(seed: number, n: number): string[] {
   const prng = createPrng(seed, 'local-model-wallet');
   return Array.from({ length: n }, () => {
     const minor = prng.int(1, 400) * 50;
     const account = `acct_${prng.int(1, 3)}`;
-    return walletGoal(minor, account, prng.int(1000, 9999));
+    const order = prng.int(1000, 9999);
+    const eur = `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
+    return `Charge ${eur} EUR (${minor} minor units) to account ${account} for order ${order}, then reply with one short sentence.`;
   });
 }
 
@@ -108,21 +96,18 @@ const TICKET_TITLES = [
   'Coffee machine leaks water',
 ];
 
-/** The ticketing goals of a seed: a title in project `ops` (its task: that open ticket in the service's database). */
-export function ticketGoals(seed: number, n: number): Goal[] {
+/** The ticketing goals of a seed: a title in project `ops`. */
+export function ticketGoals(seed: number, n: number): string[] {
   const prng = createPrng(seed, 'local-model-ticketing');
   return Array.from({ length: n }, () => {
     const title = TICKET_TITLES[prng.int(0, TICKET_TITLES.length - 1)]!;
-    return {
-      text: `Open a ticket in project ops titled "${title}", then reply with one short sentence.`,
-      task: { kind: 'ticket', tenant: TENANT, project: 'ops', title },
-    };
+    return `Open a ticket in project ops titled "${title}", then reply with one short sentence.`;
   });
 }
 
 async function collect(
   name: string,
-  goal: Goal,
+  goal: string,
   handle: Awaited<ReturnType<typeof startAgentRun>>,
   input: AgentRunInput,
   transcripts: SqliteTranscriptStore,
@@ -160,8 +145,7 @@ async function collect(
   }
   return {
     name,
-    goal: goal.text,
-    task: goal.task,
+    goal,
     workflowId: handle.workflowId,
     deadlineAt: input.deadlineAt,
     ...(result ? { result } : {}),
@@ -249,11 +233,11 @@ export async function startWalletRig(model: LocalModelProcess, o: WalletRigOptio
 export async function runWalletGoal(
   rig: WalletRig,
   name: string,
-  goal: Goal,
+  goal: string,
   settings: ModelRunSettings = DEFAULT_RUN_SETTINGS,
 ): Promise<ModelRun> {
   const started = Date.now();
-  const input = openAIInput(goal.text, settings);
+  const input = openAIInput(goal, settings);
   const handle = await startAgentRun(rig.stack.client, {
     workflowId: `${name.replace(/[^a-z0-9-]+/gi, '-')}-${Date.now().toString(36)}`,
     taskQueue: rig.taskQueue,
@@ -273,16 +257,9 @@ export function walletEffects(rig: WalletRig): EffectRow[] {
   return Object.entries(rig.dbPaths).flatMap(([service, db]) => readEffectLog(db, service));
 }
 
-/** What the task judge reads of the wallet rig's databases. */
-export function walletTaskRows(rig: WalletRig): TaskRows {
-  return { debits: readDebits(rig.dbPaths.wallet!), tickets: [], effects: walletEffects(rig) };
-}
-
 export interface TicketingRuns {
   readonly runs: readonly ModelRun[];
   readonly effects: readonly EffectRow[];
-  /** What the task judge reads of the ticketing service's database. */
-  readonly taskRows: TaskRows;
 }
 
 /**
@@ -292,7 +269,7 @@ export interface TicketingRuns {
 export async function runTicketingGoals(
   model: LocalModelProcess,
   temporal: { readonly address: string; readonly namespace: string },
-  goals: readonly Goal[],
+  goals: readonly string[],
   settings: ModelRunSettings = DEFAULT_RUN_SETTINGS,
   onProgress?: (line: string) => void,
 ): Promise<TicketingRuns> {
@@ -343,9 +320,9 @@ export async function runTicketingGoals(
     await worker.runUntil(async () => {
       for (const [i, goal] of goals.entries()) {
         const name = `ticketing #${i + 1}`;
-        onProgress?.(`${name}: ${goal.text}`);
+        onProgress?.(`${name}: ${goal}`);
         const started = Date.now();
-        const input = openAIInput(goal.text, settings);
+        const input = openAIInput(goal, settings);
         const handle = await startAgentRun(client, {
           workflowId: `local-model-ticket-${i + 1}-${Date.now().toString(36)}`,
           taskQueue,
@@ -355,8 +332,7 @@ export async function runTicketingGoals(
         runs.push(await collect(name, goal, handle, input, transcripts, started));
       }
     });
-    const effects = readEffectLog(dbPath, 'ticketing');
-    return { runs, effects, taskRows: { debits: [], tickets: readTickets(dbPath), effects } };
+    return { runs, effects: readEffectLog(dbPath, 'ticketing') };
   } finally {
     await transcripts.close();
     await connection.close();
