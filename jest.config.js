@@ -2,8 +2,11 @@
 // downstream processes), replay (checked-in histories), browser (the Web UI in headless Chromium). `npm test`
 // starts the server and runs all five.
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-// jose (v6) ships ES modules only: compile it to CommonJS like our own code (Node 20 cannot require() ESM).
-const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
+// Packages that ship ES modules only, compiled to CommonJS like our own code (jest's module system does not load
+// ESM from require()): jose (v6), and the AI SDK (`ai` 7, `@ai-sdk/*`) with its ESM-only dependencies.
+// `zod/v4/locales/en.js`, which @ai-sdk/provider-utils imports by file, is ESM in an otherwise dual package.
+const ESM_ONLY = ['jose', 'ai', '@ai-sdk', '@standard-schema', '@workflow', 'eventsource-parser', 'zod/v4'];
+const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 // The package's own entries resolve to their sources here (as tsconfig.json's paths say), not to dist/.
 const moduleNameMapper = {
   '^ledgerloop$': '<rootDir>/host/index.ts',
