@@ -97,6 +97,24 @@ test('a reply in the chat.completion shape', async () => {
   });
 });
 
+test('a reply with tools carries the calls the model wrote (finish_reason tool_calls), not an empty stop', async () => {
+  script = { chunks: ['{"tool_calls":[{"name":"lookup",', '"arguments":{"id":"o1"}}]}'] };
+  const tools = [
+    {
+      type: 'function',
+      function: { name: 'lookup', parameters: { type: 'object', properties: { id: { type: 'string' } } } },
+    },
+  ];
+  const body = (await (await chat({ tools })).json()) as {
+    choices: Array<{ finish_reason: string; message: { tool_calls?: Array<{ function: { name: string } }> } }>;
+  };
+  expect(body.choices[0]!.finish_reason).toBe('tool_calls');
+  expect(body.choices[0]!.message.tool_calls?.map((c) => c.function.name)).toEqual(['lookup']);
+  // control: without tools the same text is plain content
+  const plain = (await (await chat()).json()) as typeof body;
+  expect(plain.choices[0]!.finish_reason).toBe('stop');
+});
+
 test('a stream: the role first, a chunk per piece, the finish, the usage, then [DONE]', async () => {
   script = { chunks: ['Hel', 'lo'] };
   const res = await chat({ stream: true, stream_options: { include_usage: true } });

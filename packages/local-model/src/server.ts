@@ -377,7 +377,9 @@ async function completions(c: Context, o: ServerOptions, record: (s: RequestStat
     );
   };
   if (a.chat.stream) return streamCompletion(a, o, abort.signal, done);
-  const g = await generate(a, o, abort.signal, a.grammar ? new EnvelopeReader() : undefined, () => undefined);
+  // The reader must see the text as it comes, or a reply's tool calls are lost (finish_reason `stop`, no calls).
+  const reader = a.grammar ? new EnvelopeReader() : undefined;
+  const g = await generate(a, o, abort.signal, reader, (text) => void reader?.push(text));
   done(g);
   return g.out.stopReason === 'abort' ? new Response(null, { status: 499 }) : json(200, new CompletionIds(o).reply(g));
 }
