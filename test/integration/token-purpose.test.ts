@@ -39,11 +39,15 @@ const vars = (minor2: number) => ({
   amount2: { minor: minor2, currency: 'EUR' },
 });
 
+/** The run's first pending approval; a run that ends first fails at once, naming how it ended. */
 async function waitPending(handle: WorkflowHandle): Promise<PendingApproval> {
-  const end = Date.now() + 30_000;
+  // A bound for a loaded 2-core CI box (the second debit's approval comes after a full model turn and a debit).
+  const end = Date.now() + 90_000;
   for (;;) {
     const [p] = await handle.query(pendingApprovalsQuery).catch(() => [] as PendingApproval[]);
     if (p) return p;
+    const { status } = await handle.describe();
+    if (status.name !== 'RUNNING') throw new Error(`the run ended ${status.name} with no pending approval`);
     if (Date.now() > end) throw new Error('no pending approval');
     await new Promise((r) => setTimeout(r, 200));
   }
