@@ -7,6 +7,11 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+/** What `parseFlags` gives back: `parseArgs`' values for `O`, named so that the package's declarations can carry it. */
+export type FlagValues<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: false }>
+>['values'];
+
 /** Why a command line was refused. */
 export const FlagRefusal = {
   /** A flag the process does not take. */
@@ -52,7 +57,7 @@ function firstProblem(argv: readonly string[], options: Options): FlagError | un
  * Parses `argv` (flags only: `--name value`, `--name=value`, switches) against `options`, or throws `FlagError`.
  * A flag given twice keeps its last value (unless its option is `multiple`).
  */
-export function parseFlags<O extends Options>(argv: readonly string[], options: O) {
+export function parseFlags<O extends Options>(argv: readonly string[], options: O): FlagValues<O> {
   const problem = firstProblem(argv, options);
   if (problem !== undefined) throw problem;
   try {
