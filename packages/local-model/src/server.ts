@@ -257,15 +257,18 @@ class CompletionIds {
   }
 }
 
-/** Runs the model for an admitted request; `onText` sees the text as it comes. */
+/**
+ * Runs the model for an admitted request. Under a grammar it reads the envelope itself, so no caller can lose the
+ * calls; `onText` sees each piece of text as it comes, with the envelope's events for it (undefined without tools).
+ */
 async function generate(
   a: Admitted,
   o: ServerOptions,
   signal: AbortSignal,
-  reader: EnvelopeReader | undefined,
-  onText: (text: string) => void,
+  onText: (text: string, events: EnvelopeEvent[] | undefined) => void,
 ): Promise<Generated> {
   const { chat, grammar, history, promptTokens, maxTokens } = a;
+  const reader = grammar ? new EnvelopeReader() : undefined;
   const out = await o.engine.generate({
     history,
     ...(grammar ? { grammar } : {}),
@@ -275,7 +278,7 @@ async function generate(
     seed: chat.seed ?? o.defaultSeed,
     stop: chat.stop,
     signal,
-    onText,
+    onText: (text) => onText(text, reader?.push(text)),
   });
   const parsed = reader ? reader.finish() : { content: out.text, calls: [] };
   const partial = 'partialCall' in parsed && parsed.partialCall ? [parsed.partialCall] : [];
@@ -320,7 +323,6 @@ function streamCompletion(
 ): Promise<Response> {
   const ids = new CompletionIds(o);
   const sse = new EventStream();
-  const reader = a.grammar ? new EnvelopeReader() : undefined;
   const write = (data: unknown): void =>
     sse.send(
       `data: ${JSON.stringify(data)}\n\n`,
@@ -333,8 +335,8 @@ function streamCompletion(
     }
   };
   const run = async (): Promise<void> => {
-    const g = await generate(a, o, signal, reader, (text) =>
-      reader ? emit(reader.push(text)) : write(ids.chunk({ content: text })),
+    const g = await generate(a, o, signal, (text, events) =>
+      events ? emit(events) : write(ids.chunk({ content: text })),
     );
     done(g);
     if (g.out.stopReason === 'abort') return; // nobody is left to answer
@@ -377,9 +379,7 @@ async function completions(c: Context, o: ServerOptions, record: (s: RequestStat
     );
   };
   if (a.chat.stream) return streamCompletion(a, o, abort.signal, done);
-  // The reader must see the text as it comes, or a reply's tool calls are lost (finish_reason `stop`, no calls).
-  const reader = a.grammar ? new EnvelopeReader() : undefined;
-  const g = await generate(a, o, abort.signal, reader, (text) => void reader?.push(text));
+  const g = await generate(a, o, abort.signal, () => undefined);
   done(g);
   return g.out.stopReason === 'abort' ? new Response(null, { status: 499 }) : json(200, new CompletionIds(o).reply(g));
 }
