@@ -159,102 +159,135 @@ function lastOf<T extends LedgerEvent['type']>(events: readonly LedgerEvent[], t
   return found;
 }
 
+/** What the ledger and the raw history say about one call: the ledger's events and the activities' records. */
+function witnessesOf(
+  id: string,
+  events: readonly LedgerEvent[],
+  view: CallView | undefined,
+  evidence: HistoryEvidence,
+) {
+  const dispatches = evidence.activities.filter((a) => a.activityType === 'dispatchTool' && callIdOf(a) === id);
+  const completed = dispatches.filter((a) => a.closedAs === 'completed');
+  const result = lastOf(events, 'ToolResultRecorded', id);
+  const reconciled = lastOf(events, 'ToolEffectReconciled', id);
+  const state = view?.state ?? '?';
+  return {
+    view,
+    state,
+    intent: lastOf(events, 'DispatchIntentRecorded', id)?.intent,
+    canon: lastOf(events, 'ArgumentsCanonicalized', id),
+    allowed: lastOf(events, 'AuthorizationAllowed', id),
+    result,
+    dispatches,
+    completed,
+    reconciles: evidence.activities.filter((a) => a.activityType === 'reconcileCall' && callIdOf(a) === id),
+    operator: evidence.updates.filter((u) => u.name === 'resolveCall' && str(rec(u.input)?.logicalCallId) === id),
+    inputs: dispatches.map((a) => rec(rec(a.input)?.intent)),
+    // A response came back from a dispatch (or the call has an effect): then fence and worker must be on record.
+    responded: state === 'SUCCEEDED' || (result?.attempts ?? 0) > 0 || completed.length > 0,
+    settledVia: reconciled ? reconciled.via : 'dispatch',
+  };
+}
+type Witnesses = ReturnType<typeof witnessesOf>;
+
+const fromResults = (w: Witnesses, k: string, as = str): string[] =>
+  defined(w.completed.map((a) => as(rec(a.result)?.[k])));
+
+/** Who, for whom, under which policy and with which key and arguments: the intent against the dispatched inputs. */
+function identityChecks(w: Witnesses) {
+  const { intent, allowed, canon } = w;
+  const noIntent = 'no DispatchIntentRecorded for this call in the ledger';
+  const ident = (field: AuditField, key: keyof NonNullable<typeof intent>): AuditCheck =>
+    compare(field, intent ? str(intent[key]) : undefined, defined(w.inputs.map((i) => str(i?.[key]))), {
+      required: true,
+      ...(intent ? {} : { missingNote: noIntent }),
+    });
+  const byAuth = (field: AuditField, key: 'principalId' | 'tenant' | 'policyVersion'): AuditCheck =>
+    alsoLedger(ident(field, key), allowed?.[key], 'AuthorizationAllowed');
+  const byCanon = (field: AuditField, key: 'operationKey' | 'argumentsHash'): AuditCheck =>
+    alsoLedger(ident(field, key), canon?.[key], 'ArgumentsCanonicalized');
+  let argumentsHash = byCanon('argumentsHash', 'argumentsHash');
+  const wrongBody = defined(w.dispatches.map((a) => bodyHash(a.input))).find((h) => h !== argumentsHash.ledger);
+  if (argumentsHash.status === 'ok' && wrongBody !== undefined) {
+    argumentsHash = { ...argumentsHash, status: 'mismatch', note: `the dispatched body hashes to ${wrongBody}` };
+  }
+  return {
+    principal: byAuth('principal', 'principalId'),
+    tenant: byAuth('tenant', 'tenant'),
+    policyVersion: byAuth('policyVersion', 'policyVersion'),
+    operationKey: byCanon('operationKey', 'operationKey'),
+    argumentsHash,
+  };
+}
+
+/** The fence and the worker an answering attempt reported, against the ledger's result. */
+function attemptChecks(w: Witnesses): { fence: AuditCheck; workerIdentity: AuditCheck } {
+  const { result } = w;
+  const fence = compare(
+    'fence',
+    result?.fence !== undefined ? String(result.fence) : undefined,
+    fromResults(w, 'fence', numStr),
+    {
+      required: w.responded,
+      membership: true,
+      naNote: 'no dispatch attempt reported back',
+      missingNote: `no dispatch attempt reported a fence (settled via ${w.settledVia})`,
+    },
+  );
+  const workerIdentity = workerCheck(
+    compare('workerIdentity', str(result?.workerIdentity), fromResults(w, 'workerIdentity'), {
+      required: w.responded || w.dispatches.length > 0,
+      membership: true,
+      naNote: 'no dispatch attempt reached a worker',
+    }),
+    distinct(defined(w.dispatches.map((a) => a.startedIdentity))),
+  );
+  return { fence, workerIdentity };
+}
+
+/** The receipt of a SUCCEEDED call, from a dispatch, a reconciliation or the operator; none for any other state. */
+function receiptCheck(w: Witnesses): AuditCheck {
+  const { state } = w;
+  if (state === 'FAILED') return { field: 'receipt', status: 'na', note: 'the call FAILED: no effect, no receipt' };
+  if (state !== 'SUCCEEDED') {
+    const note = state === 'UNKNOWN' ? 'the outcome is still UNKNOWN' : `the call is not settled (${state})`;
+    return { field: 'receipt', status: 'missing', note };
+  }
+  const sources = [
+    ...fromResults(w, 'receipt'),
+    ...defined(w.reconciles.filter((a) => a.closedAs === 'completed').map((a) => str(rec(a.result)?.receipt))),
+    ...defined(w.operator.map((u) => str(rec(u.input)?.receipt))),
+  ];
+  return compare('receipt', w.view?.receipt ?? undefined, sources, {
+    required: true,
+    membership: true,
+    missingNote:
+      w.settledVia === 'operator' ? 'the operator settled the call without a receipt' : 'the effect has no receipt',
+  });
+}
+
 function auditCall(
   id: string,
   events: readonly LedgerEvent[],
   view: CallView | undefined,
   evidence: HistoryEvidence,
 ): CallAudit {
-  const intent = lastOf(events, 'DispatchIntentRecorded', id)?.intent;
-  const canon = lastOf(events, 'ArgumentsCanonicalized', id);
-  const allowed = lastOf(events, 'AuthorizationAllowed', id);
-  const result = lastOf(events, 'ToolResultRecorded', id);
-  const reconciled = lastOf(events, 'ToolEffectReconciled', id);
-
-  const dispatches = evidence.activities.filter((a) => a.activityType === 'dispatchTool' && callIdOf(a) === id);
-  const reconciles = evidence.activities.filter((a) => a.activityType === 'reconcileCall' && callIdOf(a) === id);
-  const operator = evidence.updates.filter((u) => u.name === 'resolveCall' && str(rec(u.input)?.logicalCallId) === id);
-  const completed = dispatches.filter((a) => a.closedAs === 'completed');
-  const inputs = dispatches.map((a) => rec(rec(a.input)?.intent));
-  const fromInputs = (k: string): string[] => defined(inputs.map((i) => str(i?.[k])));
-  const fromResults = (k: string, as = str): string[] => defined(completed.map((a) => as(rec(a.result)?.[k])));
-
-  const state = view?.state ?? '?';
-  const noIntent = 'no DispatchIntentRecorded for this call in the ledger';
-  const ident = (field: AuditField, key: keyof NonNullable<typeof intent>): AuditCheck =>
-    compare(field, intent ? str(intent[key]) : undefined, fromInputs(key), {
-      required: true,
-      ...(intent ? {} : { missingNote: noIntent }),
-    });
-
-  const principal = alsoLedger(ident('principal', 'principalId'), allowed?.principalId, 'AuthorizationAllowed');
-  const tenant = alsoLedger(ident('tenant', 'tenant'), allowed?.tenant, 'AuthorizationAllowed');
-  const policyVersion = alsoLedger(
-    ident('policyVersion', 'policyVersion'),
-    allowed?.policyVersion,
-    'AuthorizationAllowed',
-  );
-  const operationKey = alsoLedger(ident('operationKey', 'operationKey'), canon?.operationKey, 'ArgumentsCanonicalized');
-  let argumentsHash = alsoLedger(
-    ident('argumentsHash', 'argumentsHash'),
-    canon?.argumentsHash,
-    'ArgumentsCanonicalized',
-  );
-  const bodyHashes = defined(dispatches.map((a) => bodyHash(a.input)));
-  const wrongBody = bodyHashes.find((h) => h !== argumentsHash.ledger);
-  if (argumentsHash.status === 'ok' && wrongBody !== undefined) {
-    argumentsHash = { ...argumentsHash, status: 'mismatch', note: `the dispatched body hashes to ${wrongBody}` };
-  }
-
-  // A response came back from a dispatch (or the call has an effect): then fence and worker must be on record.
-  const responded = state === 'SUCCEEDED' || (result?.attempts ?? 0) > 0 || completed.length > 0;
-  const settledVia = reconciled ? reconciled.via : 'dispatch';
-  const fence = compare(
-    'fence',
-    result?.fence !== undefined ? String(result.fence) : undefined,
-    fromResults('fence', numStr),
-    {
-      required: responded,
-      membership: true,
-      naNote: 'no dispatch attempt reported back',
-      missingNote: `no dispatch attempt reported a fence (settled via ${settledVia})`,
-    },
-  );
-
-  const workerIdentity = workerCheck(
-    compare('workerIdentity', str(result?.workerIdentity), fromResults('workerIdentity'), {
-      required: responded || dispatches.length > 0,
-      membership: true,
-      naNote: 'no dispatch attempt reached a worker',
-    }),
-    distinct(defined(dispatches.map((a) => a.startedIdentity))),
-  );
-
-  const receiptSources = [
-    ...fromResults('receipt'),
-    ...defined(reconciles.filter((a) => a.closedAs === 'completed').map((a) => str(rec(a.result)?.receipt))),
-    ...defined(operator.map((u) => str(rec(u.input)?.receipt))),
-  ];
-  const receipt =
-    state === 'SUCCEEDED'
-      ? compare('receipt', view?.receipt ?? undefined, receiptSources, {
-          required: true,
-          membership: true,
-          missingNote:
-            settledVia === 'operator' ? 'the operator settled the call without a receipt' : 'the effect has no receipt',
-        })
-      : state === 'FAILED'
-        ? ({ field: 'receipt', status: 'na', note: 'the call FAILED: no effect, no receipt' } as const)
-        : ({
-            field: 'receipt',
-            status: 'missing',
-            note: state === 'UNKNOWN' ? 'the outcome is still UNKNOWN' : `the call is not settled (${state})`,
-          } as const);
-
+  const w = witnessesOf(id, events, view, evidence);
+  const { principal, tenant, policyVersion, operationKey, argumentsHash } = identityChecks(w);
+  const { fence, workerIdentity } = attemptChecks(w);
   // In AUDIT_FIELDS order.
-  const checks = [principal, tenant, policyVersion, workerIdentity, operationKey, argumentsHash, receipt, fence];
-  const toolName = view?.toolName ?? intent?.toolName ?? str(inputs.find((i) => i !== undefined)?.toolName) ?? '?';
-  return { logicalCallId: id, toolName, state, checks, ok: !checks.some((c) => isProblem(c.status)) };
+  const checks = [
+    principal,
+    tenant,
+    policyVersion,
+    workerIdentity,
+    operationKey,
+    argumentsHash,
+    receiptCheck(w),
+    fence,
+  ];
+  const toolName = view?.toolName ?? w.intent?.toolName ?? str(w.inputs.find((i) => i !== undefined)?.toolName) ?? '?';
+  return { logicalCallId: id, toolName, state: w.state, checks, ok: !checks.some((c) => isProblem(c.status)) };
 }
 
 // ---- the run -------------------------------------------------------------------------------------------------

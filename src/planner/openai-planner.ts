@@ -69,7 +69,7 @@ export function providerFailure(v: ProviderVerdict): ApplicationFailure {
   });
 }
 
-function toolCallsOf(message: ChatCompletion['choices'][number]['message']): TranscriptToolCall[] {
+function toolCallsOf(message: Choice['message']): TranscriptToolCall[] {
   return (message.tool_calls ?? []).map((tc) =>
     tc.type === 'function'
       ? { id: tc.id, name: tc.function.name, arguments: tc.function.arguments }
@@ -84,6 +84,91 @@ function usageOf(completion: ChatCompletion): PlanUsage | undefined {
     completionTokens: completion.usage.completion_tokens,
     model: completion.model,
   };
+}
+
+/** The run's model, else the worker's default; neither is a non-retryable `Planner.Malformed`. */
+function modelOf(req: OpenAIPlanRequest, defaultModel: string | undefined): string {
+  const model = req.planner.model || defaultModel;
+  if (model) return model;
+  throw ApplicationFailure.create({
+    type: Failure.PlannerMalformed,
+    nonRetryable: true,
+    message: 'planner.model is empty and the worker has no LEDGERLOOP_OPENAI_MODEL default',
+  });
+}
+
+/** Loads the transcript; a missing turn is a non-retryable `Planner.TranscriptMissing`, anything else is thrown. */
+async function transcriptOrFailure<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (!(err instanceof TranscriptMissingError)) throw err;
+    throw ApplicationFailure.create({
+      type: Failure.PlannerTranscriptMissing,
+      nonRetryable: true,
+      message: err.message,
+    });
+  }
+}
+
+type Choice = ChatCompletion['choices'][number];
+
+/** The completion's first choice; none is a retryable provider failure. */
+function firstChoice(completion: ChatCompletion): Choice {
+  const choice = completion.choices?.[0];
+  if (choice !== undefined) return choice;
+  throw ApplicationFailure.create({
+    type: Failure.PlannerProviderRetryable,
+    message: `model provider returned no choices (completion ${completion.id})`,
+  });
+}
+
+/** The reply's tool calls, each with its own id: a missing or repeated id could not be correlated, so it refuses. */
+function correlatedToolCalls(message: Choice['message']): TranscriptToolCall[] {
+  const toolCalls = toolCallsOf(message);
+  const ids = toolCalls.map((c) => c.id);
+  if (ids.some((id) => typeof id !== 'string' || id === '') || new Set(ids).size !== ids.length) {
+    throw ApplicationFailure.create({
+      type: Failure.PlannerMalformed,
+      nonRetryable: true,
+      message: `model reply has missing or duplicate tool call ids (${ids.join(', ')}): results could not be correlated`,
+    });
+  }
+  return toolCalls;
+}
+
+/**
+ * The turn's answer: its tool calls as proposals, or a final text. Only a reply the model finished is a final
+ * answer; a cut-off or refused one ends the run as model_failed. The refusal text is the model's (untrusted): it
+ * stays in the transcript, out of the run's detail.
+ */
+function responseOf(
+  choice: Choice,
+  toolCalls: readonly TranscriptToolCall[],
+  extra: Pick<PlanResponse, 'attempt' | 'usage'>,
+): PlanResponse {
+  if (toolCalls.length > 0) {
+    return {
+      kind: 'proposals',
+      proposals: toolCalls.map((c) => ({ providerCallId: c.id, name: c.name, argumentsJson: c.arguments })),
+      ...extra,
+    };
+  }
+  if (choice.finish_reason === 'length') {
+    throw ApplicationFailure.create({
+      type: Failure.PlannerTruncated,
+      nonRetryable: true,
+      message: 'the model reply was cut off at the output limit (finish_reason length) before any tool call or answer',
+    });
+  }
+  if ((choice.message.refusal ?? '') !== '' || choice.finish_reason === 'content_filter') {
+    throw ApplicationFailure.create({
+      type: Failure.PlannerRefused,
+      nonRetryable: true,
+      message: `the model refused (finish_reason ${choice.finish_reason}); its text is in the run's transcript`,
+    });
+  }
+  return { kind: 'final', text: choice.message.content ?? '', ...extra };
 }
 
 /** The planner for `planner.kind === 'openai'`. */
@@ -118,27 +203,8 @@ export function createOpenAIPlanner(deps: OpenAIPlannerDeps) {
   }
 
   async function plan(req: OpenAIPlanRequest, at: AttemptContext): Promise<PlanResponse> {
-    const model = req.planner.model || deps.defaultModel;
-    if (!model) {
-      throw ApplicationFailure.create({
-        type: Failure.PlannerMalformed,
-        nonRetryable: true,
-        message: 'planner.model is empty and the worker has no LEDGERLOOP_OPENAI_MODEL default',
-      });
-    }
-    let messages;
-    try {
-      messages = await messagesFor(req);
-    } catch (err) {
-      if (err instanceof TranscriptMissingError) {
-        throw ApplicationFailure.create({
-          type: Failure.PlannerTranscriptMissing,
-          nonRetryable: true,
-          message: err.message,
-        });
-      }
-      throw err;
-    }
+    const model = modelOf(req, deps.defaultModel);
+    const messages = await transcriptOrFailure(() => messagesFor(req));
     const completion = await complete(
       {
         model,
@@ -151,54 +217,15 @@ export function createOpenAIPlanner(deps: OpenAIPlannerDeps) {
       },
       at,
     );
-    const choice = completion.choices?.[0];
-    if (choice === undefined) {
-      throw ApplicationFailure.create({
-        type: Failure.PlannerProviderRetryable,
-        message: `model provider returned no choices (completion ${completion.id})`,
-      });
-    }
-    const toolCalls = toolCallsOf(choice.message);
-    const ids = toolCalls.map((c) => c.id);
-    if (ids.some((id) => typeof id !== 'string' || id === '') || new Set(ids).size !== ids.length) {
-      throw ApplicationFailure.create({
-        type: Failure.PlannerMalformed,
-        nonRetryable: true,
-        message: `model reply has missing or duplicate tool call ids (${ids.join(', ')}): results could not be correlated`,
-      });
-    }
+    const choice = firstChoice(completion);
+    const toolCalls = correlatedToolCalls(choice.message);
     const assistant: AssistantTurn = { content: choice.message.content ?? null, toolCalls };
     await store.saveAssistantTurn(req.runId, req.turn, assistant, {
       scheduledMs: at.scheduledTimestampMs,
       attempt: at.attempt,
     });
     const usage = usageOf(completion);
-    const extra = { attempt: at.attempt, ...(usage ? { usage } : {}) };
-    if (toolCalls.length === 0) {
-      // Only a reply the model finished is a final answer; a cut-off or refused one ends the run as model_failed.
-      // The refusal text is the model's (untrusted): it stays in the transcript, out of the run's detail.
-      if (choice.finish_reason === 'length') {
-        throw ApplicationFailure.create({
-          type: Failure.PlannerTruncated,
-          nonRetryable: true,
-          message:
-            'the model reply was cut off at the output limit (finish_reason length) before any tool call or answer',
-        });
-      }
-      if ((choice.message.refusal ?? '') !== '' || choice.finish_reason === 'content_filter') {
-        throw ApplicationFailure.create({
-          type: Failure.PlannerRefused,
-          nonRetryable: true,
-          message: `the model refused (finish_reason ${choice.finish_reason}); its text is in the run's transcript`,
-        });
-      }
-      return { kind: 'final', text: choice.message.content ?? '', ...extra };
-    }
-    return {
-      kind: 'proposals',
-      proposals: toolCalls.map((c) => ({ providerCallId: c.id, name: c.name, argumentsJson: c.arguments })),
-      ...extra,
-    };
+    return responseOf(choice, toolCalls, { attempt: at.attempt, ...(usage ? { usage } : {}) });
   }
 
   return { plan };

@@ -25,10 +25,47 @@ function approvalProblem(grant: ApprovalGrant | undefined, input: AuthorizationI
   return null;
 }
 
-export function evaluate(
-  policy: Policy,
+/** Why the matched rule refuses the request's currency or amount, or null when both are within it. */
+function limitDenial(rule: PolicyRule, req: AuthorizationInput['request'], policy: Policy): string | null {
+  if (rule.currency !== undefined && req.currency !== undefined && req.currency !== rule.currency)
+    return `${req.action} is allowed in ${rule.currency} only`;
+  if (rule.maxAmountMinor !== undefined && (req.amountMinor ?? 0) > rule.maxAmountMinor)
+    return `amount ${req.amountMinor} exceeds the limit ${rule.maxAmountMinor} of ${policy.version}`;
+  return null;
+}
+
+/** Why the call needs a human's approval (the rule's, else the tool's own reason), or null when it needs none. */
+function approvalReasonOf(rule: PolicyRule, input: AuthorizationInput, policy: Policy): string | null {
+  const req = input.request;
+  if (rule.approval === 'never') return null;
+  if (rule.approval === 'always') return `${policy.version} requires approval for ${req.action}`;
+  if (rule.approvalOverMinor !== undefined && (req.amountMinor ?? 0) > rule.approvalOverMinor)
+    return `amount ${req.amountMinor} is over the approval threshold ${rule.approvalOverMinor}`;
+  return input.toolApprovalReason;
+}
+
+/**
+ * The first of the rule's limits the run's own dispatches already fill, with how long until a slot frees. Every
+ * limit holds within one run too (a principal's or tenant's window contains the run's); the cross-run count is
+ * the tenant quota workflow's (workflows/quota-client.ts).
+ */
+function filledLimit(
+  limits: readonly RateLimit[],
   input: AuthorizationInput,
-):
+): { limit: RateLimit; retryAfterMs: number } | undefined {
+  const now = input.nowMs;
+  for (const limit of limits) {
+    const windowStart = now - limit.perMs;
+    const inWindow = input.recentDispatches.filter((t) => t > windowStart).sort((a, b) => a - b);
+    if (inWindow.length >= limit.max) {
+      return { limit, retryAfterMs: Math.max(1, inWindow[inWindow.length - limit.max]! + limit.perMs - now) };
+    }
+  }
+  return undefined;
+}
+
+/** The evaluator's verdict: a denial, an approval or rate-limit stop, or an allowance with its chain and limits. */
+export type Evaluation =
   | Exclude<AuthorizationDecision, { kind: 'allowed' }>
   | {
       kind: 'allowed';
@@ -38,17 +75,15 @@ export function evaluate(
       issuedAt: string;
       expiresAt: string;
       rateLimits?: readonly RateLimit[];
-    } {
+    };
+
+export function evaluate(policy: Policy, input: AuthorizationInput): Evaluation {
   const now = input.nowMs;
   const base = { policyVersion: policy.version, issuedAt: new Date(now).toISOString() };
   const req = input.request;
   if (req.resourceTenant !== input.tenant) {
-    return {
-      ...base,
-      kind: 'denied',
-      code: 'Tenant.Mismatch',
-      reason: `${input.principalId} of ${input.tenant} may not act on a resource of ${req.resourceTenant}`,
-    };
+    const reason = `${input.principalId} of ${input.tenant} may not act on a resource of ${req.resourceTenant}`;
+    return { ...base, kind: 'denied', code: 'Tenant.Mismatch', reason };
   }
   const rule = policy.rules.find(
     (r) =>
@@ -56,38 +91,17 @@ export function evaluate(
       (r.origin === 'any' || r.origin === input.origin) &&
       principalMatches(r, input.principalId),
   );
-  if (!rule) {
-    return {
-      ...base,
-      kind: 'denied',
-      code: 'Authorization.Denied',
-      reason: `no rule of ${policy.version} lets ${input.principalId} do ${req.action} as ${input.origin}`,
-    };
-  }
-  if (rule.currency !== undefined && req.currency !== undefined && req.currency !== rule.currency) {
-    return {
-      ...base,
-      kind: 'denied',
-      code: 'Authorization.Denied',
-      reason: `${req.action} is allowed in ${rule.currency} only`,
-    };
-  }
-  if (rule.maxAmountMinor !== undefined && (req.amountMinor ?? 0) > rule.maxAmountMinor) {
-    return {
-      ...base,
-      kind: 'denied',
-      code: 'Authorization.Denied',
-      reason: `amount ${req.amountMinor} exceeds the limit ${rule.maxAmountMinor} of ${policy.version}`,
-    };
-  }
-  const approvalReason =
-    rule.approval === 'never'
-      ? null
-      : rule.approval === 'always'
-        ? `${policy.version} requires approval for ${req.action}`
-        : rule.approvalOverMinor !== undefined && (req.amountMinor ?? 0) > rule.approvalOverMinor
-          ? `amount ${req.amountMinor} is over the approval threshold ${rule.approvalOverMinor}`
-          : input.toolApprovalReason;
+  const denied = (reason: string) => ({
+    ...base,
+    kind: 'denied' as const,
+    code: 'Authorization.Denied' as const,
+    reason,
+  });
+  if (!rule)
+    return denied(`no rule of ${policy.version} lets ${input.principalId} do ${req.action} as ${input.origin}`);
+  const overLimit = limitDenial(rule, req, policy);
+  if (overLimit !== null) return denied(overLimit);
+  const approvalReason = approvalReasonOf(rule, input, policy);
   const chain = [input.principalId];
   if (approvalReason !== null) {
     const problem = approvalProblem(input.approval, input, policy);
@@ -102,24 +116,14 @@ export function evaluate(
     }
     chain.push(`approved-by:${input.approval.approver}`);
   }
-  // The run's own dispatches: every limit holds within one run too (a principal's or tenant's window contains
-  // the run's); the cross-run count is the tenant quota workflow's (workflows/quota-client.ts).
-  for (const limit of rateLimitsOf(rule)) {
-    const windowStart = now - limit.perMs;
-    const inWindow = input.recentDispatches.filter((t) => t > windowStart).sort((a, b) => a - b);
-    if (inWindow.length >= limit.max) {
-      const retryAfterMs = inWindow[inWindow.length - limit.max]! + limit.perMs - now;
-      return {
-        ...base,
-        kind: 'rate_limited',
-        retryAfterMs: Math.max(1, retryAfterMs),
-        reason: `${req.action} is limited to ${limit.max} per ${limit.perMs} ms`,
-      };
-    }
+  const limits = rateLimitsOf(rule);
+  const filled = filledLimit(limits, input);
+  if (filled) {
+    const reason = `${req.action} is limited to ${filled.limit.max} per ${filled.limit.perMs} ms`;
+    return { ...base, kind: 'rate_limited', retryAfterMs: filled.retryAfterMs, reason };
   }
   let expiresMs = now + policy.decisionTtlMs;
   if (input.approval && approvalReason !== null) expiresMs = Math.min(expiresMs, Date.parse(input.approval.expiresAt));
-  const limits = rateLimitsOf(rule);
   return {
     ...base,
     kind: 'allowed',
