@@ -104,19 +104,12 @@ export function spawnService(name: ServiceName, opts: SpawnServiceOptions): Prom
  * service) and resolves once it printed its ready line naming `name`.
  */
 export function spawnServiceEntry(name: string, entry: string, opts: SpawnServiceOptions): Promise<SpawnedService> {
-  // From the sources, any entry (a project's `.js` one included) goes through the package's loader: the package
-  // it requires is TypeScript here. From dist, the entry runs as it is.
-  const args = [...(COMPILED ? [entry] : ['-r', TS_LOADER, entry]), '--db', opts.dbPath];
-  args.push('--port', String(opts.port ?? 0));
-  if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
   const adminToken = opts.admin === false ? undefined : randomBytes(32).toString('base64url');
-  if (adminToken !== undefined) args.push('--admin-port', '0', ...(opts.lab === false ? [] : ['--lab']));
-  args.push(...(opts.extraArgs ?? []));
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   delete env['LEDGERLOOP_ADMIN_PORT'];
   if (adminToken !== undefined) env['LEDGERLOOP_ADMIN_TOKEN'] = adminToken;
   else delete env['LEDGERLOOP_ADMIN_TOKEN'];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, serviceArgs(entry, opts, adminToken !== undefined), {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -127,36 +120,70 @@ export function spawnServiceEntry(name: string, entry: string, opts: SpawnServic
   child.stderr?.on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-STDERR_TAIL_CHARS);
   });
+  const stop = stopperOf(child);
+  const failure = (why: string) => new Error(`${name} service did not start: ${why}\n--- stderr ---\n${stderr}`);
+  return readyLineOf(child, name, opts.readyTimeoutMs ?? 20_000).then(
+    (ready) => ({
+      name,
+      url: ready.url,
+      pid: ready.pid,
+      child,
+      stop,
+      ...(ready.adminUrl === undefined ? {} : { adminUrl: ready.adminUrl }),
+      ...(ready.adminBoundAddress === undefined ? {} : { adminBoundAddress: ready.adminBoundAddress }),
+      ...(adminToken === undefined ? {} : { adminToken }),
+    }),
+    (why: string) => stop().then(() => Promise.reject(failure(why))),
+  );
+}
+
+/** The service process's arguments: its entry (through the package's loader from the sources), store and ports. */
+function serviceArgs(entry: string, opts: SpawnServiceOptions, admin: boolean): string[] {
+  // From the sources, any entry (a project's `.js` one included) goes through the package's loader: the package
+  // it requires is TypeScript here. From dist, the entry runs as it is.
+  const args = [...(COMPILED ? [entry] : ['-r', TS_LOADER, entry]), '--db', opts.dbPath];
+  args.push('--port', String(opts.port ?? 0));
+  if (opts.retentionMs !== undefined) args.push('--retention-ms', String(opts.retentionMs));
+  if (admin) args.push('--admin-port', '0', ...(opts.lab === false ? [] : ['--lab']));
+  return [...args, ...(opts.extraArgs ?? [])];
+}
+
+/** Stops `child`: SIGTERM, SIGKILL after the grace period, resolved once it exited. Safe to call twice. */
+function stopperOf(child: ChildProcess): () => Promise<void> {
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
+  return () =>
+    (stopping ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
         await exited;
         clearTimeout(timer);
       }
-    })();
-    return stopping;
-  };
+    })());
+}
 
-  return new Promise<SpawnedService>((resolve, reject) => {
+/**
+ * The ready line the child prints first on stdout, naming `name`; rejects with why not (a spawn error, an early
+ * exit, another first line, or none within `timeoutMs`). Stdout keeps draining after, so the child never blocks.
+ */
+function readyLineOf(child: ChildProcess, name: string, timeoutMs: number): Promise<ReadyLine> {
+  return new Promise<ReadyLine>((resolve, reject) => {
     let stdout = '';
     let settled = false;
-    const fail = (why: string): void => {
-      if (settled) return;
+    const settle = (): boolean => {
+      if (settled) return false;
       settled = true;
       clearTimeout(timer);
-      void stop().then(() => reject(new Error(`${name} service did not start: ${why}\n--- stderr ---\n${stderr}`)));
+      return true;
     };
-    const timer = setTimeout(
-      () => fail(`no ready line within ${opts.readyTimeoutMs ?? 20_000} ms`),
-      opts.readyTimeoutMs ?? 20_000,
-    );
+    const fail = (why: string): void => {
+      if (settle()) reject(why);
+    };
+    const timer = setTimeout(() => fail(`no ready line within ${timeoutMs} ms`), timeoutMs);
     child.once('error', (err) => fail(`spawn failed: ${err.message}`));
     child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`));
     child.stdout?.setEncoding('utf8');
@@ -167,18 +194,7 @@ export function spawnServiceEntry(name: string, entry: string, opts: SpawnServic
       if (newline < 0) return;
       const ready = parseReadyLine(stdout.slice(0, newline), name);
       if (ready === undefined) return fail(`unexpected first stdout line: ${stdout.slice(0, newline)}`);
-      settled = true;
-      clearTimeout(timer);
-      resolve({
-        name,
-        url: ready.url,
-        pid: ready.pid,
-        child,
-        stop,
-        ...(ready.adminUrl === undefined ? {} : { adminUrl: ready.adminUrl }),
-        ...(ready.adminBoundAddress === undefined ? {} : { adminBoundAddress: ready.adminBoundAddress }),
-        ...(adminToken === undefined ? {} : { adminToken }),
-      });
+      if (settle()) resolve(ready);
     });
   });
 }
