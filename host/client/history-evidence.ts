@@ -51,71 +51,89 @@ async function firstArg(converter: LoadedDataConverter, payloads: Payloads | nul
   return values[0];
 }
 
+type HistoryEvent = NonNullable<History['events']>[number];
+
+/** The evidence gathered so far, by scheduled event id, and how a payload is decoded (a failure noted, not thrown). */
+interface Reading {
+  readonly bySchedule: Map<string, Mutable<ActivityEvidence>>;
+  readonly activities: Mutable<ActivityEvidence>[];
+  readonly updates: UpdateEvidence[];
+  decode(target: { decodeError?: string }, payloads: Payloads | null | undefined): Promise<unknown>;
+}
+
+/** An activity's scheduling, start or completion joins its evidence (with its input, worker, attempt, result). */
+async function readActivityProgress(e: HistoryEvent, r: Reading): Promise<void> {
+  const scheduled = e.activityTaskScheduledEventAttributes;
+  if (scheduled) {
+    const a: Mutable<ActivityEvidence> = {
+      activityType: scheduled.activityType?.name ?? '',
+      activityId: scheduled.activityId ?? '',
+    };
+    a.input = await r.decode(a, scheduled.input);
+    r.bySchedule.set(String(e.eventId ?? ''), a);
+    r.activities.push(a);
+  }
+  const started = e.activityTaskStartedEventAttributes;
+  const startedOf = started && r.bySchedule.get(String(started.scheduledEventId ?? ''));
+  if (started && startedOf) {
+    if (started.identity) startedOf.startedIdentity = started.identity;
+    if (started.attempt) startedOf.attempt = started.attempt;
+  }
+  const completed = e.activityTaskCompletedEventAttributes;
+  const completedOf = completed && r.bySchedule.get(String(completed.scheduledEventId ?? ''));
+  if (completed && completedOf) {
+    completedOf.closedAs = 'completed';
+    completedOf.result = await r.decode(completedOf, completed.result);
+    if (!completedOf.startedIdentity && completed.identity) completedOf.startedIdentity = completed.identity;
+  }
+}
+
+/** How an activity closed other than completed: failed, timed out or cancelled. */
+function readActivityClose(e: HistoryEvent, r: Reading): void {
+  const closed: Array<[ActivityClose, { scheduledEventId?: unknown } | null | undefined]> = [
+    ['failed', e.activityTaskFailedEventAttributes],
+    ['timed_out', e.activityTaskTimedOutEventAttributes],
+    ['canceled', e.activityTaskCanceledEventAttributes],
+  ];
+  for (const [how, attrs] of closed) {
+    const a = attrs ? r.bySchedule.get(String(attrs.scheduledEventId ?? '')) : undefined;
+    if (a) a.closedAs = how;
+  }
+}
+
+/** An accepted update, with its first argument. */
+async function readUpdate(e: HistoryEvent, r: Reading): Promise<void> {
+  const accepted = e.workflowExecutionUpdateAcceptedEventAttributes;
+  if (!accepted) return;
+  const req = accepted.acceptedRequest;
+  const u: Mutable<UpdateEvidence> = {
+    name: req?.input?.name ?? '',
+    updateId: req?.meta?.updateId ?? accepted.protocolInstanceId ?? '',
+  };
+  u.input = await r.decode(u, req?.input?.args);
+  r.updates.push(u);
+}
+
 /** Reads the evidence out of a history, decoding payloads with `converter` (the project's codecs). */
 export async function historyEvidence(history: History, converter: LoadedDataConverter): Promise<HistoryEvidence> {
-  const bySchedule = new Map<string, Mutable<ActivityEvidence>>();
-  const activities: Mutable<ActivityEvidence>[] = [];
-  const updates: UpdateEvidence[] = [];
-  const events = history.events ?? [];
-  const decode = async (target: { decodeError?: string }, payloads: Payloads | null | undefined): Promise<unknown> => {
-    try {
-      return await firstArg(converter, payloads);
-    } catch (err) {
-      target.decodeError = (err as Error).message;
-      return undefined;
-    }
+  const r: Reading = {
+    bySchedule: new Map(),
+    activities: [],
+    updates: [],
+    async decode(target, payloads) {
+      try {
+        return await firstArg(converter, payloads);
+      } catch (err) {
+        target.decodeError = (err as Error).message;
+        return undefined;
+      }
+    },
   };
+  const events = history.events ?? [];
   for (const e of events) {
-    const id = String(e.eventId ?? '');
-    const scheduled = e.activityTaskScheduledEventAttributes;
-    if (scheduled) {
-      const a: Mutable<ActivityEvidence> = {
-        activityType: scheduled.activityType?.name ?? '',
-        activityId: scheduled.activityId ?? '',
-      };
-      a.input = await decode(a, scheduled.input);
-      bySchedule.set(id, a);
-      activities.push(a);
-      continue;
-    }
-    const started = e.activityTaskStartedEventAttributes;
-    if (started) {
-      const a = bySchedule.get(String(started.scheduledEventId ?? ''));
-      if (a) {
-        if (started.identity) a.startedIdentity = started.identity;
-        if (started.attempt) a.attempt = started.attempt;
-      }
-      continue;
-    }
-    const completed = e.activityTaskCompletedEventAttributes;
-    if (completed) {
-      const a = bySchedule.get(String(completed.scheduledEventId ?? ''));
-      if (a) {
-        a.closedAs = 'completed';
-        a.result = await decode(a, completed.result);
-        if (!a.startedIdentity && completed.identity) a.startedIdentity = completed.identity;
-      }
-      continue;
-    }
-    const closed: Array<[ActivityClose, { scheduledEventId?: unknown } | null | undefined]> = [
-      ['failed', e.activityTaskFailedEventAttributes],
-      ['timed_out', e.activityTaskTimedOutEventAttributes],
-      ['canceled', e.activityTaskCanceledEventAttributes],
-    ];
-    for (const [how, attrs] of closed) {
-      const a = attrs ? bySchedule.get(String(attrs.scheduledEventId ?? '')) : undefined;
-      if (a) a.closedAs = how;
-    }
-    const accepted = e.workflowExecutionUpdateAcceptedEventAttributes;
-    if (accepted) {
-      const req = accepted.acceptedRequest;
-      const u: Mutable<UpdateEvidence> = {
-        name: req?.input?.name ?? '',
-        updateId: req?.meta?.updateId ?? accepted.protocolInstanceId ?? '',
-      };
-      u.input = await decode(u, req?.input?.args);
-      updates.push(u);
-    }
+    await readActivityProgress(e, r);
+    readActivityClose(e, r);
+    await readUpdate(e, r);
   }
-  return { activities, updates, eventCount: events.length };
+  return { activities: r.activities, updates: r.updates, eventCount: events.length };
 }
