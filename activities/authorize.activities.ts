@@ -138,6 +138,29 @@ export interface SignedCapability {
  */
 export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs: number): SignedCapability | undefined {
   const current = currentPolicy(deps.policies);
+  assertDecisionCurrent(current, req, nowMs);
+  const call = deriveCall(deps.tools ?? builtinTools, req);
+  if (req.intent.policyVersion !== current.version)
+    throw mismatch(`the intent names policy ${req.intent.policyVersion}, not ${current.version}`);
+  assertPolicyAllows(current, req, call, nowMs);
+  if (!deps.capabilityKey) return undefined;
+  const expiresAt = req.authorization.expiresAt;
+  try {
+    return signCapability({ ...call.claims, policyVersion: current.version, expiresAt }, deps.capabilityKey, {
+      audience: req.service,
+      nowMs,
+      ...(call.request.amountMinor !== undefined ? { amountMinor: call.request.amountMinor } : {}),
+      ...(call.request.currency !== undefined ? { currency: call.request.currency } : {}),
+    });
+  } catch (err) {
+    if (err instanceof CapabilityError)
+      throw ApplicationFailure.nonRetryable(err.message, Failure.AuthorizationExpired);
+    throw err;
+  }
+}
+
+/** The decision was made under the current policy and is still valid at send time; else a no-effect refusal. */
+function assertDecisionCurrent(current: Policy, req: DispatchRequest, nowMs: number): void {
   const auth = req.authorization;
   if (policyDigest(current) !== auth.policyDigest) {
     throw ApplicationFailure.nonRetryable(
@@ -151,11 +174,17 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
       Failure.AuthorizationExpired,
     );
   }
-  const call = deriveCall(deps.tools ?? builtinTools, req);
-  if (req.intent.policyVersion !== current.version)
-    throw mismatch(`the intent names policy ${req.intent.policyVersion}, not ${current.version}`);
-  // Re-evaluate the policy for exactly this call. The approver the decision names stands for the approval
-  // requirement (the workflow verified the approver; the signer checks the requirement is met, not waived).
+}
+
+/**
+ * The current policy, evaluated again for exactly this call, allows it; else `Capability.ClaimsMismatch`. The
+ * approver the decision names stands for the approval requirement (the workflow verified the approver; the signer
+ * checks the requirement is met, not waived). Rate limits are the workflow's (and the tenant quota's) to count; the
+ * signer checks what the call is. A compensation is the saga's own call (provider call id `saga`); anything else is
+ * the model's.
+ */
+function assertPolicyAllows(current: Policy, req: DispatchRequest, call: DerivedCall, nowMs: number): void {
+  const auth = req.authorization;
   const approval: ApprovalGrant | undefined =
     auth.approvedBy !== undefined
       ? {
@@ -167,8 +196,6 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
           expiresAt: auth.expiresAt,
         }
       : undefined;
-  // Rate limits are the workflow's (and the tenant quota's) to count; the signer checks what the call is. A
-  // compensation is the saga's own call (provider call id `saga`); anything else is the model's.
   const input = authorizationInput(
     call.tool,
     call.args,
@@ -183,20 +210,6 @@ export function signAtDispatch(deps: AuthorizeDeps, req: DispatchRequest, nowMs:
   const decision = evaluate(current, input);
   if (decision.kind === 'denied' || decision.kind === 'approval_required') {
     throw mismatch(`policy ${current.version} does not allow this call (${decision.kind}: ${decision.reason})`);
-  }
-  if (!deps.capabilityKey) return undefined;
-  const expiresAt = auth.expiresAt;
-  try {
-    return signCapability({ ...call.claims, policyVersion: current.version, expiresAt }, deps.capabilityKey, {
-      audience: req.service,
-      nowMs,
-      ...(call.request.amountMinor !== undefined ? { amountMinor: call.request.amountMinor } : {}),
-      ...(call.request.currency !== undefined ? { currency: call.request.currency } : {}),
-    });
-  } catch (err) {
-    if (err instanceof CapabilityError)
-      throw ApplicationFailure.nonRetryable(err.message, Failure.AuthorizationExpired);
-    throw err;
   }
 }
 

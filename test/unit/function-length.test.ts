@@ -27,10 +27,6 @@ const ALLOWED: Readonly<Record<string, Allowed>> = {
   },
   'workflows/steps/compensate.ts:offset': { lines: 66, reason: WORKFLOW },
   'workflows/steps/compensate.ts:settleStanding': { lines: 64, reason: WORKFLOW },
-  'activities/authorize.activities.ts:signAtDispatch': {
-    lines: 63,
-    reason: 'the dispatch-time signature and its refusals, each a typed failure; not split yet',
-  },
   'workflows/operator.ts:recordVerified': { lines: 61, reason: WORKFLOW },
 };
 
