@@ -155,21 +155,8 @@ export async function createLedgerloopWorker(
     ...(dataConverter ? { dataConverter } : {}),
     ...(opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : {}),
     stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs ?? DEFAULT_STICKY_TIMEOUT_MS,
-    ...(opts.deployment
-      ? {
-          workerDeploymentOptions: {
-            useWorkerVersioning: true,
-            version: { deploymentName: opts.deployment.name, buildId: opts.deployment.buildId },
-            // A run finishes on the code that recorded its history (docs/versioning.md). Set here, not on the
-            // workflow: a server refuses a behavior from a worker that is not versioned.
-            defaultVersioningBehavior: 'PINNED' as const,
-          },
-        }
-      : {}),
-    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
-    ...(opts.maxConcurrentActivities !== undefined
-      ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
-      : {}),
+    ...versioningOf(opts.deployment),
+    ...capacityOf(opts),
     // Tracing (the SDK's OpenTelemetry plugin) brings its own span sink; without it, spans of a traced bundle drop.
     // A team's (or the lab's) plugins come after Ledgerloop's own.
     plugins: [plugin, ...(tracing ? [tracing.plugin] : []), ...(opts.plugins ?? [])],
@@ -182,6 +169,30 @@ export async function createLedgerloopWorker(
     await connection.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** Worker Versioning for a named deployment and build (docs/versioning.md); none without one. */
+function versioningOf(deployment: LedgerloopWorkerOptions['deployment']): Partial<WorkerOptions> {
+  if (!deployment) return {};
+  return {
+    workerDeploymentOptions: {
+      useWorkerVersioning: true,
+      version: { deploymentName: deployment.name, buildId: deployment.buildId },
+      // A run finishes on the code that recorded its history (docs/versioning.md). Set here, not on the
+      // workflow: a server refuses a behavior from a worker that is not versioned.
+      defaultVersioningBehavior: 'PINNED' as const,
+    },
+  };
+}
+
+/** The cache and concurrency the caller set; the SDK's defaults for what it left out. */
+function capacityOf(opts: LedgerloopWorkerOptions): Partial<WorkerOptions> {
+  return {
+    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    ...(opts.maxConcurrentActivities !== undefined
+      ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
+      : {}),
+  };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

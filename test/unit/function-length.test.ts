@@ -21,10 +21,6 @@ const ALLOWED: Readonly<Record<string, Allowed>> = {
   'services/vendor-payments/app.ts:vendorApp': { lines: 103, reason: OTHER_HELPER },
   'services/vendor-payments/idempotency.ts:idempotent': { lines: 76, reason: OTHER_HELPER },
   'workflows/console-actions.workflow.ts:compensate': { lines: 76, reason: WORKFLOW },
-  'host/worker/worker.ts:createLedgerloopWorker': {
-    lines: 72,
-    reason: 'the worker’s options assembled in one object; not split yet',
-  },
   'workflows/steps/compensate.ts:offset': { lines: 66, reason: WORKFLOW },
   'workflows/steps/compensate.ts:settleStanding': { lines: 64, reason: WORKFLOW },
   'workflows/operator.ts:recordVerified': { lines: 61, reason: WORKFLOW },
