@@ -7,14 +7,7 @@
  * (QuotaStoreUnavailable).
  */
 import { parsePostgresUrl, PostgresDatabase } from './postgres';
-import {
-  parseQuotaState,
-  QUOTA_URL_ENV,
-  QuotaStoreConfigError,
-  QuotaStoreUnavailable,
-  type QuotaBackend,
-} from './quota-store';
-import type { QuotaWindowsSnapshot } from '../policy/quota-window';
+import { QUOTA_URL_ENV, QuotaStoreConfigError, QuotaStoreUnavailable, type QuotaBackend } from './quota-store';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS ledgerloop_quota (
@@ -51,7 +44,7 @@ export class PostgresQuotaBackend implements QuotaBackend {
 
   async withTenant<T>(
     tenant: string,
-    step: (state: QuotaWindowsSnapshot | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
+    step: (stored: string | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
   ): Promise<T> {
     try {
       return await this.db.transaction(async (c) => {
@@ -63,7 +56,7 @@ export class PostgresQuotaBackend implements QuotaBackend {
         );
         const now = Number(clock.rows[0]!.now_ms);
         const stored = row.rows[0];
-        const { result, next } = step(stored ? parseQuotaState(stored.state) : undefined, now);
+        const { result, next } = step(stored?.state, now);
         if (next !== undefined) {
           await c.query(
             `INSERT INTO ledgerloop_quota (tenant, state, updated_ms) VALUES ($1, $2, $3)

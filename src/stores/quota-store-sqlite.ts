@@ -9,8 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { parseQuotaState, QuotaStoreUnavailable, type QuotaBackend } from './quota-store';
-import type { QuotaWindowsSnapshot } from '../policy/quota-window';
+import { QuotaStoreUnavailable, type QuotaBackend } from './quota-store';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS ledgerloop_quota (
@@ -23,15 +22,23 @@ const SCHEMA = `
 /** The time on the host that holds the file, in whole milliseconds since the epoch. */
 const NOW_MS = `SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER) AS now_ms`;
 
+/** The open file and its three statements, prepared once (preparing them in every transaction cost as much again). */
+interface Opened {
+  readonly db: Database.Database;
+  readonly read: Database.Statement<[string], { state: string }>;
+  readonly now: Database.Statement<[], { now_ms: number }>;
+  readonly write: Database.Statement<[string, string, number]>;
+}
+
 export class SqliteQuotaBackend implements QuotaBackend {
   readonly kind = 'sqlite';
-  private db: Database.Database | undefined;
+  private opened: Opened | undefined;
 
   /** `file`: the database file (created with its folder when missing), or `:memory:` for one process. */
   constructor(readonly file: string) {}
 
-  private open(): Database.Database {
-    if (this.db) return this.db;
+  private open(): Opened {
+    if (this.opened) return this.opened;
     try {
       if (this.file !== ':memory:') mkdirSync(path.dirname(this.file), { recursive: true });
       const db = new Database(this.file);
@@ -39,12 +46,20 @@ export class SqliteQuotaBackend implements QuotaBackend {
         db.pragma('journal_mode = WAL');
         db.pragma('busy_timeout = 5000');
         db.exec(SCHEMA);
+        this.opened = {
+          db,
+          read: db.prepare('SELECT state FROM ledgerloop_quota WHERE tenant = ?'),
+          now: db.prepare(NOW_MS),
+          write: db.prepare(
+            `INSERT INTO ledgerloop_quota (tenant, state, updated_ms) VALUES (?, ?, ?)
+             ON CONFLICT (tenant) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms`,
+          ),
+        };
       } catch (err) {
         db.close();
         throw err;
       }
-      this.db = db;
-      return db;
+      return this.opened;
     } catch (err) {
       throw new QuotaStoreUnavailable(`the quota database cannot be opened: ${(err as Error).message}`);
     }
@@ -52,22 +67,16 @@ export class SqliteQuotaBackend implements QuotaBackend {
 
   async withTenant<T>(
     tenant: string,
-    step: (state: QuotaWindowsSnapshot | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
+    step: (stored: string | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
   ): Promise<T> {
-    const db = this.open();
+    const { db, read, now: clock, write } = this.open();
     try {
       return db
         .transaction(() => {
-          const row = db.prepare('SELECT state FROM ledgerloop_quota WHERE tenant = ?').get(tenant) as
-            { state: string } | undefined;
-          const now = (db.prepare(NOW_MS).get() as { now_ms: number }).now_ms;
-          const { result, next } = step(row ? parseQuotaState(row.state) : undefined, now);
-          if (next !== undefined) {
-            db.prepare(
-              `INSERT INTO ledgerloop_quota (tenant, state, updated_ms) VALUES (?, ?, ?)
-             ON CONFLICT (tenant) DO UPDATE SET state = excluded.state, updated_ms = excluded.updated_ms`,
-            ).run(tenant, next, now);
-          }
+          const row = read.get(tenant);
+          const now = clock.get()!.now_ms;
+          const { result, next } = step(row?.state, now);
+          if (next !== undefined) write.run(tenant, next, now);
           return result;
         })
         .immediate();
@@ -78,7 +87,7 @@ export class SqliteQuotaBackend implements QuotaBackend {
   }
 
   async close(): Promise<void> {
-    this.db?.close();
-    this.db = undefined;
+    this.opened?.db.close();
+    this.opened = undefined;
   }
 }

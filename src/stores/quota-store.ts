@@ -15,6 +15,7 @@
  * A store that cannot be reached, or whose state cannot be read, refuses (`QuotaStoreUnavailable`): the activity
  * turns that into `Quota.Unavailable` and the call is not dispatched (fail closed) until the store is back.
  */
+import { QuotaMemo } from './quota-memo';
 import {
   QuotaWindows,
   type QuotaDecision,
@@ -42,12 +43,13 @@ export interface QuotaBackend {
   /** `sqlite` or `postgres`, for logs and docs. */
   readonly kind: string;
   /**
-   * Reads the tenant's state (undefined: none yet) and the store's time in one transaction that holds the tenant's
-   * lock, runs `step`, writes `next` back when `step` returns one, commits. Throws QuotaStoreUnavailable.
+   * Reads the tenant's stored state as text (undefined: none yet) and the store's time in one transaction that holds
+   * the tenant's lock, runs `step`, writes `next` back when `step` returns one, commits. Throws
+   * QuotaStoreUnavailable. The text is checked by the store (`parseQuotaState`), not by the backend.
    */
   withTenant<T>(
     tenant: string,
-    step: (state: QuotaWindowsSnapshot | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
+    step: (stored: string | undefined, nowMs: number) => { readonly result: T; readonly next?: string },
   ): Promise<T>;
   close(): Promise<void>;
 }
@@ -60,7 +62,15 @@ export interface QuotaUsage {
 
 /** Cross-run rate-limit windows per tenant, kept by a backend. */
 export class QuotaStore {
-  constructor(private readonly backend: QuotaBackend) {}
+  private readonly memo: QuotaMemo;
+
+  /** `memoTenants`: how many tenants' last written states this store keeps live (src/stores/quota-memo.ts). */
+  constructor(
+    private readonly backend: QuotaBackend,
+    opts: { readonly memoTenants?: number } = {},
+  ) {
+    this.memo = new QuotaMemo(opts.memoTenants);
+  }
 
   get kind(): string {
     return this.backend.kind;
@@ -68,28 +78,28 @@ export class QuotaStore {
 
   /** A slot in every window named, or none. Idempotent by `reservationId`. The caller's `nowMs` is ignored. */
   reserve(tenant: string, req: ReserveQuotaInput): Promise<QuotaDecision> {
-    return this.backend.withTenant(tenant, (state, now) => {
-      const windows = new QuotaWindows(state);
+    return this.backend.withTenant(tenant, (stored, now) => {
+      const windows = this.windowsOf(tenant, stored);
       const result = windows.reserve(req, now);
       // A refusal holds nothing, but the pruning it did is worth keeping; a duplicate changed nothing but pruning.
-      return { result, next: JSON.stringify(windows.snapshot()) };
+      return { result, next: this.written(tenant, windows) };
     });
   }
 
   /** Gives back a reservation whose call was never sent; `released: false` when none was held. */
   release(tenant: string, reservationId: string): Promise<ReleaseResult> {
-    return this.backend.withTenant(tenant, (state, now) => {
-      if (state === undefined) return { result: { released: false } };
-      const windows = new QuotaWindows(state);
+    return this.backend.withTenant(tenant, (stored, now) => {
+      if (stored === undefined) return { result: { released: false } };
+      const windows = this.windowsOf(tenant, stored);
       const result = windows.release(reservationId, now);
-      return { result, next: JSON.stringify(windows.snapshot()) };
+      return { result, next: this.written(tenant, windows) };
     });
   }
 
   /** The tenant's windows now, for an operator and for tests. */
   usage(tenant: string): Promise<QuotaUsage> {
-    return this.backend.withTenant(tenant, (state, now) => {
-      const windows = new QuotaWindows(state);
+    return this.backend.withTenant(tenant, (stored, now) => {
+      const windows = this.windowsOf(tenant, stored);
       windows.prune(now);
       return { result: { windows: windows.usage(now), heldReservations: windows.heldCount } };
     });
@@ -97,6 +107,19 @@ export class QuotaStore {
 
   close(): Promise<void> {
     return this.backend.close();
+  }
+
+  /** The windows the stored text holds: the ones this store wrote as exactly that text, else the text parsed. */
+  private windowsOf(tenant: string, stored: string | undefined): QuotaWindows {
+    if (stored === undefined) return new QuotaWindows();
+    return this.memo.take(tenant, stored) ?? new QuotaWindows(parseQuotaState(stored));
+  }
+
+  /** The text to write for `windows`, kept with them for the next transaction. */
+  private written(tenant: string, windows: QuotaWindows): string {
+    const text = windows.serialize();
+    this.memo.keep(tenant, text, windows);
+    return text;
   }
 }
 

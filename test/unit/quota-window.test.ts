@@ -116,6 +116,17 @@ describe('sliding windows across runs', () => {
     expect(next.usage(T0 + 3)).toEqual([{ scope: 'tenant:acme', action: 'wallet.debit', inWindow: 2 }]);
   });
 
+  test('the serialized state is the snapshot as JSON, and reads back to the same windows', () => {
+    const q = new QuotaWindows();
+    q.reserve({ reservationId: 'a/1', scopes: [tenant(2), principal('alice', 1)] }, T0);
+    q.reserve({ reservationId: '7', scopes: [tenant(2)] }, T0 + 1);
+    expect(JSON.parse(q.serialize())).toEqual(q.snapshot());
+    const next = new QuotaWindows(JSON.parse(q.serialize()));
+    expect(next.serialize()).toBe(q.serialize());
+    expect(next.reserve({ reservationId: '7', scopes: [tenant(2)] }, T0 + 2)).toEqual({ ok: true, duplicate: true });
+    expect(next.reserve({ reservationId: 'c/1', scopes: [tenant(2)] }, T0 + 3).ok).toBe(false); // control: full
+  });
+
   test('pruning drops expired entries and ids: the state does not grow with time', () => {
     const q = new QuotaWindows();
     for (let i = 0; i < 100; i += 1) q.reserve({ reservationId: `r/${i}`, scopes: [tenant(1_000, 1_000)] }, T0 + i);
