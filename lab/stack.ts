@@ -131,6 +131,11 @@ export interface StackServices<N extends string = BusinessService> {
   /** Base URL per service name: what a worker needs. */
   readonly urls: Readonly<Record<string, string>>;
   stop(): Promise<void>;
+  /**
+   * Stops `name`'s process (or finds it dead) and starts it again on the same port and database: a downstream
+   * restart. `byName` then holds the new process and its client.
+   */
+  restart(name: N): Promise<StackService<N>>;
 }
 
 export interface StartServicesOptions<N extends string> {
@@ -157,33 +162,32 @@ export async function startServices<N extends string>(
   opts: StartServicesOptions<N>,
 ): Promise<StackServices<N>> {
   const env = { ...opts.capabilityTrust.serviceEnv };
-  const settled = await Promise.allSettled(
-    names.map(async (name, i): Promise<StackService<N>> => {
-      const dbPath = opts.dbPath(name);
-      const port = opts.ports?.[i];
-      const retentionMs = opts.retentionMs?.[name];
-      const options = {
-        dbPath,
-        env,
-        ...(port !== undefined ? { port } : {}),
-        ...(retentionMs !== undefined ? { retentionMs } : {}),
-      };
-      const entry = opts.entry?.(name);
-      const proc =
-        entry !== undefined
-          ? await spawnServiceEntry(name, entry, options)
-          : await spawnService(name as BusinessService, options);
-      const client = spawnedClient(proc, {
-        capabilityKey: opts.capabilityTrust.dispatch,
-        ...(opts.clientTimeoutMs !== undefined ? { timeoutMs: opts.clientTimeoutMs } : {}),
-        signs: 'lookups',
-      });
-      return { name, proc, client, dbPath };
-    }),
-  );
+  const spawnOne = async (name: N, port: number | undefined): Promise<StackService<N>> => {
+    const dbPath = opts.dbPath(name);
+    const retentionMs = opts.retentionMs?.[name];
+    const options = {
+      dbPath,
+      env,
+      ...(port !== undefined ? { port } : {}),
+      ...(retentionMs !== undefined ? { retentionMs } : {}),
+    };
+    const entry = opts.entry?.(name);
+    const proc =
+      entry !== undefined
+        ? await spawnServiceEntry(name, entry, options)
+        : await spawnService(name as BusinessService, options);
+    const client = spawnedClient(proc, {
+      capabilityKey: opts.capabilityTrust.dispatch,
+      ...(opts.clientTimeoutMs !== undefined ? { timeoutMs: opts.clientTimeoutMs } : {}),
+      signs: 'lookups',
+    });
+    return { name, proc, client, dbPath };
+  };
+  const settled = await Promise.allSettled(names.map((name, i) => spawnOne(name, opts.ports?.[i])));
   const started = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const byName = new Map(started.map((s) => [s.name, s] as const));
   const stop = async (): Promise<void> => {
-    await Promise.all(started.map((s) => s.proc.stop()));
+    await Promise.all([...byName.values()].map((s) => s.proc.stop()));
   };
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
@@ -191,9 +195,17 @@ export async function startServices<N extends string>(
     throw failed.reason;
   }
   return {
-    byName: new Map(started.map((s) => [s.name, s] as const)),
+    byName,
     urls: Object.fromEntries(started.map((s) => [s.name, s.proc.url])),
     stop,
+    async restart(name) {
+      const old = byName.get(name);
+      if (old === undefined) throw new Error(`no service ${name} runs here`);
+      await old.proc.stop();
+      const again = await spawnOne(name, Number(new URL(old.proc.url).port));
+      byName.set(name, again);
+      return again;
+    },
   };
 }
 

@@ -40,6 +40,7 @@ import { runProbe, type ProbeResult } from './probe';
 import { Timeline, type TimelineEvent } from './timeline';
 import { PhaseClock } from './phases';
 import { WorkerPool } from './worker-pool';
+import { downstreamRestart, proxyFired, proxyKill, startCaseProxies, type CaseProxies } from './tool-drivers';
 import { FAULTS_MEMO_KEY } from './workflows/hook';
 import { labWriteUp } from './writeup';
 
@@ -103,6 +104,7 @@ export async function countFired(
   services: CaseServices,
   armed: ReadonlyMap<PlannedFault, string>,
   events: readonly LedgerEvent[],
+  proxies?: CaseProxies,
 ): Promise<{ fired: number; missed: PlannedFault[]; each: boolean[] }> {
   const missed: PlannedFault[] = [];
   const each: boolean[] = [];
@@ -116,7 +118,14 @@ export async function countFired(
       fired = events.some((e) => e.type === 'DispatchDeferred');
     } else if (f.do === 'continue_as_new') {
       fired = events.some((e) => e.type === 'LedgerCarriedForward');
-    } else if (CRASH_POINTS[f.at].site === 'downstream' && f.do !== 'kill') {
+    } else if (f.via === 'worker' && f.do !== 'restart_downstream') {
+      // The worker's own line: it ran (or skipped) the function and acted on its answer.
+      fired = timeline.events.some(
+        (e) => e.kind === 'fault_fired' && e.point === f.at && e.action === f.do && e.tool === f.tool,
+      );
+    } else if (f.via === 'proxy' && f.do !== 'kill' && f.do !== 'restart_downstream') {
+      fired = proxies !== undefined && proxyFired(proxies, f);
+    } else if (CRASH_POINTS[f.at].site === 'downstream' && f.do !== 'kill' && f.do !== 'restart_downstream') {
       const id = armed.get(f);
       if (!states.has(f.service)) {
         states.set(
@@ -174,6 +183,7 @@ async function runCaseTimed(
   let pool: WorkerPool | undefined;
   let workflowId: string | undefined;
   const holds = new Map<PlannedFault, NetHold>();
+  let proxies: CaseProxies | undefined;
   try {
     own = pc.ownServer ? await phases.time('own_server', () => startOwnServer(lab, dir)) : undefined;
     const link = own ?? lab.shared;
@@ -195,6 +205,9 @@ async function runCaseTimed(
       holds.set(f, hold);
       workerUrls[f.service] = hold.url;
     }
+    // An HTTP tool's faults: its workers reach the API through a loopback proxy that injects them.
+    proxies = await startCaseProxies(pc, urls);
+    for (const [name, proxy] of proxies.byService) workerUrls[name] = proxy.url;
     const taskQueue = `faults-${pc.index + 1}-${pc.slug}-${Date.now().toString(36)}`;
     pool = new WorkerPool({
       address: link.server.address,
@@ -212,7 +225,7 @@ async function runCaseTimed(
     const [svc, first] = await phases.time('start', () =>
       Promise.allSettled([
         phases.time('start.services', () => startCaseServices(lab, pc, dir, ports)),
-        phases.time('start.worker', () => pool!.startFirst(pc.crashPlan, pc.singleActivitySlot)),
+        phases.time('start.worker', () => pool!.startFirst(pc.crashPlan, pc.singleActivitySlot, pc.transportFaults)),
       ]),
     );
     if (svc.status === 'rejected') throw svc.reason;
@@ -270,7 +283,12 @@ async function runCaseTimed(
     drive('ledger watch', ledger.poll(done.signal));
     drive('approver', approver(ctx));
     for (const f of pc.faults) {
-      if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream') drive(f.at, downstreamKill(ctx, f));
+      // A function tool's kill is the worker's own (around the function); an HTTP tool's waits on the proxy.
+      if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream' && f.via === 'proxy')
+        drive(f.at, proxyKill(ctx, proxies, f));
+      else if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream' && f.via !== 'worker')
+        drive(f.at, downstreamKill(ctx, f));
+      if (f.do === 'restart_downstream') drive(f.at, downstreamRestart(ctx, f));
       if (f.do === 'restart_server') drive(f.at, serverRestart(ctx, f));
       if (f.at === 'run.cancel') drive(f.at, cancelRun(ctx, f));
       if (f.at === 'run.message') drive(f.at, sendJunk(ctx, f));
@@ -312,7 +330,7 @@ async function runCaseTimed(
       strategy: pc.strategy,
     });
     const fired = await phases.time('count_fired', () =>
-      countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? []),
+      countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? [], proxies),
     );
     evidence.metrics.faults_fired = fired.fired;
     const failures = evaluateExpectations(pc.name, pc.expect, evidence.metrics);
@@ -372,6 +390,7 @@ async function runCaseTimed(
     await pool?.stopAll().catch(() => undefined);
     await services?.stop().catch(() => undefined);
     for (const h of holds.values()) await h.close().catch(() => undefined);
+    await proxies?.close();
     if (own) {
       await own.connection.close().catch(() => undefined);
       await (restarted ?? own.server).stop().catch(() => undefined);

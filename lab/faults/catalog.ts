@@ -25,6 +25,7 @@ export const FAULT_KINDS = [
   'continue_as_new',
   'junk_signal',
   'junk_update',
+  'restart_downstream',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -64,12 +65,12 @@ export const CRASH_POINTS = {
   'downstream.before_commit': {
     site: 'downstream',
     moment: 'the downstream holds the request with its idempotency record in_progress; no effect is committed',
-    kinds: ['kill', 'delay', 'drop_response', 'error_5xx'],
+    kinds: ['kill', 'delay', 'drop_response', 'error_5xx', 'restart_downstream'],
   },
   'downstream.after_commit': {
     site: 'downstream',
     moment: 'the downstream committed the effect; its response has not left yet',
-    kinds: ['kill', 'delay', 'drop_response', 'error_5xx'],
+    kinds: ['kill', 'delay', 'drop_response', 'error_5xx', 'restart_downstream'],
   },
   'tool.after_response': {
     site: 'activity',
@@ -180,6 +181,8 @@ export const FAULT_KIND_MEANING: Readonly<Record<FaultKind, string>> = {
   junk_signal: 'the runner signals the run with unknown signal names and malformed payloads',
   junk_update:
     'the runner sends malformed updates (decideApproval, resolveCall, requestCancel with bodies that must be refused) and an unknown update name',
+  restart_downstream:
+    'the downstream holds the request at the point; the runner SIGKILLs the downstream process and starts it again on the same port and database',
 };
 
 /** A few words per fault kind, for the printed plan. */
@@ -198,6 +201,7 @@ export const FAULT_KIND_SHORT: Readonly<Record<FaultKind, string>> = {
   continue_as_new: 'a history budget the run continues as new at',
   junk_signal: 'send junk signals',
   junk_update: 'send junk updates',
+  restart_downstream: 'SIGKILL the downstream there, restart it on the same database',
 };
 
 /** Whether `name` is a known crash point. */

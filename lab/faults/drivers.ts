@@ -57,7 +57,8 @@ export function faultRuleOf(f: PlannedFault): FaultRule {
       ...(f.path !== undefined ? { path: f.path } : {}),
     };
   const at = f.at === 'downstream.before_commit' ? 'before_commit' : 'after_commit';
-  const action = f.do === 'kill' || f.do === 'restart_server' ? 'delay' : (f.do as FaultRule['do']);
+  const holds = f.do === 'kill' || f.do === 'restart_server' || f.do === 'restart_downstream';
+  const action = holds ? 'delay' : (f.do as FaultRule['do']);
   return {
     at,
     do: action,
@@ -76,6 +77,8 @@ export async function armDownstream(
   for (const f of ctx.pc.faults) {
     const site = CRASH_POINTS[f.at].site;
     if (site !== 'downstream' && site !== 'server') continue;
+    // A function's or an HTTP API's fault is injected in the worker or a proxy; a restart holds at the service.
+    if (f.via !== undefined && f.via !== 'service' && f.do !== 'restart_downstream') continue;
     const svc = ctx.services.byName.get(f.service);
     if (!svc)
       throw new Error(
@@ -89,7 +92,8 @@ export async function armDownstream(
   return ids;
 }
 
-async function waitForRequest(ctx: DriverContext, f: PlannedFault, committed: boolean): Promise<boolean> {
+/** Whether the service's own counts show the `occurrence`-th request (or, `committed`, effect) within 60 s. */
+export async function waitForRequest(ctx: DriverContext, f: PlannedFault, committed: boolean): Promise<boolean> {
   const svc = ctx.services.byName.get(f.service)!;
   const seen = await until(
     async () => {

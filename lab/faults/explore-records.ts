@@ -5,12 +5,13 @@
  */
 import BetterSqlite3 from 'better-sqlite3';
 import type { EffectRow, RequestEntry } from './explore-invariants';
-import { readRequestLog } from './request-log';
+import { hasTable, readRequestLog } from './request-log';
 
 /** Every committed business effect of one service database, in commit order. */
 export function readEffectLog(dbPath: string, service: string): EffectRow[] {
   const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
   try {
+    if (!hasTable(db, 'idem_effects')) return []; // not on the services kit: its effects are counted by its stats
     const rows = db
       .prepare('SELECT operation_key AS operationKey, receipt, kind FROM idem_effects ORDER BY id')
       .all() as Omit<EffectRow, 'service'>[];

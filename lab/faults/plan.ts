@@ -22,6 +22,8 @@ import {
   type TriggerEvent,
 } from './protocol-format';
 import { createPrng, type Prng } from './prng';
+import { workerFaultOf, type ToolPoint, type ToolTarget } from './tool-targets';
+import type { TransportFault } from './transport-faults';
 
 /** One fault with everything resolved. */
 export interface PlannedFault {
@@ -32,6 +34,11 @@ export interface PlannedFault {
   readonly times: number;
   readonly service: ServiceName;
   readonly path?: string;
+  /** The tool whose calls suffer it, and where its transport is reached (lab/faults/tool-targets.ts). */
+  readonly tool?: string;
+  readonly via?: ToolTarget['via'];
+  /** An HTTP tool's method, which the proxy matches. */
+  readonly method?: string;
   readonly policy?: Policy;
   /** rate_limit: who shares the window, how many per window (`ms`), and which action. */
   readonly per?: RateLimitScope;
@@ -79,6 +86,8 @@ export interface PlannedCase {
   readonly ownServer: boolean;
   /** LEDGERLOOP_CRASH_AT of the case's first worker process ('' when nothing fires in process). */
   readonly crashPlan: string;
+  /** LEDGERLOOP_TRANSPORT_FAULTS of the first worker: the faults around function tools (empty: none). */
+  readonly transportFaults: readonly TransportFault[];
   /** The first worker runs one activity at a time, so a paused process holds no extra activity polls. */
   readonly singleActivitySlot: boolean;
 }
@@ -111,6 +120,7 @@ function defaultMs(at: CrashPointName, kind: FaultKind): number {
   if (kind === 'pause') return 30_000;
   if (kind === 'kill' && at === 'downstream.before_commit') return 2_000;
   if (kind === 'kill' && at === 'downstream.after_commit') return 30_000;
+  if (kind === 'restart_downstream') return 30_000;
   if (kind === 'restart_server') return 3_000;
   if (kind === 'delay') return 2_000;
   return 0;
@@ -144,6 +154,13 @@ export function crashPlanOf(faults: readonly PlannedFault[]): string {
     .join(',');
 }
 
+/** The first worker's faults around function tools (a downstream restart is the runner's act, not the worker's). */
+export function transportFaultsOf(faults: readonly PlannedFault[]): TransportFault[] {
+  return faults
+    .filter((f) => f.via === 'worker' && f.do !== 'restart_downstream')
+    .map((f) => workerFaultOf({ ...f, at: f.at as ToolPoint, tool: f.tool! }));
+}
+
 function slugOf(name: string): string {
   return (
     name
@@ -171,14 +188,19 @@ function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocab
   const faults: PlannedFault[] = c.faults.map((f) => {
     const at = f.at as CrashPointName;
     const kind = f.do;
+    // Validated: a named tool has a target.
+    const target = f.tool !== undefined ? vocab.tools.target(f.tool) : undefined;
+    const path = target === undefined ? f.path : target.via === 'worker' ? undefined : target.path;
     return {
       at,
       do: kind,
       occurrence: draw(f.occurrence, 1, prng),
       ms: draw(f.ms, defaultMs(at, kind), prng),
       times: f.times ?? 1,
-      service: f.service ?? vocab.defaultService,
-      ...(f.path !== undefined ? { path: f.path } : {}),
+      service: target?.service ?? f.service ?? vocab.defaultService,
+      ...(path !== undefined ? { path } : {}),
+      ...(target !== undefined ? { tool: f.tool!, via: target.via } : {}),
+      ...(target?.via === 'proxy' ? { method: target.method } : {}),
       ...(f.policy !== undefined ? { policy: f.policy } : {}),
       ...(kind === 'rate_limit' ? { per: f.per ?? 'run', max: f.max ?? 1, action: f.action ?? 'wallet.debit' } : {}),
       ...(at === 'run.cancel' || at === 'run.message' ? { after: f.after ?? 'ToolAttemptStarted' } : {}),
@@ -217,6 +239,7 @@ function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocab
     expect: c.expect,
     ownServer: faults.some((f) => f.do === 'restart_server'),
     crashPlan: crashPlanOf(faults),
+    transportFaults: transportFaultsOf(faults),
     singleActivitySlot: faults.some((f) => f.do === 'pause'),
   };
 }
@@ -257,7 +280,11 @@ export function planProtocol(p: FaultProtocol, vocab: ProtocolVocabulary = BUILT
 /** One line per fault, as the printed plan shows it. */
 export function describeFault(f: PlannedFault): string {
   const site = CRASH_POINTS[f.at].site;
-  const where = site === 'downstream' || site === 'network' ? ` on ${f.service}${f.path ?? ''}` : '';
+  const on =
+    f.tool !== undefined
+      ? ` on ${f.tool} (${f.via === 'worker' ? 'its function' : f.via === 'proxy' ? `a proxy in front of ${f.service}` : f.service})`
+      : '';
+  const where = on !== '' ? on : site === 'downstream' || site === 'network' ? ` on ${f.service}${f.path ?? ''}` : '';
   const ms = f.ms > 0 ? `, ${f.ms} ms` : '';
   const times = f.times > 1 ? ` x${f.times}` : '';
   const policy = f.policy ? ` -> ${f.policy.version}` : '';

@@ -12,6 +12,8 @@ import { scenarios } from '../scenarios';
 import { Policy, RateLimitScope } from '../../src/domain/policy-format';
 import { CRASH_POINT_NAMES, CRASH_POINTS, FAULT_KINDS } from './catalog';
 import { COMPARISONS, METRIC_NAMES, METRICS, ORDERED_COMPARISONS } from './metrics';
+import { builtinTools, type ToolRegistry } from '../../src/tools/registry';
+import { TOOL_POINTS, toolKinds, toolTarget, type ToolPoint, type ToolTarget } from './tool-targets';
 
 export const PROTOCOL_FORMAT = 'ledgerloop.fault-protocol/1';
 
@@ -89,6 +91,25 @@ export interface ProtocolVocabulary {
   readonly defaultService: string;
   readonly scenarioHelp: string;
   readonly servicesHelp: string;
+  /** The tools a fault may name (`tool`): where each one's faults are injected, by its transport. */
+  readonly tools: ToolTargets;
+}
+
+/** The tools of a registry, each with where its faults go (lab/faults/tool-targets.ts). */
+export interface ToolTargets {
+  readonly names: readonly string[];
+  target(name: string): ToolTarget | undefined;
+}
+
+/** The tool targets of `registry` (a project's tools module, or the built-in tools). */
+export function toolTargetsOf(registry: ToolRegistry): ToolTargets {
+  return {
+    names: registry.names(),
+    target: (name) => {
+      const tool = registry.get(name);
+      return tool === undefined ? undefined : toolTarget(tool);
+    },
+  };
 }
 
 /** The package's own scenarios and services. */
@@ -98,6 +119,7 @@ export const BUILTIN_VOCABULARY: ProtocolVocabulary = {
   defaultService: 'wallet',
   scenarioHelp: 'a scenario of the scripted model (src/planner/scenarios.ts), e.g. wallet-debit',
   servicesHelp: 'default: what the scenario needs',
+  tools: toolTargetsOf(builtinTools),
 };
 
 /** The protocol's schemas for `vocab`. */
@@ -128,6 +150,13 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
         .startsWith('/')
         .optional()
         .describe('downstream and network points: only this route, e.g. /v1/debits'),
+      tool: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'downstream.before_commit and downstream.after_commit: only this tool\u2019s calls, injected where its transport is reached (its service, around its function in the worker, or a proxy in front of its HTTP API); service and path come from its declaration',
+        ),
       policy: Policy.optional().describe('publish_policy: the policy version to publish'),
       per: RateLimitScope.optional().describe(
         'rate_limit: who shares the window (run, principal, tenant); default run',
@@ -166,6 +195,7 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
       if (f.do === 'publish_policy' && f.policy === undefined) {
         ctx.addIssue({ code: 'custom', path: ['policy'], message: 'publish_policy needs the policy to publish' });
       }
+      if (f.tool !== undefined) checkTool(f, ctx);
       const keys: (keyof typeof f)[] =
         spec?.site === 'downstream' ? [] : spec?.site === 'network' ? ['times'] : ['times', 'service', 'path'];
       if (f.at !== 'policy.rate_limit') keys.push('per', 'max', 'action');
@@ -183,6 +213,34 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
       }
     });
   type Fault = z.infer<typeof Fault>;
+
+  /** A fault naming a tool: a point the tool can be reached at, a kind its injection site takes, no own service. */
+  function checkTool(
+    f: { at: string; do: string; tool?: string; service?: string; path?: string },
+    ctx: z.RefinementCtx,
+  ) {
+    const issue = (path: string, message: string): void => void ctx.addIssue({ code: 'custom', path: [path], message });
+    if (!(TOOL_POINTS as readonly string[]).includes(f.at))
+      return issue('tool', `tool does not apply at ${f.at} (only at ${list(TOOL_POINTS)})`);
+    const target = vocab.tools.target(f.tool!);
+    if (target === undefined) {
+      const known = vocab.tools.names.includes(f.tool!);
+      return issue(
+        'tool',
+        known
+          ? `tool ${JSON.stringify(f.tool)} has no fault site yet (an MCP tool)`
+          : `unknown tool ${JSON.stringify(f.tool)}; known: ${list(vocab.tools.names)}`,
+      );
+    }
+    const kinds = toolKinds(target, f.at as ToolPoint);
+    if (kinds !== undefined && !(kinds as readonly string[]).includes(f.do))
+      issue(
+        'do',
+        `"${f.do}" cannot happen at "${f.at}" on ${f.tool} (a ${target.via === 'worker' ? 'function' : 'HTTP'} tool takes ${list(kinds)})`,
+      );
+    for (const k of ['service', 'path'] as const)
+      if (f[k] !== undefined) issue(k, `${k} comes from the declaration of ${f.tool}; leave it out`);
+  }
 
   const Expectation = z
     .strictObject({

@@ -62,10 +62,19 @@ export function summarizeRequests(rows: readonly RequestRow[]): RequestLogSummar
   return { requests: rows.length, refusedBy, refused, staleAdmitted, mismatchedAdmitted };
 }
 
-/** Reads every request row of a service database, read-only (the service may still have it open). */
+/** Whether `db` has table `name` (a downstream not on the services kit, such as an HTTP API's, has no kit tables). */
+export function hasTable(db: BetterSqlite3.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+}
+
+/**
+ * Reads every request row of a service database, read-only (the service may still have it open); empty for a
+ * database the services kit does not keep (it logs no request).
+ */
 export function readRequestLog(dbPath: string): RequestRow[] {
   const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
   try {
+    if (!hasTable(db, 'idem_requests')) return [];
     return db
       .prepare(
         `SELECT id, operation_key AS operationKey, arguments_hash AS argumentsHash, fence, outcome
@@ -95,8 +104,7 @@ export function mergeSummaries(parts: readonly RequestLogSummary[]): RequestLogS
 export function readRefusalCounts(dbPath: string): Record<string, number> {
   const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
   try {
-    const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'idem_refusals'`).get();
-    if (exists === undefined) return {};
+    if (!hasTable(db, 'idem_refusals')) return {};
     const rows = db.prepare('SELECT code, count FROM idem_refusals').all() as { code: string; count: number }[];
     return Object.fromEntries(rows.map((r) => [r.code, r.count]));
   } finally {

@@ -16,8 +16,10 @@ import {
   loadProtocol,
   PROTOCOL_FORMAT,
   ProtocolFormatError,
+  toolTargetsOf,
   type ProtocolVocabulary,
 } from './protocol-format';
+import { loadToolsModule } from '../../host/worker/tools-module';
 import type { ProjectConfig } from '../../host/project/config';
 import { projectScenarioNames } from '../../host/project/worker-options';
 import { buildReport, renderSummary, writeReport, type ProtocolReport } from './report';
@@ -131,6 +133,12 @@ export async function projectVocabulary(project: ProjectConfig): Promise<Protoco
     return problem(
       'a fault protocol runs scripted scenarios: the config names no { kind: "scripted", scenarios } model',
     );
+  let tools: ProtocolVocabulary['tools'];
+  try {
+    tools = toolTargetsOf(loadToolsModule(project.tools));
+  } catch (err) {
+    return problem(`the tools module ${project.tools} cannot be loaded: ${(err as Error).message}`);
+  }
   const services = Object.keys(serviceEntries(project));
   if (services.length === 0)
     return problem(
@@ -142,6 +150,7 @@ export async function projectVocabulary(project: ProjectConfig): Promise<Protoco
     defaultService: services[0]!,
     scenarioHelp: "a scenario of the project's scripted model",
     servicesHelp: 'default: every service of the project with a process entry',
+    tools,
   };
 }
 

@@ -33,6 +33,8 @@ export interface TimelineEvent {
   readonly point?: string;
   readonly action?: string;
   readonly hit?: number;
+  /** The tool a transport fault acted on. */
+  readonly tool?: string;
   readonly signal?: string | null;
   /** A workflow crash point's ledger, as the worker held it there. */
   readonly ledger?: LedgerMark;

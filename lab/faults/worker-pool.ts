@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline';
 import { spawnWorker, type WorkerProcess } from '../spawn-worker';
 import type { InProcessPoint } from './catalog';
 import { CRASH_PLAN_ENV, CRASH_POINTS_ENV, type CrashPointLine, type ReleaseLine } from './crash-points';
-import type { Timeline } from './timeline';
+import type { Timeline, TimelineEvent } from './timeline';
+import { TRANSPORT_FAULTS_ENV, type TransportFault, type TransportFaultLine } from './transport-faults';
 
 export interface WorkerPoolOptions {
   readonly address: string;
@@ -45,9 +46,14 @@ export class WorkerPool {
   }
 
   /** Starts the first worker with `crashPlan` (LEDGERLOOP_CRASH_AT) and, if asked, a single activity slot. */
-  async startFirst(crashPlan: string, singleActivitySlot: boolean): Promise<PoolWorker> {
+  async startFirst(
+    crashPlan: string,
+    singleActivitySlot: boolean,
+    transportFaults: readonly TransportFault[] = [],
+  ): Promise<PoolWorker> {
     const env: Record<string, string> = { ...this.opts.env };
     if (crashPlan) env[CRASH_PLAN_ENV] = crashPlan;
+    if (transportFaults.length > 0) env[TRANSPORT_FAULTS_ENV] = JSON.stringify(transportFaults);
     if (singleActivitySlot) env['LEDGERLOOP_MAX_CONCURRENT_ACTIVITIES'] = '1';
     return this.spawn('first', env);
   }
@@ -153,15 +159,18 @@ export class WorkerPool {
   }
 
   private onLine(w: PoolWorker, line: string): void {
-    let msg: CrashPointLine;
+    let msg: CrashPointLine | TransportFaultLine;
     try {
-      msg = JSON.parse(line) as CrashPointLine;
+      msg = JSON.parse(line) as CrashPointLine | TransportFaultLine;
     } catch {
       return;
     }
     const { timeline } = this.opts;
     const pid = w.proc.pid;
-    if ('crashPointHit' in msg) {
+    if (msg === null || typeof msg !== 'object') return;
+    if ('transportFault' in msg) {
+      timeline.push(transportFaultEvent(msg));
+    } else if ('crashPointHit' in msg) {
       timeline.push({
         kind: 'crash_point_hit',
         pid,
@@ -193,4 +202,19 @@ export class WorkerPool {
       });
     }
   }
+}
+
+/** A function tool's fault, as the worker announced it, in the protocol's terms (the point and kind it planned). */
+export function transportFaultEvent(msg: TransportFaultLine): Omit<TimelineEvent, 't'> {
+  const point = msg.transportFault === 'before_send' ? 'downstream.before_commit' : 'downstream.after_commit';
+  const action = msg.do === 'error' ? 'error_5xx' : msg.do;
+  return {
+    kind: 'fault_fired',
+    pid: msg.pid,
+    point,
+    action,
+    hit: msg.hit,
+    tool: msg.tool,
+    text: `worker ${msg.pid}: ${point} ${action} around the function of ${msg.tool} (hit ${msg.hit})`,
+  };
 }

@@ -20,6 +20,7 @@ export const VendorFaultRule = z
 export type VendorFaultRule = z.infer<typeof VendorFaultRule>;
 
 interface Armed {
+  readonly id: string;
   readonly rule: VendorFaultRule;
   seen: number;
   fired: number;
@@ -27,18 +28,22 @@ interface Armed {
 
 export class VendorFaults {
   private readonly armed: Armed[] = [];
+  private next = 1;
 
   constructor(private readonly kill: () => void = () => process.kill(process.pid, 'SIGKILL')) {}
 
-  arm(rule: VendorFaultRule): void {
-    this.armed.push({ rule, seen: 0, fired: 0 });
+  /** Arms `rule`; returns its id (`GET /admin/faults` reports each rule under it). */
+  arm(rule: VendorFaultRule): string {
+    const id = `f${this.next++}`;
+    this.armed.push({ id, rule, seen: 0, fired: 0 });
+    return id;
   }
 
   clear(): void {
     this.armed.length = 0;
   }
 
-  state(): ReadonlyArray<{ rule: VendorFaultRule; seen: number; fired: number }> {
+  state(): ReadonlyArray<{ id: string; rule: VendorFaultRule; seen: number; fired: number }> {
     return this.armed.map((a) => ({ ...a }));
   }
 

@@ -7,7 +7,7 @@
  *       [--retention-ms N] [--search-lag-ms N] [--admin-port N [--lab]]
  *
  * It refuses to start without `VENDOR_PAYMENTS_API_KEY` (at least 16 characters). `--admin-port` serves, on
- * 127.0.0.1 with `LEDGERLOOP_ADMIN_TOKEN` as bearer: `GET /admin/stats` (counted from its own database), `POST
+ * 127.0.0.1 with `LEDGERLOOP_ADMIN_TOKEN` as bearer: `GET /admin/stats` (counted from its own database, also as `dispatchCount` and `businessEffectCount`, the kit's names), `POST
  * /admin/clock` `{ "advanceMs": n }` (the server's clock, so a key's retention can pass), and with `--lab`
  * `POST /admin/faults` (a rule of faults.ts) and `DELETE /admin/faults`. Once listening it prints one line,
  * `{"service":"vendor-payments","url":…,"pid":…[,"adminUrl":…]}`, and it stops cleanly on SIGTERM or SIGINT.
@@ -39,14 +39,20 @@ function adminApp(store: VendorStore, faults: VendorFaults | undefined, token: s
     if (!bearerMatches(c.req.header('authorization'), token)) return c.json({ error: 'Admin.Unauthorized' }, 401);
     await next();
   });
-  admin.get('/admin/stats', (c) =>
-    c.json({
-      charges: (store.db.prepare(`SELECT count(*) AS n FROM charges`).get() as { n: number }).n,
-      refunds: (store.db.prepare(`SELECT count(*) AS n FROM refunds`).get() as { n: number }).n,
-      requests: store.count('requests'),
+  admin.get('/admin/stats', (c) => {
+    const charges = (store.db.prepare(`SELECT count(*) AS n FROM charges`).get() as { n: number }).n;
+    const refunds = (store.db.prepare(`SELECT count(*) AS n FROM refunds`).get() as { n: number }).n;
+    const requests = store.count('requests');
+    // Also as the services kit counts (`KeyStats`), so the fault protocol reads this storage like any service's.
+    return c.json({
+      charges,
+      refunds,
+      requests,
       replays: store.count('replays'),
-    }),
-  );
+      dispatchCount: requests,
+      businessEffectCount: charges + refunds,
+    });
+  });
   admin.post('/admin/clock', async (c) => {
     const { advanceMs } = (await c.req.json()) as { advanceMs?: unknown };
     if (typeof advanceMs !== 'number' || !Number.isSafeInteger(advanceMs) || advanceMs < 0)
@@ -57,10 +63,10 @@ function adminApp(store: VendorStore, faults: VendorFaults | undefined, token: s
     admin.post('/admin/faults', async (c) => {
       const parsed = VendorFaultRule.safeParse(await c.req.json().catch(() => undefined));
       if (!parsed.success) return c.json({ error: 'Request.Invalid', message: parsed.error.message }, 400);
-      faults.arm(parsed.data);
-      return c.json({ armed: faults.state().length });
+      const id = faults.arm(parsed.data);
+      return c.json({ id, armed: faults.state().length });
     });
-    admin.get('/admin/faults', (c) => c.json(faults.state()));
+    admin.get('/admin/faults', (c) => c.json({ rules: faults.state() }));
     admin.delete('/admin/faults', (c) => {
       faults.clear();
       return c.json({ cleared: true });

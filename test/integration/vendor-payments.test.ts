@@ -57,8 +57,8 @@ test('a key whose first request is still executing gets 409; the first one charg
   const first = charge('cus_inflight', '1250', 'k-inflight');
   // The first request is being held with its key in progress: wait for the fault to have seen it.
   for (let i = 0; i < 200; i++) {
-    const state = (await vendor.admin('GET', '/admin/faults')) as Array<{ fired: number }>;
-    if (state[0]?.fired === 1) break;
+    const state = (await vendor.admin('GET', '/admin/faults')) as { rules: Array<{ fired: number }> };
+    if (state.rules[0]?.fired === 1) break;
     await new Promise((r) => setImmediate(r));
   }
   const second = await charge('cus_inflight', '1250', 'k-inflight');
