@@ -34,6 +34,8 @@ export class PaymentsClient {
   ) {}
 
   readonly charges = {
+    create: (p: Params, o?: RequestOptions) =>
+      this.post<{ id: string; status: string; amount: number; currency: string }>('/v1/charges', p, o),
     search: (q: { query: string }, o?: RequestOptions) =>
       this.get<{ data: Array<{ id: string; amount: number; amount_refunded: number }> }>(
         `/v1/charges/search?query=${encodeURIComponent(q.query)}`,
