@@ -16,17 +16,16 @@ import { prepareFirstRun } from '../demo/first-run';
 import { spawnWorker } from '../spawn-worker';
 import { checkModelRuns } from './check';
 import { describeRun, totals } from './report';
-import { runWalletGoal, startWalletRig, walletEffects, type ModelRun } from './runs';
+import { runWalletGoal, startWalletRig, walletEffects, walletGoal, walletTaskRows, type ModelRun } from './runs';
 import { ensureLocalModel, startLocalModel } from './server-process';
+import { completionRate, taskOutcome } from './tasks';
 
 /** The demo's goals: the issue's example. No order number: with one, this model tends to mark the order fulfilled. */
-export const DEMO_GOALS = [
-  'Charge 12.50 EUR (1250 minor units) to account acct_1, then reply with one short sentence.',
-  'Charge 48.00 EUR (4800 minor units) to account acct_2, then reply with one short sentence.',
-];
+export const DEMO_GOALS = [walletGoal(1250, 'acct_1'), walletGoal(4800, 'acct_2')];
 
 /** `ledgerloop demo --model <kind>`: `local` is the one kind there is. */
 export async function runModelDemo(kind: string, opts: { readonly once: boolean }): Promise<number> {
+  // The model is LEDGERLOOP_LOCAL_MODEL_ID, else the catalogue's default (packages/local-model/weights.json).
   if (kind !== 'local') {
     process.stderr.write(
       `ledgerloop demo: --model takes local (a model on this machine), not ${JSON.stringify(kind)}\n`,
@@ -59,14 +58,23 @@ export async function runLocalModelDemo(opts: { readonly once: boolean }): Promi
         runs.push(await runWalletGoal(rig, `run ${i + 1}`, goal));
       }
       const report = checkModelRuns(runs, walletEffects(rig));
+      const rows = walletTaskRows(rig);
+      const outcomes = runs.map((r) => taskOutcome(r, rows));
       process.stdout.write('\n');
-      runs.forEach((run, i) => process.stdout.write(`${describeRun(run, report.runs[i]!).join('\n')}\n\n`));
+      runs.forEach((run, i) =>
+        process.stdout.write(
+          `${[...describeRun(run, report.runs[i]!), `  task ${outcomes[i]!.done ? 'done' : 'NOT done'}: ${outcomes[i]!.why}`].join('\n')}\n\n`,
+        ),
+      );
       const t = totals(report);
+      const rate = completionRate(outcomes);
       process.stdout.write(
         `${t.runs} runs planned by ${model.modelId}: ${t.proposals} proposals, ${t.valid} valid and ${t.rejected} rejected by the ` +
           `validation pipeline; stops ${Object.entries(t.stopReasons)
             .map(([k, n]) => `${k} ×${n}`)
-            .join(', ')}; ${t.violations === 0 ? 'the promise held on every run' : `${t.violations} VIOLATION(S)`}.\n`,
+            .join(
+              ', ',
+            )}; tasks done ${rate.done} of ${rate.of} (judged on the wallet's own database); ${t.violations === 0 ? 'the promise held on every run' : `${t.violations} VIOLATION(S)`}.\n`,
       );
       for (const v of report.violations.filter((x) => x.run === '')) process.stdout.write(`!! ${v.message}\n`);
       const code = t.violations > 0 ? 1 : 0;

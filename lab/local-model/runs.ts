@@ -27,6 +27,8 @@ import { spawnWorker, type WorkerProcess } from '../spawn-worker';
 import { startStack, type BusinessService, type Stack, type StackServer } from '../stack';
 import type { ModelRunRecord } from './check';
 import type { LocalModelProcess } from './server-process';
+import { readDebits, readTickets } from './task-rows';
+import type { Goal, TaskRows, TaskSpec } from './tasks';
 
 export const WALLET_SERVICES: readonly BusinessService[] = [
   'wallet',
@@ -58,6 +60,8 @@ export const DEFAULT_RUN_SETTINGS: ModelRunSettings = {
 /** A run's record plus what the model proposed, as raw text (from the transcript store). */
 export interface ModelRun extends ModelRunRecord {
   readonly goal: string;
+  /** What the goal asks for, judged on the downstream's storage (tasks.ts). */
+  readonly task?: TaskSpec;
   /** Each proposal's raw argument text by provider call id. */
   readonly rawArguments: ReadonlyMap<string, string>;
   readonly seconds: number;
@@ -75,15 +79,23 @@ function openAIInput(goal: string, s: ModelRunSettings): AgentRunInput {
   };
 }
 
+/** A wallet goal: charge an amount to an account (its task: that one debit in the wallet's database). */
+export function walletGoal(minor: number, account: string, order?: number): Goal {
+  const eur = `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
+  const forOrder = order !== undefined ? ` for order ${order}` : '';
+  return {
+    text: `Charge ${eur} EUR (${minor} minor units) to account ${account}${forOrder}, then reply with one short sentence.`,
+    task: { kind: 'wallet_debit', tenant: TENANT, account, amountMinor: minor, currency: 'EUR' },
+  };
+}
+
 /** The wallet goals of a seed: an amount, an account that exists, an order number. */
-export function walletGoals(seed: number, n: number): string[] {
+export function walletGoals(seed: number, n: number): Goal[] {
   const prng = createPrng(seed, 'local-model-wallet');
   return Array.from({ length: n }, () => {
     const minor = prng.int(1, 400) * 50;
     const account = `acct_${prng.int(1, 3)}`;
-    const order = prng.int(1000, 9999);
-    const eur = `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
-    return `Charge ${eur} EUR (${minor} minor units) to account ${account} for order ${order}, then reply with one short sentence.`;
+    return walletGoal(minor, account, prng.int(1000, 9999));
   });
 }
 
@@ -96,18 +108,21 @@ const TICKET_TITLES = [
   'Coffee machine leaks water',
 ];
 
-/** The ticketing goals of a seed: a title in project `ops`. */
-export function ticketGoals(seed: number, n: number): string[] {
+/** The ticketing goals of a seed: a title in project `ops` (its task: that open ticket in the service's database). */
+export function ticketGoals(seed: number, n: number): Goal[] {
   const prng = createPrng(seed, 'local-model-ticketing');
   return Array.from({ length: n }, () => {
     const title = TICKET_TITLES[prng.int(0, TICKET_TITLES.length - 1)]!;
-    return `Open a ticket in project ops titled "${title}", then reply with one short sentence.`;
+    return {
+      text: `Open a ticket in project ops titled "${title}", then reply with one short sentence.`,
+      task: { kind: 'ticket', tenant: TENANT, project: 'ops', title },
+    };
   });
 }
 
 async function collect(
   name: string,
-  goal: string,
+  goal: Goal,
   handle: Awaited<ReturnType<typeof startAgentRun>>,
   input: AgentRunInput,
   transcripts: SqliteTranscriptStore,
@@ -145,7 +160,8 @@ async function collect(
   }
   return {
     name,
-    goal,
+    goal: goal.text,
+    task: goal.task,
     workflowId: handle.workflowId,
     deadlineAt: input.deadlineAt,
     ...(result ? { result } : {}),
@@ -233,11 +249,11 @@ export async function startWalletRig(model: LocalModelProcess, o: WalletRigOptio
 export async function runWalletGoal(
   rig: WalletRig,
   name: string,
-  goal: string,
+  goal: Goal,
   settings: ModelRunSettings = DEFAULT_RUN_SETTINGS,
 ): Promise<ModelRun> {
   const started = Date.now();
-  const input = openAIInput(goal, settings);
+  const input = openAIInput(goal.text, settings);
   const handle = await startAgentRun(rig.stack.client, {
     workflowId: `${name.replace(/[^a-z0-9-]+/gi, '-')}-${Date.now().toString(36)}`,
     taskQueue: rig.taskQueue,
@@ -257,9 +273,16 @@ export function walletEffects(rig: WalletRig): EffectRow[] {
   return Object.entries(rig.dbPaths).flatMap(([service, db]) => readEffectLog(db, service));
 }
 
+/** What the task judge reads of the wallet rig's databases. */
+export function walletTaskRows(rig: WalletRig): TaskRows {
+  return { debits: readDebits(rig.dbPaths.wallet!), tickets: [], effects: walletEffects(rig) };
+}
+
 export interface TicketingRuns {
   readonly runs: readonly ModelRun[];
   readonly effects: readonly EffectRow[];
+  /** What the task judge reads of the ticketing service's database. */
+  readonly taskRows: TaskRows;
 }
 
 /**
@@ -269,7 +292,7 @@ export interface TicketingRuns {
 export async function runTicketingGoals(
   model: LocalModelProcess,
   temporal: { readonly address: string; readonly namespace: string },
-  goals: readonly string[],
+  goals: readonly Goal[],
   settings: ModelRunSettings = DEFAULT_RUN_SETTINGS,
   onProgress?: (line: string) => void,
 ): Promise<TicketingRuns> {
@@ -320,9 +343,9 @@ export async function runTicketingGoals(
     await worker.runUntil(async () => {
       for (const [i, goal] of goals.entries()) {
         const name = `ticketing #${i + 1}`;
-        onProgress?.(`${name}: ${goal}`);
+        onProgress?.(`${name}: ${goal.text}`);
         const started = Date.now();
-        const input = openAIInput(goal, settings);
+        const input = openAIInput(goal.text, settings);
         const handle = await startAgentRun(client, {
           workflowId: `local-model-ticket-${i + 1}-${Date.now().toString(36)}`,
           taskQueue,
@@ -332,7 +355,8 @@ export async function runTicketingGoals(
         runs.push(await collect(name, goal, handle, input, transcripts, started));
       }
     });
-    return { runs, effects: readEffectLog(dbPath, 'ticketing') };
+    const effects = readEffectLog(dbPath, 'ticketing');
+    return { runs, effects, taskRows: { debits: [], tickets: readTickets(dbPath), effects } };
   } finally {
     await transcripts.close();
     await connection.close();

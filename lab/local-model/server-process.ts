@@ -4,25 +4,39 @@
  * it only over HTTP, through the `openai` client, as to any hosted provider; nothing here imports node-llama-cpp.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from '../../host/worker/bundle';
 import { TS_LOADER } from '../../src/package-paths';
+import { chooseModel, type ModelCatalogue, type ModelPin } from '../../packages/local-model/src/settings';
 import type { RequestStat } from '../../packages/local-model/src/stats';
 
 export const LOCAL_MODEL_DIR = path.join(REPO_ROOT, 'packages', 'local-model');
 const SETUP_SCRIPT = path.join(REPO_ROOT, 'scripts', 'setup-local-model.sh');
 const SERVER_MAIN = path.join(LOCAL_MODEL_DIR, 'src', 'main.ts');
 
-/** The model id the server serves (packages/local-model/weights.json). */
-export function localModelId(): string {
-  return (JSON.parse(readFileSync(path.join(LOCAL_MODEL_DIR, 'weights.json'), 'utf8')) as { modelId: string }).modelId;
+/** The models of packages/local-model/weights.json. */
+export function localModelCatalogue(): ModelCatalogue {
+  return JSON.parse(readFileSync(path.join(LOCAL_MODEL_DIR, 'weights.json'), 'utf8')) as ModelCatalogue;
 }
 
-/** Runs scripts/setup-local-model.sh (quick when all is in place); throws when it fails. */
-export function ensureLocalModel(): void {
-  const r = spawnSync('bash', [SETUP_SCRIPT], { stdio: ['ignore', 'inherit', 'inherit'] });
+/** The pin of a model (default: LEDGERLOOP_LOCAL_MODEL_ID, else the catalogue's default); throws for an unknown id. */
+export function localModelPin(model?: string): ModelPin {
+  return chooseModel(localModelCatalogue(), model);
+}
+
+/** Whether a model's weights and node-llama-cpp are installed (without checking their hash: the server does). */
+export function localModelInstalled(model?: string): boolean {
+  return (
+    existsSync(path.join(LOCAL_MODEL_DIR, 'node_modules', 'node-llama-cpp')) &&
+    existsSync(path.join(LOCAL_MODEL_DIR, 'models', localModelPin(model).file))
+  );
+}
+
+/** Runs scripts/setup-local-model.sh for a model (quick when all is in place); throws when it fails. */
+export function ensureLocalModel(model?: string): void {
+  const r = spawnSync('bash', [SETUP_SCRIPT, localModelPin(model).id], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) throw new Error(`scripts/setup-local-model.sh failed (${r.status ?? r.signal})`);
 }
 
@@ -39,6 +53,8 @@ export interface LocalModelProcess {
 }
 
 export interface StartLocalModelOptions {
+  /** A model id of weights.json (default: LEDGERLOOP_LOCAL_MODEL_ID, else the catalogue's default). */
+  readonly model?: string;
   /** Default: LEDGERLOOP_LOCAL_MODEL_THREADS, else the cores (packages/local-model/src/main.ts). */
   readonly threads?: number;
   /** Default 0: a free port. */
@@ -61,6 +77,7 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startLocalModel(opts: StartLocalModelOptions = {}): Promise<LocalModelProcess> {
   const args = ['-r', TS_LOADER, SERVER_MAIN, '--port', String(opts.port ?? 0)];
   if (opts.threads !== undefined) args.push('--threads', String(opts.threads));
+  args.push('--model', localModelPin(opts.model).id);
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   createInterface({ input: child.stderr! }).on('line', (line) => {

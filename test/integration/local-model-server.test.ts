@@ -5,16 +5,13 @@
  * test; LEDGERLOOP_LOCAL_MODEL=required (the CI step of the local model) makes its absence a failure. It asserts
  * the protocol, never that the model is smart.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { LOCAL_MODEL_DIR, startLocalModel, type LocalModelProcess } from '../../lab/local-model/server-process';
+import { localModelInstalled, startLocalModel, type LocalModelProcess } from '../../lab/local-model/server-process';
 import { chatCompletionTools } from '../../src/planner/tool-schemas';
 
-const installed =
-  existsSync(path.join(LOCAL_MODEL_DIR, 'node_modules', 'node-llama-cpp')) &&
-  existsSync(path.join(LOCAL_MODEL_DIR, 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf'));
+const installed = localModelInstalled();
 const required = process.env.LEDGERLOOP_LOCAL_MODEL === 'required';
 
 jest.setTimeout(600_000);
@@ -69,6 +66,36 @@ if (!installed && !required) {
     expect(r.usage!.prompt_tokens).toBeGreaterThan(100);
     expect(r.usage!.completion_tokens).toBeGreaterThan(0);
     expect(r.usage!.total_tokens).toBe(r.usage!.prompt_tokens + r.usage!.completion_tokens);
+  });
+
+  test('sampled hot (temperature 1.3, 8 seeds), every call the real model makes is valid against its schema', async () => {
+    const judges = new Map(
+      tools.map((t) => [
+        t.function.name,
+        z.fromJSONSchema(t.function.parameters as Parameters<typeof z.fromJSONSchema>[0]),
+      ]),
+    );
+    let calls = 0;
+    for (let seed = 1; seed <= 8; seed++) {
+      const r = await client.chat.completions.create({
+        model,
+        messages: goal,
+        tools,
+        tool_choice: 'required',
+        temperature: 1.3,
+        seed,
+        max_completion_tokens: 200,
+      });
+      if (r.choices[0]!.finish_reason !== 'tool_calls') continue; // cut at the limit: its arguments never closed
+      for (const c of r.choices[0]!.message.tool_calls ?? []) {
+        if (c.type !== 'function') continue;
+        const verdict = judges.get(c.function.name)!.safeParse(JSON.parse(c.function.arguments));
+        if (!verdict.success)
+          throw new Error(`seed ${seed}: ${c.function.name} ${c.function.arguments}: ${verdict.error.message}`);
+        calls++;
+      }
+    }
+    expect(calls).toBeGreaterThan(0);
   });
 
   test('streaming: the deltas assemble into the calls, then finish_reason, then usage', async () => {

@@ -5,8 +5,7 @@
  */
 import { ApiError } from '../../packages/local-model/src/errors';
 import { EnvelopeReader } from '../../packages/local-model/src/envelope';
-import { argumentsGrammar, envelopeSchema, SchemaError } from '../../packages/local-model/src/grammar';
-import { historyOf, signatureOf } from '../../packages/local-model/src/prompt';
+import { AFTER_RESULTS, historyOf, signatureOf } from '../../packages/local-model/src/prompt';
 import { parseChatRequest } from '../../packages/local-model/src/request';
 import { isLoopback, parseServerFlags, SetupError, threadCount } from '../../packages/local-model/src/settings';
 import { chatCompletionTools } from '../../src/planner/tool-schemas';
@@ -111,7 +110,7 @@ describe('tool_call_id pairing', () => {
     // The results are given in the order of the calls, each with its own call's result.
     expect(results).toEqual({
       type: 'user',
-      text: 'Tool results:\nResult of call 1 (a): A done\nResult of call 2 (b): B done',
+      text: `The application ran your calls:\n1. a {} -> A done\n2. b {} -> B done\n${AFTER_RESULTS}`,
     });
     expect(history.at(-2)).toEqual({
       type: 'model',
@@ -178,62 +177,7 @@ describe('tool_call_id pairing', () => {
   });
 });
 
-describe('the grammar', () => {
-  test('every built-in tool schema becomes a grammar; what it does not enforce is named', () => {
-    const tools = chatCompletionTools().map((t) => ({
-      name: t.function.name,
-      parameters: t.function.parameters as Record<string, unknown>,
-    }));
-    const env = envelopeSchema({ tools, mode: 'auto', maxCalls: 4 });
-    expect(env.relaxed).toContain('wallet_debit: pattern');
-    expect(env.relaxed).toContain('inventory_reserve: minimum');
-    // Parallel calls: an array of up to 4 calls, each an alternative per tool with the name as a constant.
-    const calls = (env.schema as unknown as { oneOf: Array<{ properties?: Record<string, unknown> }> }).oneOf[0]!
-      .properties!.tool_calls as { minItems: number; maxItems: number; items: { oneOf: unknown[] } };
-    expect(calls).toMatchObject({ minItems: 1, maxItems: 4 });
-    expect(calls.items.oneOf).toHaveLength(tools.length);
-  });
-
-  test('an optional property is an alternative, not a required key', () => {
-    const g = argumentsGrammar(
-      { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a'] },
-      new Set(),
-    );
-    expect(g).toEqual({
-      oneOf: [
-        { type: 'object', properties: { a: { type: 'string' } } },
-        { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } } },
-      ],
-    });
-  });
-
-  test('$ref is inlined; enum, const and string lengths are kept', () => {
-    const relaxed = new Set<string>();
-    const g = argumentsGrammar(
-      {
-        type: 'object',
-        properties: { c: { $ref: '#/definitions/C' }, k: { const: 'x' }, s: { type: 'string', maxLength: 3 } },
-        required: ['c', 'k', 's'],
-        additionalProperties: false,
-        definitions: { C: { enum: ['EUR', 'USD'] } },
-      },
-      relaxed,
-    );
-    expect(g).toEqual({
-      type: 'object',
-      properties: { c: { enum: ['EUR', 'USD'] }, k: { const: 'x' }, s: { type: 'string', maxLength: 3 } },
-    });
-    expect([...relaxed]).toEqual([]);
-  });
-
-  test.each([
-    ['not an object schema', { type: 'string' }],
-    ['a dangling $ref', { type: 'object', properties: { a: { $ref: '#/definitions/Nope' } } }],
-    ['an unknown type', { type: 'object', properties: { a: { type: 'decimal' } } }],
-  ])('%s: a SchemaError', (_what, schema) => {
-    expect(() => argumentsGrammar(schema, new Set())).toThrow(SchemaError);
-  });
-
+describe('the prompt', () => {
   test('a signature is shorter than the schema it describes', () => {
     const debit = chatCompletionTools().find((t) => t.function.name === 'wallet_debit')!.function.parameters;
     const sig = signatureOf(debit);
@@ -276,6 +220,12 @@ describe('reading a generated reply', () => {
     );
     expect(result.calls).toEqual([{ name: 'a', arguments: '{}' }]);
     expect(result.partialCall).toEqual({ name: 'wallet_debit', arguments: '{"account":"ac' });
+  });
+
+  test.each([1, 4])('an answer after an empty list of calls is the content (chunk size %i)', (size) => {
+    const { events, result } = feed('{"tool_calls":[],"final_answer":"Charged \\"acct_1\\"."}', size);
+    expect(events.map((e) => (e.kind === 'content' ? e.text : '')).join('')).toBe('Charged "acct_1".');
+    expect(result).toEqual({ content: 'Charged "acct_1".', calls: [] });
   });
 
   test('text not in the reply format is the content', () => {

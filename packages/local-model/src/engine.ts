@@ -10,7 +10,6 @@
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import { ApiError } from './errors';
 import type { GenerateInput, GenerateOutput, ModelEngine } from './model-engine';
-import type { GrammarSchema } from './grammar';
 import type { HistoryItem } from './prompt';
 
 export interface EngineOptions {
@@ -106,11 +105,11 @@ export class Engine implements ModelEngine {
 
   private readonly slotsInUse: Slot[] = [];
 
-  private grammarFor(schema: GrammarSchema): Promise<LlamaGrammar> {
-    const key = JSON.stringify(schema);
+  private grammarFor(gbnf: string): Promise<LlamaGrammar> {
+    const key = gbnf;
     let g = this.grammars.get(key);
     if (g === undefined) {
-      g = this.llama.createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0]);
+      g = this.llama.createGrammar({ grammar: gbnf });
       g.catch(() => this.grammars.delete(key));
       if (this.grammars.size >= GRAMMAR_CACHE) this.grammars.delete(this.grammars.keys().next().value!);
       this.grammars.set(key, g);

@@ -1,6 +1,7 @@
 /**
  * Reads a reply generated under the tool-call grammar (grammar.ts) while it is being generated: the text of a
- * `final_answer` as it grows, and each tool call as soon as its object is complete. The same reader serves the
+ * `final_answer` as it grows (after an empty `tool_calls`, `{"tool_calls":[],"final_answer":"…"}`, or alone), and
+ * each tool call as soon as its object is complete. The same reader serves the
  * streaming and the non-streaming responses, so both say the same thing.
  *
  * A reply cut off by the token limit ends with what was complete, plus the call being written when it was cut
@@ -26,11 +27,12 @@ export interface EnvelopeResult {
 }
 
 const HEAD = /^\s*\{\s*"(tool_calls|final_answer)"\s*:\s*/;
+const ANSWER_KEY = /^\s*,\s*"final_answer"\s*:\s*/;
 const WS = /\s/;
 
 export class EnvelopeReader {
   private text = '';
-  private mode: 'head' | 'answer' | 'calls' | 'done' | 'other' = 'head';
+  private mode: 'head' | 'answer' | 'calls' | 'answer-key' | 'done' | 'other' = 'head';
   private pos = 0;
   private answer = '';
   private answerOpen = false;
@@ -53,8 +55,9 @@ export class EnvelopeReader {
         this.pos = m[0].length;
       } else if (!this.couldStillBeHead()) this.mode = 'other';
     }
-    if (this.mode === 'answer') this.readAnswer(events);
     if (this.mode === 'calls') this.readCalls(events);
+    if (this.mode === 'answer-key') this.readAnswerKey();
+    if (this.mode === 'answer') this.readAnswer(events);
     return events;
   }
 
@@ -67,6 +70,16 @@ export class EnvelopeReader {
       if (head.startsWith(compact) || compact.startsWith(head)) return true;
     }
     return false;
+  }
+
+  /** After an empty `tool_calls`: `,"final_answer":` follows. */
+  private readAnswerKey(): void {
+    const rest = this.text.slice(this.pos);
+    const m = ANSWER_KEY.exec(rest);
+    if (m) {
+      this.mode = 'answer';
+      this.pos += m[0].length;
+    } else if (!`,"final_answer":`.startsWith(rest.replace(/\s+/g, ''))) this.mode = 'other';
   }
 
   private readAnswer(events: EnvelopeEvent[]): void {
@@ -128,7 +141,7 @@ export class EnvelopeReader {
           this.inString = false;
           this.escaped = false;
         } else if (c === ']') {
-          this.mode = 'done';
+          this.mode = this.calls.length === 0 ? 'answer-key' : 'done';
           this.pos++;
           return;
         } else {
@@ -166,6 +179,7 @@ export class EnvelopeReader {
     if (this.mode === 'answer' || (this.mode === 'done' && this.answerOpen)) {
       return { content: this.answer, calls: [] };
     }
+    if (this.mode === 'answer-key') return { content: '', calls: [] };
     if (this.mode === 'calls' || this.mode === 'done') {
       const partial = this.elemStart >= 0 ? partialCallOf(this.text.slice(this.elemStart)) : undefined;
       return { content: null, calls: [...this.calls], ...(partial ? { partialCall: partial } : {}) };

@@ -1,9 +1,10 @@
 /**
  * The local model server as a process (what `ledgerloop model serve` runs):
  *
- *   node -r tsx/cjs packages/local-model/src/main.ts [--port 8321] [--threads N] [--context-size 4096]
+ *   node -r tsx/cjs packages/local-model/src/main.ts [--model ID] [--port 8321] [--threads N] [--context-size 4096]
  *
- * It serves the weights scripts/setup-local-model.sh installed, after checking their SHA-256 against
+ * It serves one model of weights.json (`--model`, else LEDGERLOOP_LOCAL_MODEL_ID, else the catalogue's default),
+ * from the weights scripts/setup-local-model.sh installed, after checking their SHA-256 against
  * weights.json (a missing or different file refuses to start: nothing is downloaded here). It binds to a loopback
  * address only (it has no authentication), prints one JSON line on stdout when it listens
  * (`{"event":"listening","url":…}`), logs to stderr, and stops on SIGINT/SIGTERM.
@@ -13,7 +14,15 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Engine } from './engine';
 import { startServer, type RunningServer } from './server';
-import { isLoopback, parseServerFlags, SetupError, threadCount } from './settings';
+import {
+  chooseModel,
+  isLoopback,
+  parseServerFlags,
+  SetupError,
+  threadCount,
+  type ModelCatalogue,
+  type ModelPin,
+} from './settings';
 
 export { SetupError };
 
@@ -21,21 +30,21 @@ export const PACKAGE_DIR = path.resolve(__dirname, '..');
 export const MODELS_DIR = path.join(PACKAGE_DIR, 'models');
 export const DEFAULT_PORT = 8321;
 
-export interface WeightsPin {
-  readonly modelId: string;
-  readonly file: string;
-  readonly sha256: string;
-  readonly bytes: number;
+export function modelCatalogue(): ModelCatalogue {
+  return JSON.parse(readFileSync(path.join(PACKAGE_DIR, 'weights.json'), 'utf8')) as ModelCatalogue;
 }
 
-export function weightsPin(): WeightsPin {
-  return JSON.parse(readFileSync(path.join(PACKAGE_DIR, 'weights.json'), 'utf8')) as WeightsPin;
+/** The pin of the model to serve (see `chooseModel`). */
+export function weightsPin(model?: string): ModelPin {
+  return chooseModel(modelCatalogue(), model);
 }
 
-const SETUP_HINT = 'run `bash scripts/setup-local-model.sh` (it installs node-llama-cpp and the pinned weights)';
+const setupHint = (pin: ModelPin): string =>
+  `run \`bash scripts/setup-local-model.sh ${pin.id}\` (it installs node-llama-cpp and the pinned weights)`;
 
 /** The weights file, checked against its pinned size and SHA-256; throws `SetupError` when it is not the one. */
 export async function verifiedWeights(dir = MODELS_DIR, pin = weightsPin()): Promise<string> {
+  const SETUP_HINT = setupHint(pin);
   const file = path.join(dir, pin.file);
   if (!existsSync(file)) throw new SetupError(`the model weights ${file} are missing: ${SETUP_HINT}`);
   const hash = createHash('sha256');
@@ -54,6 +63,8 @@ export async function verifiedWeights(dir = MODELS_DIR, pin = weightsPin()): Pro
 }
 
 export interface ServeOptions {
+  /** A model id of weights.json (default: LEDGERLOOP_LOCAL_MODEL_ID, else the catalogue's default). */
+  readonly model?: string;
   readonly host?: string;
   readonly port?: number;
   readonly threads?: number;
@@ -79,7 +90,7 @@ export async function serveLocalModel(o: ServeOptions = {}): Promise<LocalModelS
   const host = o.host ?? '127.0.0.1';
   if (!isLoopback(host))
     throw new SetupError(`--host ${host} is not a loopback address: the server has no authentication`);
-  const pin = weightsPin();
+  const pin = weightsPin(o.model);
   const modelPath = await verifiedWeights(MODELS_DIR, pin);
   const threads = threadCount(o.threads);
   let engine: Engine;
@@ -97,12 +108,12 @@ export async function serveLocalModel(o: ServeOptions = {}): Promise<LocalModelS
       (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' ||
       /Cannot find (module|package)/.test(String(err))
     )
-      throw new SetupError(`node-llama-cpp is not installed: ${SETUP_HINT}`);
+      throw new SetupError(`node-llama-cpp is not installed: ${setupHint(pin)}`);
     throw err;
   }
   const server = await startServer({
     engine,
-    modelId: pin.modelId,
+    modelId: pin.id,
     host,
     port: o.port ?? DEFAULT_PORT,
     defaultTemperature: o.temperature ?? 0,
@@ -118,7 +129,7 @@ export async function serveLocalModel(o: ServeOptions = {}): Promise<LocalModelS
   let stopped: Promise<void> | undefined;
   return {
     ...server,
-    modelId: pin.modelId,
+    modelId: pin.id,
     threads,
     loadMs: engine.loadMs,
     stop: () => (stopped ??= server.close().then(() => engine.dispose())),

@@ -2,12 +2,12 @@
  * What the HTTP server needs of a model engine. It lives apart from engine.ts so that the server and its tests
  * type-check without node-llama-cpp installed (only scripts/setup-local-model.sh installs it).
  */
-import type { GrammarSchema } from './grammar';
 import type { HistoryItem } from './prompt';
 
 export interface GenerateInput {
   readonly history: readonly HistoryItem[];
-  readonly grammar?: GrammarSchema;
+  /** GBNF text (grammar.ts) the reply must follow. */
+  readonly grammar?: string;
   readonly maxTokens: number;
   readonly temperature: number;
   readonly topP?: number;

@@ -3,7 +3,7 @@
  *
  * - the tools and the reply format are described in the system turn (the client's own system text first);
  * - an earlier assistant turn is written back in the reply format the grammar produces (`{"tool_calls":…}` or
- *   `{"final_answer":…}`), so the model sees its own earlier replies as it wrote them;
+ *   `{"tool_calls":[],"final_answer":…}`), so the model sees its own earlier replies as it wrote them;
  * - the tool messages after an assistant turn become one user turn that gives each call's result, in the order of
  *   the calls: each result is found by its `tool_call_id` (request.ts has already checked that every call has
  *   exactly one), never by the position of the tool message.
@@ -40,7 +40,7 @@ export function envelopeText(m: {
       tool_calls: m.toolCalls.map((c) => ({ name: c.name, arguments: compactJson(c.arguments) })),
     });
   }
-  return JSON.stringify({ final_answer: m.text ?? '' });
+  return JSON.stringify({ tool_calls: [], final_answer: m.text ?? '' });
 }
 
 type Json = Readonly<Record<string, unknown>>;
@@ -90,13 +90,28 @@ export function toolsInstructions(tools: readonly ToolSpec[], req: Pick<ChatRequ
   const choice = req.toolChoice;
   if (choice.kind === 'function') lines.push(`You must call the tool ${choice.name}.`);
   else if (choice.kind === 'required') lines.push('You must call at least one tool.');
-  else lines.push('When the goal is reached, or cannot be reached, reply: {"final_answer":"<a short answer>"}');
+  else {
+    lines.push(
+      'Only a tool call acts: nothing is done until a tool result says it was. Never claim in a final answer what no tool result shows.',
+      'When the tool results show the goal reached, or that it cannot be reached, reply: {"tool_calls":[],"final_answer":"<a short answer>"}',
+    );
+  }
   return lines.join('\n');
 }
 
+/** After the results, what the next reply may be: a model without a tool role forgets its calls were answered. */
+export const AFTER_RESULTS =
+  'A call that succeeded is done: never make it again. If the goal is now reached, or cannot be reached, reply ' +
+  '{"tool_calls":[],"final_answer":"<a short answer>"}; otherwise call only what the goal still needs.';
+
 function toolResultsText(calls: readonly ToolCallMessage[], results: ReadonlyMap<string, string>): string {
-  const lines = calls.map((c, i) => `Result of call ${i + 1} (${c.name}): ${results.get(c.id) ?? ''}`);
-  return ['Tool results:', ...lines].join('\n');
+  const lines = calls.map((c, i) => `${i + 1}. ${c.name} ${compactArgs(c.arguments)} -> ${results.get(c.id) ?? ''}`);
+  return ['The application ran your calls:', ...lines, AFTER_RESULTS].join('\n');
+}
+
+function compactArgs(text: string): string {
+  const v = compactJson(text);
+  return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 /** The history items for `req`, ending with the turn the model answers next. */

@@ -19,7 +19,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { GenerateOutput, ModelEngine } from './model-engine';
 import { EnvelopeReader, type EnvelopeEvent, type EnvelopeResult, type ParsedCall } from './envelope';
 import { ApiError, invalidRequest } from './errors';
-import { envelopeSchema, SchemaError, type GrammarSchema } from './grammar';
+import { envelopeGrammar, SchemaError } from './grammar';
 import { historyOf, usesToolGrammar } from './prompt';
 import { parseChatRequest, type ChatRequest } from './request';
 import type { RequestStat } from './stats';
@@ -119,17 +119,17 @@ class EventStream {
   }
 }
 
-/** The grammar for a request, or a 400 naming the tool whose schema cannot become one. */
-function grammarOf(req: ChatRequest, maxParallelCalls: number): GrammarSchema | undefined {
+/** The grammar (GBNF) for a request, or a 400 naming the tool whose schema cannot become one. */
+function grammarOf(req: ChatRequest, maxParallelCalls: number): string | undefined {
   if (!usesToolGrammar(req)) return undefined;
   const choice = req.toolChoice;
   const tools = choice.kind === 'function' ? req.tools.filter((t) => t.name === choice.name) : req.tools;
   try {
-    return envelopeSchema({
+    return envelopeGrammar({
       tools,
       mode: choice.kind === 'auto' ? 'auto' : 'required',
       maxCalls: req.parallelToolCalls ? maxParallelCalls : 1,
-    }).schema;
+    }).gbnf;
   } catch (err) {
     if (!(err instanceof SchemaError)) throw err;
     const i = (err as SchemaError & { toolIndex?: number }).toolIndex ?? 0;
