@@ -17,6 +17,8 @@ const moduleNameMapper = {
   '^ledgerloop/testing$': '<rootDir>/host/testing/index.ts',
   '^ledgerloop/codec$': '<rootDir>/host/codec/index.ts',
   '^ledgerloop/mcp$': '<rootDir>/host/mcp/index.ts',
+  '^ledgerloop/openai-agents$': '<rootDir>/host/openai-agents/index.ts',
+  '^ledgerloop/openai-agents/workflow$': '<rootDir>/workflows/openai-agents/index.ts',
 };
 const common = {
   testEnvironment: 'node',

@@ -41,6 +41,8 @@ SDK_VERSION="$(node -p "require('$ROOT/node_modules/@temporalio/worker/package.j
 PEERS=()
 for p in "${TEMPORAL_PINS[@]}"; do PEERS+=("$p@$SDK_VERSION"); done
 PEERS+=("zod@$(node -p "require('$ROOT/node_modules/zod/package.json').version")")
+# The optional peer of ledgerloop/openai-agents, so the consumer below can import that entry.
+PEERS+=("@openai/agents-core@$(node -p "require('$ROOT/node_modules/@openai/agents-core/package.json').version")")
 
 declare -A FIG
 now_ms() { date +%s%3N; }
@@ -152,14 +154,16 @@ import { defineToolModule } from 'ledgerloop/tool-registry';
 import { startService, type Database, type ServiceDefinition } from 'ledgerloop/services';
 import { startDevServer, type DevServer } from 'ledgerloop/testing';
 import { AesGcmPayloadCodec, generateCodecKeys, type CodecKeyRing } from 'ledgerloop/codec';
+import { OpenAIAgentsPlugin, type OpenAIAgentsPluginOptions } from 'ledgerloop/openai-agents';
+import { ActivityModelProvider } from 'ledgerloop/openai-agents/workflow';
 
 export const used = [
   Client, Worker, checkPayloadEncryption, decideApprovalUpdate, generateSigningKey, ledgerloopDataConverter,
   newRunWorkflowId, startAgentRun, createWorker, LedgerloopPlugin, scriptedModel, defineTool, defineToolModule,
-  startService, startDevServer, AesGcmPayloadCodec, generateCodecKeys,
+  startService, startDevServer, AesGcmPayloadCodec, generateCodecKeys, OpenAIAgentsPlugin, ActivityModelProvider,
 ];
 export type Used = [AgentRunInput, PolicyStore, LedgerloopPluginOptions, ToolDefinition, Database, ServiceDefinition,
-  DevServer, CodecKeyRing];
+  DevServer, CodecKeyRing, OpenAIAgentsPluginOptions];
 export function plugin(opts: LedgerloopPluginOptions): LedgerloopPlugin {
   return new LedgerloopPlugin(opts);
 }

@@ -1,7 +1,8 @@
 /**
- * The OpenAI Agents SDK (0.20.0) inside the Temporal workflow sandbox (lab/openai-agents, docs/design-ai-sdk.md):
+ * The OpenAI Agents SDK (0.20.0) inside the Temporal workflow sandbox, through the package's entries
+ * (`ledgerloop/openai-agents` and `ledgerloop/openai-agents/workflow`, docs/openai-agents.md):
  * - the form that runs: `Agent`, `tool()` and `Runner.run` from `@openai/agents-core` in the workflow, the model
- *   call an activity (`ActivityModelProvider`), the tools plain activities, on a worker with `AgentsSpikePlugin`;
+ *   call an activity (`ActivityModelProvider`), the tools plain activities, on a worker with `OpenAIAgentsPlugin`;
  *   every workflow task replays from the start (`maxCachedWorkflows: 0`);
  * - the limits, each shown failing without the part of the plugin that answers it: the `@openai/agents` umbrella
  *   (FinalizationRegistry), the missing globals (EventTarget, structuredClone), and the lazily loaded chunk
@@ -14,14 +15,14 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { startPaymentsService, type PaymentsService } from '../../examples/refund-ai-sdk/src/payments/payments-service';
 import { createRefundActivities } from '../../examples/refund-ai-sdk/src/baseline/activities';
-import { AgentsSpikePlugin, agentsWebpackConfig } from '../../lab/openai-agents/plugin';
-import { scriptedAgentsProvider } from '../../lab/openai-agents/scripted-agents-model';
-import type { AgentsRefundResult } from '../../lab/openai-agents/workflows/refund-agent.workflow';
+import { OpenAIAgentsPlugin, agentsWebpackConfig } from 'ledgerloop/openai-agents';
+import { scriptedAgentsProvider } from '../../examples/refund-ai-sdk/src/agents/scripted-agents-model';
+import type { AgentsRefundResult } from '../../examples/refund-ai-sdk/src/agents/refund-agent.workflow';
 import { firstWorkflowTaskFailure } from '../support/workflow-task-failure';
 import { quietRuntime, taskQueue } from '../helpers/stack';
 
 const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
-const REFUND_AGENT = require.resolve('../../lab/openai-agents/workflows/refund-agent.workflow');
+const REFUND_AGENT = require.resolve('../../examples/refund-ai-sdk/src/agents/refund-agent.workflow');
 
 let payments: PaymentsService;
 let nativeConnection: NativeConnection;
@@ -45,18 +46,18 @@ afterAll(async () => {
   await payments?.close();
 });
 
-function spikeWorker(tq: string): Promise<Worker> {
+function agentsWorker(tq: string): Promise<Worker> {
   return Worker.create({
     connection: nativeConnection,
     taskQueue: tq,
     workflowsPath: REFUND_AGENT,
     activities: createRefundActivities(payments.url),
-    plugins: [new AgentsSpikePlugin({ modelProvider: scriptedAgentsProvider })],
+    plugins: [new OpenAIAgentsPlugin({ modelProvider: scriptedAgentsProvider })],
     maxCachedWorkflows: 0,
   });
 }
 
-/** A bundle of `workflowsPath` with only some of the spike plugin's bundle changes. */
+/** A bundle of `workflowsPath` with only some of the plugin's bundle changes. */
 async function partialBundle(workflowsPath: string, parts: { globals: boolean; eagerImports: boolean }) {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
@@ -67,8 +68,8 @@ async function partialBundle(workflowsPath: string, parts: { globals: boolean; e
 }
 
 test('the Agents run() loop runs in the workflow with the model call as an activity, and refunds once', async () => {
-  const tq = taskQueue('agents-spike');
-  const worker = await spikeWorker(tq);
+  const tq = taskQueue('agents-refund');
+  const worker = await agentsWorker(tq);
   const result = await worker.runUntil(async () => {
     const handle = await client.workflow.start('agentsRefundAgent', {
       taskQueue: tq,
@@ -100,8 +101,8 @@ test('the Agents run() loop runs in the workflow with the model call as an activ
 }, 120_000);
 
 test('a lost refund response in the Agents loop is retried under the order key: one refund', async () => {
-  const tq = taskQueue('agents-spike-lost');
-  const worker = await spikeWorker(tq);
+  const tq = taskQueue('agents-refund-lost');
+  const worker = await agentsWorker(tq);
   payments.loseNextResponses(1);
   const before = payments.refundRequests();
   await worker.runUntil(

@@ -1,4 +1,4 @@
-/** Probes of `@openai/agents-core` in the sandbox, bundled without the spike's globals (openai-agents-sandbox.test.ts). */
+/** Probes of `@openai/agents-core` in the sandbox, bundled without the plugin's globals (openai-agents-sandbox.test.ts). */
 import { Agent, tool } from '@openai/agents-core';
 import { z } from 'zod';
 

@@ -10,12 +10,14 @@
 import './sandbox-globals';
 import { Usage, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents-core';
 import { ApplicationFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { AgentsModelActivities } from '../model-activities';
+import type { AgentsModelActivities } from '../../activities/agents-model.activities';
 
 /**
- * The model activity's options. Default: 60 s per attempt, 3 attempts 1 s apart and doubling. Temporal's default
- * is unlimited attempts, which a paid call must never have; the provider client's own retries are off in the
- * activity (model-activities.ts), so these are the only ones.
+ * The model activity's options. Default: 60 s per attempt, 3 attempts 1 s apart and doubling, because Temporal's
+ * default is unlimited attempts, which a paid call must never have. Build the worker's provider client with its
+ * own retries off (`maxRetries: 0`), so these are the only ones; a refusal that repeating cannot change is not
+ * retried at all (activities/agents-model.activities.ts). Pass your own (a `scheduleToCloseTimeout` inside the
+ * workflow's deadline, say) to `ActivityModelProvider`.
  */
 export const AGENTS_MODEL_ACTIVITY: ActivityOptions = {
   startToCloseTimeout: '60s',

@@ -1,6 +1,6 @@
 /**
  * The scripted OpenAI Agents model the refund spike runs with (worker side, behind `invokeAgentsModel`): the same
- * script as the AI SDK's (examples/refund-ai-sdk/src/scripted-model.ts), in the Agents SDK's item shapes. It
+ * script as the AI SDK's (../scripted-model.ts), in the Agents SDK's item shapes. It
  * answers from the request alone, so a retried model activity answers the same.
  */
 import { Usage, type Model, type ModelProvider, type ModelRequest, type ModelResponse } from '@openai/agents-core';

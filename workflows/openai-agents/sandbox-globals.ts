@@ -1,16 +1,16 @@
 /**
  * The Web globals `@openai/agents-core` needs in the workflow sandbox and does not find there
- * (docs/design-ai-sdk.md, "What runs in the sandbox"):
+ * (docs/openai-agents.md, "What the sandbox lacks"):
  * - `EventTarget` and `CustomEvent`: its browser shim (the one webpack's `browser` condition picks for the workflow
  *   bundle) makes every `Agent`, `Runner` and run state an event emitter over `new EventTarget()`; without them the
  *   first `new Agent(...)` throws `ReferenceError: EventTarget is not defined`. Listeners here run synchronously, in
  *   the order added, as the DOM's do: deterministic.
  * - `structuredClone`: `tool()` clones the parameters' JSON schema with it (`ReferenceError: structuredClone is not
- *   defined` from utils/strictToolSchema). The same polyfill `@temporalio/ai-sdk` installs for the AI SDK.
- * Installed only when missing, so this module is a no-op outside the sandbox.
+ *   defined` from utils/strictToolSchema): ./structured-clone.ts, for the plain data it clones.
+ * Installed only when missing, so this module is a no-op outside the sandbox (and keeps a polyfill another plugin,
+ * such as `@temporalio/ai-sdk`'s, installed first).
  */
-// @ts-expect-error -- @ungap/structured-clone ships no types (its @types package is not installed)
-import structuredClonePolyfill from '@ungap/structured-clone';
+import { sandboxStructuredClone } from './structured-clone';
 
 type Listener = (event: Event) => void;
 
@@ -52,6 +52,6 @@ class SandboxEventTarget {
 const g = globalThis as Record<string, unknown>;
 if (typeof g['EventTarget'] === 'undefined') g['EventTarget'] = SandboxEventTarget;
 if (typeof g['CustomEvent'] === 'undefined') g['CustomEvent'] = SandboxEvent;
-if (typeof g['structuredClone'] === 'undefined') g['structuredClone'] = structuredClonePolyfill as unknown;
+if (typeof g['structuredClone'] === 'undefined') g['structuredClone'] = sandboxStructuredClone;
 
 export {};

@@ -1,8 +1,9 @@
 /**
  * The refund agent on the OpenAI Agents SDK, inside a Temporal workflow: `Agent`, `tool()` and `Runner.run` from
- * `@openai/agents-core` run in the sandbox; the model call is an activity (`ActivityModelProvider`); each tool's
- * effect is a plain activity, with the same hand-written key as the AI SDK baseline. A spike of the form
- * `ledgerloop/openai-agents` will govern: no approval, no UNKNOWN, no ledger here (docs/design-ai-sdk.md).
+ * `@openai/agents-core` run in the sandbox; the model call is an activity (`ActivityModelProvider` of
+ * `ledgerloop/openai-agents/workflow`); each tool's effect is a plain activity, with the same hand-written key as
+ * the AI SDK baseline. The tools are not governed yet: no approval, no UNKNOWN, no ledger here
+ * (docs/openai-agents.md, "What is not built").
  *
  * Import `@openai/agents-core`, never the `@openai/agents` umbrella: the umbrella brings `@openai/agents-openai`
  * and `openai`, whose module scope builds a `FinalizationRegistry` the sandbox refuses.
@@ -10,7 +11,7 @@
 import { Agent, Runner, tool } from '@openai/agents-core';
 import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
-import { ActivityModelProvider } from './activity-model';
+import { ActivityModelProvider } from 'ledgerloop/openai-agents/workflow';
 
 /** The tools' side effects, as activities (the worker registers them beside the model activity). */
 export interface AgentsRefundActivities {
