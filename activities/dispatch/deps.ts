@@ -9,7 +9,7 @@ import type { Downstream } from '../../src/downstream/client';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
-import { Transports, type McpWiring } from '../../src/downstream/transports';
+import { Transports, type McpWiring, type OutboxWiring } from '../../src/downstream/transports';
 import { builtinTools, type ToolRegistry } from '../../src/tools/registry';
 import { resolveAuthorizeDeps, type AuthorizeDeps } from '../authorize.activities';
 
@@ -36,6 +36,8 @@ export interface DispatchDeps {
   readonly httpTimeoutMs?: number;
   /** The worker's MCP servers (`mcpServers` of `ledgerloop/mcp`), for MCP tools; default none. */
   readonly mcp?: McpWiring;
+  /** Tools whose sends go through the fenced local outbox; default none. */
+  readonly outbox?: OutboxWiring;
 }
 
 /** The steps' dependencies, resolved once per worker. */
@@ -59,6 +61,7 @@ export function resolveDispatchDeps(deps: DispatchDeps): DispatchContextDeps {
       ...(deps.wrapTransport ? { wrap: deps.wrapTransport } : {}),
       ...(deps.httpTimeoutMs ? { httpTimeoutMs: deps.httpTimeoutMs } : {}),
       ...(deps.mcp ? { mcp: deps.mcp } : {}),
+      ...(deps.outbox ? { outbox: deps.outbox } : {}),
     }),
   };
 }

@@ -63,6 +63,7 @@ export async function createWorker(
     ...(opts.secrets !== undefined ? { secrets: opts.secrets } : {}),
     ...(opts.wrapTransport !== undefined ? { wrapTransport: opts.wrapTransport } : {}),
     ...(opts.mcp !== undefined ? { mcp: opts.mcp } : {}),
+    ...(opts.outbox !== undefined ? { outbox: opts.outbox } : {}),
     ...(opts.downstreamClient !== undefined ? { downstreamClient: opts.downstreamClient } : {}),
   });
   const { identityIssuers: _issuers, capabilityKey: _key, policy: _policy, model: _model, ...rest } = opts;

@@ -39,5 +39,15 @@ export {
 export { ToolDeclarationError } from '../../src/domain/tool-check';
 export type { AttemptCall, LookupCall, Transport } from '../../src/downstream/transport';
 
+// The fenced local outbox: sends of tools on a downstream that takes no fence, claimed in the team's PostgreSQL.
+export {
+  outboxDdl,
+  OUTBOX_TABLE,
+  PgOutbox,
+  type OutboxRow,
+  type PgOutboxOptions,
+} from '../../src/downstream/outbox/pg-outbox';
+export type { OutboxWiring } from '../../src/downstream/transports';
+
 // Each service's client is built by a factory a worker may wrap (`downstreamClient`): the HTTP contract only.
 export { DownstreamClient, type Downstream, type DownstreamClientOptions } from '../../src/downstream/client';

@@ -54,7 +54,7 @@ import type { AnyTool } from '../../src/domain/tool';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
-import { checkWiring, type McpWiring } from '../../src/downstream/transports';
+import { checkWiring, type McpWiring, type OutboxWiring } from '../../src/downstream/transports';
 import { registerSearchAttributes } from './search-attributes';
 
 /** A policy document as written (the defaults of `Policy` filled in when it is checked). */
@@ -94,6 +94,12 @@ export interface LedgerloopPluginOptions {
    * transport of every MCP tool. Default none: an MCP tool then refuses the worker's start.
    */
   readonly mcp?: McpWiring;
+  /**
+   * The fenced local outbox (`new PgOutbox({ pool })` from `ledgerloop/worker`) and the `http` or `function` tools
+   * whose sends it claims under the attempt's fence, for downstreams that take no fence. Default none. A tool it
+   * names that the worker does not serve, or a table that does not exist, refuses the start (`Tools.DeclarationInvalid`).
+   */
+  readonly outbox?: OutboxWiring;
   /** The policy: a document as in a policy file (checked here; an invalid one is `Config.Invalid`) or a store. */
   readonly policy: PolicyStore | PolicyDocument;
   /** The model (or models, one per `planner.kind`) the worker plans with. */
@@ -226,6 +232,7 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
       ...(opts.functions ? { functions: opts.functions } : {}),
       ...(opts.secrets ? { secrets: opts.secrets } : {}),
       ...(opts.mcp ? { mcp: opts.mcp } : {}),
+      ...(opts.outbox ? { outbox: opts.outbox } : {}),
     });
     this.codec =
       opts.codecKeys === undefined
@@ -255,6 +262,8 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     const identity = options.identity ?? defaultWorkerIdentity();
     const converter = this.converter(options.dataConverter);
     await checkPayloadEncryption(converter, { role: 'worker', ...this.checkOptions() });
+    // The outbox's table is read before the worker polls: a missing one refuses the start, not the first send.
+    await this.opts.outbox?.outbox.verify();
     if (this.opts.registerSearchAttributes !== false && options.connection !== undefined) {
       const namespace = options.namespace ?? 'default';
       if ((await registerSearchAttributes(options.connection.operatorService, namespace)) === 'unreadable')
@@ -284,6 +293,7 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
       ...(this.opts.secrets ? { secrets: this.opts.secrets } : {}),
       ...(this.opts.wrapTransport ? { wrapTransport: this.opts.wrapTransport } : {}),
       ...(this.opts.mcp ? { mcp: this.opts.mcp } : {}),
+      ...(this.opts.outbox ? { outbox: this.opts.outbox } : {}),
       ...(this.opts.downstreamTimeoutMs ? { httpTimeoutMs: this.opts.downstreamTimeoutMs } : {}),
       workerIdentity: identity,
       ...(this.registry ? { tools: this.registry } : {}),

@@ -16,7 +16,7 @@ import type { AnyTool } from '../../src/domain/tool';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import type { SecretSource } from '../../src/downstream/secrets';
 import type { Transport } from '../../src/downstream/transport';
-import type { McpWiring } from '../../src/downstream/transports';
+import type { McpWiring, OutboxWiring } from '../../src/downstream/transports';
 
 // Defined with the client (a client names the queue too, and must not load the worker package for it).
 export { DEFAULT_TASK_QUEUE };
@@ -36,6 +36,8 @@ export interface LedgerloopWorkerOptions {
   readonly wrapTransport?: (tool: AnyTool, transport: Transport) => Transport;
   /** The worker's MCP servers (`mcpServers` of `ledgerloop/mcp`); default none. See `LedgerloopPluginOptions.mcp`. */
   readonly mcp?: McpWiring;
+  /** The fenced local outbox and the tools it serves; default none. See `LedgerloopPluginOptions.outbox`. */
+  readonly outbox?: OutboxWiring;
   /** A prebuilt bundle file (fast start); without it the workflows are bundled in process. */
   readonly workflowBundlePath?: string;
   readonly identity?: string;
@@ -139,6 +141,7 @@ export async function createLedgerloopWorker(
       ...optional('secrets', opts.secrets),
       ...optional('wrapTransport', opts.wrapTransport),
       ...optional('mcp', opts.mcp),
+      ...optional('outbox', opts.outbox),
     });
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (host/server/connection-config.ts).

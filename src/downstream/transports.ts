@@ -3,7 +3,7 @@
  * the check that refuses the worker's start when a tool cannot be served (`ToolDeclarationError`): a declaration
  * the recovery table cannot follow, a function tool without its implementation (or a lookup it declares), an
  * implementation of no function tool, a secret named but missing, an HTTP API without a base URL, an MCP tool
- * whose server the worker is not given.
+ * whose server the worker is not given, an outbox over a tool the worker does not serve or one that takes a fence.
  */
 import { declarationProblems, ToolDeclarationError } from '../domain/tool-check';
 import type { AnyTool } from '../domain/tool';
@@ -14,10 +14,20 @@ import { ContractTransport } from './contract-transport';
 import type { ToolImplementation } from './function-tool';
 import { FunctionTransport } from './function-transport';
 import { HttpApiTransport } from './http-transport';
+import { OutboxTransport } from './outbox/outbox-transport';
+import type { PgOutbox } from './outbox/pg-outbox';
 import { readSecrets, type SecretSource } from './secrets';
 import type { Transport } from './transport';
 
 export { ToolDeclarationError };
+
+/** The fenced local outbox (src/downstream/outbox) and the tools whose sends go through it. */
+export interface OutboxWiring {
+  /** The outbox table in the team's database (`new PgOutbox({ pool })`); the worker verifies it at start. */
+  readonly outbox: PgOutbox;
+  /** Names of tools on a downstream that takes no fence (`http` or `function`): each send is claimed in the outbox. */
+  readonly tools: readonly string[];
+}
 
 /** What the worker's MCP servers give the wiring (src/downstream/mcp/servers.ts). */
 export interface McpWiring {
@@ -43,6 +53,8 @@ export interface TransportWiring {
    * as an object, so a worker without MCP tools never loads the MCP SDK (an optional peer dependency).
    */
   readonly mcp?: McpWiring;
+  /** Tools whose sends go through the fenced local outbox. Default none. */
+  readonly outbox?: OutboxWiring;
   /** Decorates every transport (the fault lab's crash points do); it must keep the interface's promises. */
   readonly wrap?: (tool: AnyTool, transport: Transport) => Transport;
 }
@@ -75,9 +87,27 @@ export function wiringProblems(tools: readonly AnyTool[], wiring: TransportWirin
       problems.push(...mcpTools.map((t) => `${t.name}: an MCP tool, but the worker is given no MCP servers`));
     else problems.push(...wiring.mcp.problems(mcpTools));
   }
+  problems.push(...outboxProblems(tools, wiring.outbox));
   const functionTools = new Set(tools.filter((t) => transportOf(t).kind === 'function').map((t) => t.name));
   for (const name of impls.keys())
     if (!functionTools.has(name)) problems.push(`${name}: an implementation of no function tool`);
+  return problems;
+}
+
+/** Every reason the outbox wiring cannot serve its tools: no outbox, a tool not served, a tool that takes a fence. */
+function outboxProblems(tools: readonly AnyTool[], wiring: OutboxWiring | undefined): string[] {
+  if (wiring === undefined) return [];
+  const problems: string[] = [];
+  if (wiring.outbox === undefined || wiring.outbox === null)
+    problems.push('outbox: tools are named, but no outbox is given');
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  for (const name of wiring.tools ?? []) {
+    const tool = byName.get(name);
+    const kind = tool === undefined ? undefined : transportOf(tool).kind;
+    if (kind === undefined) problems.push(`outbox: ${name} is not a tool this worker serves`);
+    else if (kind !== 'http' && kind !== 'function')
+      problems.push(`outbox: ${name} is on the ${kind} transport; the outbox serves http and function tools only`);
+  }
   return problems;
 }
 
@@ -100,8 +130,10 @@ export class Transports {
   for(tool: AnyTool): Transport | undefined {
     const known = this.built.get(tool.name);
     if (known !== undefined) return known;
-    const made = this.make(tool);
-    if (made === undefined) return undefined;
+    const reached = this.make(tool);
+    if (reached === undefined) return undefined;
+    const outbox = this.wiring.outbox;
+    const made = outbox?.tools.includes(tool.name) ? new OutboxTransport(outbox.outbox, reached) : reached;
     // The depth guard outermost: no transport, and no decoration of one, hands on an answer nested too deep.
     const transport = new DepthGuardedTransport(this.wiring.wrap ? this.wiring.wrap(tool, made) : made);
     this.built.set(tool.name, transport);

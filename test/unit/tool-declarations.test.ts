@@ -8,6 +8,8 @@ import { declarationProblems, ToolDeclarationError } from '../../src/domain/tool
 import { defineTool, type AnyTool } from '../../src/domain/tool';
 import type { ToolTransport } from '../../src/domain/transport';
 import { implementTool, found } from '../../src/downstream/function-tool';
+import type { Pool } from 'pg';
+import { PgOutbox } from '../../src/downstream/outbox/pg-outbox';
 import { wiringProblems } from '../../src/downstream/transports';
 import { LedgerloopPlugin } from '../../host/worker/plugin';
 import { generateSigningKey } from '../../src/capability/capability-keys';
@@ -108,6 +110,47 @@ describe('what only the worker knows: implementations, secrets and base URLs', (
     expect(
       wiringProblems([paymentsCharge], { services: {}, baseUrls: { payments: 'http://127.0.0.1:9' }, secrets }),
     ).toEqual([]);
+  });
+});
+
+describe('an outbox the worker cannot serve', () => {
+  // No query runs: a pool-shaped object is all the wiring check reads.
+  const outbox = new PgOutbox({ pool: { connect: () => Promise.reject(new Error('unused')) } as unknown as Pool });
+  const payments = { services: {}, baseUrls: { payments: 'http://127.0.0.1:9' } };
+
+  test('an outbox without a pool refuses, typed; one with a pool is built', () => {
+    expect(() => new PgOutbox({} as never)).toThrow(ToolDeclarationError);
+    expect(() => new PgOutbox({} as never)).toThrow(/no pg Pool is given/);
+    expect(outbox.table).toBe('ledgerloop_outbox');
+  });
+
+  test('a table name that is not a plain identifier refuses (it is written into SQL)', () => {
+    const pool = { connect: () => undefined } as unknown as Pool;
+    expect(() => new PgOutbox({ pool, table: 'x; DROP TABLE y' })).toThrow(ToolDeclarationError);
+    expect(() => new PgOutbox({ pool, table: 'x; DROP TABLE y' })).toThrow(/is not a plain identifier/);
+    expect(() => new PgOutbox({ pool, table: 'team_outbox' })).not.toThrow();
+  });
+
+  test('an outbox naming a tool the worker does not serve, or one that takes a fence already', () => {
+    const secrets = { PAYMENTS_API_KEY: 'sk' };
+    expect(
+      wiringProblems([paymentsCharge], { ...payments, secrets, outbox: { outbox, tools: ['payments_chrge'] } }),
+    ).toEqual([expect.stringMatching(/payments_chrge is not a tool this worker serves/)]);
+    const contract = tool({ kind: 'ledgerloop', route: '/v1/probe' }, 'idempotent_by_key');
+    expect(wiringProblems([contract], { services: {}, outbox: { outbox, tools: ['probe_tool'] } })).toEqual([
+      expect.stringMatching(/on the ledgerloop transport/),
+    ]);
+    expect(
+      wiringProblems([paymentsCharge], { ...payments, secrets, outbox: { outbox, tools: ['payments_charge'] } }),
+    ).toEqual([]);
+  });
+
+  test("the outboxed tool's secret named but missing still refuses", () => {
+    const wiring = { ...payments, outbox: { outbox, tools: ['payments_charge'] } };
+    expect(wiringProblems([paymentsCharge], { ...wiring, secrets: {} })).toEqual([
+      expect.stringMatching(/secret PAYMENTS_API_KEY is named but missing/),
+    ]);
+    expect(wiringProblems([paymentsCharge], { ...wiring, secrets: { PAYMENTS_API_KEY: 'sk' } })).toEqual([]);
   });
 });
 

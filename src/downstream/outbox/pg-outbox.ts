@@ -1,0 +1,304 @@
+/**
+ * The fenced local outbox's table, in the team's own PostgreSQL: one row per tenant and operation key, holding the
+ * intent (the tool, the canonical arguments and their hash, the intent time), the highest fence that wrote it, and
+ * the outcome its relay recorded. It is for a downstream that takes no fence (a vendor HTTP API, an SDK): the fence
+ * is checked here instead, in the same transaction that claims the row for a send, so a worker that a newer attempt
+ * fenced out can no longer cause one.
+ *
+ *   const outbox = new PgOutbox({ pool });       // the team's `pg` Pool
+ *   await outbox.createTable();                  // once, e.g. in the team's migrations (or its DDL, `outboxDdl`)
+ *   await outbox.verify();                       // the worker does this at start: a missing table refuses it
+ *
+ * A row's status: `pending` (written, nothing sent, or a send proven not to have reached the downstream), `sending`
+ * (claimed by a fence, outcome not recorded yet: a worker died mid-send), `unknown` (sent, no answer), `answered`
+ * (the downstream's success, replayed to every later attempt), `rejected` (its refusal, likewise). What an attempt
+ * after an `unknown` row does is the recovery table's to decide (src/domain/recovery.ts), never this table's.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { Json } from '../../domain/canonical';
+import { ToolDeclarationError } from '../../domain/tool-check';
+
+/** The default table name. */
+export const OUTBOX_TABLE = 'ledgerloop_outbox';
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The columns `verify` requires (the DDL below writes them). */
+const REQUIRED_COLUMNS = [
+  'tenant',
+  'operation_key',
+  'tool',
+  'arguments_hash',
+  'body_json',
+  'intent_at',
+  'fence',
+  'status',
+  'sends',
+  'outcome_json',
+  'receipt',
+  'created_at',
+  'first_sent_at',
+  'last_sent_at',
+] as const;
+
+/** The table's DDL, for a team that keeps its own migrations. */
+export function outboxDdl(table: string = OUTBOX_TABLE): string {
+  return `CREATE TABLE IF NOT EXISTS ${checkedTable(table)} (
+  tenant         TEXT NOT NULL,
+  operation_key  TEXT NOT NULL,
+  tool           TEXT NOT NULL,
+  arguments_hash TEXT NOT NULL,
+  body_json      TEXT NOT NULL,
+  intent_at      TEXT NOT NULL,
+  fence          BIGINT NOT NULL,
+  status         TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'unknown', 'answered', 'rejected')),
+  sends          INTEGER NOT NULL DEFAULT 0,
+  outcome_json   TEXT,
+  receipt        TEXT,
+  created_at     BIGINT NOT NULL,
+  first_sent_at  BIGINT,
+  last_sent_at   BIGINT,
+  PRIMARY KEY (tenant, operation_key)
+)`;
+}
+
+export type OutboxStatus = 'pending' | 'sending' | 'unknown' | 'answered' | 'rejected';
+
+/** One row as the relay and the lookup read it. */
+export interface OutboxRow {
+  readonly tenant: string;
+  readonly key: string;
+  readonly tool: string;
+  readonly argumentsHash: string;
+  readonly body: Json;
+  readonly intentAt: string;
+  readonly fence: number;
+  readonly status: OutboxStatus;
+  /** Sends the relay began (a crash after one leaves it counted, its outcome unrecorded). */
+  readonly sends: number;
+  /** The recorded outcome: the downstream's answer (`answered`, `rejected`), or the reason it is unknown. */
+  readonly outcome: unknown;
+  readonly receipt: string | null;
+}
+
+/** The intent an attempt writes. */
+export interface OutboxIntent {
+  readonly tenant: string;
+  readonly key: string;
+  readonly tool: string;
+  readonly argumentsHash: string;
+  readonly body: Json;
+  readonly intentAt: string;
+  /** The attempt's fence: lower than the row's highest is refused, inside the claiming transaction. */
+  readonly fence: number;
+}
+
+/** What a claim found. Only `claimed` may send. */
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly row: OutboxRow }
+  /** A newer fence wrote the row: this attempt sends nothing. */
+  | { readonly kind: 'stale'; readonly rowFence: number }
+  /** The key was written for another tool or other arguments: nothing is sent. */
+  | { readonly kind: 'mismatch' }
+  /** The row already holds the downstream's answer: replayed, nothing is sent. */
+  | { readonly kind: 'settled'; readonly row: OutboxRow };
+
+/** An outcome to record on a row. `answered` and `rejected` are the downstream's; the others say nothing came. */
+export interface OutboxRecord {
+  readonly status: Exclude<OutboxStatus, 'sending'>;
+  readonly outcome: unknown;
+  readonly receipt?: string;
+}
+
+export interface PgOutboxOptions {
+  /** The team's `pg` Pool (its own database): required. */
+  readonly pool: Pool;
+  /** The table's name (lowercase letters, digits, `_`). Default `ledgerloop_outbox`. */
+  readonly table?: string;
+  /** Injectable clock (epoch ms), for tests. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+function checkedTable(table: string): string {
+  if (!IDENTIFIER.test(table))
+    throw new ToolDeclarationError([
+      `outbox: the table name ${JSON.stringify(table.slice(0, 80))} is not a plain identifier`,
+    ]);
+  return table;
+}
+
+interface RawRow {
+  tenant: string;
+  operation_key: string;
+  tool: string;
+  arguments_hash: string;
+  body_json: string;
+  intent_at: string;
+  fence: number;
+  status: OutboxStatus;
+  sends: number;
+  outcome_json: string | null;
+  receipt: string | null;
+}
+
+// BIGINT comes back from `pg` as a string: the fence is read as float8 (exact up to 2^53, and fences stay below).
+const COLUMNS = `tenant, operation_key, tool, arguments_hash, body_json, intent_at, fence::float8 AS fence, status,
+  sends, outcome_json, receipt`;
+
+function toRow(r: RawRow): OutboxRow {
+  return {
+    tenant: r.tenant,
+    key: r.operation_key,
+    tool: r.tool,
+    argumentsHash: r.arguments_hash,
+    body: JSON.parse(r.body_json) as Json,
+    intentAt: r.intent_at,
+    fence: r.fence,
+    status: r.status,
+    sends: r.sends,
+    outcome: r.outcome_json === null ? null : (JSON.parse(r.outcome_json) as unknown),
+    receipt: r.receipt,
+  };
+}
+
+const SETTLED: readonly OutboxStatus[] = ['answered', 'rejected'];
+
+/** The outbox table of one database. */
+export class PgOutbox {
+  readonly table: string;
+  private readonly pool: Pool;
+  private readonly now: () => number;
+
+  constructor(options: PgOutboxOptions) {
+    const pool = (options as { pool?: unknown } | undefined)?.pool;
+    if (pool === undefined || pool === null || typeof (pool as Pool).connect !== 'function')
+      throw new ToolDeclarationError(['outbox: no pg Pool is given (options.pool)']);
+    this.pool = options.pool;
+    this.table = checkedTable(options.table ?? OUTBOX_TABLE);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Creates the table if it does not exist. */
+  async createTable(): Promise<void> {
+    await this.pool.query(outboxDdl(this.table));
+  }
+
+  /**
+   * Refuses (`ToolDeclarationError`) unless the table exists with every column the outbox writes: the worker calls
+   * it before it polls, so a missing table refuses the start instead of the first send.
+   */
+  async verify(): Promise<void> {
+    let columns: Set<string>;
+    try {
+      const found = await this.pool.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+        [this.table],
+      );
+      columns = new Set(found.rows.map((r) => r.column_name));
+    } catch (err) {
+      throw new ToolDeclarationError([`outbox: the database could not be read (${(err as Error).name})`]);
+    }
+    if (columns.size === 0)
+      throw new ToolDeclarationError([
+        `outbox: the table ${this.table} does not exist (create it with createTable() or outboxDdl())`,
+      ]);
+    const missing = REQUIRED_COLUMNS.filter((c) => !columns.has(c));
+    if (missing.length > 0)
+      throw new ToolDeclarationError([`outbox: the table ${this.table} lacks the columns ${missing.join(', ')}`]);
+  }
+
+  /**
+   * Writes the intent (or finds its row) and claims it for a send by `intent.fence`, in ONE transaction: the row is
+   * locked, a lower fence than the row's is refused (`stale`), a key written for other arguments is refused
+   * (`mismatch`), a row holding the downstream's answer is `settled`; otherwise the row takes this fence, counts a
+   * send and is `sending` when the transaction commits. A concurrent claim under the key waits on the row lock.
+   */
+  async claim(intent: OutboxIntent): Promise<ClaimResult> {
+    const now = this.now();
+    return this.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO ${this.table} (tenant, operation_key, tool, arguments_hash, body_json, intent_at, fence, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8) ON CONFLICT DO NOTHING`,
+        [
+          intent.tenant,
+          intent.key,
+          intent.tool,
+          intent.argumentsHash,
+          JSON.stringify(intent.body),
+          intent.intentAt,
+          intent.fence,
+          now,
+        ],
+      );
+      const row = await this.select(tx, intent.tenant, intent.key, true);
+      if (row === undefined) throw new Error(`outbox row ${intent.key} vanished inside its transaction`);
+      if (row.argumentsHash !== intent.argumentsHash || row.tool !== intent.tool) return { kind: 'mismatch' };
+      if (intent.fence < row.fence) return { kind: 'stale', rowFence: row.fence };
+      if (SETTLED.includes(row.status)) {
+        if (intent.fence > row.fence) await this.raiseFence(tx, intent);
+        return { kind: 'settled', row: { ...row, fence: intent.fence } };
+      }
+      const claimed = await tx.query<RawRow>(
+        `UPDATE ${this.table} SET fence = $3, status = 'sending', sends = sends + 1,
+           first_sent_at = COALESCE(first_sent_at, $4), last_sent_at = $4
+         WHERE tenant = $1 AND operation_key = $2 RETURNING ${COLUMNS}`,
+        [intent.tenant, intent.key, intent.fence, now],
+      );
+      return { kind: 'claimed', row: toRow(claimed.rows[0]!) };
+    });
+  }
+
+  /**
+   * Records what a send by `fence` brought. The downstream's answer (`answered`, `rejected`) is recorded whoever
+   * sent it, unless the row already holds one; anything else only while `fence` still holds the row (a newer
+   * claimant records its own).
+   */
+  async record(tenant: string, key: string, fence: number, r: OutboxRecord): Promise<void> {
+    const settled = SETTLED.includes(r.status);
+    await this.pool.query(
+      `UPDATE ${this.table} SET status = $4, outcome_json = $5, receipt = $6
+       WHERE tenant = $1 AND operation_key = $2 AND status NOT IN ('answered', 'rejected') AND ($7 OR fence = $3)`,
+      [tenant, key, fence, r.status, JSON.stringify(r.outcome ?? null), r.receipt ?? null, settled],
+    );
+  }
+
+  /** The row of `tenant` under `key`, or undefined (no intent was ever written, so nothing was ever sent). */
+  async read(tenant: string, key: string): Promise<OutboxRow | undefined> {
+    const found = await this.pool.query<RawRow>(
+      `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant = $1 AND operation_key = $2`,
+      [tenant, key],
+    );
+    return found.rows[0] === undefined ? undefined : toRow(found.rows[0]);
+  }
+
+  private async raiseFence(tx: PoolClient, intent: OutboxIntent): Promise<void> {
+    await tx.query(`UPDATE ${this.table} SET fence = $3 WHERE tenant = $1 AND operation_key = $2`, [
+      intent.tenant,
+      intent.key,
+      intent.fence,
+    ]);
+  }
+
+  private async select(tx: PoolClient, tenant: string, key: string, lock: boolean): Promise<OutboxRow | undefined> {
+    const found = await tx.query<RawRow>(
+      `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant = $1 AND operation_key = $2${lock ? ' FOR UPDATE' : ''}`,
+      [tenant, key],
+    );
+    return found.rows[0] === undefined ? undefined : toRow(found.rows[0]);
+  }
+
+  private async transaction<T>(work: (tx: PoolClient) => Promise<T>): Promise<T> {
+    const tx = await this.pool.connect();
+    try {
+      await tx.query('BEGIN');
+      const out = await work(tx);
+      await tx.query('COMMIT');
+      return out;
+    } catch (err) {
+      await tx.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      tx.release();
+    }
+  }
+}
