@@ -262,8 +262,7 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     const identity = options.identity ?? defaultWorkerIdentity();
     const converter = this.converter(options.dataConverter);
     await checkPayloadEncryption(converter, { role: 'worker', ...this.checkOptions() });
-    // The outbox's table is read before the worker polls: a missing one refuses the start, not the first send.
-    await this.opts.outbox?.outbox.verify();
+    await this.opts.outbox?.outbox.verify(); // before polling: a missing table refuses the start, not a send
     if (this.opts.registerSearchAttributes !== false && options.connection !== undefined) {
       const namespace = options.namespace ?? 'default';
       if ((await registerSearchAttributes(options.connection.operatorService, namespace)) === 'unreadable')
@@ -289,12 +288,7 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     const activities = createActivities({
       services,
       baseUrls: this.opts.services,
-      ...(this.opts.functions ? { functions: this.opts.functions } : {}),
-      ...(this.opts.secrets ? { secrets: this.opts.secrets } : {}),
-      ...(this.opts.wrapTransport ? { wrapTransport: this.opts.wrapTransport } : {}),
-      ...(this.opts.mcp ? { mcp: this.opts.mcp } : {}),
-      ...(this.opts.outbox ? { outbox: this.opts.outbox } : {}),
-      ...(this.opts.downstreamTimeoutMs ? { httpTimeoutMs: this.opts.downstreamTimeoutMs } : {}),
+      ...this.transportDeps(),
       workerIdentity: identity,
       ...(this.registry ? { tools: this.registry } : {}),
       ...(this.issuers ? { identity: { issuers: this.issuers } } : {}),
@@ -318,6 +312,19 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
         onRefused: (r) =>
           Runtime.instance().logger.warn('refused a message payload this worker cannot decode', { ...r }),
       }),
+    };
+  }
+
+  /** What reaches the tools' downstreams, for the dispatch activities. */
+  private transportDeps() {
+    const o = this.opts;
+    return {
+      ...(o.functions ? { functions: o.functions } : {}),
+      ...(o.secrets ? { secrets: o.secrets } : {}),
+      ...(o.wrapTransport ? { wrapTransport: o.wrapTransport } : {}),
+      ...(o.mcp ? { mcp: o.mcp } : {}),
+      ...(o.outbox ? { outbox: o.outbox } : {}),
+      ...(o.downstreamTimeoutMs ? { httpTimeoutMs: o.downstreamTimeoutMs } : {}),
     };
   }
 

@@ -137,11 +137,7 @@ export async function createLedgerloopWorker(
       ...optional('transcriptDbPath', opts.transcriptDbPath),
       ...optional('plannerLogFile', opts.plannerLogFile),
       ...optional('downstreamClient', opts.downstreamClient),
-      ...optional('functions', opts.functions),
-      ...optional('secrets', opts.secrets),
-      ...optional('wrapTransport', opts.wrapTransport),
-      ...optional('mcp', opts.mcp),
-      ...optional('outbox', opts.outbox),
+      ...transportOptions(opts),
     });
   const tracing = opts.tracing ?? tracingFromEnv('ledgerloop-worker');
   // TLS, mTLS and API keys come from the envconfig profile and TEMPORAL_* variables (host/server/connection-config.ts).
@@ -195,6 +191,17 @@ function capacityOf(opts: LedgerloopWorkerOptions): Partial<WorkerOptions> {
     ...(opts.maxConcurrentActivities !== undefined
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities }
       : {}),
+  };
+}
+
+/** What reaches the tools' downstreams: function implementations, secrets, decorations, MCP servers, the outbox. */
+function transportOptions(opts: LedgerloopWorkerOptions) {
+  return {
+    ...optional('functions', opts.functions),
+    ...optional('secrets', opts.secrets),
+    ...optional('wrapTransport', opts.wrapTransport),
+    ...optional('mcp', opts.mcp),
+    ...optional('outbox', opts.outbox),
   };
 }
 
