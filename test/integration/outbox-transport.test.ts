@@ -121,7 +121,7 @@ describe('the fenced local outbox', () => {
     expect(chargesFor(charge(key, 0))).toBe(1);
   });
 
-  test("a response lost after the relay's send: the row is UNKNOWN, the lookup records the vendor's one charge on it, and the next attempt replays it without a request", async () => {
+  test('a response lost after the relay sent it: the row is UNKNOWN, the lookup records the one charge the vendor holds on it, and the next attempt replays it without a request', async () => {
     const key = unique();
     const w = worker();
     await vendor.arm({ at: 'after_commit', do: 'drop_response', path: '/v1/charges' });
@@ -142,7 +142,7 @@ describe('the fenced local outbox', () => {
     expect(chargesFor(charge(key, 0))).toBe(1);
   });
 
-  test("a response lost after the relay's send, then resent by a newer attempt: it goes out under the same vendor key, the vendor replays it, and holds one charge", async () => {
+  test('a response lost after the relay sent it, then resent by a newer attempt: it goes out under the same vendor key, the vendor replays it, and holds one charge', async () => {
     const key = unique();
     const w = worker();
     await vendor.arm({ at: 'after_commit', do: 'drop_response', path: '/v1/charges' });
