@@ -74,6 +74,7 @@ export {
   type OperationMiddlewareOptions,
   type OperationVariables,
 } from './pg/middleware';
+export { expressOperation, expressOperationRoutes, type OperationLocals } from './pg/express';
 export { runServiceMain, parseServiceFlags, type ServiceFlags } from './service-main';
 export { ADMIN_TOKEN_ENV, ServiceConfigError, type AdminConfig } from './admin-listener';
 export {

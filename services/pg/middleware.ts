@@ -23,7 +23,7 @@ import { Id } from '../body-schemas';
 import { errorJson, HttpError, json } from '../http-kit';
 import { parseMutationHeaders } from '../idempotent-route';
 import { verifyLookupCapability } from '../lookup-capability';
-import type { OperationEffect, OperationOutcome, PgOperations } from './operations';
+import type { Operation, OperationEffect, OperationOutcome, PgOperations } from './operations';
 
 /** How the middleware and the routes verify callers. */
 export type CallerCheck =
@@ -47,7 +47,8 @@ export interface OperationVariables {
 
 export type OperationEnv = { Variables: OperationVariables };
 
-function checkCallers(opts: CallerCheck): void {
+/** Fail closed: no capability keys and no `insecureDev: true` refuses to build the middleware. */
+export function checkCallers(opts: CallerCheck): void {
   const { service, capabilityKeys, insecureDev } = opts as {
     service: string;
     capabilityKeys?: unknown;
@@ -65,6 +66,52 @@ function canonicalHash(value: unknown): string | undefined {
   }
 }
 
+/** A mutating request the checks admitted: its operation (the key row's) and its JSON body, its hash checked. */
+export interface AdmittedOperation {
+  readonly op: Operation;
+  readonly body: unknown;
+}
+
+/**
+ * The checks of one mutating request, whatever framework carries it: the idempotency headers, the intent time,
+ * the body's canonical hash against `X-Arguments-Hash`, a tenant, and the capability for exactly this service,
+ * key, arguments, tenant and scope. `body` reads the request's JSON (it throws on anything else). Throws
+ * `HttpError`; nothing is written before every check passed.
+ */
+export async function admitOperation(
+  opts: OperationMiddlewareOptions,
+  headers: Headers,
+  body: () => Promise<unknown>,
+): Promise<AdmittedOperation> {
+  const parsed = parseMutationHeaders(headers);
+  if (!Number.isFinite(parsed.intentAtMs))
+    throw new HttpError(400, DownstreamErrorCode.IntentTimeMissing, 'X-Intent-At must be an ISO 8601 time');
+  const json: unknown = await body().catch(() => {
+    throw new HttpError(400, DownstreamErrorCode.BadRequest, 'the body is not JSON');
+  });
+  if (canonicalHash(json) !== parsed.argumentsHash)
+    throw new HttpError(400, DownstreamErrorCode.ArgumentsHashInvalid, 'X-Arguments-Hash does not match the body');
+  const rawTenant = (json as { tenant?: unknown } | null)?.tenant;
+  const tenant = typeof rawTenant === 'string' ? rawTenant : '';
+  if (!Id.safeParse(tenant).success)
+    throw new HttpError(400, DownstreamErrorCode.BadRequest, 'the body names no tenant');
+  if (opts.capabilityKeys !== undefined) {
+    try {
+      verifyCapability(headers.get(CAPABILITY_HEADER) ?? undefined, opts.capabilityKeys, {
+        audience: opts.service,
+        key: parsed.key,
+        argumentsHash: parsed.argumentsHash,
+        tenant,
+        scope: opts.scope,
+        nowMs: Date.now(),
+      });
+    } catch (err) {
+      throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, (err as Error).message);
+    }
+  }
+  return { op: { ...parsed, tenant, scope: opts.scope }, body: json };
+}
+
 /** The middleware of one mutating route; see the module comment. */
 export function operationMiddleware(
   ops: PgOperations,
@@ -73,36 +120,9 @@ export function operationMiddleware(
   checkCallers(opts);
   return async (c, next) => {
     try {
-      const headers = parseMutationHeaders(c.req.raw.headers);
-      if (!Number.isFinite(headers.intentAtMs))
-        throw new HttpError(400, DownstreamErrorCode.IntentTimeMissing, 'X-Intent-At must be an ISO 8601 time');
-      const body: unknown = await c.req.json().catch(() => {
-        throw new HttpError(400, DownstreamErrorCode.BadRequest, 'the body is not JSON');
-      });
-      if (canonicalHash(body) !== headers.argumentsHash)
-        throw new HttpError(400, DownstreamErrorCode.ArgumentsHashInvalid, 'X-Arguments-Hash does not match the body');
-      const rawTenant = (body as { tenant?: unknown } | null)?.tenant;
-      const tenant = typeof rawTenant === 'string' ? rawTenant : '';
-      if (!Id.safeParse(tenant).success)
-        throw new HttpError(400, DownstreamErrorCode.BadRequest, 'the body names no tenant');
-      if (opts.capabilityKeys !== undefined) {
-        try {
-          verifyCapability(c.req.header(CAPABILITY_HEADER), opts.capabilityKeys, {
-            audience: opts.service,
-            key: headers.key,
-            argumentsHash: headers.argumentsHash,
-            tenant,
-            scope: opts.scope,
-            nowMs: Date.now(),
-          });
-        } catch (err) {
-          throw new HttpError(403, DownstreamErrorCode.CapabilityInvalid, (err as Error).message);
-        }
-      }
+      const { op, body } = await admitOperation(opts, c.req.raw.headers, () => c.req.json());
       c.set('operationBody', body);
-      c.set('runOperation', async (work) =>
-        respond(await ops.withOperation({ ...headers, tenant, scope: opts.scope }, work)),
-      );
+      c.set('runOperation', async (work) => respond(await ops.withOperation(op, work)));
     } catch (err) {
       if (err instanceof HttpError) return errorJson(err.status, err.code, err.message);
       throw err;
@@ -132,7 +152,8 @@ export function respond(outcome: OperationOutcome, successStatus = 201): Respons
   }
 }
 
-const SealBody = z.strictObject({ tenant: Id });
+/** The body of a seal request. */
+export const SealBody = z.strictObject({ tenant: Id });
 
 /**
  * `GET /v1/operations/:key?tenant=T` and `POST /v1/operations/:key/seal` (`{ "tenant": T }`) on the same table
@@ -140,39 +161,37 @@ const SealBody = z.strictObject({ tenant: Id });
  */
 export function operationRoutes(ops: PgOperations, opts: CallerCheck): Hono {
   checkCallers(opts);
-  const answer = async (
-    c: { req: { header(n: string): string | undefined } },
-    key: string,
-    tenant: string,
-    seal: boolean,
-  ) => {
-    if (opts.capabilityKeys !== undefined) {
-      try {
-        verifyLookupCapability(c.req.header(CAPABILITY_HEADER), opts.capabilityKeys, {
-          service: opts.service,
-          key,
-          tenant,
-          seal,
-        });
-      } catch (err) {
-        return errorJson(403, DownstreamErrorCode.CapabilityInvalid, (err as Error).message);
-      }
-    }
-    const found = await ops.lookup(tenant, key, { seal });
-    if (found.kind === 'found') return json(200, found.record);
-    const message = found.sealed ? `no effect under ${key}; the key is sealed` : `no record under ${key}`;
-    return json(404, { error: DownstreamErrorCode.NotFound, message, sealed: found.sealed });
-  };
   return new Hono()
     .get('/v1/operations/:key', (c) => {
       const tenant = c.req.query('tenant') ?? '';
       if (!Id.safeParse(tenant).success)
         return errorJson(400, DownstreamErrorCode.BadRequest, 'tenant is required (?tenant=)');
-      return answer(c, c.req.param('key'), tenant, false);
+      return answerLookup(ops, opts, c.req.header(CAPABILITY_HEADER), { key: c.req.param('key'), tenant, seal: false });
     })
     .post('/v1/operations/:key/seal', async (c) => {
       const parsed = SealBody.safeParse(await c.req.json().catch(() => undefined));
       if (!parsed.success) return errorJson(400, DownstreamErrorCode.BadRequest, 'body must be { "tenant": "..." }');
-      return answer(c, c.req.param('key'), parsed.data.tenant, true);
+      const ask = { key: c.req.param('key'), tenant: parsed.data.tenant, seal: true };
+      return answerLookup(ops, opts, c.req.header(CAPABILITY_HEADER), ask);
     });
+}
+
+/** The answer to a lookup (or seal) of `ask.key`, after its capability: the key row, or 404 (sealed or not). */
+export async function answerLookup(
+  ops: PgOperations,
+  opts: CallerCheck,
+  capability: string | undefined,
+  ask: { readonly key: string; readonly tenant: string; readonly seal: boolean },
+): Promise<Response> {
+  if (opts.capabilityKeys !== undefined) {
+    try {
+      verifyLookupCapability(capability, opts.capabilityKeys, { service: opts.service, ...ask });
+    } catch (err) {
+      return errorJson(403, DownstreamErrorCode.CapabilityInvalid, (err as Error).message);
+    }
+  }
+  const found = await ops.lookup(ask.tenant, ask.key, { seal: ask.seal });
+  if (found.kind === 'found') return json(200, found.record);
+  const message = found.sealed ? `no effect under ${ask.key}; the key is sealed` : `no record under ${ask.key}`;
+  return json(404, { error: DownstreamErrorCode.NotFound, message, sealed: found.sealed });
 }

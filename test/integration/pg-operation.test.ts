@@ -3,6 +3,8 @@
  * the team's own `refunds` table) and its key row commit in one transaction, the fence is checked inside it, and
  * lookup and seal read and write the same table. Every count is read from PostgreSQL's own `refunds` table.
  */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import { Pool } from 'pg';
 import { hashCanonical } from '../../src/domain/canonical';
@@ -15,6 +17,12 @@ import {
   HEADER_REPLAYED,
 } from '../../src/downstream/protocol';
 import { BusinessRejection } from '../../services/business-rejection';
+import {
+  expressOperation,
+  expressOperationRoutes,
+  type ExpressResponse,
+  type OperationLocals,
+} from '../../services/pg/express';
 import { operationMiddleware, operationRoutes, type OperationEnv } from '../../services/pg/middleware';
 import { PgOperations, type Operation } from '../../services/pg/operations';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
@@ -243,5 +251,93 @@ describe('the Hono middleware on a service the team already has', () => {
     expect(() => operationMiddleware(ops, { service: 'shop', scope: 's' } as never)).toThrow(/capabilityKeys/);
     expect(() => operationRoutes(ops, { service: 'shop' } as never)).toThrow(/capabilityKeys/);
     expect(() => operationMiddleware(ops, { service: 'shop', scope: 's', insecureDev: true })).not.toThrow();
+  });
+});
+
+// express ships no types and @types/express is not installed (it is here as a dependency of a dependency): the few
+// calls this test makes, typed here. The kit itself imports nothing of Express.
+interface ExpressApp {
+  use(...handlers: unknown[]): void;
+  post(path: string, ...handlers: unknown[]): void;
+  listen(port: number, host: string, ready: () => void): Server;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const express = require('express') as { (): ExpressApp; json(): unknown };
+
+describe('the Express middleware on a service the team already has', () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    const ops = operations();
+    const a = express();
+    const handler = (_req: unknown, res: ExpressResponse) => {
+      const locals = res.locals as unknown as OperationLocals;
+      return locals.runOperation(refund((locals.operationBody as { order: string }).order));
+    };
+    const mw = expressOperation(ops, { service: 'shop', scope: 'shop.refund', insecureDev: true });
+    a.post('/refunds', express.json(), mw, handler); // a body Express parsed
+    a.post('/refunds-raw', mw, handler); // no parser: the middleware reads the JSON itself
+    a.use(express.json(), expressOperationRoutes(ops, { service: 'shop', insecureDev: true }));
+    await new Promise<void>((r) => (server = a.listen(0, '127.0.0.1', r)));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  function post(route: string, key: string, body: unknown, hash = hashCanonical(body)): Promise<Response> {
+    return fetch(`${base}${route}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [HEADER_KEY]: key,
+        [HEADER_ARGS_HASH]: hash,
+        [HEADER_FENCE]: '1',
+        [HEADER_INTENT_AT]: new Date().toISOString(),
+      },
+      body: JSON.stringify(body),
+    });
+  }
+
+  test('on Express, parsed or not: a resend replays the answer from the key row, and a body that does not match its hash is refused', async () => {
+    for (const route of ['/refunds', '/refunds-raw']) {
+      const order = unique();
+      const key = unique();
+      const body = { tenant: 't1', order };
+      expect((await post(route, key, body)).status).toBe(201);
+      const again = await post(route, key, body);
+      expect(again.status).toBe(201);
+      expect(again.headers.get(HEADER_REPLAYED)).toBe('true');
+      expect(await again.json()).toMatchObject({ order, refunded: 500 });
+      const forged = await post(route, unique(), { tenant: 't1', order }, hashCanonical({ other: 1 }));
+      expect(forged.status).toBe(400);
+      expect(await forged.json()).toMatchObject({ error: DownstreamErrorCode.ArgumentsHashInvalid });
+      expect(await refunds(order)).toBe(1);
+    }
+  });
+
+  test('on Express, the lookup finds the key row and the seal seals a missing key, which then refuses its request', async () => {
+    const order = unique();
+    const key = unique();
+    expect((await post('/refunds', key, { tenant: 't1', order })).status).toBe(201);
+    const found = await fetch(`${base}/v1/operations/${key}?tenant=t1`);
+    expect(found.status).toBe(200);
+    expect(await found.json()).toMatchObject({ operationKey: key, status: 'completed', receipt: `refund:${order}` });
+    const missing = unique();
+    const sealed = await fetch(`${base}/v1/operations/${missing}/seal`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tenant: 't1' }),
+    });
+    expect(sealed.status).toBe(404);
+    expect(await sealed.json()).toMatchObject({ sealed: true });
+    const late = await post('/refunds', missing, { tenant: 't1', order: unique() });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ error: DownstreamErrorCode.KeySealed });
+  });
+
+  test('without capability keys the Express middleware is not built unless insecureDev says so (fail closed)', () => {
+    const ops = operations();
+    expect(() => expressOperation(ops, { service: 'shop', scope: 's' } as never)).toThrow(/capabilityKeys/);
+    expect(() => expressOperationRoutes(ops, { service: 'shop' } as never)).toThrow(/capabilityKeys/);
+    expect(() => expressOperation(ops, { service: 'shop', scope: 's', insecureDev: true })).not.toThrow();
   });
 });
