@@ -196,7 +196,17 @@ export class PgOutbox {
       );
       columns = new Set(found.rows.map((r) => r.column_name));
     } catch (err) {
-      throw new ToolDeclarationError([`outbox: the database could not be read (${(err as Error).name})`]);
+      // The SQLSTATE and the server's first line, never the URL (which may hold a password).
+      const e = err as { code?: unknown; message?: unknown };
+      const why = [
+        e.code,
+        String(e.message ?? '')
+          .split('\n')[0]
+          ?.slice(0, 160),
+      ]
+        .filter(Boolean)
+        .join(' ');
+      throw new ToolDeclarationError([`outbox: the database could not be read (${why})`]);
     }
     if (columns.size === 0)
       throw new ToolDeclarationError([
