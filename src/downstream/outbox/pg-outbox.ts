@@ -65,13 +65,8 @@ export function outboxDdl(table: string = OUTBOX_TABLE): string {
 export type OutboxStatus = 'pending' | 'sending' | 'unknown' | 'answered' | 'rejected';
 
 /** One row as the relay and the lookup read it. */
-export interface OutboxRow {
-  readonly tenant: string;
-  readonly key: string;
-  readonly tool: string;
-  readonly argumentsHash: string;
-  readonly body: Json;
-  readonly intentAt: string;
+export interface OutboxRow extends OutboxIntent {
+  /** The highest fence that wrote or claimed the row. */
   readonly fence: number;
   readonly status: OutboxStatus;
   /** Sends the relay began (a crash after one leaves it counted, its outcome unrecorded). */
