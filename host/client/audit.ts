@@ -8,6 +8,7 @@
 import { hashCanonical } from '../../src/domain/canonical';
 import type { LedgerEvent } from '../../src/domain/ledger-events';
 import { reduce, type CallView, type Projection } from '../../src/domain/reducer';
+import { MCP_TARGET_PREFIX } from '../../src/domain/transport';
 import type { ActivityEvidence, HistoryEvidence } from './history-evidence';
 
 /** The fields every effect must name, in checklist order, with their display labels. */
@@ -258,8 +259,12 @@ function receiptCheck(w: Witnesses): AuditCheck {
     ...defined(w.reconciles.filter((a) => a.closedAs === 'completed').map((a) => str(rec(a.result)?.receipt))),
     ...defined(w.operator.map((u) => str(rec(u.input)?.receipt))),
   ];
+  // An MCP server gives no receipt (a tools/call result names no effect): every dispatch of the call went to one.
+  const routes = distinct(defined(w.dispatches.map((a) => str(rec(a.input)?.route))));
+  const receiptless = routes.length > 0 && routes.every((r) => r.startsWith(MCP_TARGET_PREFIX));
   return compare('receipt', w.view?.receipt ?? undefined, sources, {
-    required: true,
+    required: !receiptless,
+    naNote: `an MCP server gives no receipt (${routes.join(', ')}); settled via ${w.settledVia}`,
     membership: true,
     missingNote:
       w.settledVia === 'operator' ? 'the operator settled the call without a receipt' : 'the effect has no receipt',

@@ -213,6 +213,9 @@ export function promisesOf(tool: TransportFields): Promises {
   }
 }
 
+/** How an MCP tool's target begins: `mcp:<server>/<tool>` (the audit reads it: an MCP server gives no receipt). */
+export const MCP_TARGET_PREFIX = 'mcp:';
+
 /**
  * The target a dispatch names, recorded in its request and re-checked by the signer: the route of a Ledgerloop
  * service, `METHOD path` of an HTTP API, `function:<tool>` of a function.
@@ -227,7 +230,7 @@ export function targetOf(tool: TransportFields & { readonly name: string }): str
     case 'function':
       return `function:${tool.name}`;
     case 'mcp':
-      return `mcp:${tool.service}/${t.tool}`;
+      return `${MCP_TARGET_PREFIX}${tool.service}/${t.tool}`;
   }
 }
 

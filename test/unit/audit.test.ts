@@ -101,6 +101,7 @@ function dispatchActivity(
     intent?: Record<string, unknown>;
     body?: unknown;
     started?: string;
+    route?: string;
   } = {},
 ): ActivityEvidence {
   return {
@@ -109,7 +110,7 @@ function dispatchActivity(
     input: {
       intent: intentFor(id, o.intent),
       service: 'wallet',
-      route: '/v1/debits',
+      route: o.route ?? '/v1/debits',
       body: o.body ?? body,
       strategy: 'same_key_replay',
       dispatch: 1,
@@ -169,6 +170,23 @@ describe('audit of one effect', () => {
     const r = auditRun(l.events, evidence([dispatchActivity('lc_1_a', { result: { receipt: undefined } })]));
     expect(r.ok).toBe(false);
     expect(check(r.calls[0], 'receipt').status).toBe('missing');
+  });
+
+  test('an MCP call has no receipt to name (the protocol gives none): not a finding, and the note says so', () => {
+    const l = new Ledger().dispatched('lc_1_a').succeeded('lc_1_a', { receipt: undefined });
+    const mcp = { result: { receipt: undefined }, route: 'mcp:files/write_file' };
+    const r = auditRun(l.events, evidence([dispatchActivity('lc_1_a', mcp)]));
+    expect(check(r.calls[0], 'receipt')).toMatchObject({ status: 'na' });
+    expect(check(r.calls[0], 'receipt').note).toContain('MCP');
+    expect(r.ok).toBe(true);
+    // Positive control: the same call, once dispatched to a route that is not MCP's, is a finding again.
+    const mixed = auditRun(l.events, evidence([dispatchActivity('lc_1_a', mcp), dispatchActivity('lc_1_a', {})]));
+    expect(check(mixed.calls[0], 'receipt').status).toBe('missing');
+    const http = auditRun(
+      l.events,
+      evidence([dispatchActivity('lc_1_a', { result: { receipt: undefined }, route: 'POST /v1/x' })]),
+    );
+    expect(check(http.calls[0], 'receipt').status).toBe('missing');
   });
 
   test('a history that names another principal than the ledger is a mismatch', () => {
