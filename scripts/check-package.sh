@@ -3,7 +3,8 @@
 # installed with the newest @types/node and checked by a strict `tsc` that sees only the consumer's code and our
 # .d.ts; publint and @arethetypeswrong/cli on the tarball; the CLI and the workflow bundle from the installed
 # package with plain node; `ledgerloop init`, the scaffold's tests, its fault protocol and one run (when the
-# package has `init`); examples/ticketing installed from the tarball and run. Prints the Figures at the end.
+# package has `init`); examples/ticketing and examples/mcp-files installed from the tarball and run. Prints the
+# Figures at the end.
 #
 #   bash scripts/check-package.sh            # needs the npm registry (a warm cache makes it quick) and PyPI: it
 #                                            # runs as a stranger with no Temporal CLI (PATH without `temporal`, no
@@ -258,6 +259,21 @@ t0=$(now_ms)
 run 5m npm run --silent demo
 FIG[example_demo_ms]=$(($(now_ms) - t0))
 
+step "examples/mcp-files installed from the tarball (server-filesystem from the registry)"
+EXM="$WORK/mcp-files"
+cp -r "$ROOT/examples/mcp-files" "$EXM"
+rm -rf "$EXM/node_modules" "$EXM/.data"
+cd "$EXM"
+node -e "
+const fs = require('fs'); const p = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+p.dependencies.ledgerloop = 'file:' + process.argv[1];
+fs.writeFileSync('package.json', JSON.stringify(p, null, 2));" "$TARBALL"
+run 15m npm install --silent
+[[ -x node_modules/.bin/mcp-server-filesystem ]] || fail "the MCP server is not in the example's node_modules"
+t0=$(now_ms)
+run 5m npm start --silent
+FIG[example_mcp_ms]=$(($(now_ms) - t0))
+
 step "the SDK's ai-sdk sample, for comparison"
 if [[ -n "${AI_SDK_SAMPLE_DIR:-}" && -d "$AI_SDK_SAMPLE_DIR" ]]; then
   S="$WORK/ai-sdk"
@@ -291,6 +307,7 @@ fig "first npm start: CLI fetch, server, worker, run, up" first_run_ms ms
 fig "scaffold npm test (cache warm)" stranger_test_ms ms
 fig "install -> scaffold's first completed run" install_to_first_run_ms ms
 fig "examples/ticketing demo from the tarball" example_demo_ms ms
+fig "examples/mcp-files npm start from the tarball" example_mcp_ms ms
 echo "  ai-sdk sample: $AI_NOTE"
 fig "  ai-sdk sample npm install" ai_install_ms ms
 fig "  ai-sdk sample node_modules" ai_node_modules_kb KiB
