@@ -83,7 +83,12 @@ const metaSeen = (tool: string): Array<Record<string, unknown>> =>
     .filter((m) => m.tool === tool)
     .map((m) => (m.meta?.[OPERATION_META_KEY] ?? {}) as Record<string, unknown>);
 
-async function start(scenario: string, vars: Record<string, unknown>, deadlineMs: number): Promise<WorkflowHandle> {
+async function start(
+  scenario: string,
+  vars: Record<string, unknown>,
+  deadlineMs: number,
+  caps?: { toolAttemptMs: number },
+): Promise<WorkflowHandle> {
   const workflowId = `mcp-keyed-${scenario}-${Date.now()}`;
   return startAgentRun(client, {
     workflowId,
@@ -95,6 +100,7 @@ async function start(scenario: string, vars: Record<string, unknown>, deadlineMs
       strategy: 'same_key_replay',
       planner: { kind: 'scripted', scenario, vars },
       deadlineAt: new Date(Date.now() + deadlineMs).toISOString(),
+      ...(caps !== undefined ? { caps } : {}),
     },
   });
 }
@@ -125,6 +131,7 @@ beforeAll(async () => {
         env: {
           MCP_FAULT_DIR: faults,
           MCP_FAULT_LOSE_TOOL: 'append_note,put_record',
+          MCP_FAULT_DELAY: JSON.stringify({ tool: 'put_record', ms: 6_000, arguments: { id: 'slow' } }),
           NODE_PATH: path.join(ROOT, 'node_modules'),
         },
         cwd: ROOT,
@@ -254,5 +261,35 @@ describe('positive control: a confirmed idempotent MCP tool on a server that rea
     expect(metaSeen('append_note')).toEqual([
       expect.objectContaining({ key: expect.stringMatching(/^op_/), argumentsHash: expect.any(String) }),
     ]);
+  });
+});
+
+describe('a delayed MCP call (the fault harness holds the request past the attempt timeout)', () => {
+  let result: AgentRunResult;
+  let ledger: LedgerSnapshot;
+  let seen: Array<Record<string, unknown>>;
+
+  beforeAll(async () => {
+    // The attempt's own deadline (toolAttemptMs 2 s) ends the wait long before the request reaches the server.
+    const handle = await start('put-record', { id: 'slow', value: 'late' }, 60_000, { toolAttemptMs: 2_000 });
+    result = (await handle.result()) as AgentRunResult;
+    ledger = await readLedger(handle);
+    const key = result.calls[0]?.operationKey;
+    // The held request reaches the server after the run settled: wait for it there.
+    seen = await poll(async () => {
+      const mine = metaSeen('put_record').filter((m) => m['key'] === key);
+      return mine.length === 2 ? mine : undefined;
+    });
+  });
+
+  test('the timed-out call is resent under its key, and the held original, arriving late, adds no second effect', () => {
+    expect(result.stopReason).toBe('completed');
+    const [call] = result.calls;
+    expect(call).toMatchObject({ toolName: 'keyed_put_record', state: 'SUCCEEDED' });
+    expect(ledger.projection.calls[call!.logicalCallId]).toMatchObject({ dispatches: 1, attempts: 2 });
+    // Both requests reached the server, each with its attempt's fence: the held original and the resend.
+    expect(new Set(seen.map((m) => m['fence'])).size).toBe(2);
+    const effects = lines(path.join(store, 'effects.jsonl')).filter((l) => l.includes(call!.operationKey!));
+    expect(effects).toEqual([JSON.stringify({ key: call!.operationKey, id: 'slow' })]);
   });
 });
