@@ -42,9 +42,9 @@ import { PolicyHolder } from './policy-holder';
 import { RunView, runResult } from './run-view';
 import { Saga, type SagaRegistration } from './steps/compensate';
 import { endRun, type CancelledBy } from './ending';
-import { answerRepeat, earlierIntent, key } from './steps/key';
+import { IntentCalls } from './steps/intents';
+import { prepareProposal } from './steps/prepare';
 import { plan, recordFirstPlan, type Planned } from './steps/plan';
-import { ProposalRecord, validate, validateBinding, type Prepared } from './steps/validate';
 import { cancelledStop, deadlineStop, nextStop, type Moment, type Stop } from './stops';
 
 export class AgentRun implements RunModel {
@@ -289,50 +289,16 @@ export class AgentRun implements RunModel {
     return this.repeated;
   }
 
-  /** validate → key → validateBinding: a proposal becomes a call the run may decide on, or a typed rejection. */
-  private prepare(turn: number, proposal: ProposedCall, inTurn: Map<string, number>, overCap?: number): Prepared {
-    const record = new ProposalRecord(this, turn, proposal, inTurn);
-    const shaped = validate(record, overCap);
-    if (!shaped.ok) return shaped;
-    const keyed = key(record, shaped.tool, shaped.args);
-    if (!keyed.ok) return keyed;
-    return validateBinding(record, keyed.call);
-  }
-
   /** One turn's calls side by side; each is tracked by its logical call id, never by position. */
   private async callAll(turn: number, proposals: readonly ProposedCall[]): Promise<Observation[]> {
-    const { ledger } = this;
     const inTurn = new Map<string, number>();
     const cap = this.budgets.maxProposalsPerTurn;
-    const prepared = proposals.map((p, i) => this.prepare(turn, p, inTurn, i >= cap ? cap : undefined));
+    const prepared = proposals.map((p, i) => prepareProposal(this, turn, p, inTurn, i >= cap ? cap : undefined));
     this.show();
-    // One intent, one call: a proposal naming an intent already made (this turn or earlier) gets its outcome. The
-    // ledger's index by operation key finds it (every proposal is keyed before any is called); `running` only
-    // holds the outcomes of the calls this turn sent, by call id.
-    const running = new Map<string, Promise<Observation>>();
-    const call = (c: ValidatedCall): Promise<Observation> => {
-      const sameTurn = ledger.callsWithKey(c.operationKey).find((x) => running.has(x.logicalCallId));
-      if (sameTurn) {
-        const id = sameTurn.logicalCallId;
-        return running.get(id)!.then((o) => answerRepeat(ledger, c, id, o));
-      }
-      const earlier = earlierIntent(ledger, c);
-      if (earlier && earlier.state !== 'UNKNOWN') {
-        const settledBefore: Observation = {
-          logicalCallId: earlier.logicalCallId,
-          providerCallId: '',
-          toolName: c.tool.name,
-          state: earlier.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'FAILED',
-          ...(earlier.errorCode ? { error: { code: earlier.errorCode, message: earlier.errorCode } } : {}),
-        };
-        return Promise.resolve(answerRepeat(ledger, c, earlier.logicalCallId, settledBefore));
-      }
-      const outcome = runCall(this, c);
-      running.set(c.logicalCallId, outcome);
-      return outcome;
-    };
+    // One intent, one call (steps/intents.ts): a proposal naming an intent already made gets its outcome.
+    const calls = new IntentCalls(this);
     const settled = await Promise.allSettled(
-      prepared.map((p) => (p.ok ? call(p.call) : Promise.resolve(p.observation))),
+      prepared.map((p) => (p.ok ? calls.call(p.call) : Promise.resolve(p.observation))),
     );
     const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (rejected) throw rejected.reason;
