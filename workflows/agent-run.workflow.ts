@@ -4,14 +4,12 @@
  * turn, until the model says done, a budget or the deadline ends the run, a failed effect is compensated, or an
  * operator stops it (stops.ts).
  */
-import { ApplicationFailure, log, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
-import { refuseUndecodable, undecodable } from '../src/domain/undecodable';
+import { ApplicationFailure } from '@temporalio/workflow';
+import { undecodable } from '../src/domain/undecodable';
 import { Failure } from '../src/domain/failures';
 import { checkRunInput } from '../src/domain/run-input-check';
 import type { AgentRunInput, AgentRunResult } from '../src/domain/run';
-import { handleApprovalDecisions } from './approvals';
-import { ledgerQuery, retryAccountingQuery } from './definitions';
-import { handleCancelRequests, handleOperatorResolutions } from './operator';
+import { installRunHandlers } from './handlers';
 import { AgentRun } from './run';
 
 export async function agentRun(raw: AgentRunInput): Promise<AgentRunResult> {
@@ -28,33 +26,8 @@ export async function agentRun(raw: AgentRunInput): Promise<AgentRunResult> {
     throw ApplicationFailure.create({ type: Failure.RunInputInvalid, nonRetryable: true, message: checked.message });
   const run = new AgentRun(checked.input);
 
-  // Queries: the ledger (events, projection, hash) and the retry accounting per dependency.
-  setHandler(ledgerQuery, (upTo?: unknown) => run.ledger.snapshot(eventCount(upTo)));
-  setHandler(retryAccountingQuery, () => run.retryAccounting());
-  // Updates: each verifies its sender's identity token and checks the policy the run holds.
-  handleApprovalDecisions(run.approvals);
-  handleOperatorResolutions(run.ledger, run.show, run.heldPolicy);
-  const cancelledBy = handleCancelRequests(run.ledger, run.scope, run.heldPolicy, run.who);
-  // This workflow takes no signals: any that arrives (an unknown name, an undecodable payload) is logged, and dropped.
-  setDefaultSignalHandler((name, ...args) => {
-    const why = args.map(undecodable).find((u) => u !== undefined);
-    log.warn('ignored a signal: this workflow takes none', {
-      signal: name.slice(0, 100),
-      ...(why ? { undecodable: why.reason } : {}),
-    });
-  });
+  // Queries and updates (handlers.ts): each update verifies its sender's identity token.
+  const cancelledBy = installRunHandlers(run);
 
   return run.execute(cancelledBy);
-}
-
-/** The `ledger` query's argument: none, or a whole number of events; anything else is refused (typed). */
-function eventCount(upTo: unknown): number | undefined {
-  refuseUndecodable(upTo, 'the ledger query');
-  if (upTo === undefined || upTo === null) return undefined;
-  if (typeof upTo === 'number' && Number.isSafeInteger(upTo) && upTo >= 0) return upTo;
-  throw ApplicationFailure.create({
-    type: Failure.MessageInvalid,
-    nonRetryable: true,
-    message: 'the ledger query takes upTo: a whole number of events (0 or more), or nothing',
-  });
 }

@@ -76,8 +76,10 @@ export const requestCancelUpdate = defineUpdate<{ readonly accepted: true }, [Ca
 export const pendingApprovalsQuery = defineQuery<readonly PendingApproval[]>('pendingApprovals');
 
 /** Retry accounting per dependency: logical calls, attempts, amplification, open circuit breakers. */
-export const retryAccountingQuery = defineQuery<{
+export interface RetryAccounting {
   readonly dependencies: Readonly<Record<string, DependencyStats>>;
   readonly amplification: Readonly<Record<string, number>>;
   readonly circuits: Readonly<Record<string, string>>;
-}>('retryAccounting');
+}
+
+export const retryAccountingQuery = defineQuery<RetryAccounting>('retryAccounting');

@@ -111,6 +111,11 @@ export const Failure = {
   /** The run's input does not fit what the workflow reads (a raw client can send anything): nothing was run. */
   RunInputInvalid: 'Run.InputInvalid',
   /**
+   * A governed session used in a way it cannot be (governedTools naming a tool the worker does not declare, a
+   * session ended twice): the workflow fails with it, before any effect of the misuse.
+   */
+  SessionMisused: 'Session.Misused',
+  /**
    * A signal, update or query whose payload this worker could not decode (plaintext to a strict codec, junk under
    * the encrypted encoding, an encoding no converter reads): refused or ignored, and the run goes on.
    */
