@@ -11,6 +11,7 @@ const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 const moduleNameMapper = {
   '^ledgerloop$': '<rootDir>/host/index.ts',
   '^ledgerloop/worker$': '<rootDir>/host/worker/index.ts',
+  '^ledgerloop/ai-sdk/workflow$': '<rootDir>/workflows/ai-sdk/index.ts',
   '^ledgerloop/workflow-tools$': '<rootDir>/src/tools/index.ts',
   '^ledgerloop/tool-registry$': '<rootDir>/src/tools/registry-entry.ts',
   '^ledgerloop/services$': '<rootDir>/services/index.ts',

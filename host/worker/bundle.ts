@@ -62,6 +62,7 @@ function hoistModules(config: Configuration): Configuration {
         // the same modules the workflow code uses (also in a clone, where the entries' targets are not built).
         'ledgerloop/tool-registry$': packageModule('src', 'tools', 'registry-entry'),
         'ledgerloop/workflow-tools$': packageModule('src', 'tools', 'index'),
+        'ledgerloop/ai-sdk/workflow$': packageModule('workflows', 'ai-sdk', 'index'),
       },
     },
   };

@@ -102,8 +102,18 @@ export interface LedgerloopPluginOptions {
   readonly outbox?: OutboxWiring;
   /** The policy: a document as in a policy file (checked here; an invalid one is `Config.Invalid`) or a store. */
   readonly policy: PolicyStore | PolicyDocument;
-  /** The model (or models, one per `planner.kind`) the worker plans with. */
-  readonly model: ModelProvider | readonly ModelProvider[];
+  /**
+   * The model (or models, one per `planner.kind`) the worker's agent runs plan with. Optional with `ownWorkflows`,
+   * where the team's loop calls its own model (e.g. through `AiSdkPlugin`).
+   */
+  readonly model?: ModelProvider | readonly ModelProvider[];
+  /**
+   * The worker runs the team's own workflows (its `workflowsPath`), which open governed sessions
+   * (`ledgerloop/ai-sdk/workflow`), instead of Ledgerloop's agent-run workflow. Ledgerloop still adds its
+   * activities, its bundler options (the tools module, one zod per worker) and the codec. Default false: a
+   * Ledgerloop worker serves the agent-run workflow only.
+   */
+  readonly ownWorkflows?: boolean;
   /** The Ed25519 key capabilities are signed with (the services hold its public half). */
   readonly capabilityKey: CapabilitySigningKey;
   /** The identity issuers (public keys): a source, or the issuer documents themselves. */
@@ -215,8 +225,15 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     if (team && opts.identityIssuers === undefined) throw new WorkerConfigError('identityIssuers is required');
     if (opts.services === null || typeof opts.services !== 'object')
       throw new WorkerConfigError('services is required (a base URL per service name)');
-    this.models = Array.isArray(opts.model) ? (opts.model as readonly ModelProvider[]) : [opts.model as ModelProvider];
-    if (this.models.some((m) => m === undefined || m === null) || (team && this.models.length === 0))
+    this.models = Array.isArray(opts.model)
+      ? (opts.model as readonly ModelProvider[])
+      : opts.model === undefined && opts.ownWorkflows === true
+        ? []
+        : [opts.model as ModelProvider];
+    if (
+      this.models.some((m) => m === undefined || m === null) ||
+      (team && this.models.length === 0 && opts.ownWorkflows !== true)
+    )
       throw new WorkerConfigError('model is required');
     if (opts.policy === undefined) throw new WorkerConfigError('policy is required');
     this.policies = policyStore(opts.policy);
@@ -355,14 +372,20 @@ export class LedgerloopPlugin implements WorkerPlugin, ClientPlugin, BundlerPlug
     if (options.workflowBundle !== undefined) return { workflowBundle: options.workflowBundle };
     if (this.opts.workflowBundlePath !== undefined)
       return { workflowBundle: { codePath: this.opts.workflowBundlePath }, workflowsPath: undefined };
-    if (options.workflowsPath !== undefined && options.workflowsPath !== WORKFLOWS_PATH)
+    if (this.opts.ownWorkflows === true && options.workflowsPath === undefined)
+      throw new WorkerConfigError("ownWorkflows: the worker needs the workflowsPath of the team's workflows");
+    if (
+      this.opts.ownWorkflows !== true &&
+      options.workflowsPath !== undefined &&
+      options.workflowsPath !== WORKFLOWS_PATH
+    )
       throw new WorkerConfigError(
         `the worker was given workflowsPath ${options.workflowsPath}: a Ledgerloop worker serves the agent-run workflow; run other workflows on a worker of their own task queue`,
       );
     const ours = bundlerOptionsFor(this.tools);
     const theirs = options.bundlerOptions;
     return {
-      workflowsPath: WORKFLOWS_PATH,
+      workflowsPath: this.opts.ownWorkflows === true ? options.workflowsPath : WORKFLOWS_PATH,
       bundlerOptions: {
         ...theirs,
         webpackConfigHook: chainHooks(theirs?.webpackConfigHook, ours.webpackConfigHook),
