@@ -1,0 +1,176 @@
+/**
+ * examples/refund-ai-sdk's governed agent: the baseline's `generateText` loop on a real `AiSdkPlugin` worker with
+ * `LedgerloopPlugin({ ownWorkflows: true })` beside it, the scripted AI SDK model as the model activity, and the
+ * refund tool through `governedTools` (the payments service's HTTP API, its own SQLite storage). Every workflow
+ * task replays the history from the start (`maxCachedWorkflows: 0`), so each property also holds under replay.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { generateSigningKey } from '../../src/capability/capability-keys';
+import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
+import { startPaymentsService, type PaymentsService } from '../../examples/refund-ai-sdk/src/payments/payments-service';
+import { scriptedRefundProvider } from '../../examples/refund-ai-sdk/src/scripted-model';
+import { createGovernedRefundWorker } from '../../examples/refund-ai-sdk/src/governed/worker';
+import type { governedRefundAgent } from '../../examples/refund-ai-sdk/src/governed/workflows';
+import {
+  decideApprovalUpdate,
+  ledgerQuery,
+  pendingApprovalsQuery,
+  type PendingApproval,
+} from '../../workflows/definitions';
+import type { LedgerSnapshot } from '../../workflows/ledger';
+import { quietRuntime, taskQueue } from '../helpers/stack';
+
+const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+const TENANT = 'acme';
+
+let payments: PaymentsService;
+let issuer: DevIssuer;
+let nativeConnection: NativeConnection;
+let connection: Connection;
+let client: Client;
+let worker: Worker;
+let running: Promise<void>;
+let tq: string;
+
+beforeAll(async () => {
+  quietRuntime();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-refund-governed-'));
+  payments = await startPaymentsService(path.join(dir, 'payments.db'));
+  for (const [orderId, amountMinor] of [
+    ['ord-small', 60_00],
+    ['ord-large', 250_00],
+    ['ord-lost', 30_00],
+    ['ord-denied', 50_00],
+  ] as const)
+    payments.seedOrder({ orderId, customer: 'user:alice', amountMinor, currency: 'EUR' });
+  issuer = await createDevIssuer(path.join(dir, 'identity'));
+  nativeConnection = await NativeConnection.connect({ address });
+  connection = await Connection.connect({ address });
+  client = new Client({ connection });
+  tq = taskQueue('refund-governed');
+  worker = await createGovernedRefundWorker({
+    connection: nativeConnection,
+    taskQueue: tq,
+    paymentsUrl: payments.url,
+    modelProvider: scriptedRefundProvider(),
+    capabilityKey: generateSigningKey(),
+    identityIssuers: [issuer.config],
+    extra: { maxCachedWorkflows: 0 },
+  });
+  running = worker.run();
+}, 180_000);
+
+afterAll(async () => {
+  if (worker?.getState() === 'RUNNING') worker.shutdown();
+  await running;
+  await connection?.close();
+  await nativeConnection?.close();
+  await payments?.close();
+});
+
+async function start(
+  message: string,
+  who = 'user:alice',
+  tokenFor = who,
+): Promise<WorkflowHandle<typeof governedRefundAgent>> {
+  const workflowId = `refund-governed-${message.replace(/\W+/g, '-')}-${Date.now()}`;
+  return client.workflow.start<typeof governedRefundAgent>('governedRefundAgent', {
+    taskQueue: tq,
+    workflowId,
+    args: [
+      {
+        principal: { id: who, tenant: TENANT },
+        identityToken: await issuer.issueFor({ purpose: 'start', run: workflowId }, tokenFor, TENANT),
+        message,
+        deadlineAt: new Date(Date.now() + 10 * 60_000).toISOString(),
+      },
+    ],
+  });
+}
+
+const refundsOf = (orderId: string) => payments.refunds().filter((r) => r.orderId === orderId);
+const types = (snap: LedgerSnapshot) => snap.events.map((e) => e.type);
+
+/** The approval the run waits for (asked until it shows). */
+async function pendingApproval(handle: WorkflowHandle): Promise<PendingApproval> {
+  for (;;) {
+    const [first] = await handle.query(pendingApprovalsQuery);
+    if (first) return first;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function decide(handle: WorkflowHandle, p: PendingApproval, approver: string) {
+  return handle.executeUpdate(decideApprovalUpdate, {
+    args: [
+      {
+        logicalCallId: p.logicalCallId,
+        argumentsHash: p.argumentsHash,
+        policyVersion: p.policyVersion,
+        token: await issuer.issueFor(
+          { purpose: 'approve', run: handle.workflowId, call: p.logicalCallId },
+          approver,
+          TENANT,
+          ['approver'],
+        ),
+        decision: 'approve',
+      },
+    ],
+  });
+}
+
+test('a governed 40 EUR refund runs in the team generateText loop, refunds once and ends completed', async () => {
+  const handle = await start('refund order ord-small: 40.00 EUR, broken mug');
+  const result = await handle.result();
+  expect(refundsOf('ord-small')).toEqual([expect.objectContaining({ amountMinor: 40_00, currency: 'EUR' })]);
+  expect(result.stopReason).toBe('completed');
+  // The model read the governed result as a tool result (the scripted model quotes it).
+  expect(result.value).toContain('"status":"ok"');
+  const [call] = result.calls;
+  expect(call).toEqual(expect.objectContaining({ toolName: 'refund_order', state: 'SUCCEEDED' }));
+  // The key the payments service holds is the one bound to the arguments' hash.
+  expect(refundsOf('ord-small')[0]?.idempotencyKey).toBe(call?.operationKey);
+  const snap = await handle.query(ledgerQuery);
+  expect(types(snap)).toEqual(
+    expect.arrayContaining(['RunCreated', 'ArgumentsCanonicalized', 'AuthorizationAllowed', 'ToolResultRecorded']),
+  );
+  expect(types(snap).at(-1)).toBe('RunCompleted');
+}, 90_000);
+
+test('a lost refund response is UNKNOWN, reconciled by key, and the payments service holds one refund', async () => {
+  payments.loseNextResponses(1);
+  const before = payments.refundRequests();
+  const handle = await start('refund order ord-lost: 25.00 EUR, late');
+  const result = await handle.result();
+  expect(payments.refundRequests() - before).toBeGreaterThanOrEqual(1);
+  expect(refundsOf('ord-lost')).toHaveLength(1);
+  expect(result.stopReason).toBe('completed');
+  expect(result.value).toContain('"status":"ok"');
+  // The lost answer made the call UNKNOWN; the lookup by its key found the refund the service kept.
+  const snap = await handle.query(ledgerQuery);
+  expect(types(snap)).toEqual(expect.arrayContaining(['ToolOutcomeMarkedUnknown', 'ToolEffectReconciled']));
+  expect(result.calls).toEqual([expect.objectContaining({ state: 'SUCCEEDED' })]);
+}, 90_000);
+
+test('a refund over 100 EUR waits for approval: the customer approving it is refused, another approver is accepted', async () => {
+  const handle = await start('refund order ord-large: 180.00 EUR, never arrived');
+  const pending = await pendingApproval(handle);
+  expect(refundsOf('ord-large')).toEqual([]);
+  // The customer holds the approver role, and still may not approve their own refund: nothing recorded.
+  const self = await decide(handle, pending, 'user:alice').catch((e: unknown) => e);
+  expect(self).toBeInstanceOf(WorkflowUpdateFailedError);
+  expect(String((self as WorkflowUpdateFailedError).cause?.message)).toMatch(/own|principal/);
+  expect(await handle.query(pendingApprovalsQuery)).toHaveLength(1);
+  expect(refundsOf('ord-large')).toEqual([]);
+  // Control: another verified approver is accepted, and the refund is issued once.
+  await expect(decide(handle, pending, 'manager:bob')).resolves.toEqual(
+    expect.objectContaining({ accepted: true, approver: 'manager:bob' }),
+  );
+  const result = await handle.result();
+  expect(result.stopReason).toBe('completed');
+  expect(refundsOf('ord-large')).toEqual([expect.objectContaining({ amountMinor: 180_00 })]);
+}, 90_000);
