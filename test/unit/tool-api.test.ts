@@ -100,6 +100,7 @@ describe('tool modules', () => {
       // A tools module's `ledgerloop/…` imports are this package's own files (built or not).
       'ledgerloop/tool-registry$': path.join(REPO_ROOT, 'src', 'tools', 'registry-entry.ts'),
       'ledgerloop/workflow-tools$': path.join(REPO_ROOT, 'src', 'tools', 'index.ts'),
+      'ledgerloop/ai-sdk/workflow$': path.join(REPO_ROOT, 'workflows', 'ai-sdk', 'index.ts'),
       [WORKFLOW_REGISTRY_MODULE]: EXAMPLE_TOOLS,
     });
     expect(config.optimization?.concatenateModules).toBe(true);
