@@ -17,124 +17,52 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Observation, PlanResponse, ProposedCall } from '../src/domain/activity-contracts';
-import { DeadlineTooClose, type DeadlineClock } from '../src/domain/activity-presets';
+import { DeadlineTooClose } from '../src/domain/activity-presets';
 import { Failure } from '../src/domain/failures';
-import { REDUCER_VERSION, retryAmplification, type Projection } from '../src/domain/reducer';
-import {
-  DEFAULT_BUDGETS,
-  DEFAULT_CAPS,
-  DEFAULT_LIMITS,
-  type AgentRunInput,
-  type AgentRunResult,
-  type Budgets,
-  type CarriedState,
-} from '../src/domain/run';
+import { type Projection } from '../src/domain/reducer';
+import { type AgentRunInput, type AgentRunResult, type CarriedState } from '../src/domain/run';
 import { workflowTools } from '../src/tools/workflow-registry';
-import { Approvals } from './approvals';
 import { proposalSignature } from './budgets';
 import { runCall, withGrace } from './call-runner';
-import { CircuitBreakers } from './circuit-breaker';
 import { verifyRunIdentity, type RunIdentity } from './identity';
 import { openWithFirstPlan } from './opening';
 import { Ledger } from './ledger';
-import type { RunModel, ValidatedCall, Who } from './model';
-import { PolicyHolder } from './policy-holder';
-import { RunView, runResult } from './run-view';
-import { Saga, type SagaRegistration } from './steps/compensate';
+import { RunCore } from './run-core';
+import { runResult } from './run-view';
+import { type SagaRegistration } from './steps/compensate';
 import { endRun, type CancelledBy } from './ending';
 import { IntentCalls } from './steps/intents';
 import { prepareProposal } from './steps/prepare';
 import { plan, recordFirstPlan, type Planned } from './steps/plan';
 import { cancelledStop, deadlineStop, nextStop, type Moment, type Stop } from './stops';
 
-export class AgentRun implements RunModel {
-  readonly runId = workflowInfo().workflowId;
-  readonly ledger: Ledger;
-  readonly budgets: Budgets;
-  readonly who: Who;
-  readonly deadlineAt: string;
-  readonly strategy: AgentRunInput['strategy'];
-  readonly tools = workflowTools;
-  readonly approvals: Approvals;
-  readonly policy = new PolicyHolder();
-  readonly breakers: CircuitBreakers;
-  /** Cancelling this scope (`requestCancel`, or Temporal's cancel of the run) stops the turn loop. */
-  readonly scope = new CancellationScope();
+export class AgentRun extends RunCore {
   private readonly carried: CarriedState | undefined;
-  private readonly deadlineAtMs: number;
-  private readonly caps: typeof DEFAULT_CAPS;
-  private readonly limits: typeof DEFAULT_LIMITS;
-  private readonly view: RunView;
-  private readonly saga: Saga;
   /** Compensations carried across continue-as-new whose tool this worker no longer knows (forward call ids). */
   private readonly lostRegistrations: readonly string[];
-  /** Calls holding a place in the tool-call budget while they wait (authorizer, approval, rate limit). */
-  private readonly reservedIntents = new Set<string>();
   private observations: Observation[];
   /** A new run's first turn, planned at its opening and recorded when turn 1 begins. */
   private firstPlan: Planned | undefined;
   private lastSignature: string | undefined;
   private repeated: number;
-  /** Who the run was started by, as its opening verified it (carried across continue-as-new). */
-  private startIdentity: { readonly issuer: string; readonly subject: string } | undefined;
   /** Who asked a verified cancel, from the cancel handler (`execute`). */
   private cancelledBy: CancelledBy = () => undefined;
 
-  constructor(readonly input: AgentRunInput) {
-    const carried = (this.carried = input.carried);
-    this.ledger = new Ledger(
-      carried ? { projection: carried.projection as Projection, eventCount: carried.eventCount } : undefined,
+  constructor(input: AgentRunInput) {
+    const carried = input.carried;
+    super(
+      input,
+      new Ledger(
+        carried ? { projection: carried.projection as Projection, eventCount: carried.eventCount } : undefined,
+      ),
     );
-    this.limits = { ...DEFAULT_LIMITS, ...input.limits };
-    this.caps = { ...DEFAULT_CAPS, ...input.caps };
-    this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
-    this.deadlineAt = input.deadlineAt;
-    this.deadlineAtMs = Date.parse(input.deadlineAt);
-    this.strategy = input.strategy;
-    this.who = { principalId: input.principal.id, tenant: input.principal.tenant };
-    this.view = new RunView(this.ledger, this.budgets);
-    this.saga = new Saga(this.ledger, workflowTools, this.runId, this.who);
+    this.carried = carried;
     // Compensations are owed across continue-as-new: the registrations travel with the carried state.
     this.lostRegistrations = carried?.saga ? this.saga.restore(carried.saga as SagaRegistration[]) : [];
-    this.breakers = new CircuitBreakers(this.ledger);
     this.startIdentity = carried?.identity;
-    this.approvals = new Approvals(this.ledger, this.show, {
-      runId: this.runId,
-      ...this.who,
-      startedBy: () => this.startIdentity,
-    });
     this.observations = (carried?.observations ?? []) as Observation[];
     this.lastSignature = carried?.lastProposalSignature;
     this.repeated = carried?.repeatedTurns ?? 0;
-  }
-
-  /** Publish the run's state for the UI (search attributes, current details). */
-  readonly show = (): void => this.view.publish();
-  /** The policy the run decides from now, for the checks on approvers, operators and cancellers. */
-  readonly heldPolicy = () => this.policy.current?.document;
-
-  clock(): DeadlineClock {
-    return { deadlineAtMs: this.deadlineAtMs, nowMs: Date.now(), caps: this.caps, limits: this.limits };
-  }
-
-  reserveIntent(callId: string): boolean {
-    if (this.reservedIntents.has(callId)) return true;
-    if (this.ledger.projection.intents + this.reservedIntents.size >= this.budgets.maxToolCalls) return false;
-    this.reservedIntents.add(callId);
-    return true;
-  }
-
-  releaseIntent(callId: string): void {
-    this.reservedIntents.delete(callId);
-  }
-
-  registerCompensation(call: ValidatedCall): void {
-    this.saga.register(call);
-  }
-
-  retryAccounting() {
-    const p = this.ledger.projection;
-    return { dependencies: p.dependencies, amplification: retryAmplification(p), circuits: p.circuits };
   }
 
   /** The whole run: open it, take turns until a stop, end it. */
@@ -232,30 +160,7 @@ export class AgentRun implements RunModel {
         eventCount: carried.eventCount,
       });
     } else {
-      const checked = await this.verifyOpening();
-      // The policy the opening returned is held from the start: the first turn decides without asking for it.
-      if (checked.ok && checked.policy) this.policy.hold(checked.policy);
-      if (checked.ok) this.startIdentity = { issuer: checked.identity.issuer, subject: checked.identity.subject };
-      if (!checked.ok) refused = `${checked.code}: ${checked.reason}`;
-      ledger.append({
-        type: 'RunCreated',
-        runId: this.runId,
-        ...this.who,
-        strategy: input.strategy,
-        deadlineAt: input.deadlineAt,
-        budgets: this.budgets,
-        reducerVersion: REDUCER_VERSION,
-        onAbort: this.onAbort,
-        identity: checked.ok
-          ? {
-              verified: true,
-              subject: checked.identity.subject,
-              issuer: checked.identity.issuer,
-              tokenDigest: checked.identity.tokenDigest,
-              roles: checked.identity.roles,
-            }
-          : { verified: false, code: checked.code, reason: checked.reason },
-      });
+      refused = this.recordOpening(await this.verifyOpening());
     }
     this.view.identify({ principal: this.who.principalId, tenant: this.who.tenant, strategy: input.strategy });
     this.show();
@@ -274,10 +179,6 @@ export class AgentRun implements RunModel {
       return checked;
     }
     return verifyRunIdentity(token, this.input.principal);
-  }
-
-  private get onAbort(): 'compensate' | 'leave' {
-    return this.input.onAbort ?? 'compensate';
   }
 
   /** Count turns proposing the same calls as the last (no-progress detection); returns the count. */

@@ -20,17 +20,12 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Observation } from '../../src/domain/activity-contracts';
-import { DeadlineTooClose, type DeadlineClock } from '../../src/domain/activity-presets';
+import { DeadlineTooClose } from '../../src/domain/activity-presets';
 import { Failure } from '../../src/domain/failures';
-import { REDUCER_VERSION, retryAmplification } from '../../src/domain/reducer';
 import { checkRunInput } from '../../src/domain/run-input-check';
 import {
-  DEFAULT_BUDGETS,
-  DEFAULT_CAPS,
-  DEFAULT_LIMITS,
   type AgentRunInput,
   type AgentRunResult,
   type AttemptLimits,
@@ -39,18 +34,14 @@ import {
   type RetryStrategy,
   type TimeoutCaps,
 } from '../../src/domain/run';
-import { workflowTools } from '../../src/tools/workflow-registry';
-import { Approvals } from '../approvals';
 import { runCall, withGrace } from '../call-runner';
-import { CircuitBreakers } from '../circuit-breaker';
 import { endRun, type CancelledBy } from '../ending';
 import { verifyRunIdentity } from '../identity';
 import { Ledger } from '../ledger';
-import type { RunModel, ValidatedCall, Who } from '../model';
+import { callBase, type ValidatedCall } from '../model';
 import { installRunHandlers } from '../handlers';
-import { PolicyHolder } from '../policy-holder';
-import { RunView, runResult } from '../run-view';
-import { Saga } from '../steps/compensate';
+import { RunCore } from '../run-core';
+import { runResult } from '../run-view';
 import { IntentCalls } from '../steps/intents';
 import { prepareProposal } from '../steps/prepare';
 import { cancelledStop, deadlineStop, nextStop, type DecidedStop, type Stop } from '../stops';
@@ -131,113 +122,27 @@ function sessionInput(o: GovernedSessionOptions): AgentRunInput {
   return checked.input;
 }
 
-export class GovernedSession implements RunModel {
-  readonly runId = workflowInfo().workflowId;
-  readonly ledger = new Ledger();
-  readonly who: Who;
-  readonly deadlineAt: string;
-  readonly strategy: RetryStrategy;
-  readonly tools = workflowTools;
-  readonly approvals: Approvals;
-  readonly policy = new PolicyHolder();
-  readonly breakers: CircuitBreakers;
-  readonly budgets: Budgets;
-  /** Cancelling this scope (`requestCancel`, or Temporal's cancel of the workflow) refuses every call from then on. */
-  readonly scope = new CancellationScope();
-  private readonly deadlineAtMs: number;
-  private readonly caps: TimeoutCaps;
-  private readonly limits: AttemptLimits;
-  private readonly view: RunView;
-  private readonly saga: Saga;
+export class GovernedSession extends RunCore {
   private readonly calls: IntentCalls;
-  private readonly reservedIntents = new Set<string>();
   /** Occurrences per step, by tool and hash: the occurrence part of each logical call id. */
   private readonly steps = new Map<number, Map<string, number>>();
   private readonly observations: Observation[] = [];
-  private startIdentity: { readonly issuer: string; readonly subject: string } | undefined;
   private identityRefused: string | undefined;
   /** The deadline came too close for a call: the session's stop, whatever the loop ends with. */
   private interrupted: Stop | undefined;
   private ended = false;
   private readonly cancelledBy: CancelledBy;
 
-  constructor(readonly input: AgentRunInput) {
-    this.budgets = { ...DEFAULT_BUDGETS, ...input.budgets };
-    this.caps = { ...DEFAULT_CAPS, ...input.caps };
-    this.limits = { ...DEFAULT_LIMITS, ...input.limits };
-    this.deadlineAt = input.deadlineAt;
-    this.deadlineAtMs = Date.parse(input.deadlineAt);
-    this.strategy = input.strategy;
-    this.who = { principalId: input.principal.id, tenant: input.principal.tenant };
-    this.view = new RunView(this.ledger, this.budgets);
-    this.saga = new Saga(this.ledger, this.tools, this.runId, this.who);
-    this.breakers = new CircuitBreakers(this.ledger);
+  constructor(input: AgentRunInput) {
+    super(input, new Ledger());
     this.calls = new IntentCalls(this);
-    this.approvals = new Approvals(this.ledger, this.show, {
-      runId: this.runId,
-      ...this.who,
-      startedBy: () => this.startIdentity,
-    });
     // The agent run's queries and updates, over this state: the console and the CLI answer a session as a run.
     this.cancelledBy = installRunHandlers(this);
   }
 
-  /** Publish the session's state for the UI (search attributes, current details). */
-  readonly show = (): void => this.view.publish();
-  readonly heldPolicy = () => this.policy.current?.document;
-
-  clock(): DeadlineClock {
-    return { deadlineAtMs: this.deadlineAtMs, nowMs: Date.now(), caps: this.caps, limits: this.limits };
-  }
-
-  reserveIntent(callId: string): boolean {
-    if (this.reservedIntents.has(callId)) return true;
-    if (this.ledger.projection.intents + this.reservedIntents.size >= this.budgets.maxToolCalls) return false;
-    this.reservedIntents.add(callId);
-    return true;
-  }
-
-  releaseIntent(callId: string): void {
-    this.reservedIntents.delete(callId);
-  }
-
-  registerCompensation(call: ValidatedCall): void {
-    this.saga.register(call);
-  }
-
-  retryAccounting() {
-    const p = this.ledger.projection;
-    return { dependencies: p.dependencies, amplification: retryAmplification(p), circuits: p.circuits };
-  }
-
   /** Verify the identity (fail closed), hold the policy it came with, record the run's start. */
   async open(): Promise<void> {
-    const checked = await verifyRunIdentity(this.input.identityToken, this.input.principal);
-    if (checked.ok) {
-      if (checked.policy) this.policy.hold(checked.policy);
-      this.startIdentity = { issuer: checked.identity.issuer, subject: checked.identity.subject };
-    } else {
-      this.identityRefused = `${checked.code}: ${checked.reason}`;
-    }
-    this.ledger.append({
-      type: 'RunCreated',
-      runId: this.runId,
-      ...this.who,
-      strategy: this.strategy,
-      deadlineAt: this.deadlineAt,
-      budgets: this.budgets,
-      reducerVersion: REDUCER_VERSION,
-      onAbort: this.input.onAbort ?? 'compensate',
-      identity: checked.ok
-        ? {
-            verified: true,
-            subject: checked.identity.subject,
-            issuer: checked.identity.issuer,
-            tokenDigest: checked.identity.tokenDigest,
-            roles: checked.identity.roles,
-          }
-        : { verified: false, code: checked.code, reason: checked.reason },
-    });
+    this.identityRefused = this.recordOpening(await verifyRunIdentity(this.input.identityToken, this.input.principal));
     this.view.identify({ principal: this.who.principalId, tenant: this.who.tenant, strategy: this.strategy });
     this.show();
   }
@@ -302,7 +207,7 @@ export class GovernedSession implements RunModel {
         ledger: this.ledger,
         saga: this.saga,
         tools: this.tools,
-        onAbort: this.input.onAbort ?? 'compensate',
+        onAbort: this.onAbort,
         lost: [],
         scope: this.scope,
         cancelledBy: this.cancelledBy,
@@ -398,19 +303,13 @@ export class GovernedSession implements RunModel {
   /** Record a keyed call refused before its decision: nothing was dispatched. */
   private rejectUnsent(call: ValidatedCall, why: { code: string; message: string }): Observation {
     this.ledger.append({ type: 'ProposalRejected', logicalCallId: call.logicalCallId, ...why });
-    return {
-      logicalCallId: call.logicalCallId,
-      providerCallId: call.providerCallId,
-      toolName: call.tool.name,
-      state: 'FAILED',
-      error: why,
-    };
+    return { ...callBase(call), state: 'FAILED', error: why };
   }
 
   /** The call as `leave` settled it, for a call that left its runner by a throw. */
   private settledAs(call: ValidatedCall, code: string, message: string): Observation {
     const view = this.ledger.projection.calls[call.logicalCallId];
-    const base = { logicalCallId: call.logicalCallId, providerCallId: call.providerCallId, toolName: call.tool.name };
+    const base = callBase(call);
     if (view?.state === 'SUCCEEDED') return { ...base, state: 'SUCCEEDED' };
     if (view?.state === 'UNKNOWN') return { ...base, state: 'UNKNOWN', error: { code, message } };
     return { ...base, state: 'FAILED', error: { code, message } };
