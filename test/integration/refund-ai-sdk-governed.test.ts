@@ -4,10 +4,11 @@
  * refund tool through `governedTools` (the payments service's HTTP API, its own SQLite storage). Every workflow
  * task replays the history from the start (`maxCachedWorkflows: 0`), so each property also holds under replay.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { generateSigningKey } from '../../src/capability/capability-keys';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
@@ -26,6 +27,7 @@ import { quietRuntime, taskQueue } from '../helpers/stack';
 
 const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
 const TENANT = 'acme';
+const GOVERNED_FIXTURE = path.join(__dirname, '..', 'replay', 'governed', 'refund-lost-response.json');
 
 let payments: PaymentsService;
 let issuer: DevIssuer;
@@ -154,6 +156,10 @@ test('a lost refund response is UNKNOWN, reconciled by key, and the payments ser
   const snap = await handle.query(ledgerQuery);
   expect(types(snap)).toEqual(expect.arrayContaining(['ToolOutcomeMarkedUnknown', 'ToolEffectReconciled']));
   expect(result.calls).toEqual([expect.objectContaining({ state: 'SUCCEEDED' })]);
+  // LEDGERLOOP_RECORD_GOVERNED=1 writes this run's history as the replay tier's governed fixture
+  // (test/replay/governed-replay.test.ts).
+  if (process.env.LEDGERLOOP_RECORD_GOVERNED === '1')
+    writeFileSync(GOVERNED_FIXTURE, historyToJSON(await handle.fetchHistory()));
 }, 90_000);
 
 test('a refund over 100 EUR waits for approval: the customer approving it is refused, another approver is accepted', async () => {
