@@ -8,7 +8,8 @@
   var csrf = csrfMeta ? csrfMeta.getAttribute('content') : '';
 
   // An item the person is working on (a field in focus or filled, a result shown) is not re-rendered; once it
-  // left the server's list it goes, unless it shows a refusal the person has yet to read.
+  // left the server's list it goes, unless an action on it is still on its way or it shows a refusal the person
+  // has yet to read. A confirmation stays 5 s from the moment it is shown, not from the click.
   function editing(slot) {
     var active = document.activeElement;
     if (active && slot.contains(active) && active.tagName !== 'BUTTON') return true;
@@ -20,6 +21,8 @@
     return editing(slot) || slot.querySelector('.result.shown') !== null;
   }
   function keepWhileGone(slot) {
+    // An action still on its way: its answer, whatever it says, must have a place to show.
+    if (slot.querySelector('.result.pending') !== null) return true;
     var done = slot.querySelector('.result.ok.shown');
     if (done) return Date.now() - Number(done.getAttribute('data-at') || 0) < 5000; // the confirmation stays 5 s
     return editing(slot) || slot.querySelector('.result.refused') !== null;
@@ -142,7 +145,8 @@
     buttons.forEach(function (b) {
       b.disabled = true;
     });
-    show(result, true, action + '…');
+    result.replaceChildren(document.createTextNode(action + '…'));
+    result.className = 'result shown pending';
     result.setAttribute('data-testid', 'pending-action');
     fetch('/api/runs/' + encodeURIComponent(form.getAttribute('data-workflow')) + '/' + action, {
       method: 'POST',
