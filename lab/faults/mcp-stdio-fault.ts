@@ -1,73 +1,69 @@
 /**
- * A stdio MCP server behind a fault: this process starts the real server (its command and arguments are this
- * script's arguments), passes every line between the worker and it, and, once per fault directory and tool, loses
- * the answer to the first `tools/call` of each tool named by `MCP_FAULT_LOSE_TOOL` (comma-separated): the request
- * reaches the server, its answer is dropped, and the server and this process are killed. Every call of such a tool
- * the server receives is appended to `<MCP_FAULT_DIR>/calls.log` (one line each, `<tool> <id>`), so a test counts
- * what reached the server, across restarts.
+ * A stdio MCP server behind faults: this process starts the real server (its command and arguments are this
+ * script's arguments), passes every line between the worker and it, and injects the faults of its rules
+ * (lab/faults/mcp-fault-rules.ts: `MCP_FAULT_RULES`, or the short forms `MCP_FAULT_LOSE_TOOL` and
+ * `MCP_FAULT_DELAY`) into the `tools/call` requests and answers.
  *
- * `MCP_FAULT_DELAY` (JSON `{ "tool", "ms", "arguments" }`) holds each `tools/call` of `tool` whose arguments include
- * `arguments` (every field equal) for `ms` before passing it on, once per fault directory: the worker's wait ends
- * first (the call is UNKNOWN) and the request reaches the server late, after whatever the worker did next. The
- * held request is logged when it is passed on.
+ * Its state lives in `MCP_FAULT_DIR`, so it holds across the server's restarts (each restart is a new harness):
+ * - `calls.log`: one line (`<tool> <id>`) per call of a tool some rule names, as it reaches the server, so a test
+ *   counts what the server received;
+ * - `fired.log`: one JSON line (`{ tool, at, do, hit, id, pid }`) per fault that fired; a `hold` is written once the
+ *   server's answer is held, which is when the fault runner kills the worker;
+ * - `rule-<n>.hits`: how many calls rule n matched so far.
  *
- *   node -r tsx/cjs lab/faults/mcp-stdio-fault.ts node_modules/.bin/mcp-server-filesystem /srv/data
+ *   MCP_FAULT_DIR=/tmp/faults MCP_FAULT_LOSE_TOOL=write_file \
+ *     node -r tsx/cjs lab/faults/mcp-stdio-fault.ts node_modules/.bin/mcp-server-filesystem /srv/data
  *
  * Loopback only by construction: it speaks to its own child over pipes.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { firingRule, holdMs, mcpFaultRulesFromEnv, type McpFaultRule } from './mcp-fault-rules';
 
 const [command, ...args] = process.argv.slice(2);
 const dir = process.env['MCP_FAULT_DIR'];
-const loseTools = new Set((process.env['MCP_FAULT_LOSE_TOOL'] ?? '').split(',').filter(Boolean));
 if (command === undefined || dir === undefined) {
   process.stderr.write('usage: MCP_FAULT_DIR=<dir> mcp-stdio-fault <server command> [args...]\n');
   process.exit(2);
 }
-const delay = readDelay(process.env['MCP_FAULT_DELAY']);
-/** A fault is spent once its file exists (the tool name is a listed one: no path in it). */
-const marker = (what: 'lost' | 'delayed', tool: string): string =>
-  join(dir, `${what}-${encodeURIComponent(tool)}.marker`);
+const faultDir: string = dir;
+const rules = mcpFaultRulesFromEnv(process.env);
+const watched = new Set(rules.map((r) => r.tool));
 const server = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-let lostId: unknown;
-
-interface Delay {
-  readonly tool: string;
-  readonly ms: number;
-  readonly arguments: Readonly<Record<string, unknown>>;
-}
-
-function readDelay(spec: string | undefined): Delay | undefined {
-  if (spec === undefined || spec === '') return undefined;
-  const d = JSON.parse(spec) as Partial<Delay>;
-  if (typeof d.tool !== 'string' || typeof d.ms !== 'number' || typeof d.arguments !== 'object' || d.arguments === null)
-    throw new Error('MCP_FAULT_DELAY is { "tool": string, "ms": number, "arguments": object }');
-  return { tool: d.tool, ms: Math.min(Math.max(0, d.ms), 60_000), arguments: d.arguments };
-}
+/** The after-commit fault armed for each request id (by its JSON form) whose answer is awaited. */
+const armed = new Map<string, { readonly rule: McpFaultRule; readonly tool: string }>();
 
 type Call = { id?: unknown; method?: string; params?: { name?: string; arguments?: Record<string, unknown> } };
 
-function held(msg: Call): boolean {
-  if (delay === undefined || msg.method !== 'tools/call' || msg.params?.name !== delay.tool) return false;
-  const args = msg.params.arguments ?? {};
-  if (!Object.entries(delay.arguments).every(([k, v]) => JSON.stringify(args[k]) === JSON.stringify(v))) return false;
-  if (existsSync(marker('delayed', delay.tool))) return false;
-  writeFileSync(marker('delayed', delay.tool), 'delayed');
-  return true;
+/** Counts one more match of rule `index`, in the fault directory (one harness at a time writes it). */
+function count(index: number): number {
+  const file = join(faultDir, `rule-${index}.hits`);
+  const hit = (existsSync(file) ? Number(readFileSync(file, 'utf8')) || 0 : 0) + 1;
+  writeFileSync(file, String(hit));
+  return hit;
 }
 
-/** Logs a call of a watched tool as it reaches the server, and arms the lost answer for the tool's first one. */
+function fired(rule: McpFaultRule, tool: string, id: unknown): void {
+  const hit = Number(readFileSync(join(faultDir, `rule-${rules.indexOf(rule)}.hits`), 'utf8'));
+  const line = { tool, at: rule.at, do: rule.do, hit, id, pid: process.pid };
+  appendFileSync(join(faultDir, 'fired.log'), `${JSON.stringify(line)}\n`);
+}
+
+/** The server and this process end: the worker sees its connection close, mid-call. */
+function killServer(): never {
+  server.kill('SIGKILL');
+  process.exit(1);
+}
+
+/** Passes a request on to the server, logging a watched call and arming its after-commit fault. */
 function pass(line: string, msg: Call | undefined): void {
   const tool = msg?.params?.name;
-  if (msg?.method === 'tools/call' && typeof tool === 'string' && (loseTools.has(tool) || tool === delay?.tool)) {
-    appendFileSync(join(dir!, 'calls.log'), `${tool} ${JSON.stringify(msg.id)}\n`);
-    if (loseTools.has(tool) && !existsSync(marker('lost', tool))) {
-      writeFileSync(marker('lost', tool), 'lost');
-      lostId = msg.id;
-    }
+  if (msg?.method === 'tools/call' && typeof tool === 'string' && watched.has(tool)) {
+    appendFileSync(join(faultDir, 'calls.log'), `${tool} ${JSON.stringify(msg.id)}\n`);
+    const rule = firingRule(rules, 'after_commit', tool, msg.params?.arguments ?? {}, count);
+    if (rule !== undefined) armed.set(JSON.stringify(msg.id), { rule, tool });
   }
   if (!server.stdin.writableEnded) server.stdin.write(`${line}\n`);
 }
@@ -79,23 +75,35 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   } catch {
     // not JSON: passed on as it is; the server says what it makes of it
   }
-  if (msg !== undefined && held(msg)) setTimeout(() => pass(line, msg), delay!.ms);
-  else pass(line, msg);
+  const tool = msg?.params?.name;
+  const rule =
+    msg?.method === 'tools/call' && typeof tool === 'string'
+      ? firingRule(rules, 'before_send', tool, msg.params?.arguments ?? {}, count)
+      : undefined;
+  if (rule === undefined) return pass(line, msg);
+  fired(rule, tool!, msg?.id);
+  if (rule.do === 'restart') killServer();
+  setTimeout(() => pass(line, msg), holdMs(rule));
 });
 process.stdin.on('end', () => server.stdin.end());
 
 createInterface({ input: server.stdout }).on('line', (line) => {
-  if (lostId !== undefined) {
-    try {
-      if ((JSON.parse(line) as { id?: unknown }).id === lostId) {
-        // The server answered and acted; the answer is lost with the server, mid-call as the worker sees it.
-        server.kill('SIGKILL');
-        process.exit(1);
-      }
-    } catch {
-      // not JSON: passed on
-    }
+  let id: string | undefined;
+  try {
+    id = JSON.stringify((JSON.parse(line) as { id?: unknown }).id);
+  } catch {
+    // not JSON: passed on
   }
-  process.stdout.write(`${line}\n`);
+  const fault = id === undefined ? undefined : armed.get(id);
+  if (fault === undefined) {
+    process.stdout.write(`${line}\n`);
+    return;
+  }
+  armed.delete(id!);
+  fired(fault.rule, fault.tool, JSON.parse(id!));
+  // The server answered and acted; what becomes of its answer is the fault.
+  if (fault.rule.do === 'restart') killServer();
+  if (fault.rule.do === 'drop_response') return;
+  setTimeout(() => process.stdout.write(`${line}\n`), holdMs(fault.rule));
 });
 server.on('exit', (code) => process.exit(code ?? 1));
