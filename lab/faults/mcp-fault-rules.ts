@@ -69,6 +69,14 @@ function checkRule(raw: unknown, i: number): McpFaultRule {
   return raw as unknown as McpFaultRule;
 }
 
+function parseJson(text: string, variable: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new McpFaultRulesError(`${variable} is not JSON`);
+  }
+}
+
 /**
  * The harness's rules from its environment: `MCP_FAULT_RULES` (a JSON array of rules), and the two short forms the
  * tests started with, read as rules: `MCP_FAULT_LOSE_TOOL` (comma-separated tools: `after_commit` `restart` of each
@@ -79,12 +87,7 @@ export function mcpFaultRulesFromEnv(env: NodeJS.ProcessEnv): McpFaultRule[] {
   const rules: unknown[] = [];
   const text = env[MCP_FAULT_RULES_ENV];
   if (text !== undefined && text.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new McpFaultRulesError(`${MCP_FAULT_RULES_ENV} is not JSON`);
-    }
+    const parsed = parseJson(text, MCP_FAULT_RULES_ENV);
     if (!Array.isArray(parsed)) throw new McpFaultRulesError(`${MCP_FAULT_RULES_ENV} is not an array`);
     rules.push(...(parsed as unknown[]));
   }
@@ -92,12 +95,7 @@ export function mcpFaultRulesFromEnv(env: NodeJS.ProcessEnv): McpFaultRule[] {
     rules.push({ at: 'after_commit', do: 'restart', tool });
   const delay = env['MCP_FAULT_DELAY'];
   if (delay !== undefined && delay !== '') {
-    let d: unknown;
-    try {
-      d = JSON.parse(delay);
-    } catch {
-      throw new McpFaultRulesError('MCP_FAULT_DELAY is not JSON');
-    }
+    const d = parseJson(delay, 'MCP_FAULT_DELAY');
     if (!isRecord(d)) throw new McpFaultRulesError('MCP_FAULT_DELAY is { "tool", "ms", "arguments" }');
     rules.push({ at: 'before_send', do: 'delay', tool: d['tool'], ms: d['ms'], arguments: d['arguments'] });
   }
