@@ -93,11 +93,16 @@ async function writeSkew(maxAttempts: number): Promise<{ outcomes: PromiseSettle
   let bothRead: () => void = () => undefined;
   const barrier = new Promise<void>((resolve) => (bothRead = resolve));
   let runs = 0;
-  const txn = (id: string): Promise<void> =>
+  const settled: Record<string, Promise<unknown>> = {};
+  const txn = (id: string, other: string): Promise<void> =>
     db.transaction(
       async (c) => {
         runs += 1;
         const first = runs <= 2;
+        // A retry waits until the other transaction has settled: PostgreSQL promises a retry does not fail again on
+        // the same conflict only once the transaction it conflicted with is gone. Retried while that one is still
+        // open, it can be aborted again (seen in CI under load).
+        if (!first) await settled[other];
         const { rows } = await c.query<{ sum: string | null }>(`SELECT sum(total) AS sum FROM ${table}`);
         if (first) {
           if ((read += 1) === 2) bothRead();
@@ -107,7 +112,11 @@ async function writeSkew(maxAttempts: number): Promise<{ outcomes: PromiseSettle
       },
       { isolation: 'serializable', maxAttempts },
     );
-  const outcomes = await Promise.allSettled([txn('a'), txn('b')]);
+  const a = txn('a', 'b');
+  const b = txn('b', 'a');
+  settled.a = a.catch(() => undefined);
+  settled.b = b.catch(() => undefined);
+  const outcomes = await Promise.allSettled([a, b]);
   return { outcomes, runs };
 }
 
