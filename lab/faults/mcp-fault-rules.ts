@@ -119,6 +119,12 @@ export function holdMs(rule: McpFaultRule): number {
   return rule.ms ?? (rule.do === 'hold' ? 60_000 : 2_000);
 }
 
+/** A rule that fires on a call, with the call's count among the calls the rule matched. */
+export interface FiringRule {
+  readonly rule: McpFaultRule;
+  readonly hit: number;
+}
+
 /**
  * The rule a call fires at `at`, counting it against every rule of that point it matches (`count` records one more
  * match of rule `index` and returns its total so far), or undefined. The first firing rule wins.
@@ -129,11 +135,12 @@ export function firingRule(
   tool: string,
   args: Readonly<Record<string, unknown>>,
   count: (index: number) => number,
-): McpFaultRule | undefined {
-  let fired: McpFaultRule | undefined;
+): FiringRule | undefined {
+  let fired: FiringRule | undefined;
   rules.forEach((rule, index) => {
     if (rule.at !== at || !ruleMatches(rule, tool, args)) return;
-    if (ruleFires(rule, count(index)) && fired === undefined) fired = rule;
+    const hit = count(index);
+    if (ruleFires(rule, hit) && fired === undefined) fired = { rule, hit };
   });
   return fired;
 }

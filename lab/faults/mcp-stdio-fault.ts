@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { firingRule, holdMs, mcpFaultRulesFromEnv, type McpFaultRule } from './mcp-fault-rules';
+import { firingRule, holdMs, mcpFaultRulesFromEnv, type FiringRule } from './mcp-fault-rules';
 
 const [command, ...args] = process.argv.slice(2);
 const dir = process.env['MCP_FAULT_DIR'];
@@ -33,7 +33,12 @@ const rules = mcpFaultRulesFromEnv(process.env);
 const watched = new Set(rules.map((r) => r.tool));
 const server = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
 /** The after-commit fault armed for each request id (by its JSON form) whose answer is awaited. */
-const armed = new Map<string, { readonly rule: McpFaultRule; readonly tool: string }>();
+const armed = new Map<string, Armed>();
+
+interface Armed extends FiringRule {
+  readonly tool: string;
+  readonly id: unknown;
+}
 
 type Call = { id?: unknown; method?: string; params?: { name?: string; arguments?: Record<string, unknown> } };
 
@@ -45,8 +50,8 @@ function count(index: number): number {
   return hit;
 }
 
-function fired(rule: McpFaultRule, tool: string, id: unknown): void {
-  const hit = Number(readFileSync(join(faultDir, `rule-${rules.indexOf(rule)}.hits`), 'utf8'));
+/** Records a fault that fired, with the count the call had when the rule matched it. */
+function fired({ rule, hit, tool, id }: Armed): void {
   const line = { tool, at: rule.at, do: rule.do, hit, id, pid: process.pid };
   appendFileSync(join(faultDir, 'fired.log'), `${JSON.stringify(line)}\n`);
 }
@@ -62,8 +67,8 @@ function pass(line: string, msg: Call | undefined): void {
   const tool = msg?.params?.name;
   if (msg?.method === 'tools/call' && typeof tool === 'string' && watched.has(tool)) {
     appendFileSync(join(faultDir, 'calls.log'), `${tool} ${JSON.stringify(msg.id)}\n`);
-    const rule = firingRule(rules, 'after_commit', tool, msg.params?.arguments ?? {}, count);
-    if (rule !== undefined) armed.set(JSON.stringify(msg.id), { rule, tool });
+    const firing = firingRule(rules, 'after_commit', tool, msg.params?.arguments ?? {}, count);
+    if (firing !== undefined) armed.set(JSON.stringify(msg.id), { ...firing, tool, id: msg.id });
   }
   if (!server.stdin.writableEnded) server.stdin.write(`${line}\n`);
 }
@@ -76,14 +81,14 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     // not JSON: passed on as it is; the server says what it makes of it
   }
   const tool = msg?.params?.name;
-  const rule =
+  const firing =
     msg?.method === 'tools/call' && typeof tool === 'string'
       ? firingRule(rules, 'before_send', tool, msg.params?.arguments ?? {}, count)
       : undefined;
-  if (rule === undefined) return pass(line, msg);
-  fired(rule, tool!, msg?.id);
-  if (rule.do === 'restart') killServer();
-  setTimeout(() => pass(line, msg), holdMs(rule));
+  if (firing === undefined) return pass(line, msg);
+  fired({ ...firing, tool: tool!, id: msg?.id });
+  if (firing.rule.do === 'restart') killServer();
+  setTimeout(() => pass(line, msg), holdMs(firing.rule));
 });
 process.stdin.on('end', () => server.stdin.end());
 
@@ -100,7 +105,7 @@ createInterface({ input: server.stdout }).on('line', (line) => {
     return;
   }
   armed.delete(id!);
-  fired(fault.rule, fault.tool, JSON.parse(id!));
+  fired(fault);
   // The server answered and acted; what becomes of its answer is the fault.
   if (fault.rule.do === 'restart') killServer();
   if (fault.rule.do === 'drop_response') return;
