@@ -98,7 +98,9 @@
     };
   }
 
-  function show(result, ok, text, type) {
+  // state: 'ok' (a confirmation), 'refused' (a typed refusal) or 'pending' (the action is on its way).
+  var TEST_IDS = { ok: 'done', refused: 'refusal', pending: 'pending-action' };
+  function show(result, state, text, type) {
     if (!result) return;
     result.replaceChildren();
     if (type) {
@@ -108,9 +110,9 @@
       result.appendChild(document.createTextNode(' '));
     }
     result.appendChild(document.createTextNode(text));
-    result.className = 'result shown ' + (ok ? 'ok' : 'refused');
+    result.className = 'result shown ' + state;
     result.setAttribute('data-at', String(Date.now()));
-    result.setAttribute('data-testid', ok ? 'done' : 'refusal');
+    result.setAttribute('data-testid', TEST_IDS[state]);
   }
 
   function payload(form, action) {
@@ -145,9 +147,7 @@
     buttons.forEach(function (b) {
       b.disabled = true;
     });
-    result.replaceChildren(document.createTextNode(action + '…'));
-    result.className = 'result shown pending';
-    result.setAttribute('data-testid', 'pending-action');
+    show(result, 'pending', action + '…');
     fetch('/api/runs/' + encodeURIComponent(form.getAttribute('data-workflow')) + '/' + action, {
       method: 'POST',
       credentials: 'same-origin',
@@ -158,11 +158,11 @@
         return r.json();
       })
       .then(function (out) {
-        if (out.ok) show(result, true, out.message);
-        else show(result, false, out.message, out.type);
+        if (out.ok) show(result, 'ok', out.message);
+        else show(result, 'refused', out.message, out.type);
       })
       .catch(function (err) {
-        show(result, false, String(err), 'Console.Unreachable');
+        show(result, 'refused', String(err), 'Console.Unreachable');
       })
       .finally(function () {
         buttons.forEach(function (b) {
