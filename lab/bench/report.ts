@@ -14,7 +14,7 @@ import type { LatencyFigures } from './sections/latency';
 import type { MemoryFigures } from './sections/memory';
 import type { ReplayFigures } from './sections/replay';
 import type { RetryFigures } from './sections/retries';
-import type { ThroughputFigures } from './sections/throughput';
+import type { GovernedOver, ThroughputFigures } from './sections/throughput';
 import { localModelRows, type LocalModelFigures } from './sections/local-model';
 import type { ProfileSummary } from './lib/cpuprofile';
 import { round, type Summary } from './lib/stats';
@@ -245,6 +245,7 @@ export function figureRows(f: AllFigures, totalSeconds: number, quick: boolean):
 export const PEER_LABELS: Readonly<Record<PeerKind, string>> = {
   peer: 'the heavier peer (agent-sample shape)',
   aisdk: 'the AI SDK peer (@temporalio/ai-sdk, plain activities)',
+  'aisdk-governed': 'the governed AI SDK agent (@temporalio/ai-sdk, governedTools)',
 };
 
 /** Governed against each peer the run measured: ratios only, no target. */
@@ -314,26 +315,39 @@ function throughputRows(t: ThroughputFigures, labelled: boolean): Row[] {
   ];
 }
 
-/** Governed against each peer, one row per concurrency the pass measured both at: ratios, no target. */
+/**
+ * Governed against each peer, one row per concurrency the pass measured both at, and the governed AI SDK agent
+ * against the AI SDK peer (the same agent, its tool plain: what governedTools cost): ratios, no target.
+ */
 function throughputPeerRows(t: ThroughputFigures, on: string): Row[] {
-  return t.ratios.flatMap((r) =>
-    Object.entries(r.overPeers ?? {}).flatMap(([peer, o]) => {
-      const g = t.cells.find((c) => c.kind === 'governed' && c.concurrency === r.concurrency);
-      const p = t.cells.find((c) => c.kind === peer && c.concurrency === r.concurrency);
-      if (!g || !p || !o) return [];
-      return [
-        {
-          figure: `Against ${PEER_LABELS[peer as PeerKind]} at concurrency ${r.concurrency}${on}: runs/s, worker CPU per run, worker RSS peak`,
-          measured:
-            `${g.runsPerSecond} vs ${p.runsPerSecond} runs/s = ${o.runsPerSecond}×; ` +
-            `${g.cpuMsPerRun.worker} vs ${p.cpuMsPerRun.worker} ms = ${o.workerCpuPerRun}×; ` +
-            `${g.rssMb.peak} vs ${p.rssMb.peak} MB = ${o.rssPeak}×`,
-          target: '—',
-          met: null,
-        },
-      ];
-    }),
-  );
+  type Cell = ThroughputFigures['cells'][number];
+  const at = (kind: string, concurrency: number): Cell | undefined =>
+    t.cells.find((c) => c.kind === kind && c.concurrency === concurrency);
+  const row = (a: Cell | undefined, b: Cell | undefined, o: GovernedOver | undefined, who: string): Row[] =>
+    !a || !b || !o
+      ? []
+      : [
+          {
+            figure: `${who} at concurrency ${a.concurrency}${on}: runs/s, worker CPU per run, worker RSS peak`,
+            measured:
+              `${a.runsPerSecond} vs ${b.runsPerSecond} runs/s = ${o.runsPerSecond}×; ` +
+              `${a.cpuMsPerRun.worker} vs ${b.cpuMsPerRun.worker} ms = ${o.workerCpuPerRun}×; ` +
+              `${a.rssMb.peak} vs ${b.rssMb.peak} MB = ${o.rssPeak}×`,
+            target: '—',
+            met: null,
+          },
+        ];
+  return t.ratios.flatMap((r) => [
+    ...Object.entries(r.overPeers ?? {}).flatMap(([peer, o]) =>
+      row(at('governed', r.concurrency), at(peer, r.concurrency), o, `Against ${PEER_LABELS[peer as PeerKind]}`),
+    ),
+    ...row(
+      at('aisdk-governed', r.concurrency),
+      at('aisdk', r.concurrency),
+      r.aiSdkGovernedOverPeer,
+      `${PEER_NAMES['aisdk-governed']} against ${PEER_LABELS.aisdk}`,
+    ),
+  ]);
 }
 
 /**
@@ -414,6 +428,8 @@ function threadProfileLines(t: ProfileSummary, unit: string, top: number): strin
 export function throughputSideBySide(passes: readonly ThroughputFigures[]): string[] {
   const peers = PEER_KINDS.filter((k) => passes.some((t) => t.cells.some((c) => c.kind === k)));
   if (peers.length === 0) return [];
+  // The governed AI SDK agent over the AI SDK peer: the same agent with and without governedTools.
+  const aiSdkPair = peers.includes('aisdk') && peers.includes('aisdk-governed');
   type Cell = ThroughputFigures['cells'][number];
   const show = (c: Cell | undefined): string =>
     c ? `${c.runsPerSecond} · ${c.cpuMsPerRun.worker} · ${c.rssMb.peak}` : '—';
@@ -424,8 +440,8 @@ export function throughputSideBySide(passes: readonly ThroughputFigures[]): stri
   const out = [
     '### Throughput side by side: runs/s · worker CPU per run (ms) · worker RSS peak (MB)',
     '',
-    `| Concurrency | Worker hosts | Governed | Bare | ${peers.map((p) => PEER_NAMES[p]).join(' | ')} | Governed / bare | ${peers.map((p) => `Governed / ${PEER_NAMES[p]}`).join(' | ')} |`,
-    `|---|---|---|---|${peers.map(() => '---|').join('')}---|${peers.map(() => '---|').join('')}`,
+    `| Concurrency | Worker hosts | Governed | Bare | ${peers.map((p) => PEER_NAMES[p]).join(' | ')} | Governed / bare | ${peers.map((p) => `Governed / ${PEER_NAMES[p]}`).join(' | ')} |${aiSdkPair ? ` ${PEER_NAMES['aisdk-governed']} / ${PEER_NAMES.aisdk} |` : ''}`,
+    `|---|---|---|---|${peers.map(() => '---|').join('')}---|${peers.map(() => '---|').join('')}${aiSdkPair ? '---|' : ''}`,
   ];
   for (const t of passes) {
     for (const concurrency of [...new Set(t.cells.map((c) => c.concurrency))]) {
@@ -433,7 +449,7 @@ export function throughputSideBySide(passes: readonly ThroughputFigures[]): stri
         t.cells.find((c) => c.kind === kind && c.concurrency === concurrency);
       const [g, b] = [of('governed'), of('bare')];
       out.push(
-        `| ${concurrency} | ${t.hosts ?? 1} | ${show(g)} | ${show(b)} | ${peers.map((p) => show(of(p))).join(' | ')} | ${over(g, b)} | ${peers.map((p) => over(g, of(p))).join(' | ')} |`,
+        `| ${concurrency} | ${t.hosts ?? 1} | ${show(g)} | ${show(b)} | ${peers.map((p) => show(of(p))).join(' | ')} | ${over(g, b)} | ${peers.map((p) => over(g, of(p))).join(' | ')} |${aiSdkPair ? ` ${over(of('aisdk-governed'), of('aisdk'))} |` : ''}`,
       );
     }
   }
@@ -442,7 +458,11 @@ export function throughputSideBySide(passes: readonly ThroughputFigures[]): stri
 }
 
 /** Short column names of the peers. */
-const PEER_NAMES: Readonly<Record<PeerKind, string>> = { peer: 'Peer', aisdk: 'AI SDK peer' };
+const PEER_NAMES: Readonly<Record<PeerKind, string>> = {
+  peer: 'Peer',
+  aisdk: 'AI SDK peer',
+  'aisdk-governed': 'Governed AI SDK',
+};
 
 export function detailTables(f: AllFigures, profile?: ProfileFigures): string {
   const out: string[] = [];

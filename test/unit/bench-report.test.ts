@@ -125,6 +125,43 @@ describe('bench report, the heavier peer', () => {
   });
 });
 
+describe('bench report, the governed AI SDK agent beside the AI SDK peer', () => {
+  const over = (a: ThroughputCell, b: ThroughputCell) => ({
+    runsPerSecond: Math.round((a.runsPerSecond / b.runsPerSecond) * 100) / 100,
+    workerCpuPerRun: Math.round((a.cpuMsPerRun.worker / b.cpuMsPerRun.worker) * 100) / 100,
+    rssPeak: Math.round((a.rssMb.peak / b.rssMb.peak) * 100) / 100,
+  });
+  const withAiSdk = (governedAiSdk: ThroughputCell): ThroughputFigures => {
+    const aisdk = cell('aisdk', 10, 5, 50, 400);
+    return {
+      ...oldThroughput,
+      cells: [...oldThroughput.cells, aisdk, governedAiSdk],
+      ratios: [{ ...oldThroughput.ratios[0]!, aiSdkGovernedOverPeer: over(governedAiSdk, aisdk) }],
+    };
+  };
+
+  it('prints the governed AI SDK agent over the AI SDK peer from the two cells', () => {
+    const t = withAiSdk(cell('aisdk-governed', 10, 4, 60, 300));
+    const row = figureRows({ throughput: t }, 60, false).find((r) =>
+      r.figure.startsWith('Governed AI SDK against the AI SDK peer (@temporalio/ai-sdk, plain activities)'),
+    )!;
+    expect(row.measured).toBe('4 vs 5 runs/s = 0.8×; 60 vs 50 ms = 1.2×; 300 vs 400 MB = 0.75×');
+    expect(throughputSideBySide([t]).join('\n')).toContain('| Governed AI SDK / AI SDK peer |');
+    expect(throughputSideBySide([t]).join('\n')).toMatch(/\| 0\.8× · 1\.2× · 0\.75× \|$/m);
+    // Another measurement, another sentence.
+    const faster = withAiSdk(cell('aisdk-governed', 10, 10, 25, 200));
+    const row2 = figureRows({ throughput: faster }, 60, false).find((r) => r.figure.startsWith('Governed AI SDK'))!;
+    expect(row2.measured).toBe('10 vs 5 runs/s = 2×; 25 vs 50 ms = 0.5×; 200 vs 400 MB = 0.5×');
+  });
+
+  it('leaves the row and the column out when the run measured no governed AI SDK cell', () => {
+    expect(figureRows({ throughput: oldThroughput }, 60, false).some((r) => /Governed AI SDK/.test(r.figure))).toBe(
+      false,
+    );
+    expect(throughputSideBySide([withPeer.throughput]).join('\n')).not.toContain('Governed AI SDK');
+  });
+});
+
 describe('worker RSS over one long run', () => {
   const replayCase = (kind: Kind, events: number, rss?: { first: number; last: number }): ReplayCase => ({
     kind,

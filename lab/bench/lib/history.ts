@@ -1,7 +1,8 @@
 /**
  * Figures read from a Temporal history: per-turn latency phases from the server's event timestamps, event
  * counts and encoded sizes per turn. Works for agentRun (planTurn / dispatchTool), bareLoop (barePlan /
- * bareDebit), peerLoop (peerModel / peerTool) and aiSdkLoop (invokeModel / aiSdkDebit) alike, so every side is measured by the same code.
+ * bareDebit), peerLoop (peerModel / peerTool), aiSdkLoop (invokeModel / aiSdkDebit) and aiSdkGovernedLoop
+ * (invokeModel / dispatchTool) alike, so every side is measured by the same code.
  */
 import { temporal } from '@temporalio/proto';
 
@@ -18,12 +19,17 @@ export const BARE_TYPES: LoopActivityTypes = { plan: 'barePlan', tool: 'bareDebi
 export const PEER_TYPES: LoopActivityTypes = { plan: 'peerModel', tool: 'peerTool' };
 /** The AI SDK peer: `AiSdkPlugin`'s model activity and the tool's plain activity. */
 export const AISDK_TYPES: LoopActivityTypes = { plan: 'invokeModel', tool: 'aiSdkDebit' };
+/** The governed AI SDK agent: the plugin's model activity and the runtime's dispatch. */
+export const AISDK_GOVERNED_TYPES: LoopActivityTypes = { plan: 'invokeModel', tool: 'dispatchTool' };
 /** The model and tool activity types of each kind of loop. */
-export const LOOP_TYPES: Readonly<Record<'governed' | 'bare' | 'peer' | 'aisdk', LoopActivityTypes>> = {
+export const LOOP_TYPES: Readonly<
+  Record<'governed' | 'bare' | 'peer' | 'aisdk' | 'aisdk-governed', LoopActivityTypes>
+> = {
   governed: GOVERNED_TYPES,
   bare: BARE_TYPES,
   peer: PEER_TYPES,
   aisdk: AISDK_TYPES,
+  'aisdk-governed': AISDK_GOVERNED_TYPES,
 };
 
 function num(v: unknown): number {

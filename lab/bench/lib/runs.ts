@@ -7,22 +7,23 @@ import { walletDebit } from '../../../src/tools/wallet.tool';
 import type { BareLoopInput, BareLoopResult } from '../workflows/bare.workflow';
 import type { PeerLoopInput, PeerLoopResult, PeerToolDefinition } from '../workflows/peer.workflow';
 import type { AiSdkLoopInput, AiSdkLoopResult } from '../workflows/aisdk.workflow';
+import type { AiSdkGovernedLoopInput } from '../workflows/aisdk-governed.workflow';
 import { AISDK_MODEL_ID } from './aisdk-model';
 import { PRINCIPAL, TENANT } from './principal';
 
 /**
  * `governed`: agentRun. `bare`: bareLoop, governance taken out. The peers, what a team would run instead:
  * `peer`: peerLoop, Temporal's agent-sample shape; `aisdk`: the same agent on `@temporalio/ai-sdk` with plain
- * activities (aiSdkLoop).
+ * activities (aiSdkLoop); `aisdk-governed`: that agent with its tool through Ledgerloop's governed tools
+ * (aiSdkGovernedLoop).
  */
 export type Kind = 'governed' | 'bare' | PeerKind;
 /**
- * The peers, each a row beside the bare loop in the latency and throughput sections. The governed AI SDK agent
- * (Ledgerloop's governed tools on the AI SDK) joins here as `aisdk-governed` when those tools land: its workflow
+ * The peers, each a row beside the bare loop in the latency and throughput sections. A peer is its workflow
  * (lab/bench/workflows/), its bundle (BundleKind in lib/stack.ts), its activity types (LOOP_TYPES in
  * lib/history.ts), its input and result below, its label in report.ts.
  */
-export const PEER_KINDS = ['peer', 'aisdk'] as const;
+export const PEER_KINDS = ['peer', 'aisdk', 'aisdk-governed'] as const;
 export type PeerKind = (typeof PEER_KINDS)[number];
 export const KINDS: readonly Kind[] = ['governed', 'bare', ...PEER_KINDS];
 /** The two kinds the sections that do not measure the peers (history, replay, retries, profile) run. */
@@ -36,7 +37,10 @@ export function rotation(i: number): Kind[] {
 
 export interface LoopSpec {
   readonly turns: number;
-  /** Governed only: the principal's identity token (the run verifies it before its first model call). */
+  /**
+   * Governed and governed AI SDK only: the principal's identity token (verified before the first model call);
+   * default a start token minted for the run.
+   */
   readonly identityToken?: string;
   readonly account: string;
   /** Milliseconds from now to the run deadline; default 15 min. */
@@ -128,6 +132,20 @@ export function aiSdkInput(spec: LoopSpec): AiSdkLoopInput {
   };
 }
 
+/** The governed AI SDK agent's input: the AI SDK peer's, with the principal, its token and the run deadline. */
+export function aiSdkGovernedInput(spec: LoopSpec, identityToken: string | undefined): AiSdkGovernedLoopInput {
+  const { tenant: _tenant, principalId: _principal, ...agent } = aiSdkInput(spec);
+  return {
+    ...agent,
+    principal: { id: PRINCIPAL, tenant: TENANT },
+    identityToken,
+    deadlineAt: new Date(Date.now() + (spec.deadlineInMs ?? 15 * 60_000)).toISOString(),
+  };
+}
+
+/** The kinds whose result is an agent run's (`AgentRunResult`): a typed stop and the ledger's calls. */
+const RUN_RESULT_KINDS: readonly Kind[] = ['governed', 'aisdk-governed'];
+
 export interface Started {
   readonly kind: Kind;
   readonly workflowId: string;
@@ -140,6 +158,11 @@ export function useBenchIdentityToken(mint: (workflowId: string) => Promise<stri
   benchIdentityToken = mint;
 }
 
+/** The run's identity token: the spec's, else a start token minted for this run. */
+async function tokenFor(spec: LoopSpec, workflowId: string): Promise<string | undefined> {
+  return spec.identityToken ?? (await benchIdentityToken?.(workflowId));
+}
+
 export async function startLoop(
   client: Client,
   kind: Kind,
@@ -148,7 +171,7 @@ export async function startLoop(
   spec: LoopSpec,
 ): Promise<Started> {
   if (kind === 'governed') {
-    const identityToken = spec.identityToken ?? (await benchIdentityToken?.(workflowId));
+    const identityToken = await tokenFor(spec, workflowId);
     const input = governedInput(spec);
     const handle = spec.plainStart
       ? await client.workflow.start('agentRun', {
@@ -160,6 +183,10 @@ export async function startLoop(
     return { kind, workflowId, handle };
   }
   const start = (type: string, input: unknown) => client.workflow.start(type, { workflowId, taskQueue, args: [input] });
+  if (kind === 'aisdk-governed') {
+    const input = aiSdkGovernedInput(spec, await tokenFor(spec, workflowId));
+    return { kind, workflowId, handle: await start('aiSdkGovernedLoop', input) };
+  }
   const handle =
     kind === 'peer'
       ? await start('peerLoop', peerInput(spec))
@@ -192,7 +219,7 @@ export async function finish(s: Started, expectedCalls: number, timeoutMs = RUN_
   } finally {
     clearTimeout(timer);
   }
-  if (s.kind === 'governed') {
+  if (RUN_RESULT_KINDS.includes(s.kind)) {
     const r = result as AgentRunResult;
     const ok =
       r.stopReason === 'completed' && r.calls.length === expectedCalls && r.calls.every((c) => c.state === 'SUCCEEDED');

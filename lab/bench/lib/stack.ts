@@ -26,13 +26,16 @@ import { writeBenchBundle } from './bundles';
 export const BARE_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'bare-index.ts');
 export const PEER_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'peer-index.ts');
 export const AISDK_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'aisdk-index.ts');
+export const AISDK_GOVERNED_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'aisdk-governed-index.ts');
 
 /**
  * Which workflow bundle a worker loads. `governed`: the production bundle (workflows/index.ts, built by
  * host/worker/bundle.ts exactly as the workers build it). `bare`: bareLoop alone. `peer`: peerLoop alone.
  * `aisdk`: aiSdkLoop alone, bundled as a team bundles it (`AiSdkPlugin`, none of Ledgerloop's bundler options).
+ * `aisdk-governed`: aiSdkGovernedLoop alone, bundled as a team that adds Ledgerloop bundles it (`AiSdkPlugin` and
+ * `LedgerloopPlugin({ ownWorkflows: true })`, whose bundler options it then gets).
  */
-export type BundleKind = 'governed' | 'bare' | 'peer' | 'aisdk';
+export type BundleKind = 'governed' | 'bare' | 'peer' | 'aisdk' | 'aisdk-governed';
 
 export { PRINCIPAL, TENANT } from './principal';
 export const ACCOUNTS = 16;
@@ -218,17 +221,37 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
   }
   const aisdkStarted = Date.now();
   let aisdk: string;
+  let aisdkGoverned: string;
   try {
-    // Loaded here, not at the top: `ai` is an ES module that only the AI SDK peer's bundle needs (a test that
+    // Loaded here, not at the top: `ai` is an ES module that only the AI SDK agents' bundles need (a test that
     // imports this file's types must not load it).
     /* eslint-disable @typescript-eslint/no-require-imports -- a require() in a function is what defers the modules */
     const { AiSdkPlugin } = require('@temporalio/ai-sdk') as typeof import('@temporalio/ai-sdk');
     const { scriptedAiSdkProvider } = require('../aisdk.activities') as typeof import('../aisdk.activities');
+    const { LedgerloopPlugin } = require('../../../host/worker/plugin') as typeof import('../../../host/worker/plugin');
+    const { StaticPolicyStore } =
+      require('../../../src/stores/policy-store') as typeof import('../../../src/stores/policy-store');
     /* eslint-enable @typescript-eslint/no-require-imports */
+    const aiSdkPlugin = new AiSdkPlugin({ modelProvider: scriptedAiSdkProvider() });
     aisdk = (
       await writeBenchBundle(path.join(dir, 'bundle-aisdk.js'), {
         workflowsPath: AISDK_WORKFLOWS_PATH,
-        plugins: [new AiSdkPlugin({ modelProvider: scriptedAiSdkProvider() })],
+        plugins: [aiSdkPlugin],
+      })
+    ).path;
+    // The governed AI SDK agent's bundle, as its team's worker builds it: both plugins, the built-in tools (the
+    // plugin is built only for its bundler options here; the bench worker registers the runtime's activities).
+    const ledgerloop = new LedgerloopPlugin({
+      ownWorkflows: true,
+      services: { wallet: wallet.url },
+      policy: new StaticPolicyStore(),
+      capabilityKey,
+      identityIssuers: [identity.config],
+    });
+    aisdkGoverned = (
+      await writeBenchBundle(path.join(dir, 'bundle-aisdk-governed.js'), {
+        workflowsPath: AISDK_GOVERNED_WORKFLOWS_PATH,
+        plugins: [aiSdkPlugin, ledgerloop],
       })
     ).path;
   } catch (err) {
@@ -242,6 +265,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
     bare: stack.moreBundles['bare']!,
     peer: stack.moreBundles['peer']!,
     aisdk,
+    'aisdk-governed': aisdkGoverned,
   };
   return {
     dir,
@@ -267,7 +291,7 @@ export async function startBenchStack(opts: { dbOnDisk?: boolean; target?: Bench
       walletUrl: wallet.url,
       capabilityKey: serializeSigningKey(capabilityKey),
       tuning,
-      ...(bundle === 'aisdk' ? { aiSdk: true as const } : {}),
+      ...(bundle === 'aisdk' || bundle === 'aisdk-governed' ? { aiSdk: true as const } : {}),
     }),
     async stop() {
       await stack.stop();

@@ -57,6 +57,11 @@ export interface ThroughputRatio {
   readonly rssPeakRatio: number;
   /** Against each peer (PEER_KINDS) the pass measured. Absent in results written before the peers. */
   readonly overPeers?: Readonly<Partial<Record<PeerKind, GovernedOver>>>;
+  /**
+   * The governed AI SDK agent over the AI SDK peer: what adding Ledgerloop's governed tools to the same AI SDK
+   * agent costs. Absent in results written before that row.
+   */
+  readonly aiSdkGovernedOverPeer?: GovernedOver;
 }
 
 export interface ThroughputFigures {
@@ -229,14 +234,20 @@ export async function measureThroughput(
       governedOverBare: round(g.runsPerSecond / b.runsPerSecond),
       rssPeakRatio: round(g.rssMb.peak / b.rssMb.peak),
       overPeers,
+      aiSdkGovernedOverPeer: governedOver(cell('aisdk-governed'), cell('aisdk')),
     };
   });
-  for (const r of ratios)
-    for (const [peer, o] of Object.entries(r.overPeers ?? {}))
+  for (const r of ratios) {
+    const over = {
+      ...r.overPeers,
+      ...(r.aiSdkGovernedOverPeer ? { 'aisdk-governed over aisdk': r.aiSdkGovernedOverPeer } : {}),
+    };
+    for (const [pair, o] of Object.entries(over))
       ctx.log(
-        `throughput c=${r.concurrency}${hosts > 1 ? ` on ${hosts} hosts` : ''}, governed over ${peer}: runs/s ${o.runsPerSecond}x, ` +
+        `throughput c=${r.concurrency}${hosts > 1 ? ` on ${hosts} hosts` : ''}, ${pair.includes(' over ') ? pair : `governed over ${pair}`}: runs/s ${o.runsPerSecond}x, ` +
           `worker CPU per run ${o.workerCpuPerRun}x, worker RSS peak ${o.rssPeak}x`,
       );
+  }
   return { hosts, cells, ratios, tuning: DEFAULT_TUNING };
 }
 
