@@ -1,18 +1,8 @@
 import canonicalize from 'canonicalize';
 import { canonicalJson, CanonicalizationError, hashCanonical, sha256Hex } from '../../src/domain/canonical';
 import { MAX_JSON_DEPTH } from '../../src/domain/json-depth';
-
-/** A small seeded generator (mulberry32): the same values on every run, so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// A seeded generator (mulberry32): the same values on every run.
+import { prng as random } from '../../lab/bench/lib/stats';
 
 const AWKWARD = [
   '',
