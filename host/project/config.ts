@@ -176,6 +176,25 @@ const ConnectionConfig = z.strictObject({
   namespace: text.optional(),
 });
 
+/**
+ * The fenced local outbox (src/downstream/outbox): which tools' sends are claimed in it, and the environment variable
+ * (a worker secret) holding its database's URL, never the URL itself (it holds a password).
+ */
+const OutboxSchema = z.strictObject({
+  /** The `http` or `function` tools whose sends go through the outbox (at least one, each once). */
+  tools: z
+    .array(text)
+    .min(1, 'must name at least one tool')
+    .refine((t) => new Set(t).size === t.length, 'names a tool twice'),
+  /** The environment variable holding the PostgreSQL URL (`postgres://…`), read by the worker at start. */
+  urlEnv: envName,
+  /** The table (a plain identifier); default `ledgerloop_outbox`. */
+  table: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a plain identifier: [a-z_][a-z0-9_]*, at most 63 characters')
+    .optional(),
+});
+
 /** The schema of a config file, as written. */
 export const ProjectConfigSchema = z.strictObject({
   /** The tools module (exports `workflowTools`, a ToolRegistry from ledgerloop/tool-registry). */
@@ -192,6 +211,7 @@ export const ProjectConfigSchema = z.strictObject({
   taskQueue: text.optional(),
   keys: KeysConfig.optional(),
   connection: ConnectionConfig.optional(),
+  outbox: OutboxSchema.optional(),
 });
 
 /** A model as a config names it. */
@@ -210,6 +230,19 @@ export type ModelConfig =
       /** The environment variable holding the API key (never the key itself); default OPENAI_API_KEY. */
       readonly apiKeyEnv?: string;
     };
+
+/** The fenced local outbox as a config declares it: its tools, and where the worker finds its database. */
+export interface OutboxConfig {
+  /** The `http` or `function` tools (on downstreams that take no fence) whose every send is claimed in the outbox. */
+  readonly tools: readonly string[];
+  /**
+   * The environment variable holding the outbox database's PostgreSQL URL, read by each worker at start (a worker
+   * secret: never the URL itself, which holds a password). A variable unset there refuses the start.
+   */
+  readonly urlEnv: string;
+  /** The table; default `ledgerloop_outbox` (create it with `PgOutbox.createTable()` or `outboxDdl()`). */
+  readonly table?: string;
+}
 
 /** A config as written in `ledgerloop.config.*`; relative paths are relative to the config file. */
 export interface LedgerloopConfig {
@@ -237,6 +270,8 @@ export interface LedgerloopConfig {
     readonly address?: string;
     readonly namespace?: string;
   };
+  /** The fenced local outbox: tools whose sends are claimed under the attempt's fence first. Default none. */
+  readonly outbox?: OutboxConfig;
 }
 
 /** Types a config file's object (`export default defineConfig({...})`); returns it unchanged. */
@@ -276,6 +311,8 @@ export interface ProjectConfig {
     readonly address?: string;
     readonly namespace?: string;
   };
+  /** The fenced local outbox, when the config declares one. */
+  readonly outbox?: OutboxConfig;
 }
 
 function issuesOf(error: z.ZodError): ProjectConfigIssue[] {
@@ -350,6 +387,7 @@ export function parseProjectConfig(raw: unknown, file: string): ProjectConfig {
       ...(c.connection?.address === undefined ? {} : { address: c.connection.address }),
       ...(c.connection?.namespace === undefined ? {} : { namespace: c.connection.namespace }),
     },
+    ...(c.outbox === undefined ? {} : { outbox: c.outbox }),
   };
 }
 

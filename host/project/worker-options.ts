@@ -11,6 +11,7 @@ import { StaticPolicyStore } from '../../src/stores/policy-store';
 import type { LedgerloopWorkerOptions } from '../worker/worker';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import { loadUserModule, ProjectConfigError, type ProjectConfig } from './config';
+import { projectOutbox } from './outbox';
 
 /** The scenarios module's `scenarios` export (or its default export): scenario name to `Scenario` function. */
 export async function loadScenarios(config: ProjectConfig, file: string): Promise<Readonly<Record<string, Scenario>>> {
@@ -68,8 +69,8 @@ export async function projectScenarioNames(config: ProjectConfig): Promise<strin
 
 /**
  * The worker options `config` adds: its tools module, its scripted model (an OpenAI-compatible model comes from
- * the environment the config set), and its policy when the config holds the document itself and no
- * LEDGERLOOP_POLICY_FILE overrides it.
+ * the environment the config set), its policy when the config holds the document itself and no
+ * LEDGERLOOP_POLICY_FILE overrides it, and its outbox (its database URL from `env`).
  */
 export async function projectWorkerOptions(
   config: ProjectConfig,
@@ -83,10 +84,12 @@ export async function projectWorkerOptions(
     config.policy !== undefined && 'document' in config.policy && !env['LEDGERLOOP_POLICY_FILE']
       ? config.policy.document
       : undefined;
+  const outbox = projectOutbox(config, env);
   return {
     tools: config.tools,
     ...(config.functions !== undefined ? { functions: await loadFunctions(config, config.functions) } : {}),
     models,
     ...(inlinePolicy ? { policies: new StaticPolicyStore(inlinePolicy) } : {}),
+    ...(outbox !== undefined ? { outbox } : {}),
   };
 }
