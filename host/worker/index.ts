@@ -39,7 +39,8 @@ export {
 export { ToolDeclarationError } from '../../src/domain/tool-check';
 export type { AttemptCall, LookupCall, Transport } from '../../src/downstream/transport';
 
-// The fenced local outbox: sends of tools on a downstream that takes no fence, claimed in the team's PostgreSQL.
+// The fenced local outbox: sends of tools on a downstream that takes no fence, claimed in the team's PostgreSQL or
+// an SQLite file.
 export {
   outboxDdl,
   OUTBOX_TABLE,
@@ -47,6 +48,8 @@ export {
   type OutboxRow,
   type PgOutboxOptions,
 } from '../../src/downstream/outbox/pg-outbox';
+export { SqliteOutbox, sqliteOutboxDdl, type SqliteOutboxOptions } from '../../src/downstream/outbox/sqlite-outbox';
+export type { OutboxStore } from '../../src/downstream/outbox/outbox-store';
 export type { OutboxWiring } from '../../src/downstream/transports';
 
 // Each service's client is built by a factory a worker may wrap (`downstreamClient`): the HTTP contract only.

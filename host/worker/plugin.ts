@@ -95,7 +95,7 @@ export interface LedgerloopPluginOptions {
    */
   readonly mcp?: McpWiring;
   /**
-   * The fenced local outbox (`new PgOutbox({ pool })` from `ledgerloop/worker`) and the `http` or `function` tools
+   * The fenced local outbox (`new PgOutbox({ pool })` or `new SqliteOutbox({ file })` from `ledgerloop/worker`) and the `http` or `function` tools
    * whose sends it claims under the attempt's fence, for downstreams that take no fence. Default none. A tool it
    * names that the worker does not serve, or a table that does not exist, refuses the start (`Tools.DeclarationInvalid`).
    */

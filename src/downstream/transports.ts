@@ -15,7 +15,7 @@ import type { ToolImplementation } from './function-tool';
 import { FunctionTransport } from './function-transport';
 import { HttpApiTransport } from './http-transport';
 import { OutboxTransport } from './outbox/outbox-transport';
-import type { PgOutbox } from './outbox/pg-outbox';
+import type { OutboxStore } from './outbox/outbox-store';
 import { readSecrets, type SecretSource } from './secrets';
 import type { Transport } from './transport';
 
@@ -23,8 +23,11 @@ export { ToolDeclarationError };
 
 /** The fenced local outbox (src/downstream/outbox) and the tools whose sends go through it. */
 export interface OutboxWiring {
-  /** The outbox table in the team's database (`new PgOutbox({ pool })`); the worker verifies it at start. */
-  readonly outbox: PgOutbox;
+  /**
+   * The outbox table: in the team's PostgreSQL (`new PgOutbox({ pool })`) or an SQLite file (`new SqliteOutbox({
+   * file })`); the worker verifies it at start.
+   */
+  readonly outbox: OutboxStore;
   /** Names of tools on a downstream that takes no fence (`http` or `function`): each send is claimed in the outbox. */
   readonly tools: readonly string[];
 }

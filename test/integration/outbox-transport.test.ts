@@ -1,15 +1,21 @@
 /**
  * The fenced local outbox (src/downstream/outbox) in front of a vendor API that takes no fence: the vendor payments
  * server (services/vendor-payments, its own process and SQLite storage) behind the `payments_charge` HTTP tool, and
- * the outbox table on a private real PostgreSQL. Two workers are two pools and two transports over the same table
- * and the same vendor. Every send and every charge is counted in the vendor's own storage.
+ * the outbox table in each store: a private real PostgreSQL, and an SQLite file. Two workers are two connections
+ * (two pools, or two handles on the file) and two transports over the same table and the same vendor. Every send
+ * and every charge is counted in the vendor's own storage; the same tests run on both stores.
  */
+import { writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import path from 'node:path';
 import { Pool } from 'pg';
 import type { HttpTransport } from '../../src/domain/transport';
 import { ToolDeclarationError } from '../../src/domain/tool-check';
 import { HttpApiTransport } from '../../src/downstream/http-transport';
 import { OutboxTransport } from '../../src/downstream/outbox/outbox-transport';
+import type { OutboxStore } from '../../src/downstream/outbox/outbox-store';
 import { PgOutbox } from '../../src/downstream/outbox/pg-outbox';
+import { SqliteOutbox } from '../../src/downstream/outbox/sqlite-outbox';
 import type { AttemptCall, LookupCall } from '../../src/downstream/transport';
 import { attemptCall } from '../helpers/attempt-call';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
@@ -21,12 +27,35 @@ jest.setTimeout(120_000);
 let pg: TestPostgres;
 let vendor: Vendor;
 const pools: Pool[] = [];
+const files: SqliteOutbox[] = [];
 
-/** One worker: its own pool on the team's database, its own HTTP transport to the vendor, behind the outbox. */
-function worker(): { outbox: PgOutbox; direct: HttpApiTransport; transport: OutboxTransport } {
-  const pool = new Pool({ connectionString: pg.url, max: 2 });
-  pools.push(pool);
-  const outbox = new PgOutbox({ pool });
+/** The outbox stores the tests run on: each opens one more connection to the same table. */
+const STORES: readonly [string, () => OutboxStore][] = [
+  [
+    'PostgreSQL',
+    () => {
+      const pool = new Pool({ connectionString: pg.url, max: 2 });
+      pools.push(pool);
+      return new PgOutbox({ pool });
+    },
+  ],
+  [
+    'SQLite',
+    () => {
+      const store = new SqliteOutbox({ file: path.join(pg.dir, 'outbox.db') });
+      files.push(store);
+      return store;
+    },
+  ],
+];
+
+/** One worker: its own connection to the outbox, its own HTTP transport to the vendor, behind the outbox. */
+function workerOn(open: () => OutboxStore): {
+  outbox: OutboxStore;
+  direct: HttpApiTransport;
+  transport: OutboxTransport;
+} {
+  const outbox = open();
   const direct = new HttpApiTransport(paymentsCharge.transport as HttpTransport, {
     baseUrl: vendor.url,
     secrets: { PAYMENTS_API_KEY: VENDOR_API_KEY },
@@ -37,7 +66,8 @@ function worker(): { outbox: PgOutbox; direct: HttpApiTransport; transport: Outb
 beforeAll(async () => {
   pg = await startTestPostgres('outbox-transport');
   vendor = await spawnVendor(pg.dir);
-  await worker().outbox.createTable();
+  await (STORES[0]![1]() as PgOutbox).createTable();
+  (STORES[1]![1]() as SqliteOutbox).createTable();
 });
 afterEach(async () => {
   await vendor.admin('DELETE', '/admin/faults');
@@ -45,6 +75,7 @@ afterEach(async () => {
 afterAll(async () => {
   await vendor?.stop();
   await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
+  for (const f of files) f.close();
   await pg?.stop();
 });
 
@@ -78,7 +109,9 @@ async function vendorStats(): Promise<{ requests: number; replays: number }> {
 const chargesFor = (call: AttemptCall): number =>
   vendor.count('charges', { metadataKey: 'ledgerloop_key', value: `ll_${call.key}` });
 
-describe('the fenced local outbox', () => {
+describe.each(STORES)('the fenced local outbox on %s', (_store, open) => {
+  const worker = () => workerOn(open);
+
   test('a fenced-out worker is refused inside the outbox transaction and the vendor counts no request from it; the current fence sends once', async () => {
     const key = unique();
     const current = worker();
@@ -177,6 +210,36 @@ describe('the fenced local outbox', () => {
 });
 
 describe('an outbox that cannot serve refuses at worker start', () => {
+  test('SQLite: a missing table refuses with Tools.DeclarationInvalid; the created table passes', async () => {
+    const store = new SqliteOutbox({ file: path.join(pg.dir, 'outbox.db'), table: 'team_outbox_missing' });
+    files.push(store);
+    await expect(store.verify()).rejects.toThrow(ToolDeclarationError);
+    await expect(store.verify()).rejects.toThrow(/team_outbox_missing does not exist/);
+    store.createTable();
+    await expect(store.verify()).resolves.toBeUndefined();
+  });
+
+  test('SQLite: a table without the columns the outbox writes, or a file that is no database, refuses', async () => {
+    const partial = new SqliteOutbox({ file: path.join(pg.dir, 'outbox.db'), table: 'team_outbox_partial' });
+    files.push(partial);
+    (partial as unknown as { db: { exec(sql: string): void } }).db.exec(
+      'CREATE TABLE team_outbox_partial (tenant TEXT, operation_key TEXT)',
+    );
+    await expect(partial.verify()).rejects.toThrow(/lacks the columns tool,/);
+    const garbage = path.join(pg.dir, 'not-a-database.db');
+    writeFileSync(garbage, 'this is not an SQLite file, only text long enough to be read as a header');
+    const broken = new SqliteOutbox({
+      database: new BetterSqlite3(garbage),
+    });
+    files.push(broken);
+    await expect(broken.verify()).rejects.toThrow(/could not be read/);
+  });
+
+  test('SQLite: neither a file nor a database (or both) refuses at construction', () => {
+    expect(() => new SqliteOutbox({})).toThrow(ToolDeclarationError);
+    expect(() => new SqliteOutbox({ file: 'x.db', database: {} as never })).toThrow(/exactly one/);
+  });
+
   test('a missing table refuses with Tools.DeclarationInvalid; the created table passes', async () => {
     const pool = new Pool({ connectionString: pg.url, max: 1 });
     pools.push(pool);

@@ -1,7 +1,7 @@
 /**
  * The fenced local outbox as a transport: a wrapper over the transport of a downstream that takes no fence (a vendor
  * HTTP API, a function over an SDK). An attempt's send first writes the intent to the outbox table in the team's own
- * database and claims it under the attempt's fence, in one transaction (pg-outbox.ts); only a claim may send, and
+ * database and claims it under the attempt's fence, in one transaction (outbox-store.ts); only a claim may send, and
  * the relay (relay.ts) sends the row under the downstream's own key and records the outcome on it. So:
  *
  * - a worker fenced out by a newer attempt is refused in that transaction (`409 Fence.Stale`, as a Ledgerloop
@@ -23,12 +23,12 @@ import {
   type Retention,
   type Transport,
 } from '../transport';
-import type { ClaimResult, OutboxRow, PgOutbox } from './pg-outbox';
+import type { ClaimResult, OutboxRow, OutboxStore } from './outbox-store';
 import { recordOf, relayRow, replayOf } from './relay';
 
 export class OutboxTransport implements Transport {
   constructor(
-    private readonly outbox: PgOutbox,
+    private readonly outbox: OutboxStore,
     private readonly downstream: Transport,
   ) {}
 

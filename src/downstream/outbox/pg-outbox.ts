@@ -1,45 +1,38 @@
 /**
- * The fenced local outbox's table, in the team's own PostgreSQL: one row per tenant and operation key, holding the
- * intent (the tool, the canonical arguments and their hash, the intent time), the highest fence that wrote it, and
- * the outcome its relay recorded. It is for a downstream that takes no fence (a vendor HTTP API, an SDK): the fence
- * is checked here instead, in the same transaction that claims the row for a send, so a worker that a newer attempt
- * fenced out can no longer cause one.
+ * The fenced local outbox's table in the team's own PostgreSQL (the rows and the claim rule: outbox-store.ts). It is
+ * for a downstream that takes no fence (a vendor HTTP API, an SDK): the fence is checked here instead, in the same
+ * transaction that claims the row for a send (`SELECT ... FOR UPDATE`), so a worker that a newer attempt fenced out
+ * can no longer cause one.
  *
  *   const outbox = new PgOutbox({ pool });       // the team's `pg` Pool
  *   await outbox.createTable();                  // once, e.g. in the team's migrations (or its DDL, `outboxDdl`)
  *   await outbox.verify();                       // the worker does this at start: a missing table refuses it
- *
- * A row's status: `pending` (written, nothing sent, or a send proven not to have reached the downstream), `sending`
- * (claimed by a fence, outcome not recorded yet: a worker died mid-send), `unknown` (sent, no answer), `answered`
- * (the downstream's success, replayed to every later attempt), `rejected` (its refusal, likewise). What an attempt
- * after an `unknown` row does is the recovery table's to decide (src/domain/recovery.ts), never this table's.
  */
 import type { Pool, PoolClient } from 'pg';
-import type { Json } from '../../domain/canonical';
 import { ToolDeclarationError } from '../../domain/tool-check';
+import {
+  checkColumns,
+  checkedTable,
+  claimDecision,
+  OUTBOX_TABLE,
+  toRow,
+  type ClaimResult,
+  type OutboxIntent,
+  type OutboxRecord,
+  type OutboxRow,
+  type OutboxStore,
+  type RawOutboxRow,
+  SETTLED,
+} from './outbox-store';
 
-/** The default table name. */
-export const OUTBOX_TABLE = 'ledgerloop_outbox';
-
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** The columns `verify` requires (the DDL below writes them). */
-const REQUIRED_COLUMNS = [
-  'tenant',
-  'operation_key',
-  'tool',
-  'arguments_hash',
-  'body_json',
-  'intent_at',
-  'fence',
-  'status',
-  'sends',
-  'outcome_json',
-  'receipt',
-  'created_at',
-  'first_sent_at',
-  'last_sent_at',
-] as const;
+export {
+  OUTBOX_TABLE,
+  type ClaimResult,
+  type OutboxIntent,
+  type OutboxRecord,
+  type OutboxRow,
+  type OutboxStatus,
+} from './outbox-store';
 
 /** The table's DDL, for a team that keeps its own migrations. */
 export function outboxDdl(table: string = OUTBOX_TABLE): string {
@@ -62,49 +55,6 @@ export function outboxDdl(table: string = OUTBOX_TABLE): string {
 )`;
 }
 
-export type OutboxStatus = 'pending' | 'sending' | 'unknown' | 'answered' | 'rejected';
-
-/** One row as the relay and the lookup read it. */
-export interface OutboxRow extends OutboxIntent {
-  /** The highest fence that wrote or claimed the row. */
-  readonly fence: number;
-  readonly status: OutboxStatus;
-  /** Sends the relay began (a crash after one leaves it counted, its outcome unrecorded). */
-  readonly sends: number;
-  /** The recorded outcome: the downstream's answer (`answered`, `rejected`), or the reason it is unknown. */
-  readonly outcome: unknown;
-  readonly receipt: string | null;
-}
-
-/** The intent an attempt writes. */
-export interface OutboxIntent {
-  readonly tenant: string;
-  readonly key: string;
-  readonly tool: string;
-  readonly argumentsHash: string;
-  readonly body: Json;
-  readonly intentAt: string;
-  /** The attempt's fence: lower than the row's highest is refused, inside the claiming transaction. */
-  readonly fence: number;
-}
-
-/** What a claim found. Only `claimed` may send. */
-export type ClaimResult =
-  | { readonly kind: 'claimed'; readonly row: OutboxRow }
-  /** A newer fence wrote the row: this attempt sends nothing. */
-  | { readonly kind: 'stale'; readonly rowFence: number }
-  /** The key was written for another tool or other arguments: nothing is sent. */
-  | { readonly kind: 'mismatch' }
-  /** The row already holds the downstream's answer: replayed, nothing is sent. */
-  | { readonly kind: 'settled'; readonly row: OutboxRow };
-
-/** An outcome to record on a row. `answered` and `rejected` are the downstream's; the others say nothing came. */
-export interface OutboxRecord {
-  readonly status: Exclude<OutboxStatus, 'sending'>;
-  readonly outcome: unknown;
-  readonly receipt?: string;
-}
-
 export interface PgOutboxOptions {
   /** The team's `pg` Pool (its own database): required. */
   readonly pool: Pool;
@@ -114,52 +64,12 @@ export interface PgOutboxOptions {
   readonly now?: () => number;
 }
 
-function checkedTable(table: string): string {
-  if (!IDENTIFIER.test(table))
-    throw new ToolDeclarationError([
-      `outbox: the table name ${JSON.stringify(table.slice(0, 80))} is not a plain identifier`,
-    ]);
-  return table;
-}
-
-interface RawRow {
-  tenant: string;
-  operation_key: string;
-  tool: string;
-  arguments_hash: string;
-  body_json: string;
-  intent_at: string;
-  fence: number;
-  status: OutboxStatus;
-  sends: number;
-  outcome_json: string | null;
-  receipt: string | null;
-}
-
 // BIGINT comes back from `pg` as a string: the fence is read as float8 (exact up to 2^53, and fences stay below).
 const COLUMNS = `tenant, operation_key, tool, arguments_hash, body_json, intent_at, fence::float8 AS fence, status,
   sends, outcome_json, receipt`;
 
-function toRow(r: RawRow): OutboxRow {
-  return {
-    tenant: r.tenant,
-    key: r.operation_key,
-    tool: r.tool,
-    argumentsHash: r.arguments_hash,
-    body: JSON.parse(r.body_json) as Json,
-    intentAt: r.intent_at,
-    fence: r.fence,
-    status: r.status,
-    sends: r.sends,
-    outcome: r.outcome_json === null ? null : (JSON.parse(r.outcome_json) as unknown),
-    receipt: r.receipt,
-  };
-}
-
-const SETTLED: readonly OutboxStatus[] = ['answered', 'rejected'];
-
 /** The outbox table of one database. */
-export class PgOutbox {
+export class PgOutbox implements OutboxStore {
   readonly table: string;
   private readonly pool: Pool;
   private readonly now: () => number;
@@ -203,13 +113,7 @@ export class PgOutbox {
         .join(' ');
       throw new ToolDeclarationError([`outbox: the database could not be read (${why})`]);
     }
-    if (columns.size === 0)
-      throw new ToolDeclarationError([
-        `outbox: the table ${this.table} does not exist (create it with createTable() or outboxDdl())`,
-      ]);
-    const missing = REQUIRED_COLUMNS.filter((c) => !columns.has(c));
-    if (missing.length > 0)
-      throw new ToolDeclarationError([`outbox: the table ${this.table} lacks the columns ${missing.join(', ')}`]);
+    checkColumns(this.table, columns, 'createTable() or outboxDdl()');
   }
 
   /**
@@ -237,13 +141,14 @@ export class PgOutbox {
       );
       const row = await this.select(tx, intent.tenant, intent.key, true);
       if (row === undefined) throw new Error(`outbox row ${intent.key} vanished inside its transaction`);
-      if (row.argumentsHash !== intent.argumentsHash || row.tool !== intent.tool) return { kind: 'mismatch' };
-      if (intent.fence < row.fence) return { kind: 'stale', rowFence: row.fence };
-      if (SETTLED.includes(row.status)) {
-        if (intent.fence > row.fence) await this.raiseFence(tx, intent);
-        return { kind: 'settled', row: { ...row, fence: intent.fence } };
+      const decision = claimDecision(row, intent);
+      if (decision.kind === 'mismatch') return { kind: 'mismatch' };
+      if (decision.kind === 'stale') return { kind: 'stale', rowFence: row.fence };
+      if (decision.kind === 'settled') {
+        if (decision.raise) await this.raiseFence(tx, intent);
+        return { kind: 'settled', row: { ...row, fence: Math.max(row.fence, intent.fence) } };
       }
-      const claimed = await tx.query<RawRow>(
+      const claimed = await tx.query<RawOutboxRow>(
         `UPDATE ${this.table} SET fence = $3, status = 'sending', sends = sends + 1,
            first_sent_at = COALESCE(first_sent_at, $4), last_sent_at = $4
          WHERE tenant = $1 AND operation_key = $2 RETURNING ${COLUMNS}`,
@@ -269,7 +174,7 @@ export class PgOutbox {
 
   /** The row of `tenant` under `key`, or undefined (no intent was ever written, so nothing was ever sent). */
   async read(tenant: string, key: string): Promise<OutboxRow | undefined> {
-    const found = await this.pool.query<RawRow>(
+    const found = await this.pool.query<RawOutboxRow>(
       `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant = $1 AND operation_key = $2`,
       [tenant, key],
     );
@@ -285,7 +190,7 @@ export class PgOutbox {
   }
 
   private async select(tx: PoolClient, tenant: string, key: string, lock: boolean): Promise<OutboxRow | undefined> {
-    const found = await tx.query<RawRow>(
+    const found = await tx.query<RawOutboxRow>(
       `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant = $1 AND operation_key = $2${lock ? ' FOR UPDATE' : ''}`,
       [tenant, key],
     );

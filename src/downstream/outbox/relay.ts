@@ -2,11 +2,11 @@
  * The outbox's relay: it sends a claimed row, exactly as the row holds it (its canonical arguments, its key, its
  * intent time), through the downstream's own transport (a vendor HTTP API sends the key in its `Idempotency-Key`
  * header), and records what came back on the row. It decides nothing about repeats: it only ever sends a row that
- * the fenced claim (pg-outbox.ts) handed it, and the recovery table decided before that whether an attempt may send.
+ * the fenced claim (outbox-store.ts, in either store) handed it, and the recovery table decided before that whether an attempt may send.
  */
 import type { SendOutcome } from '../classify';
 import type { AttemptCall, Transport } from '../transport';
-import type { OutboxRecord, OutboxRow, PgOutbox } from './pg-outbox';
+import type { OutboxRecord, OutboxRow, OutboxStore } from './outbox-store';
 
 /** What a send's outcome leaves on the row: only a sent-and-not-answered outcome is `unknown`. */
 export function recordOf(outcome: SendOutcome): OutboxRecord {
@@ -62,7 +62,7 @@ export function replayOf(row: OutboxRow): SendOutcome {
  * when recording it fails: the row then stays `sending`, which a later lookup asks the downstream about.
  */
 export async function relayRow(
-  outbox: PgOutbox,
+  outbox: OutboxStore,
   downstream: Transport,
   row: OutboxRow,
   call: AttemptCall,
