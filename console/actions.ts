@@ -8,11 +8,11 @@
 import { z } from 'zod';
 import type { ToolIntent } from '../src/domain/operation-key';
 import type { LedgerEvent } from '../src/domain/ledger-events';
-import { SA } from '../src/domain/search-attributes';
 import type { LookUpCallResult, SettleAbandonedResult } from '../workflows/console-actions.workflow';
 import { decideApprovalUpdate, ledgerQuery, requestCancelUpdate, resolveCallUpdate } from '../workflows/definitions';
 import { closedRunEvidence, closedWithoutSettling, forgetSettlement, settlementId } from './abandoned';
 import type { ConsoleDeps } from './config';
+import { isRunOfTenant } from './ledgerloop-runs';
 import { ConsoleRefusal, refusal, refusalOf, type Refusal } from './refusal';
 import type { Session } from './session';
 import { standingEffects } from './standing-effects';
@@ -71,7 +71,7 @@ export async function runAction(
   try {
     const handle = client.workflow.getHandle(workflowId, runId);
     const d = await as(() => handle.describe(), 10_000);
-    if (d.typedSearchAttributes.get(SA.tenant) !== session.person.tenant)
+    if (!isRunOfTenant(d, session.person.tenant))
       return refusal(
         404,
         ConsoleRefusal.NotInTenant,

@@ -13,6 +13,7 @@ import { SA } from '../src/domain/search-attributes';
 import type { LedgerSnapshot } from '../workflows/ledger';
 import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../workflows/definitions';
 import { abandonedItems } from './abandoned';
+import { runsOfTenantQuery } from './ledgerloop-runs';
 import { amountInLedger, amountInSummary, deadlineOf, firstAt, mapLimit } from './call-facts';
 import { DETAIL_MAX_AGE_MS, QUERY_CONCURRENCY, REVALIDATE_PER_REFRESH, type ConsoleDeps } from './config';
 import { abilitiesOf, mayList, offeredActions, readPolicy, type ItemKind } from './roles';
@@ -122,7 +123,10 @@ export async function listWaitingRuns(
   token: string,
   tenant: string,
 ): Promise<WorkflowExecutionInfo[]> {
-  const query = `WorkflowType = 'agentRun' AND LedgerloopTenant = '${tenant}' AND ExecutionStatus = 'Running' AND (LedgerloopPendingApprovals > 0 OR LedgerloopUnknownCalls > 0)`;
+  const query = runsOfTenantQuery(
+    tenant,
+    `ExecutionStatus = 'Running' AND (LedgerloopPendingApprovals > 0 OR LedgerloopUnknownCalls > 0)`,
+  );
   return asPerson(
     deps.temporal,
     token,

@@ -5,6 +5,7 @@ import type { LedgerSnapshot } from '../workflows/ledger';
 import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../workflows/definitions';
 import { closedRunEvidence, closedWithoutSettling, settlementOf } from './abandoned';
 import type { ConsoleDeps } from './config';
+import { isRunOfTenant } from './ledgerloop-runs';
 import { ConsoleRefusal, refusal, refusalOf, type Refusal } from './refusal';
 import type { Session } from './session';
 import { standingEffects, type StandingEffect } from './standing-effects';
@@ -53,8 +54,7 @@ export async function loadRunPage(
   } catch (err) {
     return refusalOf(err);
   }
-  const tenant = d.typedSearchAttributes.get(SA.tenant);
-  if (d.type !== 'agentRun' || tenant !== session.person.tenant)
+  if (!isRunOfTenant(d, session.person.tenant))
     return refusal(404, ConsoleRefusal.NotInTenant, `no agent run ${workflowId} in tenant ${session.person.tenant}`);
   const handle = deps.temporal.client.workflow.getHandle(workflowId, d.runId);
   const open = d.status.name === 'RUNNING';
@@ -101,7 +101,7 @@ export async function loadRunPage(
     status: d.status.name,
     open,
     taskQueue: d.taskQueue,
-    tenant: String(tenant),
+    tenant: session.person.tenant,
     principal: String(d.typedSearchAttributes.get(SA.principal) ?? ledger?.projection.principalId ?? '?'),
     startTime: d.startTime.toISOString(),
     ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),

@@ -2,14 +2,20 @@
  * The operator console in a real browser (Debian's Chromium through playwright-core): carol approves a pending
  * debit and sees the run complete; bob looks an UNKNOWN call up and resolves it, and sees the ledger change;
  * alice, an approver too, tries to approve her own call and is shown the run's typed refusal; a viewer sees
- * every item and is offered no action. Screenshots go to test-results/, or to docs/images/ (committed) with
+ * every item and is offered no action; a governed AI SDK session (examples/refund-ai-sdk, the team's own workflow
+ * type) shows its over-100-EUR refund in the same inbox, where the customer's approval is refused and an
+ * approver's is accepted. Screenshots go to test-results/, or to docs/images/ (committed) with
  * LEDGERLOOP_SCREENSHOTS=docs; they show no secret: tokens stay on the server, the page carries none.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { startPaymentsService, type PaymentsService } from '../../examples/refund-ai-sdk/src/payments/payments-service';
+import { createGovernedRefundWorker } from '../../examples/refund-ai-sdk/src/governed/worker';
+import type { governedRefundAgent } from '../../examples/refund-ai-sdk/src/governed/workflows';
+import { scriptedRefundProvider } from '../../examples/refund-ai-sdk/src/scripted-model';
 import type { Stack } from '../../lab/stack';
 import type { RunningConsole } from '../../console/server';
 import { readLedger, startAgentRun } from '../../host/client/runs';
@@ -47,6 +53,9 @@ const workers: { worker: Worker; running: Promise<void> }[] = [];
 let wallet: SpawnedService | undefined;
 let approvalRun: WorkflowHandle;
 let unknownRun: WorkflowHandle;
+let payments: PaymentsService;
+let governedRun: WorkflowHandle<typeof governedRefundAgent>;
+let governedConnection: NativeConnection | undefined;
 
 async function worker(services?: Record<string, string>): Promise<string> {
   const tq = taskQueue('console-ui');
@@ -125,6 +134,40 @@ beforeAll(async () => {
   );
   // The wallet is back: a lookup can now answer (the run still waits for a person).
   wallet = await spawnService('wallet', { dbPath, port: Number(new URL(doomed.url).port), env });
+
+  // A governed AI SDK session (the team's own workflow type, governedRefundAgent): alice's 180.00 EUR refund waits.
+  payments = await startPaymentsService(path.join(stack.dataDir, `ui-payments-${Date.now()}.db`));
+  payments.seedOrder({ orderId: 'ord-ui', customer: 'user:alice', amountMinor: 250_00, currency: 'EUR' });
+  governedConnection = await NativeConnection.connect({ address: stack.server.address });
+  const governedTq = taskQueue('console-governed');
+  const governed = await createGovernedRefundWorker({
+    connection: governedConnection,
+    taskQueue: governedTq,
+    paymentsUrl: payments.url,
+    modelProvider: scriptedRefundProvider(),
+    capabilityKey: stack.capabilityKey,
+    identityIssuers: [stack.identity.config],
+    extra: {
+      namespace: stack.server.namespace,
+      maxCachedWorkflows: 0,
+      ...(stack.dataConverter ? { dataConverter: stack.dataConverter } : {}),
+    },
+  });
+  workers.push({ worker: governed, running: governed.run() });
+  const governedId = `ui-governed-${Date.now()}`;
+  governedRun = await stack.client.workflow.start<typeof governedRefundAgent>('governedRefundAgent', {
+    taskQueue: governedTq,
+    workflowId: governedId,
+    args: [
+      {
+        principal: { id: 'user:alice', tenant: 'acme' },
+        identityToken: await stack.identity.issueFor({ purpose: 'start', run: governedId }, 'user:alice', 'acme'),
+        message: 'refund order ord-ui: 180.00 EUR, never arrived',
+        deadlineAt: deadlineIn(600_000),
+      },
+    ],
+  });
+  await waitFor(async () => ((await governedRun.query(pendingApprovalsQuery)).length ? true : undefined));
 });
 
 afterAll(async () => {
@@ -132,6 +175,8 @@ afterAll(async () => {
   await consoleServer?.close();
   for (const w of workers) w.worker.shutdown();
   await Promise.all(workers.map((w) => w.running));
+  await governedConnection?.close();
+  await payments?.close();
   await wallet?.stop();
   await stack?.stop();
 });
@@ -217,4 +262,37 @@ test('bob looks the UNKNOWN call up, resolves it with the receipt the wallet hol
   await page.getByTestId('stop-reason').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
   await shot(page, 'resolved');
   await page.context().close();
+});
+
+test('a governed AI SDK session’s pending refund is in the inbox: the customer is refused, an approver approves it', async () => {
+  // alice holds the approver role and is the customer: the session's policy refuses her, nothing is decided.
+  const alice = await signedIn('user:alice', ['approver']);
+  const mine = card(alice, governedRun.workflowId);
+  await mine.waitFor();
+  expect(await mine.textContent()).toContain('refund ord-ui 18000 EUR'); // the declaration's summary
+  await mine.locator('textarea[name="reason"]').fill('my own refund');
+  await mine.getByRole('button', { name: 'Approve' }).click();
+  await mine.getByTestId('refusal').waitFor();
+  expect(await mine.getByTestId('refusal').textContent()).toMatch(/own call/);
+  expect(await governedRun.query(pendingApprovalsQuery)).toHaveLength(1);
+  expect(payments.refunds()).toEqual([]);
+  await alice.context().close();
+  // Control: dana, another verified approver, approves it in the same inbox, and the refund is issued once.
+  const dana = await signedIn('manager:dana', ['approver']);
+  const item = card(dana, governedRun.workflowId);
+  await item.waitFor();
+  await item.locator('textarea[name="reason"]').fill('parcel lost, checked with the carrier');
+  await item.getByRole('button', { name: 'Approve' }).click();
+  const answered = item.getByTestId('done').or(item.getByTestId('refusal'));
+  await answered.waitFor({ timeout: 90_000 });
+  expect(await answered.textContent()).toContain('approved');
+  const result = await governedRun.result();
+  expect(result.stopReason).toBe('completed');
+  expect(payments.refunds()).toEqual([expect.objectContaining({ orderId: 'ord-ui', amountMinor: 180_00 })]);
+  // The session's run page reads it as any run's: the approval by dana in the timeline, the stop.
+  await dana.goto(`${consoleServer.url}/runs/${encodeURIComponent(governedRun.workflowId)}`);
+  await dana.getByTestId('stop-reason').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
+  expect(await dana.getByTestId('timeline').textContent()).toContain('approved by manager:dana');
+  await shot(dana, 'governed-session');
+  await dana.context().close();
 });
