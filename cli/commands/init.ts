@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { TemplateName } from '../../host/project/scaffold';
 import { CliError, CliUsageError, EXIT_FAILED } from '../errors';
 import { keysTable } from './keys';
 import { configureCommand, runAction, type CommandIO } from './shared';
@@ -15,8 +16,23 @@ const lib = () => require('../../host/project/scaffold') as typeof import('../..
 interface InitFlags {
   readonly name?: string;
   readonly ledgerloop?: string;
+  readonly template?: string;
   readonly install: boolean;
 }
+
+/** What comes after `npm install`, per template. */
+const NEXT: Readonly<Record<TemplateName, readonly string[]>> = {
+  booking: [
+    '  npm start          # a dev server, the booking service, a worker and one governed run; stays up (Ctrl-C)',
+    '  npm test           # the project on a real server: booked once, refused by policy, replayed',
+    '  npm run faults     # lose the booking’s response after commit: still exactly one booking',
+  ],
+  downstreams: [
+    '  npm test           # a charge over HTTP, a refund through the SDK, an order in PostgreSQL: each once, under faults',
+    '  npm run faults     # the fault protocol on each tool: one effect each, counted in its own storage',
+    '  (PostgreSQL: DATABASE_URL, else a private server from the initdb/pg_ctl on this machine)',
+  ],
+};
 
 function npmInstall(dir: string, io: CommandIO): Promise<number> {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -32,6 +48,12 @@ function npmInstall(dir: string, io: CommandIO): Promise<number> {
   });
 }
 
+function templateFlag(name: string): TemplateName {
+  if (!lib().isTemplateName(name))
+    throw new CliUsageError(`--template must be one of: ${Object.keys(lib().TEMPLATES).join(', ')}`);
+  return name;
+}
+
 export function registerInit(program: Command, io: CommandIO): void {
   const init = configureCommand(
     program
@@ -41,6 +63,10 @@ export function registerInit(program: Command, io: CommandIO): void {
       )
       .argument('<dir>', 'the folder to create (it must not exist, or be empty)')
       .option('--name <name>', 'the package name (default: the folder’s name)')
+      .option(
+        '--template <name>',
+        'booking (default: one tool and its own service, nothing but Node) or downstreams (a function tool, an HTTP tool on a Stripe-style API, a PostgreSQL service: none speaks our contract)',
+      )
       .option(
         '--ledgerloop <spec>',
         'how the project depends on ledgerloop: a range, a tarball or a file: path (default: the tarball or folder this ledgerloop was installed from, else ^<its version>)',
@@ -56,6 +82,7 @@ export function registerInit(program: Command, io: CommandIO): void {
           dir,
           ...(flags.name !== undefined ? { name: flags.name } : {}),
           ...(flags.ledgerloop !== undefined ? { ledgerloopSpec: flags.ledgerloop } : {}),
+          ...(flags.template !== undefined ? { template: templateFlag(flags.template) } : {}),
         });
       } catch (err) {
         if (err instanceof lib().ScaffoldError) throw new CliUsageError(err.message);
@@ -73,16 +100,9 @@ export function registerInit(program: Command, io: CommandIO): void {
           throw new CliError(`npm install failed in ${rel} (exit ${code}); the files are written`, EXIT_FAILED);
       }
       io.out(
-        [
-          '',
-          'Next:',
-          `  cd ${rel}`,
-          ...(flags.install ? [] : ['  npm install']),
-          '  npm start          # a dev server, the booking service, a worker and one governed run; stays up (Ctrl-C)',
-          '  npm test           # the project on a real server: booked once, refused by policy, replayed',
-          '  npm run faults     # lose the booking’s response after commit: still exactly one booking',
-          '',
-        ].join('\n'),
+        ['', 'Next:', `  cd ${rel}`, ...(flags.install ? [] : ['  npm install']), ...NEXT[made.template], ''].join(
+          '\n',
+        ),
       );
       return 0;
     }),

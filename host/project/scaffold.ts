@@ -1,7 +1,12 @@
 /**
- * `ledgerloop init <dir>`: a new project from the package's template (templates/app): a room-booking agent with
- * one tool and its compensation, its own service on `ledgerloop/services`, a policy, a fault protocol for its own
- * tool, a worker, a start script and tests on a real server, plus its development keys (`ledgerloop keys`).
+ * `ledgerloop init <dir>`: a new project from one of the package's templates, plus its development keys
+ * (`ledgerloop keys`):
+ * - `booking` (templates/app, the default): a room-booking agent with one tool and its compensation, its own
+ *   service on `ledgerloop/services`, a policy, a fault protocol, a worker, a start script and tests. It needs
+ *   nothing but Node, so it is the default;
+ * - `downstreams` (templates/downstreams): tools none of which speak Ledgerloop's contract (a function tool over a
+ *   payments SDK, an HTTP tool on a Stripe-style API in a process of its own, the team's own service on its own
+ *   PostgreSQL through the kit). Its tests need a PostgreSQL (`DATABASE_URL`, or the server binaries).
  * Nothing is overwritten: a folder that exists and is not empty is refused.
  */
 import fs from 'node:fs';
@@ -10,8 +15,24 @@ import { PACKAGE_ROOT, packageJsonPath } from '../../src/package-paths';
 import { ledgerloopSourceSpec } from './install-source';
 import { ensureProjectKeys, keyFilesIn, type KeyFileStatus } from './keys';
 
-/** The template a project starts from, shipped in the package (`files` in package.json). */
-export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'app');
+/** The templates a project starts from, shipped in the package (`files` in package.json), by name. */
+export const TEMPLATES = {
+  booking: path.join(PACKAGE_ROOT, 'templates', 'app'),
+  downstreams: path.join(PACKAGE_ROOT, 'templates', 'downstreams'),
+} as const;
+
+export type TemplateName = keyof typeof TEMPLATES;
+
+/** The default template: it needs nothing but Node (no PostgreSQL), so a first `npm test` passes anywhere. */
+export const DEFAULT_TEMPLATE: TemplateName = 'booking';
+
+/** The default template's folder. */
+export const TEMPLATE_DIR = TEMPLATES[DEFAULT_TEMPLATE];
+
+/** Whether `name` names a template. */
+export function isTemplateName(name: string): name is TemplateName {
+  return Object.prototype.hasOwnProperty.call(TEMPLATES, name);
+}
 
 /** Files npm would not ship under their own name (`.gitignore` is dropped by `npm pack`): renamed on copy. */
 const RENAMED: Readonly<Record<string, string>> = { gitignore: '.gitignore' };
@@ -34,11 +55,14 @@ export interface ScaffoldOptions {
    * registry, so the project's `npm install` finds the very package that wrote it.
    */
   readonly ledgerloopSpec?: string;
+  /** Which template; default `booking` (DEFAULT_TEMPLATE: it needs nothing but Node). */
+  readonly template?: TemplateName;
 }
 
 export interface ScaffoldResult {
   readonly dir: string;
   readonly name: string;
+  readonly template: TemplateName;
   readonly files: readonly string[];
   readonly keys: readonly KeyFileStatus[];
   /** The `ledgerloop` dependency written into its package.json. */
@@ -47,6 +71,7 @@ export interface ScaffoldResult {
 
 interface OwnPackage {
   readonly version: string;
+  readonly dependencies?: Readonly<Record<string, string>>;
   readonly peerDependencies?: Readonly<Record<string, string>>;
   readonly devDependencies?: Readonly<Record<string, string>>;
 }
@@ -55,11 +80,21 @@ function ownPackage(): OwnPackage {
   return JSON.parse(fs.readFileSync(packageJsonPath(), 'utf8')) as OwnPackage;
 }
 
-/** The peers a project needs at run time, at the versions this package was built and tested with. */
-function projectDependencies(own: OwnPackage, spec: string): Record<string, string> {
+/**
+ * The peers a project needs at run time, at the versions this package was built and tested with, and the packages
+ * the template's own code imports (its package.json `dependencies`, by name) at the ranges this package depends
+ * on them: the project then imports `pg` or `hono` as its own dependency, never through ours.
+ */
+function projectDependencies(own: OwnPackage, spec: string, templateDeps: readonly string[]): Record<string, string> {
   const deps: Record<string, string> = { ledgerloop: spec };
   for (const [name, range] of Object.entries(own.peerDependencies ?? {}))
     if (name === 'zod' || name === '@temporalio/client' || name === '@temporalio/worker') deps[name] = range;
+  for (const name of templateDeps) {
+    const range = own.dependencies?.[name];
+    if (range === undefined)
+      throw new ScaffoldError(`the template imports ${name}, which this ledgerloop does not depend on`);
+    deps[name] = range;
+  }
   return deps;
 }
 
@@ -91,11 +126,15 @@ export async function scaffoldProject(opts: ScaffoldOptions): Promise<ScaffoldRe
     throw new ScaffoldError(`"${name}" is not an npm package name: lower case letters, digits, . _ - (or --name)`);
   if (fs.existsSync(dir) && (!fs.statSync(dir).isDirectory() || fs.readdirSync(dir).length > 0))
     throw new ScaffoldError(`${dir} exists and is not an empty folder: nothing was written`);
-  if (!fs.existsSync(path.join(TEMPLATE_DIR, 'package.json')))
-    throw new ScaffoldError(`the project template is missing from this install (${TEMPLATE_DIR})`);
+  const template = opts.template ?? DEFAULT_TEMPLATE;
+  if (!isTemplateName(template))
+    throw new ScaffoldError(`no template "${String(template)}": ${Object.keys(TEMPLATES).join(', ')}`);
+  const templateDir = TEMPLATES[template];
+  if (!fs.existsSync(path.join(templateDir, 'package.json')))
+    throw new ScaffoldError(`the project template is missing from this install (${templateDir})`);
   const own = ownPackage();
   const files: string[] = [];
-  copyTree(TEMPLATE_DIR, dir, files, dir);
+  copyTree(templateDir, dir, files, dir);
   const pkgFile = path.join(dir, 'package.json');
   const pkg = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as Record<string, unknown>;
   const devDependencies: Record<string, string> = {};
@@ -107,10 +146,10 @@ export async function scaffoldProject(opts: ScaffoldOptions): Promise<ScaffoldRe
   const written = {
     ...pkg,
     name,
-    dependencies: projectDependencies(own, ledgerloop),
+    dependencies: projectDependencies(own, ledgerloop, Object.keys((pkg['dependencies'] ?? {}) as object)),
     devDependencies,
   };
   fs.writeFileSync(pkgFile, `${JSON.stringify(written, null, 2)}\n`);
   const keys = await ensureProjectKeys(keyFilesIn(path.join(dir, '.ledgerloop', 'keys')));
-  return { dir, name, files, keys, ledgerloop };
+  return { dir, name, template, files, keys, ledgerloop };
 }
