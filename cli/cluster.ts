@@ -25,7 +25,7 @@ import {
   writeState,
   type RunningCluster,
 } from '../lab/cluster/cluster';
-import { postgresLayout, stopPostgres } from '../lab/cluster/postgres';
+import { postgresLayout, stopPostgres } from '../host/server/postgres';
 import { startClusterUi, type ClusterUi } from '../lab/cluster/ui';
 import {
   clusterPorts,

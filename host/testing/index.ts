@@ -24,4 +24,4 @@ export { TemporalBinaryMissingError, resolveTemporalCli } from '../server/tempor
 export { generateCodecKeys } from '../../src/codec/data-converter';
 export { PostgresUnavailableError, startTestPostgres, type TestPostgres, type TestPostgresOptions } from './postgres';
 export { VENDOR_PAYMENTS_MAIN } from './vendor-payments';
-export { startFaultProxy, type FaultProxy, type ProxyFault } from '../../lab/faults/http-fault-proxy';
+export { startFaultProxy, type FaultProxy, type ProxyFault } from './http-fault-proxy';

@@ -7,13 +7,7 @@
  */
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import {
-  ClusterPostgresError,
-  postgresLayout,
-  startPostgres,
-  stopPostgres,
-  transcriptUrl,
-} from '../../lab/cluster/postgres';
+import { PostgresServerError, postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../server/postgres';
 import { getFreePort } from '../server/dev-server';
 
 /** No PostgreSQL to test on: `DATABASE_URL` is unset and no server could be started from the local binaries. */
@@ -53,7 +47,7 @@ export async function startTestPostgres(opts: TestPostgresOptions): Promise<Test
     await startPostgres(layout);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    const reason = err instanceof ClusterPostgresError ? err.message : String(err);
+    const reason = err instanceof PostgresServerError ? err.message : String(err);
     throw new PostgresUnavailableError(
       `no PostgreSQL to test on: DATABASE_URL is not set, and a private server could not be started (${reason}). ` +
         'Set DATABASE_URL=postgres://user:password@host:5432/db, or install the PostgreSQL server binaries ' +

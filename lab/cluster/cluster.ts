@@ -25,7 +25,7 @@ import {
   stopPostgres,
   transcriptUrl,
   type PostgresLayout,
-} from './postgres';
+} from '../../host/server/postgres';
 import { applySchemas, prepareNamespace, spawnServer, writeServerFiles, type ServerFiles } from './temporal-server';
 import { CODEC_KEY_ID_ENV, CODEC_KEYS_ENV } from '../../src/codec/data-converter';
 import { CLUSTER_NAMESPACE, clusterPorts, portOffsetFromEnv, type ClusterPorts } from './versions';

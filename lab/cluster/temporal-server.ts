@@ -18,7 +18,7 @@ import { connectClient } from '../../host/server/connection-config';
 import { REPO_ROOT } from '../../host/server/temporal-binaries';
 import { ensureSearchAttributes } from '../../host/server/dev-server';
 import type { TemporalBuild } from './build';
-import type { PostgresLayout } from './postgres';
+import type { PostgresLayout } from '../../host/server/postgres';
 import { CLUSTER_NAMESPACE, POSTGRES_PLUGIN, type ClusterPorts } from './versions';
 
 const run = promisify(execFile);

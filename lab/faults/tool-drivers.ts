@@ -4,7 +4,7 @@
  * worker waiting on an answer the proxy holds; and, for any transport, the restart of a downstream process while
  * it holds a request at the point.
  */
-import { startFaultProxy, type FaultProxy } from './http-fault-proxy';
+import { startFaultProxy, type FaultProxy } from '../../host/testing/http-fault-proxy';
 import { waitForRequest, type DriverContext } from './drivers';
 import type { PlannedCase, PlannedFault } from './plan';
 import { proxyFaultOf, type ToolPoint } from './tool-targets';

@@ -6,14 +6,14 @@
  * |--------------------------|------------------------------------------------------------------------------------|
  * | Ledgerloop contract      | the service itself (`POST /admin/faults`), on the tool's service and route          |
  * | function                 | the first worker, around the team's function (lab/faults/transport-faults.ts)       |
- * | third-party HTTP API     | a loopback proxy the runner puts in front of the API (lab/faults/http-fault-proxy.ts) |
+ * | third-party HTTP API     | a loopback proxy the runner puts in front of the API (host/testing/http-fault-proxy.ts) |
  *
  * `restart_downstream` is the runner's act on the tool's service process, whatever the transport.
  */
 import type { AnyTool } from '../../src/domain/tool';
 import { transportOf } from '../../src/domain/transport';
 import type { FaultKind } from './catalog';
-import type { ProxyFault } from './http-fault-proxy';
+import type { ProxyFault } from '../../host/testing/http-fault-proxy';
 import type { TransportFault } from './transport-faults';
 
 /** Where a tool's faults are injected. */

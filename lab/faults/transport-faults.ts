@@ -1,7 +1,7 @@
 /**
  * The fault protocol's points for any transport, installed from outside the product through the worker's
  * `wrapTransport` hook: for a function tool the fault wraps the team's function (its `execute` is the commit), for
- * an HTTP API it wraps the request (a loopback proxy, lab/faults/http-fault-proxy.ts, does the same on the wire).
+ * an HTTP API it wraps the request (a loopback proxy, host/testing/http-fault-proxy.ts, does the same on the wire).
  *
  * | point          | kinds                         | what happens                                                     |
  * |----------------|-------------------------------|------------------------------------------------------------------|

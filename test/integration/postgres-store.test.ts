@@ -1,6 +1,6 @@
 /**
  * The stores' one PostgreSQL helper (src/stores/postgres.ts), on a private PostgreSQL this file starts
- * (lab/cluster/postgres.ts): migrations apply once each however many processes start together, a database that
+ * (host/server/postgres.ts): migrations apply once each however many processes start together, a database that
  * already holds a store's tables keeps its rows, and a transaction the server aborted for a serialization failure
  * runs again (with a control: one attempt only, the same conflict fails with 40001).
  */

@@ -1,6 +1,6 @@
 /**
  * Cross-run rate limits on the real server, their windows in the workers' quota store (src/stores/quota-store.ts):
- * SQLite for one host, PostgreSQL for several (a private PostgreSQL this file starts, lab/cluster/postgres.ts).
+ * SQLite for one host, PostgreSQL for several (a private PostgreSQL this file starts, host/server/postgres.ts).
  * Both backends keep the same promises, each shown with its control: a limit admits exactly its `max` however many
  * runs ask at once, a retried reservation never counts twice, a released one frees its slot, and nothing a Temporal
  * client can do (terminate, reset) raises a limit. Reservations go through the production path: the `reserveQuota`

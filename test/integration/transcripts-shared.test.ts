@@ -1,6 +1,6 @@
 /**
  * Stateless worker hosts for model-planned runs: the transcript store on PostgreSQL (LEDGERLOOP_TRANSCRIPT_URL),
- * on a private PostgreSQL this file starts (lab/cluster/postgres.ts). First the store's rules, as the SQLite store
+ * on a private PostgreSQL this file starts (host/server/postgres.ts). First the store's rules, as the SQLite store
  * keeps them; then an OpenAI-planned run (the real `openai` client over HTTP to a scripted server) whose turns are
  * planned by three worker processes, each in a directory of its own, two of them SIGKILLed while waiting on the
  * model. With a SQLite file per host instead, the same run fails with Planner.TranscriptMissing: the shared store

@@ -16,7 +16,7 @@ import type { AgentRunResult } from '../../src/domain/run';
 import { createDevIssuer, type DevIssuer } from '../../src/identity/issue';
 import type { LedgerSnapshot } from '../../workflows/ledger';
 import { spawnWorker, type WorkerProcess } from '../../lab/spawn-worker';
-import { startFaultProxy, type FaultProxy, type ProxyFault } from '../../lab/faults/http-fault-proxy';
+import { startFaultProxy, type FaultProxy, type ProxyFault } from '../../host/testing/http-fault-proxy';
 import type { TransportFault } from '../../lab/faults/transport-faults';
 import { quietRuntime, taskQueue } from '../helpers/stack';
 import { spawnVendor, VENDOR_API_KEY, type Vendor } from '../helpers/vendor';

@@ -1,8 +1,9 @@
 /**
- * A private PostgreSQL for the local cluster: its own data directory under `.data/cluster/pg`, its own port on
- * 127.0.0.1, its socket in a directory only its owner can enter, and a generated password for the `temporal`
- * role (`.data/cluster/secrets.json`, mode 0600). `initdb` refuses to run as root, so as root every PostgreSQL
- * command runs as the `postgres` user, which then owns the data directory.
+ * A private PostgreSQL from the machine's server binaries (no download): its own data directory, its own port on
+ * 127.0.0.1, its socket in a directory only its owner can enter, and generated passwords for the `temporal` and
+ * `ledgerloop` roles (a secrets file, mode 0600). The local cluster keeps it under `.data/cluster/pg` (lab/cluster);
+ * `startTestPostgres` of ledgerloop/testing starts one in a test's own folder. `initdb` refuses to run as root, so
+ * as root every PostgreSQL command runs as the `postgres` user, which then owns the data directory.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,12 +11,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { findExecutable } from '../../host/server/temporal-binaries';
+import { findExecutable } from './temporal-binaries';
 
 const run = promisify(execFile);
 
-export class ClusterPostgresError extends Error {
-  override readonly name = 'ClusterPostgresError';
+/** A PostgreSQL binary is missing or one of its commands failed (its last lines of stderr, no secrets). */
+export class PostgresServerError extends Error {
+  override readonly name = 'PostgresServerError';
 }
 
 export interface PostgresLayout {
@@ -45,7 +47,7 @@ const SEARCH = [
 function pgBinary(name: 'initdb' | 'pg_ctl' | 'psql' | 'pg_isready'): string {
   const found = findExecutable(name, SEARCH);
   if (found === undefined)
-    throw new ClusterPostgresError(
+    throw new PostgresServerError(
       `${name} not found (PATH, ${SEARCH.join(', ')}): install PostgreSQL (Debian: apt-get install postgresql)`,
     );
   return found;
@@ -74,9 +76,7 @@ async function pg(
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new ClusterPostgresError(
-      `${name} failed: ${(e.stderr || e.message).trim().split('\n').slice(-5).join('\n')}`,
-    );
+    throw new PostgresServerError(`${name} failed: ${(e.stderr || e.message).trim().split('\n').slice(-5).join('\n')}`);
   }
 }
 
@@ -92,7 +92,7 @@ function ownByPostgres(dir: string): void {
   const uid = Number(entry[2]);
   const gid = Number(entry[3]);
   if (!Number.isSafeInteger(uid))
-    throw new ClusterPostgresError('running as root, and there is no postgres user to run PostgreSQL as');
+    throw new PostgresServerError('running as root, and there is no postgres user to run PostgreSQL as');
   fs.chownSync(dir, uid, gid);
   fs.chmodSync(dir, 0o700);
 }
