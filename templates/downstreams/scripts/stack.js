@@ -190,9 +190,14 @@ async function startStack(name) {
       arm: (service, fault) => proxies[service].arm(fault),
       /** How often each fault armed on `service`'s proxy fired. @param {'payments' | 'orders'} service */
       fired: (service) => proxies[service].fired(),
-      /** Disarms every proxy fault and every fault of the provider stand-in. */
+      /** The requests `service`'s proxy forwarded, by `METHOD path`. @param {'payments' | 'orders'} service */
+      forwarded: (service) => proxies[service].forwarded,
+      /** Disarms every proxy fault and every fault of the provider stand-in, and zeroes the proxies' counts. */
       async clearFaults() {
-        for (const proxy of Object.values(proxies)) proxy.clear();
+        for (const proxy of Object.values(proxies)) {
+          proxy.clear();
+          proxy.forwarded.clear();
+        }
         await vendorAdmin('DELETE', '/admin/faults');
       },
       /** SIGKILLs the orders service and starts it again on its port and database. */

@@ -1,10 +1,12 @@
 // @ts-check
 // The project on real processes (scripts/stack.js): a Temporal dev server, a PostgreSQL, the payment provider
 // stand-in with its own storage, the team's orders service and a worker. Each tool runs once, then under each
-// fault (its response lost after the commit three times, the worker killed mid-call, the downstream restarted),
-// and every effect is counted in the downstream's own storage: the provider's database, the team's `orders`
-// table. It needs a PostgreSQL (DATABASE_URL, else the server binaries on this machine) and fails, naming both,
-// without one.
+// fault (its response lost after the commit, the worker killed mid-call, the downstream restarted), and every
+// effect is counted in the downstream's own storage: the provider's database, the team's `orders` table. What
+// follows a lost answer is the tool's own recovery: the provider's tools are resent under the same key (the
+// provider answers from its key record), the orders tool speaks Ledgerloop's contract and is looked up by its key,
+// never resent. It needs a PostgreSQL (DATABASE_URL, else the server binaries on this machine) and fails, naming
+// both, without one.
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -52,30 +54,44 @@ async function fired(service, index = 0) {
   while ((stack.fired(service)[index] ?? 0) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
+/**
+ * How many `method path` requests the proxy in front of `service` forwarded since the last `clearFaults`.
+ * @param {'payments' | 'orders'} service
+ * @param {string} method
+ * @param {string} path
+ */
+const sent = (service, method, path) => stack.forwarded(service).get(`${method} ${path}`) ?? 0;
+
 let n = 0;
 /** A fresh id for each run, so every count below is of that run's effect alone. */
 const fresh = () => `${Date.now().toString(36)}${(n += 1)}`;
 
 /**
- * Each tool: its scenario, the request that commits its effect, and its effects counted in its downstream's storage.
- * @type {Record<string, { service: 'payments' | 'orders', path: string, vars(): Promise<Record<string, string | number>>, count(call: Call, vars: Record<string, string | number>): Promise<number> | number }>}
+ * Each tool: its scenario, the request that commits its effect, what follows a lost answer (`resend`: the same
+ * request under the same key; `lookup`: a GET of the operation by its key, under `lookupPath`), and its effects
+ * counted in its downstream's storage.
+ * @type {Record<string, { service: 'payments' | 'orders', path: string, recovery: 'resend' | 'lookup', lookupPath?: string, vars(): Promise<Record<string, string | number>>, count(call: Call, vars: Record<string, string | number>): Promise<number> | number }>}
  */
 const TOOLS = {
   record_order: {
     service: 'orders',
     path: '/v1/orders',
+    recovery: 'lookup',
+    lookupPath: '/v1/operations/',
     vars: async () => ({ order: `ord_${fresh()}`, customer: 'cus_alice', minor: 4200 }),
     count: (_call, vars) => stack.orderCount(String(vars.order)),
   },
   charge_card: {
     service: 'payments',
     path: '/v1/charges',
+    recovery: 'resend',
     vars: async () => ({ customer: `cus_${fresh()}`, minor: 700 }),
     count: (call) => stack.vendorCount('charges', `ll_${call.operationKey}`),
   },
   refund_charge: {
     service: 'payments',
     path: '/v1/refunds',
+    recovery: 'resend',
     // A charge of its own to refund, made first with no fault armed.
     async vars() {
       const { call } = await run('charge', { customer: `cus_${fresh()}`, minor: 900 });
@@ -123,14 +139,40 @@ test('a principal the policy does not name is refused before anything is sent; t
 for (const [name, tool] of Object.entries(TOOLS)) {
   const scenario = SCENARIO[/** @type {keyof typeof SCENARIO} */ (name)];
   describe(`${name} under faults`, () => {
-    test('its response lost after the downstream committed, three times: one effect', async () => {
-      const vars = await tool.vars();
-      stack.arm(tool.service, { at: 'after_response', do: 'drop_response', method: 'POST', path: tool.path, times: 3 });
-      const { call } = await run(scenario, vars);
-      assert.equal(call.state, 'SUCCEEDED');
-      assert.deepEqual(stack.fired(tool.service), [3]);
-      assert.equal(await tool.count(call, vars), 1);
-    });
+    if (tool.recovery === 'resend')
+      test('its response lost after the downstream committed, three times: resent under the same key, one effect', async () => {
+        const vars = await tool.vars();
+        stack.arm(tool.service, {
+          at: 'after_response',
+          do: 'drop_response',
+          method: 'POST',
+          path: tool.path,
+          times: 3,
+        });
+        const { call } = await run(scenario, vars);
+        assert.equal(call.state, 'SUCCEEDED');
+        // Three answers lost means three sends reached the provider (a fault fires only on a forwarded request).
+        assert.deepEqual(stack.fired(tool.service), [3]);
+        assert.equal(await tool.count(call, vars), 1);
+      });
+    else
+      test('its response lost after the downstream committed: looked up by its key, never resent, one effect', async () => {
+        const vars = await tool.vars();
+        // Armed for three losses: only one can fire, because the request is never sent again.
+        stack.arm(tool.service, {
+          at: 'after_response',
+          do: 'drop_response',
+          method: 'POST',
+          path: tool.path,
+          times: 3,
+        });
+        const { call } = await run(scenario, vars);
+        assert.equal(call.state, 'SUCCEEDED');
+        assert.deepEqual(stack.fired(tool.service), [1]);
+        assert.equal(sent(tool.service, 'POST', tool.path), 1);
+        assert.equal(sent(tool.service, 'GET', `${tool.lookupPath}${encodeURIComponent(call.operationKey)}`), 1);
+        assert.equal(await tool.count(call, vars), 1);
+      });
 
     test('the worker killed while the downstream’s answer is held: a new worker settles it, one effect', async () => {
       const vars = await tool.vars();
@@ -151,20 +193,18 @@ for (const [name, tool] of Object.entries(TOOLS)) {
         await stack.armVendor({ at: 'after_commit', do: 'kill', path: tool.path });
         restarted = stack.restartVendorWhenItDies();
       } else {
-        // The answer is lost after the commit; the resend is held until the service was killed and started again.
+        // The answer is lost after the commit; the lookup that follows (a GET, the first one this service sees) is
+        // held until the service was killed and started again on its database, so the restarted process answers it.
         stack.arm('orders', { at: 'after_response', do: 'drop_response', method: 'POST', path: tool.path });
-        stack.arm('orders', {
-          at: 'before_forward',
-          do: 'delay',
-          method: 'POST',
-          path: tool.path,
-          occurrence: 2,
-          ms: 5000,
-        });
+        stack.arm('orders', { at: 'before_forward', do: 'delay', method: 'GET', ms: 5000 });
         restarted = fired('orders', 1).then(() => stack.restartOrders());
       }
       const [{ call }] = await Promise.all([run(scenario, vars), restarted]);
       assert.equal(call.state, 'SUCCEEDED');
+      if (tool.service === 'orders') {
+        assert.deepEqual(stack.fired('orders'), [1, 1]);
+        assert.equal(sent('orders', 'POST', tool.path), 1);
+      }
       assert.equal(await tool.count(call, vars), 1);
     });
   });
