@@ -8,12 +8,18 @@ const { found, implementTool, notFound, NothingSentError } = require('ledgerloop
 const { PaymentsClient, PaymentsError } = require('./payments-client');
 const { KEY_FIELD, refundCharge } = require('./payments.tools');
 
+/**
+ * The provider's base URL: the worker's services map first (`ledgerloop faults` points it at the provider it
+ * started for the case), else `PAYMENTS_URL`.
+ */
+function paymentsUrl() {
+  const services = JSON.parse(process.env.LEDGERLOOP_SERVICES || '{}');
+  return services['vendor-payments'] || process.env.PAYMENTS_URL || 'http://127.0.0.1:4400';
+}
+
 /** @param {Record<string, string>} secrets */
 const client = (secrets) =>
-  new PaymentsClient(secrets['PAYMENTS_API_KEY'] ?? '', {
-    baseUrl: process.env.PAYMENTS_URL || 'http://127.0.0.1:4400',
-    maxNetworkRetries: 0,
-  });
+  new PaymentsClient(secrets['PAYMENTS_API_KEY'] ?? '', { baseUrl: paymentsUrl(), maxNetworkRetries: 0 });
 
 /** @param {string} value */
 const byKey = (value) => ({ query: `metadata["${KEY_FIELD}"]:"${value}"` });

@@ -23,7 +23,7 @@ const chargeCard = defineTool({
   result: z.object({ id: z.string(), status: z.string(), amount: z.number(), currency: z.string() }).passthrough(),
   maxArgumentBytes: 1024,
   maxResultBytes: 8192,
-  service: 'payments',
+  service: 'vendor-payments',
   transport: {
     kind: 'http',
     method: 'POST',
@@ -82,7 +82,7 @@ const refundCharge = defineTool({
   result: z.object({ id: z.string(), status: z.string(), amount: z.number() }).passthrough(),
   maxArgumentBytes: 1024,
   maxResultBytes: 8192,
-  service: 'payments',
+  service: 'vendor-payments',
   transport: {
     kind: 'function',
     secrets: ['PAYMENTS_API_KEY'],
