@@ -48,7 +48,8 @@ function npmInstall(dir: string, io: CommandIO): Promise<number> {
   });
 }
 
-function templateFlag(name: string): TemplateName {
+/** The `--template` value: a template's name, else a usage error naming them all. */
+export function templateFlag(name: string): TemplateName {
   if (!lib().isTemplateName(name))
     throw new CliUsageError(`--template must be one of: ${Object.keys(lib().TEMPLATES).join(', ')}`);
   return name;

@@ -7,7 +7,15 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync
 import os from 'node:os';
 import path from 'node:path';
 import { ledgerloopSourceSpec } from '../../host/project/install-source';
-import { scaffoldProject, ScaffoldError, TEMPLATE_DIR } from '../../host/project/scaffold';
+import { templateFlag } from '../../cli/commands/init';
+import { CliUsageError } from '../../cli/errors';
+import {
+  scaffoldProject,
+  ScaffoldError,
+  TEMPLATE_DIR,
+  TEMPLATES,
+  type TemplateName,
+} from '../../host/project/scaffold';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-init-'));
 
@@ -119,5 +127,74 @@ test('a name npm would refuse is refused before anything is written', async () =
   expect(readdirSync(parent)).toEqual([]);
   await expect(scaffoldProject({ dir: path.join(parent, 'y'), name: 'my-app.2' })).resolves.toMatchObject({
     name: 'my-app.2',
+  });
+});
+
+describe('--template downstreams', () => {
+  /** The package's own dependency ranges: the project gets the very ones this ledgerloop was tested with. */
+  const own = JSON.parse(readFileSync(path.join(TEMPLATE_DIR, '..', '..', 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+
+  test('the downstreams template lands whole, with pg and hono as the project’s own deps at ledgerloop’s ranges', async () => {
+    const dir = path.join(tmp(), 'shop');
+    const made = await scaffoldProject({ dir, ledgerloopSpec: '^1.0.0', template: 'downstreams' });
+    expect(made.template).toBe('downstreams');
+    for (const f of [
+      'ledgerloop.config.cjs',
+      'protocol.json',
+      'scripts/stack.js',
+      'src/orders-service.js',
+      'src/payments.tools.js',
+      'src/functions.js',
+      'test/tools.test.js',
+    ])
+      expect(made.files).toContain(f);
+    // None of the booking template's files.
+    expect(made.files).not.toContain('src/booking.tools.js');
+    expect(existsSync(path.join(dir, '.gitignore'))).toBe(true);
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.name).toBe('shop');
+    expect(pkg.dependencies['ledgerloop']).toBe('^1.0.0');
+    for (const name of ['pg', 'hono', '@hono/node-server']) {
+      expect(own.dependencies[name]).toEqual(expect.any(String));
+      expect(pkg.dependencies[name]).toBe(own.dependencies[name]);
+    }
+    expect(made.keys.every((k) => k.exists)).toBe(true);
+  });
+
+  test('without --template the project is the booking one, which needs no PostgreSQL', async () => {
+    const made = await scaffoldProject({ dir: path.join(tmp(), 'plain'), ledgerloopSpec: '^1.0.0' });
+    expect(made.template).toBe('booking');
+    expect(made.files).toContain('src/booking.tools.js');
+    const pkg = JSON.parse(readFileSync(path.join(made.dir, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.dependencies['pg']).toBeUndefined();
+  });
+
+  test('an unknown --template is a usage error naming the templates; a known one is taken', () => {
+    let caught: unknown;
+    try {
+      templateFlag('shopping');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(CliUsageError);
+    expect((caught as Error).message).toBe(`--template must be one of: ${Object.keys(TEMPLATES).join(', ')}`);
+    // Inherited names are not templates.
+    expect(() => templateFlag('constructor')).toThrow(CliUsageError);
+    expect(templateFlag('downstreams')).toBe('downstreams');
+  });
+
+  test('an unknown template given to scaffoldProject is refused before anything is written', async () => {
+    const parent = tmp();
+    await expect(
+      scaffoldProject({ dir: path.join(parent, 'x'), template: 'shopping' as TemplateName }),
+    ).rejects.toThrow(new ScaffoldError('no template "shopping": booking, downstreams'));
+    expect(readdirSync(parent)).toEqual([]);
   });
 });
