@@ -19,6 +19,14 @@ import {
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'ledgerloop-init-'));
 
+interface WrittenPackage {
+  readonly name: string;
+  readonly dependencies: Record<string, string>;
+  readonly scripts: Record<string, string>;
+}
+/** The package.json init wrote into `dir`. */
+const readPackage = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as WrittenPackage;
+
 test('a new folder gets the whole template, its dev keys (secrets 0600) and a package.json naming it', async () => {
   const dir = path.join(tmp(), 'my-app');
   const made = await scaffoldProject({ dir, ledgerloopSpec: './ledgerloop-1.0.0.tgz' });
@@ -34,11 +42,7 @@ test('a new folder gets the whole template, its dev keys (secrets 0600) and a pa
   // npm pack drops .gitignore: the template ships it as `gitignore`, and init restores the name.
   expect(existsSync(path.join(dir, '.gitignore'))).toBe(true);
   expect(existsSync(path.join(dir, 'gitignore'))).toBe(false);
-  const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
-    name: string;
-    dependencies: Record<string, string>;
-    scripts: Record<string, string>;
-  };
+  const pkg = readPackage(dir);
   expect(pkg.name).toBe('my-app');
   expect(pkg.dependencies['ledgerloop']).toBe(`file:${path.resolve('./ledgerloop-1.0.0.tgz')}`);
   expect(pkg.dependencies['zod']).toEqual(expect.any(String));
@@ -153,10 +157,7 @@ describe('--template downstreams', () => {
     // None of the booking template's files.
     expect(made.files).not.toContain('src/booking.tools.js');
     expect(existsSync(path.join(dir, '.gitignore'))).toBe(true);
-    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
-      name: string;
-      dependencies: Record<string, string>;
-    };
+    const pkg = readPackage(dir);
     expect(pkg.name).toBe('shop');
     expect(pkg.dependencies['ledgerloop']).toBe('^1.0.0');
     for (const name of ['pg', 'hono', '@hono/node-server']) {
@@ -170,10 +171,7 @@ describe('--template downstreams', () => {
     const made = await scaffoldProject({ dir: path.join(tmp(), 'plain'), ledgerloopSpec: '^1.0.0' });
     expect(made.template).toBe('booking');
     expect(made.files).toContain('src/booking.tools.js');
-    const pkg = JSON.parse(readFileSync(path.join(made.dir, 'package.json'), 'utf8')) as {
-      dependencies: Record<string, string>;
-    };
-    expect(pkg.dependencies['pg']).toBeUndefined();
+    expect(readPackage(made.dir).dependencies['pg']).toBeUndefined();
   });
 
   test('an unknown --template is a usage error naming the templates; a known one is taken', () => {
