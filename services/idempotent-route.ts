@@ -192,7 +192,7 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
     const { body, headers, tenant } = await admit(c, runtime, spec);
     const plan = runtime.faults?.plan(c.req.path) ?? NO_FAULTS;
     const begun = store.begin({ ...headers, tenant, scope: spec.scope });
-    const refused = await runBeforeCommit(plan, c, store, begun);
+    const refused = await runBeforeCommit(plan, c, rollBackOf(store, begun));
     if (refused !== undefined) return refused;
     let outcome: BeginResult | CommitResult = begun;
     if (begun.kind === 'proceed') {
@@ -211,19 +211,25 @@ export function mutationHandler<B>(runtime: ServiceRuntime, spec: MutationSpec<B
 
 const NO_FAULTS = new FaultPlan([]);
 
-/** Runs the `before_commit` faults; the answer (or the drop) when the request must stop here. */
-async function runBeforeCommit(
-  plan: FaultPlan,
-  c: RequestContext,
-  store: IdempotencyStore,
-  begun: BeginResult,
-): Promise<Response | undefined> {
+/** The SQLite store's roll-back of a request the `before_commit` faults stop: its record aborted, its outcome logged. */
+function rollBackOf(store: IdempotencyStore, begun: BeginResult): (outcome: string) => void {
   const pending: PendingOperation | undefined = begun.kind === 'proceed' ? begun.pending : undefined;
   const requestId = begun.kind === 'proceed' ? begun.pending.requestId : begun.requestId;
-  const rollBack = (outcome: string): void => {
+  return (outcome) => {
     if (pending !== undefined) store.abort(pending, outcome);
     else if (requestId >= 0) store.setOutcome(requestId, outcome);
   };
+}
+
+/**
+ * Runs the `before_commit` faults; the answer (or the drop) when the request must stop here, after `rollBack`
+ * undid what was begun (nothing, for a store that begins inside its commit's transaction).
+ */
+export async function runBeforeCommit(
+  plan: FaultPlan,
+  c: RequestContext,
+  rollBack: (outcome: string) => void = () => undefined,
+): Promise<Response | undefined> {
   for (const fault of plan.at('before_commit')) {
     if (fault.do === 'delay') {
       await sleep(fault.ms);
@@ -239,7 +245,7 @@ async function runBeforeCommit(
 }
 
 /** Runs the `after_commit` faults; the answer that replaces the real one (or the drop), if any. */
-async function runAfterCommit(plan: FaultPlan, c: RequestContext): Promise<Response | undefined> {
+export async function runAfterCommit(plan: FaultPlan, c: RequestContext): Promise<Response | undefined> {
   for (const fault of plan.at('after_commit')) {
     if (fault.do === 'delay') {
       await sleep(fault.ms);

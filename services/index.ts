@@ -75,6 +75,8 @@ export {
   type OperationVariables,
 } from './pg/middleware';
 export { expressOperation, expressOperationRoutes, type OperationLocals } from './pg/express';
+export { labAdminApp, type LabAdminOptions, type LabStats } from './pg/lab-admin';
+export { FaultInjector } from './faults';
 export { runServiceMain, parseServiceFlags, type ServiceFlags } from './service-main';
 export { ADMIN_TOKEN_ENV, ServiceConfigError, type AdminConfig } from './admin-listener';
 export {

@@ -20,8 +20,9 @@ import type { CapabilityKeySet } from '../../src/capability/capability-keys';
 import { hashCanonical } from '../../src/domain/canonical';
 import { DownstreamErrorCode, HEADER_REPLAYED, HEADER_RETAINED_UNTIL } from '../../src/downstream/protocol';
 import { Id } from '../body-schemas';
-import { errorJson, HttpError, json } from '../http-kit';
-import { parseMutationHeaders } from '../idempotent-route';
+import type { FaultInjector } from '../faults';
+import { errorJson, HttpError, json, type RequestContext } from '../http-kit';
+import { parseMutationHeaders, runAfterCommit, runBeforeCommit } from '../idempotent-route';
 import { verifyLookupCapability } from '../lookup-capability';
 import type { Operation, OperationEffect, OperationOutcome, PgOperations } from './operations';
 
@@ -35,6 +36,13 @@ export type CallerCheck =
 export type OperationMiddlewareOptions = CallerCheck & {
   /** The effect the key protects, e.g. `shop.refund`. */
   readonly scope: string;
+  /**
+   * The lab's fault injector (rules armed through `labAdminApp`'s `POST /admin/faults`), run around the effect's
+   * transaction as the SQLite kit runs it: `before_commit` (nothing written yet) and `after_commit` (the effect
+   * and its key row committed, the answer not sent). Default none: a production start has no injector, so no
+   * request can arm a fault.
+   */
+  readonly faults?: FaultInjector;
 };
 
 /** The Hono variables the middleware sets for the route's handler. */
@@ -122,7 +130,14 @@ export function operationMiddleware(
     try {
       const { op, body } = await admitOperation(opts, c.req.raw.headers, () => c.req.json());
       c.set('operationBody', body);
-      c.set('runOperation', async (work) => respond(await ops.withOperation(op, work)));
+      const plan = opts.faults?.plan(c.req.path);
+      c.set('runOperation', async (work) => {
+        const context = c as unknown as RequestContext;
+        const early = plan && (await runBeforeCommit(plan, context));
+        if (early !== undefined) return early;
+        const outcome = await ops.withOperation(op, work);
+        return (plan && (await runAfterCommit(plan, context))) ?? respond(outcome);
+      });
     } catch (err) {
       if (err instanceof HttpError) return errorJson(err.status, err.code, err.message);
       throw err;

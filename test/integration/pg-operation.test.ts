@@ -23,6 +23,8 @@ import {
   type ExpressResponse,
   type OperationLocals,
 } from '../../services/pg/express';
+import { FaultInjector } from '../../services/faults';
+import { labAdminApp } from '../../services/pg/lab-admin';
 import { operationMiddleware, operationRoutes, type OperationEnv } from '../../services/pg/middleware';
 import { PgOperations, type Operation } from '../../services/pg/operations';
 import { startTestPostgres, type TestPostgres } from '../helpers/postgres';
@@ -244,6 +246,51 @@ describe('the Hono middleware on a service the team already has', () => {
     const forged = await post(a, unique(), { tenant: 't1', order: unique() }, hashCanonical({ other: 1 }));
     expect(forged.status).toBe(400);
     expect(await refunds(order)).toBe(1);
+  });
+
+  test('a lab fault after the commit loses the answer of a committed effect, one before it commits nothing; the admin app counts and lists them', async () => {
+    const ops = operations();
+    const faults = new FaultInjector();
+    const a = new Hono<OperationEnv>();
+    const lab = { service: 'shop', scope: 'shop.refund', insecureDev: true, faults } as const;
+    a.post('/refunds', operationMiddleware(ops, lab), (c) =>
+      c.var.runOperation(refund((c.var.operationBody as { order: string }).order)),
+    );
+    const order = unique();
+    const token = 'a'.repeat(32);
+    const stats = async () => ({ dispatchCount: 0, businessEffectCount: await refunds(order) });
+    const admin = labAdminApp({ token, faults, stats });
+    const asAdmin = (path: string, init: RequestInit = {}) =>
+      Promise.resolve(
+        admin.request(path, {
+          ...init,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        }),
+      );
+    const body = { tenant: 't1', order };
+    const arm = (rule: unknown) => asAdmin('/admin/faults', { method: 'POST', body: JSON.stringify(rule) });
+    expect((await arm({ at: 'before_commit', do: 'error_5xx', path: '/refunds' })).status).toBe(201);
+    expect((await post(a, unique(), body)).status).toBe(503);
+    expect(await refunds(order)).toBe(0);
+    expect((await arm({ at: 'after_commit', do: 'error_5xx', path: '/refunds' })).status).toBe(201);
+    const key = unique();
+    expect((await post(a, key, body)).status).toBe(502);
+    expect(await refunds(order)).toBe(1);
+    expect(await ops.lookup('t1', key)).toMatchObject({ kind: 'found' });
+    expect(await (await asAdmin('/admin/stats')).json()).toEqual({ dispatchCount: 0, businessEffectCount: 1 });
+    const rules = (await (await asAdmin('/admin/faults')).json()) as { rules: { fired: number }[] };
+    expect(rules.rules.map((r) => r.fired)).toEqual([1, 1]);
+    // The control: with the rules spent, the same kind of request is answered (and a third refund counted).
+    expect((await post(a, unique(), body)).status).toBe(201);
+    expect(await refunds(order)).toBe(2);
+    // No token, no admin route; a weak token builds no admin app.
+    expect((await admin.request('/admin/stats')).status).toBe(401);
+    expect(() => labAdminApp({ token: 'short', stats })).toThrow(/at least 32/);
+    // Without an injector (a production start) the fault routes do not exist.
+    const plain = labAdminApp({ token, stats });
+    expect(
+      (await plain.request('/admin/faults', { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status,
+    ).toBe(404);
   });
 
   test('without capability keys the middleware is not built unless insecureDev says so (fail closed)', () => {
