@@ -13,6 +13,7 @@ const readline = require('node:readline');
 const { Pool } = require('pg');
 const { openServiceDatabase } = require('ledgerloop/services');
 const { startDevServer, startFaultProxy, startTestPostgres, VENDOR_PAYMENTS_MAIN } = require('ledgerloop/testing');
+const { databaseOf } = require('../src/orders-service');
 
 const ROOT = path.resolve(__dirname, '..');
 const PACKAGE = path.dirname(require.resolve('ledgerloop/package.json'));
@@ -122,9 +123,15 @@ async function startStack(name) {
     const paymentsUrl = String(vendor.ready.url);
     const capabilityKeys = path.join(KEYS, 'jwks.json');
     const ordersEnv = { ...base, DATABASE_URL: pg.url, LEDGERLOOP_CAPABILITY_KEYS: capabilityKeys };
+    // The orders service's storage: a schema of its own in that database, named from this path.
+    const ordersDb = path.join(dataDir, 'orders.db');
     /** @param {number} port */
     const startOrders = (port) =>
-      startProcess('the orders service', [path.join(ROOT, 'src', 'orders-main.js'), '--port', String(port)], ordersEnv);
+      startProcess(
+        'the orders service',
+        [path.join(ROOT, 'src', 'orders-main.js'), '--db', ordersDb, '--port', String(port)],
+        ordersEnv,
+      );
     let orders = await startOrders(0);
     children.push(orders.child);
     const ordersUrl = String(orders.ready.url);
@@ -140,7 +147,7 @@ async function startStack(name) {
     };
     /** @type {Child} */
     let worker = (await startProcess('the worker', [BIN, 'worker'], env)).child;
-    const pool = new Pool({ connectionString: pg.url, max: 2 });
+    const pool = new Pool({ connectionString: await databaseOf(pg.url, ordersDb), max: 2 });
     stops.push(() => pool.end());
     /**
      * @param {string} method
