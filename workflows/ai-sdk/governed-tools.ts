@@ -4,9 +4,8 @@
  * declaration's zod schema, `toolCallId` is the provider call id, and the step is read from the messages the
  * model was sent. What `execute` returns is always a `GovernedResult` the model reads, never a throw.
  */
-import { ApplicationFailure } from '@temporalio/workflow';
 import { tool, type FlexibleSchema, type ModelMessage, type Tool, type ToolExecutionOptions } from 'ai';
-import { Failure } from '../../src/domain/failures';
+import { sessionDeclarations } from '../session/declarations';
 import type { GovernedSession } from '../session/governed-session';
 import type { GovernedResult } from '../session/tool-result';
 
@@ -19,14 +18,7 @@ export type GovernedTools = Record<string, Tool<unknown, GovernedResult>>;
  */
 export function governedTools(session: GovernedSession, names: readonly string[]): GovernedTools {
   const tools: GovernedTools = {};
-  for (const name of names) {
-    const declaration = session.tools.get(name);
-    if (declaration === undefined)
-      throw ApplicationFailure.create({
-        type: Failure.SessionMisused,
-        nonRetryable: true,
-        message: `governedTools: no tool "${String(name)}" is declared; known: ${session.tools.names().join(', ')}`,
-      });
+  for (const declaration of sessionDeclarations(session, names, 'governedTools')) {
     tools[declaration.name] = tool({
       description: declaration.description,
       inputSchema: declaration.args as FlexibleSchema<unknown>,

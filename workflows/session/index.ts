@@ -9,4 +9,5 @@ export {
   type SessionCall,
   type SessionResult,
 } from './governed-session';
+export { sessionDeclarations } from './declarations';
 export { governedResult, type GovernedResult } from './tool-result';

@@ -33,16 +33,20 @@ export function createGovernedRefundWorker(opts: GovernedRefundWorkerOptions): P
     taskQueue: opts.taskQueue,
     workflowsPath: require.resolve('./workflows'),
     activities: createRefundActivities(opts.paymentsUrl),
-    plugins: [
-      new AiSdkPlugin({ modelProvider: opts.modelProvider }),
-      new LedgerloopPlugin({
-        ownWorkflows: true,
-        tools: require.resolve('./workflow-tools'),
-        services: { payments: opts.paymentsUrl },
-        policy,
-        capabilityKey: opts.capabilityKey,
-        identityIssuers: opts.identityIssuers,
-      }),
-    ],
+    plugins: [new AiSdkPlugin({ modelProvider: opts.modelProvider }), refundLedgerloopPlugin(opts)],
+  });
+}
+
+/** The refund's `LedgerloopPlugin`, the same beside any agent loop (the Agents SDK's worker uses it too). */
+export function refundLedgerloopPlugin(
+  opts: Pick<GovernedRefundWorkerOptions, 'paymentsUrl' | 'capabilityKey' | 'identityIssuers'>,
+): LedgerloopPlugin {
+  return new LedgerloopPlugin({
+    ownWorkflows: true,
+    tools: require.resolve('./workflow-tools'),
+    services: { payments: opts.paymentsUrl },
+    policy,
+    capabilityKey: opts.capabilityKey,
+    identityIssuers: opts.identityIssuers,
   });
 }
