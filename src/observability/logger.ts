@@ -12,6 +12,7 @@
  */
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel, type Logger } from '@temporalio/worker';
 import { configValue } from '../config';
+import { isUnactionableCoreLine } from './core-log-filter';
 
 export interface RuntimeLoggerOptions {
   /** Which process logs: `worker`, `bench`, `replay`, `test`, … */
@@ -63,35 +64,34 @@ function textLine(component: string, entry: LogEntry): string {
 
 const SILENT: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
-/** The SDK logger for this process. */
+/** The SDK logger for this process; it drops the SDK core's unactionable lines (./core-log-filter.ts). */
 export function runtimeLogger(opts: RuntimeLoggerOptions): Logger {
   const level = opts.level ?? configValue('LEDGERLOOP_LOG_LEVEL') ?? 'WARN';
   if (level === 'OFF') return SILENT;
   const format = opts.format ?? configValue('LEDGERLOOP_LOG_FORMAT') ?? 'json';
   const write = opts.write ?? ((line: string) => process.stderr.write(`${line}\n`));
-  return new DefaultLogger(level, (entry) =>
+  return new DefaultLogger(level, (entry) => {
+    if (isUnactionableCoreLine(entry)) return;
     write(
       format === 'json' ? JSON.stringify(logRecord(opts.component, entry)) : textLine(opts.component, entry),
       entry,
-    ),
-  );
+    );
+  });
 }
 
 let installed = false;
 /**
  * Installs the SDK runtime with `runtimeLogger(opts)`, once per process: a later call, or a runtime another part of
- * the process installed first, leaves the first one in place. `coreLevel` also filters the SDK core's own lines.
+ * the process installed first, leaves the first one in place. The SDK core's own lines are forwarded to that logger
+ * (the SDK default prints them to stdout past the logger's level, format and filter): `coreLevel`, default `WARN`
+ * (the SDK's own default), is the lowest core level forwarded.
  */
 export function installRuntimeLogger(opts: RuntimeLoggerOptions & { readonly coreLevel?: LogLevel }): void {
   if (installed) return;
   installed = true;
   try {
-    Runtime.install({
-      logger: runtimeLogger(opts),
-      ...(opts.coreLevel
-        ? { telemetryOptions: { logging: { filter: { core: opts.coreLevel, other: opts.coreLevel }, forward: {} } } }
-        : {}),
-    });
+    const filter = opts.coreLevel ? { core: opts.coreLevel, other: opts.coreLevel } : { core: 'WARN' as const };
+    Runtime.install({ logger: runtimeLogger(opts), telemetryOptions: { logging: { filter, forward: {} } } });
   } catch {
     /* a runtime is installed already */
   }
