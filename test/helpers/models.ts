@@ -25,6 +25,7 @@ export function askedModel(opts: { readonly failWith?: string; readonly delayMs?
       kind: 'scripted',
       async plan(req, call) {
         askedBy.push(req.runId);
+        // The scenario, not a wait for a condition: a model slow enough that the test acts while it thinks.
         if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
         if (opts.failWith) throw ApplicationFailure.nonRetryable('the model is unavailable', opts.failWith);
         return inner.plan(req, call);

@@ -16,6 +16,7 @@ import {
 import type { Activities } from '../../activities';
 import { askedModel } from '../helpers/models';
 import { actorToken, input, runAgent, type RunOutcome, type StartToken } from '../helpers/run';
+import { waitFor } from '../helpers/services';
 import { deadlineIn, startTestStack } from '../helpers/stack';
 
 jest.setTimeout(120_000);
@@ -283,7 +284,7 @@ describe('the opening rides on the first model call', () => {
       input(),
       async (handle) => {
         // While the first model call (which verified the token) is still thinking, the run's principal stops it.
-        await new Promise((r) => setTimeout(r, 1_000));
+        await waitFor(() => counted.calls() === 1);
         await handle.executeUpdate(requestCancelUpdate, {
           args: [
             {

@@ -266,6 +266,8 @@ describe.each(KINDS)('a rate limit holds across runs (%s store)', (kind) => {
     const short = [{ scope: `tenant:${tenant}`, action: 'wallet.refund', max: 1, perMs: 1_000 }];
     expect(await reserve(act, tenant, 'run-3/lc_1', short)).toEqual({ ok: true });
     expect((await reserve(act, tenant, 'run-4/lc_1', short)).ok).toBe(false);
+    // The wait is what is tested: the window passes on the store's clock. There is nothing to poll for that
+    // would not itself be a reservation, so the test waits the window out (and 200 ms beyond it).
     await new Promise((r) => setTimeout(r, 1_200));
     expect(await reserve(act, tenant, 'run-4/lc_1', short)).toEqual({ ok: true });
   });

@@ -246,7 +246,7 @@ describe('an outcome nobody can establish', () => {
   });
 
   test('without an operator the run stops at its deadline with outcome_unknown, the call still UNKNOWN', async () => {
-    const { wallet } = await doomedWallet();
+    const { wallet, client } = await doomedWallet();
     try {
       const out = await runAgent(
         stack,
@@ -257,9 +257,10 @@ describe('an outcome nobody can establish', () => {
           caps: { toolAttemptMs: 1_500, reconcileAttemptMs: 1_000, recoveryReserveMs: 3_000 },
           limits: { tool: 2, reconcile: 2 },
         }),
-        async () => {
-          await new Promise((r) => setTimeout(r, 1_500));
-          await wallet.stop();
+        async (handle) => {
+          const key = await operationKey(handle);
+          await waitFor(async () => ((await client.stats(key)).businessEffectCount === 1 ? true : undefined));
+          await wallet.stop(); // the effect exists, and now nobody can say so
         },
         { services: { wallet: wallet.url } },
       );

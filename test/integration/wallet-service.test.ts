@@ -14,7 +14,7 @@ import { spawnedClient, spawnService, type SpawnedService } from '../../services
 import { generateCapabilityTrust } from '../../src/capability/capability-keys';
 import { devCapabilitySigner } from '../../services/dev-signer';
 import { walletDebit, walletRefund } from '../../src/tools/wallet.tool';
-import { intentNow } from '../helpers/services';
+import { intentNow, waitFor } from '../helpers/services';
 
 jest.setTimeout(30_000);
 
@@ -400,7 +400,11 @@ describe('wallet service retention and restarts', () => {
       const sentAt = new Date().toISOString();
       expect(await c.send('/v1/debits', body, { key: 'short-1', intentAt: sentAt })).toMatchObject({ kind: 'ok' });
       expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({ kind: 'found' });
-      await new Promise((r) => setTimeout(r, 850));
+      // A lookup prunes what is past its retention: poll until the record is gone (750 ms after the debit).
+      await waitFor(async () => {
+        const seen = await c.lookup('short-1', { tenant: TENANT });
+        return seen.kind === 'found' && seen.record.pruned === true;
+      });
       // The record is pruned; the effect log still answers by key (receipt only), so reconciliation is never fooled.
       expect(await c.lookup('short-1', { tenant: TENANT })).toMatchObject({
         kind: 'found',
@@ -427,7 +431,15 @@ describe('wallet service retention and restarts', () => {
       const c = spawnedClient(short, { capabilityKey: CAP_KEY });
       await c.seedAccount({ tenant: TENANT, account: 'acct_r', balanceMinor: 1_000, currency: 'EUR' });
       expect(await c.lookup('sealed-1', { tenant: TENANT, seal: true })).toEqual({ kind: 'not_found', sealed: true });
-      await new Promise((r) => setTimeout(r, 450));
+      // The witness: an ordinary record written after the seal. Once the service has pruned it, the retention
+      // window has passed for the seal too, on the service's own clock.
+      expect(await c.send('/v1/debits', body, { key: 'witness-1', intentAt: intentNow() })).toMatchObject({
+        kind: 'ok',
+      });
+      await waitFor(async () => {
+        const seen = await c.lookup('witness-1', { tenant: TENANT });
+        return seen.kind === 'found' && seen.record.pruned === true;
+      });
       expect(await c.lookup('sealed-1', { tenant: TENANT })).toEqual({ kind: 'not_found', sealed: true });
       const late = await c.send('/v1/debits', body, { key: 'sealed-1', intentAt: new Date().toISOString() });
       expect(late).toMatchObject({ kind: 'rejected', status: 409, code: DownstreamErrorCode.KeySealed });
@@ -462,15 +474,6 @@ describe('wallet service retention and restarts', () => {
     }
   });
 });
-
-/** Polls `check` every 20 ms until it holds (or 10 s pass). */
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 10 s');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -58,7 +58,10 @@ test('running it again refreshes the tokens in place and keeps the issuer key', 
   const token = path.join(out, 'secrets', 'worker.jwt');
   const key = fs.readFileSync(path.join(out, 'secrets', 'identity-issuer-key.json'), 'utf8');
   const before = { ino: fs.statSync(token).ino, text: fs.readFileSync(token, 'utf8') };
-  await new Promise((r) => setTimeout(r, 1_100));
+  // A new token can differ from the old only once its `iat` (whole seconds) can: poll for the clock's next second.
+  const iat = (JSON.parse(Buffer.from(before.text.split('.')[1]!, 'base64url').toString()) as { iat: number }).iat;
+  expect(Number.isInteger(iat)).toBe(true);
+  while (Math.floor(Date.now() / 1000) <= iat) await new Promise((r) => setTimeout(r, 20));
   await writeTrialIdentity(out, 600);
   expect(fs.statSync(token).ino).toBe(before.ino);
   expect(fs.readFileSync(token, 'utf8')).not.toBe(before.text);

@@ -50,6 +50,21 @@ function startEndpoint(): Promise<{ address: string; seen: Seen[]; close(): Prom
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * Calls `call` until the endpoint's last call carried `token`, or throws after 15 s: a connection reads its token
+ * file again on its own clock (a client at most once a second, a worker on a timer), so the test waits for the
+ * header it expects instead of guessing how long that takes.
+ */
+async function untilSent(seen: Seen[], token: string, call: () => Promise<unknown>): Promise<void> {
+  const end = Date.now() + 15_000;
+  await call();
+  while (seen.at(-1)?.authorization !== `Bearer ${token}`) {
+    if (Date.now() > end) throw new Error(`Bearer ${token} not sent within 15 s`);
+    await new Promise((r) => setTimeout(r, 100));
+    await call();
+  }
+}
+
 test('a token file is read again when it changes; a rewrite that holds no token keeps the last good one', () => {
   const file = path.join(dir, 'source.jwt');
   write(file, `${jws(1)}\n`);
@@ -75,8 +90,7 @@ test('a client sends the file’s token as a bearer token, and the new one after
   try {
     await connection.workflowService.getSystemInfo({});
     write(file, jws(2));
-    await new Promise((r) => setTimeout(r, 1_100)); // a client looks at the file at most once a second
-    await connection.workflowService.getSystemInfo({});
+    await untilSent(endpoint.seen, jws(2), () => connection.workflowService.getSystemInfo({}));
   } finally {
     await connection.close();
     await endpoint.close();
@@ -98,11 +112,7 @@ test('a worker connection is given the new token once the file changes', async (
   try {
     await connection.workflowService.getSystemInfo({});
     write(file, jws(4));
-    const end = Date.now() + 15_000;
-    while (Date.now() < end && endpoint.seen.at(-1)?.authorization !== `Bearer ${jws(4)}`) {
-      await new Promise((r) => setTimeout(r, 500));
-      await connection.workflowService.getSystemInfo({});
-    }
+    await untilSent(endpoint.seen, jws(4), () => connection.workflowService.getSystemInfo({}));
   } finally {
     await connection.close();
     await endpoint.close();
