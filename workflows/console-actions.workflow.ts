@@ -237,6 +237,42 @@ async function compensate(
   registered: NonNullable<SettleAbandonedInput['registered']>,
   policy: HeldPolicy,
 ): Promise<NonNullable<SettleAbandonedResult['compensation']>> {
+  const { target, args, cbody, argumentsHash, operationKey, ctx } = rebuildCompensation(forward, body, registered);
+  const intent: ToolIntent = {
+    ...forward,
+    providerCallId: 'saga', // the signer evaluates the policy with origin `compensation`
+    logicalCallId: `cmp_${forward.logicalCallId}`,
+    operationKey,
+    toolName: target.name,
+    toolVersion: target.version,
+    argumentsHash,
+    deadlineAt: new Date(Date.now() + 60_000).toISOString(),
+  };
+  // Authorized at dispatch as the run's own saga would be: the current policy, origin `compensation`.
+  const request: DispatchRequest = {
+    intent,
+    service: target.service,
+    route: targetOf(target),
+    body: cbody,
+    strategy: 'check_receipt',
+    dispatch: 1,
+    keyUsed: operationKey,
+    authorization: authorizeCompensation(intent, target, args, ctx, policy),
+    intentRecordedAt: now(),
+    idempotency: target.idempotency,
+  };
+  return dispatchCompensation(request, target);
+}
+
+/**
+ * The compensation's tool, arguments, body, hash and key, rebuilt from the forward call's recorded body; refused
+ * unless it is the one the run registered.
+ */
+function rebuildCompensation(
+  forward: ToolIntent,
+  body: Json,
+  registered: NonNullable<SettleAbandonedInput['registered']>,
+) {
   const tool = workflowTools.get(forward.toolName);
   const plan = tool?.compensation;
   const target = plan?.kind === 'compensate' ? workflowTools.get(plan.tool) : undefined;
@@ -262,30 +298,15 @@ async function compensate(
   });
   if (operationKey !== registered.operationKey || argumentsHash !== registered.argumentsHash)
     throw refuse(ConsoleFailure.EvidenceMismatch, 'the rebuilt compensation is not the one the run registered');
-  const intent: ToolIntent = {
-    ...forward,
-    providerCallId: 'saga', // the signer evaluates the policy with origin `compensation`
-    logicalCallId: `cmp_${forward.logicalCallId}`,
-    operationKey,
-    toolName: target.name,
-    toolVersion: target.version,
-    argumentsHash,
-    deadlineAt: new Date(Date.now() + 60_000).toISOString(),
-  };
-  // Authorized at dispatch as the run's own saga would be: the current policy, origin `compensation`.
-  const request: DispatchRequest = {
-    intent,
-    service: target.service,
-    route: targetOf(target),
-    body: cbody,
-    strategy: 'check_receipt',
-    dispatch: 1,
-    keyUsed: operationKey,
-    authorization: authorizeCompensation(intent, target, cargs.data, ctx, policy),
-    intentRecordedAt: now(),
-    idempotency: target.idempotency,
-  };
-  const out = { toolName: target.name, operationKey };
+  return { target, args: cargs.data, cbody, argumentsHash, operationKey, ctx };
+}
+
+/** Sends the compensation once; no answer is asked about by its own key (sealing it when absent) before concluding. */
+async function dispatchCompensation(
+  request: DispatchRequest,
+  target: AnyTool,
+): Promise<NonNullable<SettleAbandonedResult['compensation']>> {
+  const out = { toolName: target.name, operationKey: request.keyUsed };
   try {
     const r = await dispatchTool(request);
     if (r.outcome === 'succeeded')
@@ -293,8 +314,7 @@ async function compensate(
     const absent = (target.forwardAbsentReasons ?? []).includes(r.errorCode ?? '');
     return { ...out, outcome: absent ? 'NOTHING_TO_OFFSET' : 'FAILED', detail: `${r.errorCode ?? 'rejected'}` };
   } catch (err) {
-    // No answer from the dispatch: ask by the compensation's own key (sealing it when absent) before concluding.
-    const found = await lookUp(intent, target.service, true);
+    const found = await lookUp(request.intent, target.service, true);
     const why = ((err as { cause?: { message?: string } }).cause?.message ?? String(err)).slice(0, 200);
     if (found.kind === 'found' && found.status === 'completed')
       return {

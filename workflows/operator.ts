@@ -169,20 +169,7 @@ async function recordVerified(
   if (checking.has(id)) throw refused(`another resolution of call ${id} is being checked; try again`);
   checking.add(id);
   try {
-    let answer: ReconcileResponse;
-    try {
-      answer = await activities.reconcileCall.executeWithOptions(
-        { ...OPERATOR_LOOKUP, summary: `operator lookup ${id}` },
-        [{ intent: intentOf(ledger, call), service, seal: true }],
-      );
-    } catch (err) {
-      const why = err instanceof TemporalFailure ? (err.cause?.message ?? err.message) : String(err);
-      throw ApplicationFailure.create({
-        type: Failure.OperatorLookupUnreachable,
-        nonRetryable: true,
-        message: `${service} did not answer the lookup of key ${call.operationKey} (${why.slice(0, 200)}); nothing recorded, call ${id} stays UNKNOWN: try again when ${service} answers`,
-      });
-    }
+    const answer = await lookUpForOperator(ledger, call, service);
     const evidence = evidenceOf(answer, service, call.operationKey);
     const now = ledger.projection;
     if (now.status === 'stopped') throw refused(`the run stopped while the lookup ran; nothing recorded`);
@@ -212,6 +199,23 @@ async function recordVerified(
     return { accepted: true as const };
   } finally {
     checking.delete(id);
+  }
+}
+
+/** Asks `service` by the call's key (and seals it); a lookup that does not answer refuses the resolution. */
+async function lookUpForOperator(ledger: Ledger, call: CallView, service: string): Promise<ReconcileResponse> {
+  const id = call.logicalCallId;
+  try {
+    return await activities.reconcileCall.executeWithOptions({ ...OPERATOR_LOOKUP, summary: `operator lookup ${id}` }, [
+      { intent: intentOf(ledger, call), service, seal: true },
+    ]);
+  } catch (err) {
+    const why = err instanceof TemporalFailure ? (err.cause?.message ?? err.message) : String(err);
+    throw ApplicationFailure.create({
+      type: Failure.OperatorLookupUnreachable,
+      nonRetryable: true,
+      message: `${service} did not answer the lookup of key ${call.operationKey} (${why.slice(0, 200)}); nothing recorded, call ${id} stays UNKNOWN: try again when ${service} answers`,
+    });
   }
 }
 

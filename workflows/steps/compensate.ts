@@ -189,8 +189,26 @@ export class Saga {
     reason: string,
     run: (call: ValidatedCall) => Promise<Observation>,
   ): Promise<keyof SagaOutcome> {
-    const ids = { forwardCallId: forward.logicalCallId, compensationCallId: compensation.logicalCallId };
-    this.ledger.append({ type: 'CompensationStarted', ...ids, reason });
+    this.recordStarted(compensation, forward.logicalCallId, turn, reason);
+    let obs: Observation;
+    try {
+      obs = await run(compensation);
+    } catch (err) {
+      // Too close to the deadline: the compensation was settled as not sent; an operator must act.
+      if (!(err instanceof DeadlineTooClose)) throw err;
+      return 'noTime';
+    }
+    return this.recordOutcome({ forward, compensation }, forwardState, obs);
+  }
+
+  /** The compensation's start and its intent (proposed, canonicalized), before it is dispatched. */
+  private recordStarted(compensation: ValidatedCall, forwardCallId: string, turn: number, reason: string): void {
+    this.ledger.append({
+      type: 'CompensationStarted',
+      forwardCallId,
+      compensationCallId: compensation.logicalCallId,
+      reason,
+    });
     this.ledger.append({
       type: 'ToolProposalRecorded',
       turn,
@@ -206,14 +224,15 @@ export class Saga {
       argumentsHash: compensation.argumentsHash,
       operationKey: compensation.operationKey,
     });
-    let obs: Observation;
-    try {
-      obs = await run(compensation);
-    } catch (err) {
-      // Too close to the deadline: the compensation was settled as not sent; an operator must act.
-      if (!(err instanceof DeadlineTooClose)) throw err;
-      return 'noTime';
-    }
+  }
+
+  /** What the compensation's observation means for it and, when it tells, for its forward call. */
+  private recordOutcome(
+    { forward, compensation }: Registered,
+    forwardState: 'SUCCEEDED' | 'UNKNOWN',
+    obs: Observation,
+  ): keyof SagaOutcome {
+    const ids = { forwardCallId: forward.logicalCallId, compensationCallId: compensation.logicalCallId };
     // A compensation that refuses an absent forward effect offsets only one the downstream holds.
     const checksForward = (compensation.tool.forwardAbsentReasons ?? []).length > 0;
     const absent =
@@ -304,21 +323,41 @@ export async function settleStanding(
     unsettled: out.unsettled,
     left: left.map((c) => c.logicalCallId).filter((id) => !out.unsettled.includes(id)),
   });
-  const why = (c: CallView): LeftStanding['why'] => {
-    const now = ledger.projection.calls[c.logicalCallId]?.compensation;
-    if (now === 'FAILED' || now === 'UNKNOWN') return 'compensation_unsettled';
-    if (s.lost.includes(c.logicalCallId)) return 'compensation_lost';
-    if (!saga.covers(c.logicalCallId)) return c.state === 'SUCCEEDED' ? 'no_compensation' : 'outcome_unknown';
-    if (onAbort === 'leave') return 'left_by_choice';
-    return out.noTime.includes(c.logicalCallId) ? 'no_time' : 'outcome_unknown';
-  };
   const leftStanding = left.map((c): LeftStanding => ({
     logicalCallId: c.logicalCallId,
     toolName: c.toolName,
     operationKey: c.operationKey ?? '',
     state: ledger.projection.calls[c.logicalCallId]?.state === 'SUCCEEDED' ? 'SUCCEEDED' : 'UNKNOWN',
-    why: why(c),
+    why: whyLeft(c, s, out.noTime),
   }));
+  return { left: leftStanding, detail: standingDetail(onAbort, out, leftStanding) };
+}
+
+/** Why a standing effect was left for an operator after the pass (`noTime`: the pass ran out of time for it). */
+function whyLeft(
+  c: CallView,
+  s: {
+    readonly ledger: Ledger;
+    readonly saga: Saga;
+    readonly onAbort: 'compensate' | 'leave';
+    readonly lost: readonly string[];
+  },
+  noTime: readonly string[],
+): LeftStanding['why'] {
+  const now = s.ledger.projection.calls[c.logicalCallId]?.compensation;
+  if (now === 'FAILED' || now === 'UNKNOWN') return 'compensation_unsettled';
+  if (s.lost.includes(c.logicalCallId)) return 'compensation_lost';
+  if (!s.saga.covers(c.logicalCallId)) return c.state === 'SUCCEEDED' ? 'no_compensation' : 'outcome_unknown';
+  if (s.onAbort === 'leave') return 'left_by_choice';
+  return noTime.includes(c.logicalCallId) ? 'no_time' : 'outcome_unknown';
+}
+
+/** The sentence the stop's detail adds about its standing effects. */
+function standingDetail(
+  onAbort: 'compensate' | 'leave',
+  out: SagaOutcome,
+  leftStanding: readonly LeftStanding[],
+): string {
   const parts = [
     out.offset.length > 0 ? `offset ${out.offset.join(', ')}` : '',
     out.nothingToOffset.length > 0 ? `nothing to offset for ${out.nothingToOffset.join(', ')}` : '',
@@ -326,7 +365,7 @@ export async function settleStanding(
       ? `left standing for an operator: ${leftStanding.map((l) => `${l.logicalCallId} (${l.toolName}) [${l.state}, ${l.why}]`).join(', ')}`
       : '',
   ].filter((x) => x !== '');
-  return { left: leftStanding, detail: `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}` };
+  return `standing effects (onAbort: ${onAbort}): ${parts.join('; ')}`;
 }
 
 /** What a stop did about its standing effects: what it leaves for an operator, and the sentence its detail adds. */
