@@ -201,6 +201,8 @@ export const ProjectConfigSchema = z.strictObject({
   tools: relPath,
   /** The function tools' implementations: a module exporting `functions` (`implementTool` from ledgerloop/worker). */
   functions: relPath.optional(),
+  /** The worker's MCP servers: a module exporting `servers` (name to `McpServerConfig` of ledgerloop/mcp). */
+  mcp: relPath.optional(),
   /** The model, or models (one per planner kind). */
   model: ModelField,
   /** A policy file (JSON) or the policy document; default the built-in policy (which allows no tool of yours). */
@@ -253,6 +255,12 @@ export interface LedgerloopConfig {
    * by the worker only (it does I/O; the tools module is bundled into the workflow). Default none.
    */
   readonly functions?: string;
+  /**
+   * The module of the worker's MCP servers: it exports `servers` (server name to `McpServerConfig` of ledgerloop/mcp,
+   * the name the tool set's `server` gives) and may export `options` (`McpServersOptions`). The worker starts them
+   * and closes them on shutdown; `ledgerloop faults` puts its harness in front of a stdio server. Default none.
+   */
+  readonly mcp?: string;
   /** The model, or one model per planner kind. */
   readonly model: ModelConfig | readonly ModelConfig[];
   /** A policy file (JSON), or the policy document; default the built-in policy, which allows none of your tools. */
@@ -298,6 +306,8 @@ export interface ProjectConfig {
   readonly tools: string;
   /** The function tools' implementations module (absolute), when the config names one. */
   readonly functions?: string;
+  /** The MCP servers module (absolute), when the config names one. */
+  readonly mcp?: string;
   readonly models: readonly ProjectModel[];
   /** A policy file (absolute) or the checked document; undefined: the built-in policy. */
   readonly policy?: { readonly file: string } | { readonly document: Policy };
@@ -362,6 +372,7 @@ export function parseProjectConfig(raw: unknown, file: string): ProjectConfig {
     root,
     tools: at(c.tools),
     ...(c.functions === undefined ? {} : { functions: at(c.functions) }),
+    ...(c.mcp === undefined ? {} : { mcp: at(c.mcp) }),
     models,
     ...(c.policy === undefined
       ? {}

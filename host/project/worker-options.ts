@@ -12,6 +12,7 @@ import type { LedgerloopWorkerOptions } from '../worker/worker';
 import type { ToolImplementation } from '../../src/downstream/function-tool';
 import { loadUserModule, ProjectConfigError, type ProjectConfig } from './config';
 import { projectOutbox } from './outbox';
+import { loadProjectMcp, type McpServerWrap } from './mcp-servers';
 
 /** The scenarios module's `scenarios` export (or its default export): scenario name to `Scenario` function. */
 export async function loadScenarios(config: ProjectConfig, file: string): Promise<Readonly<Record<string, Scenario>>> {
@@ -67,15 +68,23 @@ export async function projectScenarioNames(config: ProjectConfig): Promise<strin
   return Object.keys(await loadScenarios(config, scripted.scenarios));
 }
 
+/** What an entry outside the runtime changes in a project's worker (the fault lab: its MCP harness). */
+export interface ProjectWorkerHooks {
+  /** Applied to each of the config's MCP servers before the worker starts it. Default: each as configured. */
+  readonly wrapMcpServer?: McpServerWrap;
+}
+
 /**
  * The worker options `config` adds: its tools module, its scripted model (an OpenAI-compatible model comes from
  * the environment the config set), its policy when the config holds the document itself and no
- * LEDGERLOOP_POLICY_FILE overrides it, and its outbox (its database URL from `env`).
+ * LEDGERLOOP_POLICY_FILE overrides it, its outbox (its database URL from `env`), and its MCP servers (started
+ * here: the caller closes `mcp`).
  */
 export async function projectWorkerOptions(
   config: ProjectConfig,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<Partial<LedgerloopWorkerOptions>> {
+  hooks: ProjectWorkerHooks = {},
+): Promise<Partial<LedgerloopWorkerOptions> & { readonly mcp?: { close(): Promise<void> } }> {
   const models: ModelProvider[] = [];
   for (const m of config.models) {
     if (m.kind === 'scripted') models.push(scriptedModel(await loadScenarios(config, m.scenarios)));
@@ -85,8 +94,11 @@ export async function projectWorkerOptions(
       ? config.policy.document
       : undefined;
   const outbox = projectOutbox(config, env);
+  const mcp = config.mcp === undefined ? undefined : await loadProjectMcp(config, config.mcp, hooks.wrapMcpServer);
+  await mcp?.start();
   return {
     tools: config.tools,
+    ...(mcp !== undefined ? { mcp } : {}),
     ...(config.functions !== undefined ? { functions: await loadFunctions(config, config.functions) } : {}),
     models,
     ...(inlinePolicy ? { policies: new StaticPolicyStore(inlinePolicy) } : {}),

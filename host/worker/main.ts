@@ -16,6 +16,7 @@ import { ConfigError, configValue, readConfig, type Config } from '../../src/con
 import { runtimeLogger } from '../../src/observability/logger';
 import { shutdownTracingFromEnv } from '../../src/observability/tracing';
 import { createLedgerloopWorker, DEFAULT_TASK_QUEUE, type LedgerloopWorkerOptions } from './worker';
+import type { ProjectWorkerHooks } from '../project/worker-options';
 
 function services(config: Config): Record<string, string> {
   if (config.LEDGERLOOP_SERVICES) return config.LEDGERLOOP_SERVICES;
@@ -59,7 +60,10 @@ function deploymentOf(config: Config): LedgerloopWorkerOptions['deployment'] {
  * What the project config named by LEDGERLOOP_PROJECT_CONFIG adds (its environment first, then its tools, models
  * and inline policy: host/project/), or nothing without one.
  */
-async function projectOptions(env: NodeJS.ProcessEnv): Promise<Partial<LedgerloopWorkerOptions>> {
+async function projectOptions(
+  env: NodeJS.ProcessEnv,
+  hooks: ProjectWorkerHooks,
+): Promise<Partial<LedgerloopWorkerOptions> & { readonly mcp?: { close(): Promise<void> } }> {
   const file = configValue('LEDGERLOOP_PROJECT_CONFIG', env);
   if (file === undefined) return {};
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only for a project's worker */
@@ -69,12 +73,18 @@ async function projectOptions(env: NodeJS.ProcessEnv): Promise<Partial<Ledgerloo
   /* eslint-enable @typescript-eslint/no-require-imports */
   const config = await readProjectConfig(file);
   applyProjectEnvironment(config, env);
-  return projectWorkerOptions(config, env);
+  return projectWorkerOptions(config, env, hooks);
 }
 
-/** Runs a worker process; `extra` is what an entry outside the runtime adds (lab/worker-main.ts: crash points). */
-export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> = {}): Promise<void> {
-  const project = await projectOptions(process.env);
+/**
+ * Runs a worker process; `extra` is what an entry outside the runtime adds (lab/worker-main.ts: crash points), and
+ * `hooks` what it changes in a project's worker (its MCP servers). The project's MCP servers close on shutdown.
+ */
+export async function runWorkerProcess(
+  extra: Partial<LedgerloopWorkerOptions> = {},
+  hooks: ProjectWorkerHooks = {},
+): Promise<void> {
+  const project = await projectOptions(process.env, hooks);
   const options = { ...project, ...workerOptionsFromEnv() };
   Runtime.install({ logger: runtimeLogger({ component: 'worker' }) });
   const { worker, identity } = await createLedgerloopWorker({ ...extra, ...options });
@@ -83,6 +93,7 @@ export async function runWorkerProcess(extra: Partial<LedgerloopWorkerOptions> =
   try {
     await run;
   } finally {
+    await project.mcp?.close();
     await shutdownTracingFromEnv();
   }
 }

@@ -29,6 +29,8 @@ import {
   type DriverContext,
 } from './drivers';
 import { LedgerWatch } from './ledger-watch';
+import { mcpCallsAtServers, mcpFired, mcpKill, prepareMcpFaults } from './mcp-drivers';
+import { MCP_FAULTS_ENV, type McpServerFaults } from './mcp-tool-faults';
 import { withDeadline } from './waits';
 import { collectEvidence, type CallRow } from './evidence';
 import type { InvariantViolation } from './explore-invariants';
@@ -69,6 +71,12 @@ export interface CaseResult {
   readonly phasesMs?: Readonly<Record<string, number>>;
 }
 
+/**
+ * The workers' variable naming the case's own directory (fresh for every case): where a project's MCP servers keep
+ * their storage (a project's `mcp` module reads it), so no case sees another's files.
+ */
+export const CASE_DIR_ENV = 'LEDGERLOOP_CASE_DIR';
+
 /** Extra time past the run deadline before the case gives up on the run and terminates it. */
 const GRACE_MS = 20_000;
 
@@ -95,8 +103,8 @@ async function awaitResult(
 /**
  * How many planned faults observably happened, each from its own evidence: a crash point's line in the timeline
  * (in-process points), the service's own count of the requests an armed rule acted on (downstream points), the
- * rebuilt ledger (a rate limit deferred a dispatch; the run continued as new), or the runner's act on the live
- * run (kills, restarts, cancels, junk messages).
+ * rebuilt ledger (a rate limit deferred a dispatch; the run continued as new), the MCP harness's record, or the
+ * runner's act on the live run (kills, restarts, cancels, junk messages).
  */
 export async function countFired(
   pc: PlannedCase,
@@ -105,6 +113,7 @@ export async function countFired(
   armed: ReadonlyMap<PlannedFault, string>,
   events: readonly LedgerEvent[],
   proxies?: CaseProxies,
+  mcp: Readonly<Record<string, McpServerFaults>> = {},
 ): Promise<{ fired: number; missed: PlannedFault[]; each: boolean[] }> {
   const missed: PlannedFault[] = [];
   const each: boolean[] = [];
@@ -123,6 +132,9 @@ export async function countFired(
       fired = timeline.events.some(
         (e) => e.kind === 'fault_fired' && e.point === f.at && e.action === f.do && e.tool === f.tool,
       );
+    } else if (f.via === 'mcp') {
+      // The harness's own line: its rule fired on a call of the tool (a kill's once the answer was held).
+      fired = mcpFired(mcp, f);
     } else if (f.via === 'proxy' && f.do !== 'kill' && f.do !== 'restart_downstream') {
       fired = proxies !== undefined && proxyFired(proxies, f);
     } else if (CRASH_POINTS[f.at].site === 'downstream' && f.do !== 'kill' && f.do !== 'restart_downstream') {
@@ -184,6 +196,7 @@ async function runCaseTimed(
   let workflowId: string | undefined;
   const holds = new Map<PlannedFault, NetHold>();
   let proxies: CaseProxies | undefined;
+  let mcp: Record<string, McpServerFaults> = {};
   try {
     own = pc.ownServer ? await phases.time('own_server', () => startOwnServer(lab, dir)) : undefined;
     const link = own ?? lab.shared;
@@ -208,6 +221,9 @@ async function runCaseTimed(
     // An HTTP tool's faults: its workers reach the API through a loopback proxy that injects them.
     proxies = await startCaseProxies(pc, urls);
     for (const [name, proxy] of proxies.byService) workerUrls[name] = proxy.url;
+    // An MCP tool's faults: every worker starts the faulted servers behind the harness, its records in the case.
+    mcp = prepareMcpFaults(pc, dir);
+    const mcpEnv: Record<string, string> = Object.keys(mcp).length > 0 ? { [MCP_FAULTS_ENV]: JSON.stringify(mcp) } : {};
     const taskQueue = `faults-${pc.index + 1}-${pc.slug}-${Date.now().toString(36)}`;
     pool = new WorkerPool({
       address: link.server.address,
@@ -218,6 +234,9 @@ async function runCaseTimed(
       env: {
         ...lab.workerEnv,
         [QUOTA_DB_ENV]: quotaDb,
+        // The case's own directory: a project's MCP servers keep their storage there (fresh for every case).
+        [CASE_DIR_ENV]: dir,
+        ...mcpEnv,
         ...(policyFile ? { LEDGERLOOP_POLICY_FILE: policyFile } : {}),
       },
       timeline,
@@ -283,7 +302,12 @@ async function runCaseTimed(
     drive('ledger watch', ledger.poll(done.signal));
     drive('approver', approver(ctx));
     for (const f of pc.faults) {
-      // A function tool's kill is the worker's own (around the function); an HTTP tool's waits on the proxy.
+      // A function tool's kill is the worker's own (around the function); an HTTP tool's waits on the proxy, an MCP
+      // tool's on the harness. An MCP server's restart is the harness's (the worker starts the server again).
+      if (f.via === 'mcp') {
+        if (f.do === 'kill') drive(f.at, mcpKill(ctx, mcp, f));
+        continue;
+      }
       if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream' && f.via === 'proxy')
         drive(f.at, proxyKill(ctx, proxies, f));
       else if (f.do === 'kill' && CRASH_POINTS[f.at].site === 'downstream' && f.via !== 'worker')
@@ -326,11 +350,12 @@ async function runCaseTimed(
       ...(outcome.result ? { result: outcome.result } : {}),
       completed: outcome.completed,
       faultsFired: 0, // counted below, from the rebuilt ledger among others
+      mcpCalls: mcpCallsAtServers(mcp),
       probeOutcome: probe?.outcome ?? '',
       strategy: pc.strategy,
     });
     const fired = await phases.time('count_fired', () =>
-      countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? [], proxies),
+      countFired(pc, timeline, caseServices, armed, evidence.rebuilt?.events ?? [], proxies, mcp),
     );
     evidence.metrics.faults_fired = fired.fired;
     const failures = evaluateExpectations(pc.name, pc.expect, evidence.metrics);

@@ -78,7 +78,8 @@ export async function armDownstream(
     const site = CRASH_POINTS[f.at].site;
     if (site !== 'downstream' && site !== 'server') continue;
     // A function's or an HTTP API's fault is injected in the worker or a proxy; a restart holds at the service.
-    if (f.via !== undefined && f.via !== 'service' && f.do !== 'restart_downstream') continue;
+    // An MCP tool's, all of them, by the harness in front of its server (a restart kills the server there).
+    if (f.via === 'mcp' || (f.via !== undefined && f.via !== 'service' && f.do !== 'restart_downstream')) continue;
     const svc = ctx.services.byName.get(f.service);
     if (!svc)
       throw new Error(

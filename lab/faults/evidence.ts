@@ -65,6 +65,11 @@ export interface EvidenceInput {
   readonly result?: AgentRunResult;
   readonly completed: boolean;
   readonly faultsFired: number;
+  /**
+   * Calls of the faulted MCP tools that reached their servers (the harness's `calls.log`): an MCP server keeps no
+   * request log, so each counts as one dispatch and one effect (a write reached the server once per call).
+   */
+  readonly mcpCalls?: number;
   readonly probeOutcome: string;
   /** The run's retry strategy (the at-most-one-effect invariants hold under the safe ones only). */
   readonly strategy?: RetryStrategy;
@@ -188,6 +193,8 @@ export async function collectEvidence(input: EvidenceInput): Promise<Evidence> {
     effectRows.push(...readEffectLog(svc.dbPath, svc.name));
     requestRows.push(...readRequestEntries(svc.dbPath, svc.name));
   }
+  dispatches += input.mcpCalls ?? 0;
+  effects += input.mcpCalls ?? 0;
   const requestLog = mergeSummaries(logs);
   phase('evidence.records', t3);
 

@@ -90,7 +90,11 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (firing.rule.do === 'restart') killServer();
   setTimeout(() => pass(line, msg), holdMs(firing.rule));
 });
-process.stdin.on('end', () => server.stdin.end());
+process.stdin.on('end', () => {
+  server.stdin.end();
+  // The worker is gone (or closing): nobody reads the answers. A server that does not exit on its own is stopped.
+  setTimeout(killServer, 2_000).unref();
+});
 
 createInterface({ input: server.stdout }).on('line', (line) => {
   let id: string | undefined;

@@ -35,3 +35,37 @@ export function mcpRuleOf(f: ToolFaultPlan): McpFaultRule {
   if (f.do === 'delay') return { at, do: 'delay', tool: f.tool, ...count, ms: Math.min(f.ms, MCP_MAX_HOLD_MS) };
   return { at, do: 'drop_response', tool: f.tool, ...count };
 }
+
+/** What the workers' harness in front of one MCP server gets: its fault directory and its rules. */
+export interface McpServerFaults {
+  readonly dir: string;
+  readonly rules: readonly McpFaultRule[];
+}
+
+/** The worker environment variable: `{ "<server>": { dir, rules } }`, read by lab/faults/mcp-harness-wrap.ts. */
+export const MCP_FAULTS_ENV = 'LEDGERLOOP_MCP_FAULTS';
+
+/** A planned fault on an MCP tool, as far as the harness needs it. */
+export type McpPlannedFault = ToolFaultPlan & {
+  readonly via?: string;
+  readonly service: string;
+  readonly mcpTool?: string;
+};
+
+/**
+ * The harness rules of a case's faults on MCP tools, by server, with each server's fault directory under `caseDir`
+ * (`mcp-<server>`). The rule names the tool as its server does (`mcpTool`); its index among its server's rules is
+ * the `rule-<n>.hits` file the harness counts it in.
+ */
+export function mcpServerFaultsOf(
+  faults: readonly McpPlannedFault[],
+  dirOf: (server: string) => string,
+): Record<string, McpServerFaults> {
+  const out: Record<string, { dir: string; rules: McpFaultRule[] }> = {};
+  for (const f of faults) {
+    if (f.via !== 'mcp' || f.mcpTool === undefined) continue;
+    const server = (out[f.service] ??= { dir: dirOf(f.service), rules: [] });
+    server.rules.push(mcpRuleOf({ ...f, tool: f.mcpTool }));
+  }
+  return out;
+}

@@ -39,6 +39,8 @@ export interface PlannedFault {
   readonly via?: ToolTarget['via'];
   /** An HTTP tool's method, which the proxy matches. */
   readonly method?: string;
+  /** An MCP tool's name on its server (`service`), which the harness in front of the server matches. */
+  readonly mcpTool?: string;
   readonly policy?: Policy;
   /** rate_limit: who shares the window, how many per window (`ms`), and which action. */
   readonly per?: RateLimitScope;
@@ -190,7 +192,8 @@ function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocab
     const kind = f.do;
     // Validated: a named tool has a target.
     const target = f.tool !== undefined ? vocab.tools.target(f.tool) : undefined;
-    const path = target === undefined ? f.path : target.via === 'worker' ? undefined : target.path;
+    const path =
+      target === undefined ? f.path : target.via === 'worker' || target.via === 'mcp' ? undefined : target.path;
     return {
       at,
       do: kind,
@@ -201,6 +204,7 @@ function planCase(p: FaultProtocol, c: Case, index: number, vocab: ProtocolVocab
       ...(path !== undefined ? { path } : {}),
       ...(target !== undefined ? { tool: f.tool!, via: target.via } : {}),
       ...(target?.via === 'proxy' ? { method: target.method } : {}),
+      ...(target?.via === 'mcp' ? { mcpTool: target.mcpTool } : {}),
       ...(f.policy !== undefined ? { policy: f.policy } : {}),
       ...(kind === 'rate_limit' ? { per: f.per ?? 'run', max: f.max ?? 1, action: f.action ?? 'wallet.debit' } : {}),
       ...(at === 'run.cancel' || at === 'run.message' ? { after: f.after ?? 'ToolAttemptStarted' } : {}),
@@ -277,13 +281,18 @@ export function planProtocol(p: FaultProtocol, vocab: ProtocolVocabulary = BUILT
   return { ...body, fingerprint };
 }
 
+/** Where a tool's fault is injected, as the plan names it. */
+function siteOf(f: PlannedFault): string {
+  if (f.via === 'worker') return 'its function';
+  if (f.via === 'proxy') return `a proxy in front of ${f.service}`;
+  if (f.via === 'mcp') return `the harness in front of MCP server ${f.service}, at ${f.mcpTool}`;
+  return f.service;
+}
+
 /** One line per fault, as the printed plan shows it. */
 export function describeFault(f: PlannedFault): string {
   const site = CRASH_POINTS[f.at].site;
-  const on =
-    f.tool !== undefined
-      ? ` on ${f.tool} (${f.via === 'worker' ? 'its function' : f.via === 'proxy' ? `a proxy in front of ${f.service}` : f.service})`
-      : '';
+  const on = f.tool !== undefined ? ` on ${f.tool} (${siteOf(f)})` : '';
   const where = on !== '' ? on : site === 'downstream' || site === 'network' ? ` on ${f.service}${f.path ?? ''}` : '';
   const ms = f.ms > 0 ? `, ${f.ms} ms` : '';
   const times = f.times > 1 ? ` x${f.times}` : '';

@@ -122,6 +122,14 @@ export const BUILTIN_VOCABULARY: ProtocolVocabulary = {
   tools: toolTargetsOf(builtinTools),
 };
 
+/** How a refusal names the kind of tool a fault's site serves. */
+const SITE_NAMES: Readonly<Record<ToolTarget['via'], string>> = {
+  service: 'a Ledgerloop-contract tool',
+  worker: 'a function tool',
+  proxy: 'an HTTP tool',
+  mcp: 'an MCP tool',
+};
+
 /** The protocol's schemas for `vocab`. */
 export function protocolSchemas(vocab: ProtocolVocabulary) {
   const Fault = z
@@ -223,21 +231,11 @@ export function protocolSchemas(vocab: ProtocolVocabulary) {
     if (!(TOOL_POINTS as readonly string[]).includes(f.at))
       return issue('tool', `tool does not apply at ${f.at} (only at ${list(TOOL_POINTS)})`);
     const target = vocab.tools.target(f.tool!);
-    if (target === undefined) {
-      const known = vocab.tools.names.includes(f.tool!);
-      return issue(
-        'tool',
-        known
-          ? `tool ${JSON.stringify(f.tool)} has no fault site yet (an MCP tool)`
-          : `unknown tool ${JSON.stringify(f.tool)}; known: ${list(vocab.tools.names)}`,
-      );
-    }
+    if (target === undefined)
+      return issue('tool', `unknown tool ${JSON.stringify(f.tool)}; known: ${list(vocab.tools.names)}`);
     const kinds = toolKinds(target, f.at as ToolPoint);
     if (kinds !== undefined && !(kinds as readonly string[]).includes(f.do))
-      issue(
-        'do',
-        `"${f.do}" cannot happen at "${f.at}" on ${f.tool} (a ${target.via === 'worker' ? 'function' : 'HTTP'} tool takes ${list(kinds)})`,
-      );
+      issue('do', `"${f.do}" cannot happen at "${f.at}" on ${f.tool} (${SITE_NAMES[target.via]} takes ${list(kinds)})`);
     for (const k of ['service', 'path'] as const)
       if (f[k] !== undefined) issue(k, `${k} comes from the declaration of ${f.tool}; leave it out`);
   }

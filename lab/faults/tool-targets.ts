@@ -7,12 +7,15 @@
  * | Ledgerloop contract      | the service itself (`POST /admin/faults`), on the tool's service and route          |
  * | function                 | the first worker, around the team's function (lab/faults/transport-faults.ts)       |
  * | third-party HTTP API     | a loopback proxy the runner puts in front of the API (host/testing/http-fault-proxy.ts) |
+ * | MCP server (stdio)       | the harness in front of the server each worker spawns (lab/faults/mcp-stdio-fault.ts) |
  *
- * `restart_downstream` is the runner's act on the tool's service process, whatever the transport.
+ * `restart_downstream` is the runner's act on the tool's service process, except on an MCP tool: there the harness
+ * kills the server the worker started, and the worker restarts it.
  */
 import type { AnyTool } from '../../src/domain/tool';
 import { transportOf } from '../../src/domain/transport';
 import type { FaultKind } from './catalog';
+import { MCP_TOOL_KINDS } from './mcp-tool-faults';
 import type { ProxyFault } from '../../host/testing/http-fault-proxy';
 import type { TransportFault } from './transport-faults';
 
@@ -21,14 +24,16 @@ export type ToolTarget =
   | { readonly via: 'service'; readonly service: string; readonly path: string }
   | { readonly via: 'worker'; readonly service: string }
   /** `path` is the API's route when it has no `{field}` template (else the proxy matches the method alone). */
-  | { readonly via: 'proxy'; readonly service: string; readonly method: string; readonly path?: string };
+  | { readonly via: 'proxy'; readonly service: string; readonly method: string; readonly path?: string }
+  /** `service` is the MCP server's name in the project, `mcpTool` the tool's name on that server. */
+  | { readonly via: 'mcp'; readonly service: string; readonly mcpTool: string };
 
 /** The points a `tool` may be named at. */
 export const TOOL_POINTS = ['downstream.before_commit', 'downstream.after_commit'] as const;
 export type ToolPoint = (typeof TOOL_POINTS)[number];
 
 /** The kinds each injection site takes at each point (a service takes the catalog's own). */
-const SITE_KINDS: Readonly<Record<'worker' | 'proxy', Readonly<Record<ToolPoint, readonly FaultKind[]>>>> = {
+const SITE_KINDS: Readonly<Record<'worker' | 'proxy' | 'mcp', Readonly<Record<ToolPoint, readonly FaultKind[]>>>> = {
   worker: {
     'downstream.before_commit': ['kill', 'delay', 'error_5xx', 'restart_downstream'],
     'downstream.after_commit': ['kill', 'delay', 'drop_response', 'restart_downstream'],
@@ -37,6 +42,7 @@ const SITE_KINDS: Readonly<Record<'worker' | 'proxy', Readonly<Record<ToolPoint,
     'downstream.before_commit': ['delay', 'drop_response', 'error_5xx', 'restart_downstream'],
     'downstream.after_commit': ['kill', 'delay', 'drop_response', 'restart_downstream'],
   },
+  mcp: MCP_TOOL_KINDS,
 };
 
 /** The kinds a tool's fault may take at `at`, or undefined when the site takes the catalog's. */
@@ -44,14 +50,14 @@ export function toolKinds(target: ToolTarget, at: ToolPoint): readonly FaultKind
   return target.via === 'service' ? undefined : SITE_KINDS[target.via][at];
 }
 
-/** Where `tool`'s faults go; an MCP tool (its server a child process of the worker) has none yet. */
-export function toolTarget(tool: AnyTool): ToolTarget | undefined {
+/** Where `tool`'s faults go, by its transport. */
+export function toolTarget(tool: AnyTool): ToolTarget {
   const t = transportOf(tool);
   if (t.kind === 'ledgerloop') return { via: 'service', service: tool.service, path: t.route };
   if (t.kind === 'function') return { via: 'worker', service: tool.service };
   if (t.kind === 'http')
     return { via: 'proxy', service: tool.service, method: t.method, ...(t.path.includes('{') ? {} : { path: t.path }) };
-  return undefined;
+  return { via: 'mcp', service: tool.service, mcpTool: t.tool };
 }
 
 /** What a planned tool fault needs to be turned into a site's own rule. */

@@ -1,7 +1,8 @@
 /**
  * The project the transport protocols run on (`ledgerloop faults --config protocols/transports/project/ledgerloop.config.ts
  * protocols/transports/<file>.json`): tools that speak none of Ledgerloop's contract, against the vendor payments
- * server, which the fault runner starts fresh for every case (its own process and SQLite file).
+ * server, which the fault runner starts fresh for every case (its own process and SQLite file); and the `files` MCP
+ * server (server-filesystem over stdio, ./mcp-servers.ts), which each worker starts.
  *
  * The vendor's API key is a development key of this lab project only (the vendor refuses to start without one, the
  * workers send it as the `PAYMENTS_API_KEY` secret); a key set in the environment wins.
@@ -15,10 +16,14 @@ process.env['PAYMENTS_API_KEY'] ??= process.env['VENDOR_PAYMENTS_API_KEY'];
 export default {
   tools: './workflow-tools.ts',
   functions: './functions.ts',
+  mcp: './mcp-servers.ts',
   model: { kind: 'scripted', scenarios: './scenarios.ts' },
   policy: {
     version: 'transport-protocols/1',
-    rules: [{ action: 'payments.charge', maxAmountMinor: 100_000, currency: 'EUR' }],
+    rules: [
+      { action: 'payments.charge', maxAmountMinor: 100_000, currency: 'EUR' },
+      { action: 'mcp.files.write_file' },
+    ],
   },
   services: {
     'vendor-payments': {
