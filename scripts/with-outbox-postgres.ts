@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { getFreePort } from '../host/server/dev-server';
-import { postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../lab/cluster/postgres';
+import { postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../host/server/postgres';
 import { PgOutbox } from '../src/downstream/outbox/pg-outbox';
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
