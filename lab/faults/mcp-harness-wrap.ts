@@ -4,12 +4,13 @@
  * server's rules and fault directory, so the faults hit the real server the worker spawns. Every worker of a case
  * gets the same variable: the harness counts its rules' hits in the directory, across workers and restarts.
  */
-import path from 'node:path';
 import type { McpServerConfig } from '../../src/downstream/mcp/config';
 import type { McpServerWrap } from '../../host/project/mcp-servers';
+import { nodeArgsFor, packageModule } from '../../src/package-paths';
 import { MCP_FAULTS_ENV, type McpServerFaults } from './mcp-tool-faults';
 
-const HARNESS = path.join(__dirname, 'mcp-stdio-fault.ts');
+/** The harness as the file that runs here: its TypeScript source in a clone, the compiled file when installed. */
+const HARNESS = packageModule('lab', 'faults', 'mcp-stdio-fault');
 
 /** Thrown at the worker's start: the faults name a server that is not on stdio, or the variable is not readable. */
 export class McpHarnessError extends Error {
@@ -34,7 +35,7 @@ export function mcpHarnessWrapFromEnv(env: NodeJS.ProcessEnv): McpServerWrap | u
     return {
       ...server,
       command: process.execPath,
-      args: ['-r', require.resolve('tsx/cjs'), HARNESS, server.command, ...(server.args ?? [])],
+      args: [...nodeArgsFor(HARNESS), server.command, ...(server.args ?? [])],
       env: { ...server.env, MCP_FAULT_DIR: f.dir, MCP_FAULT_RULES: JSON.stringify(f.rules) },
     };
   };
