@@ -133,65 +133,76 @@ export function transcriptUrl(layout: PostgresLayout): string {
 
 /** Creates the data directory (once) and starts the server; creates the `temporal` role and databases. */
 export async function startPostgres(layout: PostgresLayout, log: (line: string) => void = () => {}): Promise<void> {
-  const secrets = clusterSecrets(layout);
   fs.mkdirSync(path.dirname(layout.logFile), { recursive: true });
-  const fresh = !fs.existsSync(path.join(layout.dataDir, 'PG_VERSION'));
-  if (fresh) {
-    ownByPostgres(path.dirname(layout.dataDir));
-    ownByPostgres(layout.dataDir);
-    log(`cluster: initdb ${layout.dataDir}`);
-    // Local socket: only the owner can enter its directory. TCP on 127.0.0.1: passwords only.
-    await pg('initdb', [
-      '-D',
-      layout.dataDir,
-      '-U',
-      'postgres',
-      '--auth-local=trust',
-      '--auth-host=scram-sha-256',
-      '-E',
-      'UTF8',
-      '--no-instructions',
-    ]);
-  }
+  if (!fs.existsSync(path.join(layout.dataDir, 'PG_VERSION'))) await initCluster(layout, log);
   ownByPostgres(layout.socketDir);
   // The log file must be writable by the server's user.
   fs.writeFileSync(layout.logFile, '', { flag: 'a' });
   if (asRoot()) fs.chmodSync(layout.logFile, 0o666);
   // One left running (a supervisor that died) is used as it is.
-  if (!(await postgresReady(layout))) {
-    await pg('pg_ctl', [
-      '-D',
-      layout.dataDir,
-      '-l',
-      layout.logFile,
-      '-w',
-      '-t',
-      '60',
-      '-o',
-      `-p ${layout.port} -k ${layout.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
-      'start',
-    ]);
-  }
-  const sql = (statement: string, db = 'postgres') =>
-    pg(
-      'psql',
-      [
-        '-h',
-        layout.socketDir,
-        '-p',
-        String(layout.port),
-        '-U',
-        'postgres',
-        '-d',
-        db,
-        '-v',
-        'ON_ERROR_STOP=1',
-        '-qAt',
-        '-f',
-        '-',
-      ],
-      { input: statement },
-    );
+  if (!(await postgresReady(layout))) await serve(layout);
+  await ensureRoles(layout, clusterSecrets(layout));
+}
+
+async function initCluster(layout: PostgresLayout, log: (line: string) => void): Promise<void> {
+  ownByPostgres(path.dirname(layout.dataDir));
+  ownByPostgres(layout.dataDir);
+  log(`cluster: initdb ${layout.dataDir}`);
+  // Local socket: only the owner can enter its directory. TCP on 127.0.0.1: passwords only.
+  await pg('initdb', [
+    '-D',
+    layout.dataDir,
+    '-U',
+    'postgres',
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+    '-E',
+    'UTF8',
+    '--no-instructions',
+  ]);
+}
+
+async function serve(layout: PostgresLayout): Promise<void> {
+  await pg('pg_ctl', [
+    '-D',
+    layout.dataDir,
+    '-l',
+    layout.logFile,
+    '-w',
+    '-t',
+    '60',
+    '-o',
+    `-p ${layout.port} -k ${layout.socketDir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+    'start',
+  ]);
+}
+
+/** Runs `statement` as the superuser over the local socket, fed through stdin (so a password never is an argument). */
+function superuserSql(layout: PostgresLayout, statement: string, db = 'postgres'): Promise<string> {
+  return pg(
+    'psql',
+    [
+      '-h',
+      layout.socketDir,
+      '-p',
+      String(layout.port),
+      '-U',
+      'postgres',
+      '-d',
+      db,
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-qAt',
+      '-f',
+      '-',
+    ],
+    { input: statement },
+  );
+}
+
+/** The `temporal` and `ledgerloop` roles with their passwords and databases, created or brought up to date. */
+async function ensureRoles(layout: PostgresLayout, secrets: ClusterSecrets): Promise<void> {
+  const sql = (statement: string) => superuserSql(layout, statement);
   // Passwords go through stdin, never a command line.
   const roles = [
     { role: 'temporal', password: secrets.temporalPassword, databases: ['temporal', 'temporal_visibility'] },
