@@ -140,3 +140,36 @@ export async function searchAttributesWhen(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Whether `err` is a query the server gave up on because no worker answered it in time (gRPC DEADLINE_EXCEEDED). */
+function queryTimedOut(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause;
+  return cause?.code === 4;
+}
+
+/**
+ * The run's ledger once `holds` is true of it, or the last one read after `ms`; the caller still asserts. A query no
+ * worker answered in time (a worker busy on a loaded machine) is an unanswered poll, not a state: it is asked again.
+ * Any other query error fails the test.
+ */
+export async function ledgerWhen(
+  handle: WorkflowHandle,
+  holds: (ledger: LedgerSnapshot) => boolean,
+  ms = 60_000,
+): Promise<LedgerSnapshot> {
+  const end = Date.now() + ms;
+  let last: LedgerSnapshot | undefined;
+  for (;;) {
+    try {
+      last = await readLedger(handle);
+      if (holds(last)) return last;
+    } catch (err) {
+      if (!queryTimedOut(err)) throw err;
+    }
+    if (Date.now() > end) {
+      if (last === undefined) throw new Error(`no ledger query of ${handle.workflowId} was answered within ${ms} ms`);
+      return last;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

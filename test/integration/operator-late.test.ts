@@ -5,10 +5,9 @@
  */
 import path from 'node:path';
 import type { Stack } from '../../lab/stack';
-import { readLedger } from '../../host/client/runs';
 import { spawnService, type SpawnedService } from '../../services/spawn';
 import { resolveCallUpdate } from '../../workflows/definitions';
-import { input, runAgent } from '../helpers/run';
+import { input, ledgerWhen, runAgent } from '../helpers/run';
 import { startTestStack } from '../helpers/stack';
 
 jest.setTimeout(180_000);
@@ -58,11 +57,7 @@ test('a call the operator settles FAILED after the wait: the turn’s standing e
         deadlineAt: new Date(Date.now() + 120_000).toISOString(),
       }),
       async (handle) => {
-        let snap = await readLedger(handle);
-        for (let i = 0; i < 600 && snap.projection.status !== 'waiting_for_operator'; i++) {
-          await new Promise((r) => setTimeout(r, 100));
-          snap = await readLedger(handle);
-        }
+        const snap = await ledgerWhen(handle, (l) => l.projection.status === 'waiting_for_operator');
         const unknown = Object.values(snap.projection.calls).find((c) => c.state === 'UNKNOWN');
         expect(unknown?.toolName).toBe('shipping_schedule');
         // The service is back (same port, same database): the operator's claim can be checked.
