@@ -4,6 +4,7 @@
  * refund tool through `governedTools` (the payments service's HTTP API, its own SQLite storage). Every workflow
  * task replays the history from the start (`maxCachedWorkflows: 0`), so each property also holds under replay.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,19 @@ import { quietRuntime, taskQueue } from '../helpers/stack';
 const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
 const TENANT = 'acme';
 const GOVERNED_FIXTURE = path.join(__dirname, '..', 'replay', 'governed', 'refund-lost-response.json');
+const BIN = path.join(__dirname, '..', '..', 'bin', 'ledgerloop.cjs');
+
+/** `ledgerloop show <id> [...flags]` against this test's server: its exit code and stdout. */
+function show(id: string, ...flags: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, 'show', id, ...flags, '--address', address],
+      { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
+      (err, out) => resolve({ code: err === null ? 0 : Number((err as { code?: unknown }).code ?? 1), out }),
+    );
+  });
+}
 
 let payments: PaymentsService;
 let issuer: DevIssuer;
@@ -160,7 +174,32 @@ test('a lost refund response is UNKNOWN, reconciled by key, and the payments ser
   // (test/replay/governed-replay.test.ts).
   if (process.env.LEDGERLOOP_RECORD_GOVERNED === '1')
     writeFileSync(GOVERNED_FIXTURE, historyToJSON(await handle.fetchHistory()));
-}, 90_000);
+
+  // `ledgerloop show` explains the session as it explains an agent run: the key, the UNKNOWN and its lookup, the stop.
+  const key = Object.values(snap.projection.calls)[0]!.operationKey;
+  const j = await show(handle.workflowId, '--json');
+  expect(j.code).toBe(0);
+  const shown = JSON.parse(j.out) as { projectionHash: string; events: { type: string }[]; calls: { state: string }[] };
+  expect(shown.projectionHash).toBe(snap.projectionHash);
+  expect(shown.events.map((e) => e.type)).toEqual(
+    expect.arrayContaining([
+      'DispatchIntentRecorded',
+      'ToolOutcomeMarkedUnknown',
+      'ToolEffectReconciled',
+      'RunCompleted',
+    ]),
+  );
+  expect(shown.calls).toEqual([expect.objectContaining({ state: 'SUCCEEDED', operationKey: key })]);
+  const t = await show(handle.workflowId);
+  expect(t.code).toBe(0);
+  expect(t.out).toContain(key.slice(0, 16)); // the table shortens the key; the JSON above holds it whole
+  expect(t.out).toMatch(/ToolOutcomeMarkedUnknown/);
+  expect(t.out).toMatch(/ToolEffectReconciled/);
+  expect(t.out).toMatch(/refund_order\s+SUCCEEDED/);
+  expect(t.out).toContain('completed');
+  // Control: a run that does not exist is not explained.
+  expect((await show(`${handle.workflowId}-missing`, '--timeout', '5s')).code).not.toBe(0);
+}, 150_000);
 
 test('a refund over 100 EUR waits for approval: the customer approving it is refused, another approver is accepted', async () => {
   const handle = await start('refund order ord-large: 180.00 EUR, never arrived');
