@@ -176,7 +176,8 @@ test('a lost refund response is UNKNOWN, reconciled by key, and the payments ser
     writeFileSync(GOVERNED_FIXTURE, historyToJSON(await handle.fetchHistory()));
 
   // `ledgerloop show` explains the session as it explains an agent run: the key, the UNKNOWN and its lookup, the stop.
-  const key = Object.values(snap.projection.calls)[0]!.operationKey;
+  const key = Object.values(snap.projection.calls)[0]!.operationKey ?? '';
+  expect(key).toMatch(/^op_/);
   const j = await show(handle.workflowId, '--json');
   expect(j.code).toBe(0);
   const shown = JSON.parse(j.out) as { projectionHash: string; events: { type: string }[]; calls: { state: string }[] };
