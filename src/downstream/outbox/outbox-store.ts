@@ -17,23 +17,49 @@ export const OUTBOX_TABLE = 'ledgerloop_outbox';
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** How a column is typed in each dialect: text, a small count, or a 64-bit number (fences, epoch milliseconds). */
+type ColumnType = 'text' | 'count' | 'big';
+
+/** The table's columns, in order: the one list each store's DDL is written from and its `verify` requires. */
+const COLUMNS: readonly { readonly name: string; readonly type: ColumnType; readonly rest?: string }[] = [
+  { name: 'tenant', type: 'text', rest: 'NOT NULL' },
+  { name: 'operation_key', type: 'text', rest: 'NOT NULL' },
+  { name: 'tool', type: 'text', rest: 'NOT NULL' },
+  { name: 'arguments_hash', type: 'text', rest: 'NOT NULL' },
+  { name: 'body_json', type: 'text', rest: 'NOT NULL' },
+  { name: 'intent_at', type: 'text', rest: 'NOT NULL' },
+  { name: 'fence', type: 'big', rest: 'NOT NULL' },
+  {
+    name: 'status',
+    type: 'text',
+    rest: "NOT NULL CHECK (status IN ('pending', 'sending', 'unknown', 'answered', 'rejected'))",
+  },
+  { name: 'sends', type: 'count', rest: 'NOT NULL DEFAULT 0' },
+  { name: 'outcome_json', type: 'text' },
+  { name: 'receipt', type: 'text' },
+  { name: 'created_at', type: 'big', rest: 'NOT NULL' },
+  { name: 'first_sent_at', type: 'big' },
+  { name: 'last_sent_at', type: 'big' },
+];
+
 /** The columns a store's `verify` requires (each store's DDL writes them). */
-export const REQUIRED_COLUMNS = [
-  'tenant',
-  'operation_key',
-  'tool',
-  'arguments_hash',
-  'body_json',
-  'intent_at',
-  'fence',
-  'status',
-  'sends',
-  'outcome_json',
-  'receipt',
-  'created_at',
-  'first_sent_at',
-  'last_sent_at',
-] as const;
+export const REQUIRED_COLUMNS: readonly string[] = COLUMNS.map((c) => c.name);
+
+const TYPES: Readonly<Record<'postgres' | 'sqlite', Readonly<Record<ColumnType, string>>>> = {
+  postgres: { text: 'TEXT', count: 'INTEGER', big: 'BIGINT' },
+  sqlite: { text: 'TEXT', count: 'INTEGER', big: 'INTEGER' },
+};
+
+/** The table's DDL in `dialect` (SQLite's as a STRICT table), for `table` once checked as a plain identifier. */
+export function outboxTableDdl(dialect: 'postgres' | 'sqlite', table: string): string {
+  const columns = COLUMNS.map(
+    (c) => `  ${c.name.padEnd(14)} ${TYPES[dialect][c.type]}${c.rest === undefined ? '' : ` ${c.rest}`}`,
+  );
+  return `CREATE TABLE IF NOT EXISTS ${checkedTable(table)} (
+${columns.join(',\n')},
+  PRIMARY KEY (tenant, operation_key)
+)${dialect === 'sqlite' ? ' STRICT' : ''}`;
+}
 
 export type OutboxStatus = 'pending' | 'sending' | 'unknown' | 'answered' | 'rejected';
 

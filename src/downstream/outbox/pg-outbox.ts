@@ -14,6 +14,7 @@ import {
   checkColumns,
   checkedTable,
   claimDecision,
+  outboxTableDdl,
   OUTBOX_TABLE,
   toRow,
   type ClaimResult,
@@ -36,23 +37,7 @@ export {
 
 /** The table's DDL, for a team that keeps its own migrations. */
 export function outboxDdl(table: string = OUTBOX_TABLE): string {
-  return `CREATE TABLE IF NOT EXISTS ${checkedTable(table)} (
-  tenant         TEXT NOT NULL,
-  operation_key  TEXT NOT NULL,
-  tool           TEXT NOT NULL,
-  arguments_hash TEXT NOT NULL,
-  body_json      TEXT NOT NULL,
-  intent_at      TEXT NOT NULL,
-  fence          BIGINT NOT NULL,
-  status         TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'unknown', 'answered', 'rejected')),
-  sends          INTEGER NOT NULL DEFAULT 0,
-  outcome_json   TEXT,
-  receipt        TEXT,
-  created_at     BIGINT NOT NULL,
-  first_sent_at  BIGINT,
-  last_sent_at   BIGINT,
-  PRIMARY KEY (tenant, operation_key)
-)`;
+  return outboxTableDdl('postgres', table);
 }
 
 export interface PgOutboxOptions {

@@ -17,6 +17,7 @@ import {
   checkColumns,
   checkedTable,
   claimDecision,
+  outboxTableDdl,
   OUTBOX_TABLE,
   SETTLED,
   toRow,
@@ -30,23 +31,7 @@ import {
 
 /** The table's DDL in SQLite's dialect (the same columns as `outboxDdl`'s). */
 export function sqliteOutboxDdl(table: string = OUTBOX_TABLE): string {
-  return `CREATE TABLE IF NOT EXISTS ${checkedTable(table)} (
-  tenant         TEXT NOT NULL,
-  operation_key  TEXT NOT NULL,
-  tool           TEXT NOT NULL,
-  arguments_hash TEXT NOT NULL,
-  body_json      TEXT NOT NULL,
-  intent_at      TEXT NOT NULL,
-  fence          INTEGER NOT NULL,
-  status         TEXT NOT NULL CHECK (status IN ('pending', 'sending', 'unknown', 'answered', 'rejected')),
-  sends          INTEGER NOT NULL DEFAULT 0,
-  outcome_json   TEXT,
-  receipt        TEXT,
-  created_at     INTEGER NOT NULL,
-  first_sent_at  INTEGER,
-  last_sent_at   INTEGER,
-  PRIMARY KEY (tenant, operation_key)
-) STRICT`;
+  return outboxTableDdl('sqlite', table);
 }
 
 export interface SqliteOutboxOptions {
