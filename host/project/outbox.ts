@@ -7,6 +7,7 @@
  * (src/downstream/transports.ts).
  */
 import type { OutboxWiring } from '../../src/downstream/transports';
+import { parsePostgresUrl } from '../../src/stores/postgres-url';
 import { ProjectConfigError, type ProjectConfig } from './config';
 
 /** The outbox wiring `config` declares, or undefined without one. Loads `pg` only for a config that has one. */
@@ -14,13 +15,10 @@ export function projectOutbox(config: ProjectConfig, env: NodeJS.ProcessEnv = pr
   const declared = config.outbox;
   if (declared === undefined) return undefined;
   const url = env[declared.urlEnv];
-  const refuse = (message: string): never => {
-    throw new ProjectConfigError(config.file, [{ field: 'outbox.urlEnv', message }]);
-  };
+  const refusal = (message: string) => new ProjectConfigError(config.file, [{ field: 'outbox.urlEnv', message }]);
   if (url === undefined || url.trim() === '')
-    return refuse(`the worker's environment has no ${declared.urlEnv} (the outbox database's URL)`);
-  if (!/^postgres(ql)?:\/\//.test(url))
-    return refuse(`${declared.urlEnv} does not hold a postgres:// URL (its value is not shown)`);
+    throw refusal(`the worker's environment has no ${declared.urlEnv} (the outbox database's URL)`);
+  parsePostgresUrl(url, declared.urlEnv, refusal);
   /* eslint-disable @typescript-eslint/no-require-imports -- pg is loaded only for a worker with an outbox */
   const { Pool } = require('pg') as typeof import('pg');
   const { PgOutbox } =

@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PostgresServerError, postgresLayout, startPostgres, stopPostgres, transcriptUrl } from '../server/postgres';
 import { getFreePort } from '../server/dev-server';
+import { parsePostgresUrl } from '../../src/stores/postgres-url';
 
 /** No PostgreSQL to test on: `DATABASE_URL` is unset and no server could be started from the local binaries. */
 export class PostgresUnavailableError extends Error {
@@ -35,9 +36,8 @@ export interface TestPostgresOptions {
 export async function startTestPostgres(opts: TestPostgresOptions): Promise<TestPostgres> {
   const given = (opts.env ?? process.env)['DATABASE_URL'];
   if (given !== undefined && given !== '') {
-    if (!/^postgres(ql)?:\/\//.test(given))
-      throw new PostgresUnavailableError('DATABASE_URL must be a postgres:// URL');
-    return { url: given, source: 'DATABASE_URL', stop: async () => undefined };
+    const url = parsePostgresUrl(given, 'DATABASE_URL', (m) => new PostgresUnavailableError(m));
+    return { url, source: 'DATABASE_URL', stop: async () => undefined };
   }
   const dir = path.resolve(opts.dir);
   mkdirSync(dir, { recursive: true });

@@ -17,6 +17,10 @@
  */
 import { Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
 
+import { parsePostgresUrl } from './postgres-url';
+
+export { parsePostgresUrl, PostgresUrlError } from './postgres-url';
+
 /** One step of a component's schema. Versions start at 1 and go up by one; a released version never changes. */
 export interface Migration {
   readonly version: number;
@@ -49,11 +53,6 @@ export interface TransactionOptions {
   readonly maxAttempts?: number;
 }
 
-/** A URL that is not a postgres:// URL naming a database. */
-export class PostgresUrlError extends Error {
-  override readonly name = 'PostgresUrlError';
-}
-
 /** The version table every component records its migrations in. */
 export const SCHEMA_VERSIONS_TABLE = 'ledgerloop_schema_versions';
 
@@ -61,27 +60,6 @@ const SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('ledgerloop.schema'))
 /** SQLSTATEs of a transaction the server aborted that succeeds when run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const DEFAULT_ATTEMPTS = 3;
-
-/**
- * Returns `url` if it is a postgres(ql):// URL naming a database; otherwise throws `makeError` with a message that
- * names `setting` and never repeats the URL (it may hold a password).
- */
-export function parsePostgresUrl(
-  url: string,
-  setting: string,
-  makeError: (message: string) => Error = (m) => new PostgresUrlError(m),
-): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw makeError(`${setting} is not a URL`);
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw makeError(`${setting} must be a postgres:// URL, not ${parsed.protocol}//…`);
-  if (parsed.pathname.length <= 1) throw makeError(`${setting} names no database`);
-  return url;
-}
 
 /** Checks that `migrations` are numbered 1, 2, 3, ... in order (a gap or a repeat is a programming error). */
 function checkMigrations(component: string, migrations: readonly Migration[]): void {
