@@ -93,6 +93,31 @@ export async function armDownstream(
   return ids;
 }
 
+/**
+ * `kill` on a tool whose answer something in front of its downstream holds (the HTTP proxy, the MCP harness): once
+ * `held()` says it holds the answer, SIGKILL every live worker waiting on it and record the fault. `holder` names
+ * what holds it, for the kill's reason and the timeline.
+ */
+export async function killWhenHeld(
+  ctx: DriverContext,
+  f: PlannedFault,
+  held: () => boolean,
+  holder: { readonly who: string; readonly answered: string },
+): Promise<void> {
+  if ((await until(async () => (held() ? true : undefined), ctx.done, 60_000, 50)) !== true) return;
+  await ctx.ledger.freezeNow();
+  const victims = ctx.pool.live();
+  for (const w of victims)
+    await ctx.pool.kill(w, `${holder.who} in front of ${f.service} holds the answer to ${f.tool}`);
+  ctx.timeline.push({
+    kind: 'fault_fired',
+    point: f.at,
+    action: 'kill',
+    ...(f.tool !== undefined ? { tool: f.tool } : {}),
+    text: `${f.at}: killed ${victims.length} worker(s) waiting on ${f.tool} (${holder.answered}; ${holder.who} holds it)`,
+  });
+}
+
 /** Whether the service's own counts show the `occurrence`-th request (or, `committed`, effect) within 60 s. */
 export async function waitForRequest(ctx: DriverContext, f: PlannedFault, committed: boolean): Promise<boolean> {
   const svc = ctx.services.byName.get(f.service)!;

@@ -6,11 +6,10 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DriverContext } from './drivers';
+import { killWhenHeld, type DriverContext } from './drivers';
 import { mcpRuleOf, mcpServerFaultsOf, type McpServerFaults } from './mcp-tool-faults';
 import type { PlannedCase, PlannedFault } from './plan';
 import type { ToolPoint } from './tool-targets';
-import { until } from './waits';
 
 /** The harness directories of a case's faulted MCP servers, made under `caseDir`, with each server's rules. */
 export function prepareMcpFaults(pc: PlannedCase, caseDir: string): Record<string, McpServerFaults> {
@@ -56,16 +55,8 @@ export async function mcpKill(
   faults: Readonly<Record<string, McpServerFaults>>,
   f: PlannedFault,
 ): Promise<void> {
-  const held = await until(async () => (mcpFired(faults, f) ? true : undefined), ctx.done, 60_000, 50);
-  if (held !== true) return;
-  await ctx.ledger.freezeNow();
-  const victims = ctx.pool.live();
-  for (const w of victims) await ctx.pool.kill(w, `the harness in front of ${f.service} holds the answer to ${f.tool}`);
-  ctx.timeline.push({
-    kind: 'fault_fired',
-    point: f.at,
-    action: 'kill',
-    ...(f.tool !== undefined ? { tool: f.tool } : {}),
-    text: `${f.at}: killed ${victims.length} worker(s) waiting on ${f.tool} (MCP server ${f.service} answered; the harness holds it)`,
+  await killWhenHeld(ctx, f, () => mcpFired(faults, f), {
+    who: 'the harness',
+    answered: `MCP server ${f.service} answered`,
   });
 }

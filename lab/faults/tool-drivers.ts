@@ -5,10 +5,9 @@
  * it holds a request at the point.
  */
 import { startFaultProxy, type FaultProxy } from '../../host/testing/http-fault-proxy';
-import { waitForRequest, type DriverContext } from './drivers';
+import { killWhenHeld, waitForRequest, type DriverContext } from './drivers';
 import type { PlannedCase, PlannedFault } from './plan';
 import { proxyFaultOf, type ToolPoint } from './tool-targets';
-import { until } from './waits';
 
 /** The case's proxies by service, and each proxied fault's index among its proxy's rules. */
 export interface CaseProxies {
@@ -56,18 +55,7 @@ export function proxyFired(proxies: CaseProxies, f: PlannedFault): boolean {
 
 /** `kill` on an HTTP tool: once the proxy holds the API's answer (or request), SIGKILL the workers waiting on it. */
 export async function proxyKill(ctx: DriverContext, proxies: CaseProxies, f: PlannedFault): Promise<void> {
-  const held = await until(async () => (proxyFired(proxies, f) ? true : undefined), ctx.done, 60_000, 50);
-  if (held !== true) return;
-  await ctx.ledger.freezeNow();
-  const victims = ctx.pool.live();
-  for (const w of victims) await ctx.pool.kill(w, `the proxy in front of ${f.service} holds the answer to ${f.tool}`);
-  ctx.timeline.push({
-    kind: 'fault_fired',
-    point: f.at,
-    action: 'kill',
-    ...(f.tool !== undefined ? { tool: f.tool } : {}),
-    text: `${f.at}: killed ${victims.length} worker(s) waiting on ${f.tool} (the API answered; the proxy holds it)`,
-  });
+  await killWhenHeld(ctx, f, () => proxyFired(proxies, f), { who: 'the proxy', answered: 'the API answered' });
 }
 
 /**
