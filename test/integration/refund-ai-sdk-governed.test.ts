@@ -17,17 +17,11 @@ import { startPaymentsService, type PaymentsService } from '../../examples/refun
 import { scriptedRefundProvider } from '../../examples/refund-ai-sdk/src/scripted-model';
 import { createGovernedRefundWorker } from '../../examples/refund-ai-sdk/src/governed/worker';
 import type { governedRefundAgent } from '../../examples/refund-ai-sdk/src/governed/workflows';
-import {
-  decideApprovalUpdate,
-  ledgerQuery,
-  pendingApprovalsQuery,
-  type PendingApproval,
-} from '../../workflows/definitions';
-import type { LedgerSnapshot } from '../../workflows/ledger';
+import { ledgerQuery, pendingApprovalsQuery, type PendingApproval } from '../../workflows/definitions';
+import { approve, eventTypes, pendingApproval, startRefund } from '../support/governed-refund-run';
 import { quietRuntime, taskQueue } from '../helpers/stack';
 
 const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
-const TENANT = 'acme';
 const GOVERNED_FIXTURE = path.join(__dirname, '..', 'replay', 'governed', 'refund-lost-response.json');
 const BIN = path.join(__dirname, '..', '..', 'bin', 'ledgerloop.cjs');
 
@@ -88,56 +82,16 @@ afterAll(async () => {
   await payments?.close();
 });
 
-async function start(
-  message: string,
-  who = 'user:alice',
-  tokenFor = who,
-): Promise<WorkflowHandle<typeof governedRefundAgent>> {
-  const workflowId = `refund-governed-${message.replace(/\W+/g, '-')}-${Date.now()}`;
-  return client.workflow.start<typeof governedRefundAgent>('governedRefundAgent', {
-    taskQueue: tq,
-    workflowId,
-    args: [
-      {
-        principal: { id: who, tenant: TENANT },
-        identityToken: await issuer.issueFor({ purpose: 'start', run: workflowId }, tokenFor, TENANT),
-        message,
-        deadlineAt: new Date(Date.now() + 10 * 60_000).toISOString(),
-      },
-    ],
-  });
-}
-
+const start = (message: string, who?: string, tokenFor?: string) =>
+  startRefund<typeof governedRefundAgent>(
+    { client, issuer, taskQueue: tq, workflowType: 'governedRefundAgent' },
+    message,
+    who,
+    tokenFor,
+  );
+const decide = (handle: WorkflowHandle, p: PendingApproval, approver: string) => approve(issuer, handle, p, approver);
 const refundsOf = (orderId: string) => payments.refunds().filter((r) => r.orderId === orderId);
-const types = (snap: LedgerSnapshot) => snap.events.map((e) => e.type);
-
-/** The approval the run waits for (asked until it shows). */
-async function pendingApproval(handle: WorkflowHandle): Promise<PendingApproval> {
-  for (;;) {
-    const [first] = await handle.query(pendingApprovalsQuery);
-    if (first) return first;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function decide(handle: WorkflowHandle, p: PendingApproval, approver: string) {
-  return handle.executeUpdate(decideApprovalUpdate, {
-    args: [
-      {
-        logicalCallId: p.logicalCallId,
-        argumentsHash: p.argumentsHash,
-        policyVersion: p.policyVersion,
-        token: await issuer.issueFor(
-          { purpose: 'approve', run: handle.workflowId, call: p.logicalCallId },
-          approver,
-          TENANT,
-          ['approver'],
-        ),
-        decision: 'approve',
-      },
-    ],
-  });
-}
+const types = eventTypes;
 
 test('a governed 40 EUR refund runs in the team generateText loop, refunds once and ends completed', async () => {
   const handle = await start('refund order ord-small: 40.00 EUR, broken mug');
